@@ -1,0 +1,1 @@
+//! Exact set-similarity join (to be written).

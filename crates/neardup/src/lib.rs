@@ -1,0 +1,3 @@
+//! placeholder
+pub mod exact;
+pub mod verify;
