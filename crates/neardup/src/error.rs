@@ -1,0 +1,39 @@
+//! The library's error type.
+
+/// Everything that can go wrong when configuring or running the pipeline.
+///
+/// The pipeline itself cannot fail on any input text; only configuration is validated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// The similarity threshold must lie in (0, 1].
+    #[error("threshold must be in (0, 1], got {0}")]
+    InvalidThreshold(f64),
+    /// A shingle specification could not be parsed (expected `char:K` or `word:K`, K ≥ 1).
+    #[error("invalid shingle spec {0:?}: expected char:K or word:K with K >= 1")]
+    InvalidShingleSpec(String),
+    /// The shingle size must be at least 1.
+    #[error("shingle size must be at least 1")]
+    InvalidShingleSize,
+    /// The number of permutations must be in 1..=65536.
+    #[error("number of permutations must be in 1..=65536, got {0}")]
+    InvalidNumPerm(usize),
+    /// Bands × rows must fit in the signature and both must be at least 1.
+    #[error("{bands} bands x {rows} rows does not fit a signature of {num_perm} (need bands, rows >= 1 and bands*rows <= num_perm)")]
+    InvalidBands {
+        /// Requested bands.
+        bands: usize,
+        /// Requested rows per band.
+        rows: usize,
+        /// Signature length.
+        num_perm: usize,
+    },
+    /// Only one of `bands` and `rows` was given.
+    #[error("--bands and --rows go together: give both or neither")]
+    IncompleteBands,
+    /// Document indices are 32-bit.
+    #[error("too many documents: {0} (at most 4294967295)")]
+    TooManyDocuments(usize),
+}
+
+/// The library's result alias.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,182 @@
+//! Band keys → candidates, by sorting `(key, doc)` records band by band.
+//!
+//! Documents whose keys agree in some band share a bucket. For clustering, each bucket links
+//! every member to its first member (m − 1 links, never m(m − 1)/2). For pairs, every pair
+//! of a bucket is a candidate, but a pair is produced only in the *first* band where the two
+//! collide, so it is verified once however many bands it shares — no global set of seen
+//! pairs — and huge buckets are walked in bounded chunks.
+
+use rayon::prelude::*;
+
+/// Band keys of every document, grouped per band by sorting.
+#[derive(Debug, Clone)]
+pub struct BandIndex {
+    bands: usize,
+    /// Document-major: `keys[doc * bands + band]`.
+    keys: Vec<u64>,
+    /// Per band, the `(key, doc)` records of the documents that take part, sorted.
+    sorted: Vec<Vec<(u64, u32)>>,
+}
+
+/// A candidate pair `a < b` and the first band in which they collide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Candidate {
+    /// The lower document index.
+    pub a: u32,
+    /// The higher document index.
+    pub b: u32,
+    /// The band that produced the pair.
+    pub band: u32,
+}
+
+impl BandIndex {
+    /// Groups the documents in `members` by their band keys.
+    ///
+    /// `keys` is document-major (`keys[doc * bands + band]`) over all documents; only the
+    /// documents listed in `members` (skipped ones are left out) take part in buckets.
+    pub fn build(bands: usize, keys: Vec<u64>, members: &[u32]) -> Self {
+        assert!(bands > 0 && keys.len() % bands == 0, "keys must be doc-major");
+        let sorted = (0..bands)
+            .into_par_iter()
+            .map(|band| {
+                let mut recs: Vec<(u64, u32)> = members
+                    .iter()
+                    .map(|&d| (keys[d as usize * bands + band], d))
+                    .collect();
+                recs.par_sort_unstable();
+                recs
+            })
+            .collect();
+        BandIndex {
+            bands,
+            keys,
+            sorted,
+        }
+    }
+
+    /// Number of bands.
+    pub fn bands(&self) -> usize {
+        self.bands
+    }
+
+    /// The buckets of one band with two or more members, each as a sorted run of records.
+    fn buckets(&self, band: usize) -> impl Iterator<Item = &[(u64, u32)]> {
+        self.sorted[band]
+            .chunk_by(|x, y| x.0 == y.0)
+            .filter(|run| run.len() > 1)
+    }
+
+    /// Links from every bucket member to the bucket's first (lowest) document, over all
+    /// bands, deduplicated and sorted.
+    pub fn links(&self) -> Vec<(u32, u32)> {
+        let mut links: Vec<(u32, u32)> = (0..self.bands)
+            .into_par_iter()
+            .flat_map_iter(|band| {
+                self.buckets(band)
+                    .flat_map(|run| run[1..].iter().map(move |&(_, d)| (run[0].1, d)))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        links.par_sort_unstable();
+        links.dedup();
+        links
+    }
+
+    /// True if `a` and `b` collide in some band before `band`: the pair belongs to that band.
+    pub fn collided_earlier(&self, a: u32, b: u32, band: u32) -> bool {
+        let ka = &self.keys[a as usize * self.bands..][..band as usize];
+        let kb = &self.keys[b as usize * self.bands..][..band as usize];
+        ka.iter().zip(kb).any(|(x, y)| x == y)
+    }
+
+    /// Walks every pair of every bucket, band by band, handing them to `f` in chunks of at
+    /// most `chunk` (memory stays bounded however large a bucket is).
+    ///
+    /// The same pair appears once per band in which it collides; keep only those for which
+    /// [`BandIndex::collided_earlier`] is false to see each distinct pair once.
+    pub fn for_each_pair_chunk(&self, chunk: usize, mut f: impl FnMut(&[Candidate])) {
+        let chunk = chunk.max(1);
+        let mut buf = Vec::with_capacity(chunk.min(1 << 16));
+        for band in 0..self.bands {
+            for run in self.buckets(band) {
+                for (i, &(_, a)) in run.iter().enumerate() {
+                    for &(_, b) in &run[i + 1..] {
+                        buf.push(Candidate {
+                            a,
+                            b,
+                            band: band as u32,
+                        });
+                        if buf.len() == chunk {
+                            f(&buf);
+                            buf.clear();
+                        }
+                    }
+                }
+            }
+        }
+        if !buf.is_empty() {
+            f(&buf);
+        }
+    }
+
+    /// The number of buckets with two or more members, and the size of the largest.
+    pub fn bucket_stats(&self) -> (u64, usize) {
+        let mut count = 0u64;
+        let mut largest = 0;
+        for band in 0..self.bands {
+            for run in self.buckets(band) {
+                count += 1;
+                largest = largest.max(run.len());
+            }
+        }
+        (count, largest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 5 docs, 2 bands. Band 0: {0,1,2} share key 7; band 1: {1,2} and {3,4} share keys.
+    fn index() -> BandIndex {
+        let keys = vec![
+            7, 100, // doc 0
+            7, 5, // doc 1
+            7, 5, // doc 2
+            8, 6, // doc 3
+            9, 6, // doc 4
+        ];
+        BandIndex::build(2, keys, &[0, 1, 2, 3, 4])
+    }
+
+    #[test]
+    fn links_go_to_the_first_member() {
+        assert_eq!(index().links(), vec![(0, 1), (0, 2), (1, 2), (3, 4)]);
+    }
+
+    #[test]
+    fn each_distinct_pair_belongs_to_its_first_band() {
+        let idx = index();
+        let mut all = Vec::new();
+        idx.for_each_pair_chunk(2, |c| {
+            assert!(c.len() <= 2);
+            all.extend_from_slice(c);
+        });
+        // Band 0: (0,1) (0,2) (1,2); band 1: (1,2) again and (3,4).
+        assert_eq!(all.len(), 5);
+        let firsts: Vec<(u32, u32)> = all
+            .iter()
+            .filter(|c| !idx.collided_earlier(c.a, c.b, c.band))
+            .map(|c| (c.a, c.b))
+            .collect();
+        assert_eq!(firsts, vec![(0, 1), (0, 2), (1, 2), (3, 4)]);
+        assert_eq!(idx.bucket_stats(), (3, 3));
+    }
+
+    #[test]
+    fn non_members_take_no_part() {
+        let keys = vec![1, 1, 1];
+        let idx = BandIndex::build(1, keys, &[0, 2]);
+        assert_eq!(idx.links(), vec![(0, 2)]);
+    }
+}

@@ -1,0 +1,516 @@
+//! The stages run in order, in parallel: shingle → sketch → band → group → verify → cluster.
+
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::cluster::{cluster, Cluster, KeepPolicy, Similarity};
+use crate::corpus::Corpus;
+use crate::error::{Error, Result};
+use crate::exact::ExactJoin;
+use crate::group::{BandIndex, Candidate};
+use crate::lsh::BandPlan;
+use crate::shingle::{ShingleKind, Shingler};
+use crate::sketch::{ClassicMinHash, Sketch};
+use crate::verify::{estimate, jaccard, meets_threshold, Verification};
+
+/// Candidate pairs verified per chunk in pairs mode: bounds memory for huge buckets.
+const PAIR_CHUNK: usize = 1 << 20;
+
+/// A validated configuration. Build one with [`Config::builder`].
+#[derive(Clone, Debug)]
+pub struct Config {
+    shingler: Shingler,
+    num_perm: usize,
+    seed: u64,
+    threshold: f64,
+    plan: BandPlan,
+    verification: Verification,
+    keep: KeepPolicy,
+}
+
+impl Config {
+    /// A builder with the defaults: `char:5`, normalized, K = 128, seed 1, t = 0.8, exact
+    /// verification, keep the first.
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder::default()
+    }
+
+    /// The shingler.
+    pub fn shingler(&self) -> &Shingler {
+        &self.shingler
+    }
+    /// Signature length K.
+    pub fn num_perm(&self) -> usize {
+        self.num_perm
+    }
+    /// Seed of the sketch's permutations.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// Similarity threshold t.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+    /// The banding plan.
+    pub fn plan(&self) -> BandPlan {
+        self.plan
+    }
+    /// How candidates are verified.
+    pub fn verification(&self) -> Verification {
+        self.verification
+    }
+    /// Which document a cluster keeps.
+    pub fn keep(&self) -> KeepPolicy {
+        self.keep
+    }
+}
+
+/// Builds a [`Config`]; every setting has a sane default.
+#[derive(Clone, Debug)]
+pub struct ConfigBuilder {
+    shingle: ShingleKind,
+    normalize: bool,
+    num_perm: usize,
+    seed: u64,
+    threshold: f64,
+    bands: Option<usize>,
+    rows: Option<usize>,
+    verification: Verification,
+    keep: KeepPolicy,
+}
+
+impl Default for ConfigBuilder {
+    fn default() -> Self {
+        ConfigBuilder {
+            shingle: ShingleKind::Char(5),
+            normalize: true,
+            num_perm: 128,
+            seed: 1,
+            threshold: 0.8,
+            bands: None,
+            rows: None,
+            verification: Verification::Exact,
+            keep: KeepPolicy::First,
+        }
+    }
+}
+
+impl ConfigBuilder {
+    /// Shingle kind and size (default `char:5`).
+    pub fn shingle(mut self, kind: ShingleKind) -> Self {
+        self.shingle = kind;
+        self
+    }
+    /// Normalize text before shingling (default on).
+    pub fn normalize(mut self, on: bool) -> Self {
+        self.normalize = on;
+        self
+    }
+    /// Signature length K (default 128).
+    pub fn num_perm(mut self, k: usize) -> Self {
+        self.num_perm = k;
+        self
+    }
+    /// Seed of the sketch (default 1).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Similarity threshold in (0, 1] (default 0.8).
+    pub fn threshold(mut self, t: f64) -> Self {
+        self.threshold = t;
+        self
+    }
+    /// Explicit bands (give rows too); default: chosen from the threshold.
+    pub fn bands(mut self, bands: Option<usize>) -> Self {
+        self.bands = bands;
+        self
+    }
+    /// Explicit rows per band (give bands too).
+    pub fn rows(mut self, rows: Option<usize>) -> Self {
+        self.rows = rows;
+        self
+    }
+    /// Verification of candidates (default exact).
+    pub fn verification(mut self, v: Verification) -> Self {
+        self.verification = v;
+        self
+    }
+    /// Keep policy of clusters (default first).
+    pub fn keep(mut self, keep: KeepPolicy) -> Self {
+        self.keep = keep;
+        self
+    }
+
+    /// Validates the settings.
+    pub fn build(self) -> Result<Config> {
+        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+            return Err(Error::InvalidThreshold(self.threshold));
+        }
+        if self.shingle.size() == 0 {
+            return Err(Error::InvalidShingleSize);
+        }
+        if self.num_perm == 0 || self.num_perm > crate::sketch::MAX_NUM_PERM {
+            return Err(Error::InvalidNumPerm(self.num_perm));
+        }
+        let plan = match (self.bands, self.rows) {
+            (Some(b), Some(r)) => BandPlan::new(b, r, self.num_perm)?,
+            (None, None) => BandPlan::for_threshold(self.threshold, self.num_perm)?,
+            _ => return Err(Error::IncompleteBands),
+        };
+        Ok(Config {
+            shingler: Shingler::new(self.shingle).normalize(self.normalize),
+            num_perm: self.num_perm,
+            seed: self.seed,
+            threshold: self.threshold,
+            plan,
+            verification: self.verification,
+            keep: self.keep,
+        })
+    }
+}
+
+/// A named stage of a run, for timings and progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Texts → shingle sets.
+    Shingle,
+    /// Shingle sets → signatures.
+    Sketch,
+    /// Signatures → band keys, grouped by sorting.
+    Group,
+    /// Candidates → verified pairs or links.
+    Verify,
+    /// Verified links → clusters.
+    Cluster,
+    /// The exact set-similarity join.
+    ExactJoin,
+}
+
+impl Stage {
+    /// The stage's name in summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Shingle => "shingle",
+            Stage::Sketch => "sketch",
+            Stage::Group => "group",
+            Stage::Verify => "verify",
+            Stage::Cluster => "cluster",
+            Stage::ExactJoin => "exact join",
+        }
+    }
+}
+
+/// Receives progress of long stages; the CLI draws bars with it. All methods default to
+/// doing nothing.
+pub trait Progress: Sync {
+    /// A stage starts with `total` units of work (0 if unknown).
+    fn start(&self, _stage: Stage, _total: u64) {}
+    /// `n` more units of the current stage are done.
+    fn advance(&self, _n: u64) {}
+    /// The current stage is over.
+    fn finish(&self) {}
+}
+
+/// A [`Progress`] that shows nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// Counters and timings of a run. Every counter is exact, not sampled.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Documents given.
+    pub documents: u64,
+    /// Documents that took no part because they had no shingles (empty text).
+    pub empty: u64,
+    /// Distinct shingles, summed over documents.
+    pub shingles: u64,
+    /// Buckets of two or more documents, over all bands.
+    pub buckets: u64,
+    /// The largest bucket.
+    pub largest_bucket: u64,
+    /// Distinct candidate pairs (pairs mode) or candidate links (clusters) checked.
+    pub candidates: u64,
+    /// Candidates that passed verification.
+    pub verified: u64,
+    /// Time spent per stage, in order.
+    pub timings: Vec<(Stage, Duration)>,
+}
+
+impl Stats {
+    fn time<T>(&mut self, stage: Stage, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = f();
+        self.timings.push((stage, start.elapsed()));
+        out
+    }
+}
+
+/// A reported pair of documents `a < b`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pair {
+    /// The lower document index.
+    pub a: u32,
+    /// The higher document index.
+    pub b: u32,
+    /// How similar they are.
+    pub similarity: Similarity,
+}
+
+/// The pipeline over one configuration.
+///
+/// ```
+/// use neardup::{Config, Pipeline};
+/// let texts = [
+///     "the quick brown fox jumps over the lazy dog",
+///     "The quick brown fox jumps over the lazy dog!",
+///     "an entirely different sentence about cats",
+/// ];
+/// let pipeline = Pipeline::new(Config::builder().threshold(0.7).build().unwrap()).unwrap();
+/// let corpus = pipeline.prepare(&texts);
+/// let (pairs, stats) = pipeline.pairs(&corpus);
+/// assert_eq!(pairs.len(), 1);
+/// assert_eq!((pairs[0].a, pairs[0].b), (0, 1));
+/// assert!(pairs[0].similarity.jaccard.unwrap() >= 0.7);
+/// assert_eq!(stats.documents, 3);
+/// ```
+pub struct Pipeline {
+    config: Config,
+    sketch: Box<dyn Sketch>,
+    progress: Box<dyn Progress>,
+}
+
+/// A prepared corpus and the counters of preparing it.
+pub struct Prepared {
+    /// Shingle sets and signatures.
+    pub corpus: Corpus,
+    /// Counters so far.
+    pub stats: Stats,
+}
+
+impl Pipeline {
+    /// A pipeline with the classic sketch.
+    pub fn new(config: Config) -> Result<Self> {
+        let sketch = Box::new(ClassicMinHash::new(config.num_perm, config.seed)?);
+        Ok(Pipeline {
+            config,
+            sketch,
+            progress: Box::new(NoProgress),
+        })
+    }
+
+    /// Reports progress to `progress`.
+    pub fn with_progress(mut self, progress: Box<dyn Progress>) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Shingles and sketches the texts.
+    pub fn prepare<T: AsRef<str> + Sync>(&self, texts: &[T]) -> Prepared {
+        let mut prepared = self.shingle(texts);
+        self.sketch(&mut prepared);
+        prepared
+    }
+
+    /// Shingles the texts only (all the exact join needs).
+    pub fn shingle<T: AsRef<str> + Sync>(&self, texts: &[T]) -> Prepared {
+        let mut stats = Stats {
+            documents: texts.len() as u64,
+            ..Stats::default()
+        };
+        self.progress.start(Stage::Shingle, texts.len() as u64);
+        let corpus = stats.time(Stage::Shingle, || {
+            Corpus::shingle(&self.config.shingler, texts)
+        });
+        self.progress.finish();
+        stats.shingles = corpus.total_shingles();
+        stats.empty = (corpus.len() - corpus.members().len()) as u64;
+        Prepared { corpus, stats }
+    }
+
+    /// Adds signatures to a shingled corpus.
+    pub fn sketch(&self, prepared: &mut Prepared) {
+        self.progress.start(Stage::Sketch, prepared.corpus.len() as u64);
+        let Prepared { corpus, stats } = prepared;
+        stats.time(Stage::Sketch, || corpus.sketch(self.sketch.as_ref()));
+        self.progress.finish();
+    }
+
+    /// Checks one pair under the configured verification.
+    pub fn check(&self, corpus: &Corpus, a: u32, b: u32) -> Option<Similarity> {
+        let t = self.config.threshold;
+        let est = match (corpus.signature(a), corpus.signature(b)) {
+            (Some(x), Some(y)) => Some(estimate(x, y)),
+            _ => None,
+        };
+        match self.config.verification {
+            Verification::Exact => {
+                let j = jaccard(corpus.set(a), corpus.set(b));
+                meets_threshold(j, t).then_some(Similarity {
+                    jaccard: Some(j),
+                    estimate: est,
+                })
+            }
+            Verification::Estimate => est
+                .filter(|&e| meets_threshold(e, t))
+                .map(|e| Similarity {
+                    jaccard: None,
+                    estimate: Some(e),
+                }),
+            Verification::None => Some(Similarity {
+                jaccard: None,
+                estimate: est,
+            }),
+        }
+    }
+
+    /// All similar pairs found by LSH, sorted by `(a, b)`. Needs a sketched corpus.
+    pub fn pairs(&self, prepared: &Prepared) -> (Vec<Pair>, Stats) {
+        let mut stats = prepared.stats.clone();
+        let index = band_index(self.config.plan, &prepared.corpus, &mut stats);
+        let corpus = &prepared.corpus;
+        let mut pairs = Vec::new();
+        let mut candidates = 0u64;
+        self.progress.start(Stage::Verify, 0);
+        stats.time(Stage::Verify, || {
+            index.for_each_pair_chunk(PAIR_CHUNK, |chunk: &[Candidate]| {
+                let firsts: Vec<&Candidate> = chunk
+                    .par_iter()
+                    .filter(|c| !index.collided_earlier(c.a, c.b, c.band))
+                    .collect();
+                candidates += firsts.len() as u64;
+                pairs.par_extend(firsts.par_iter().filter_map(|c| {
+                    self.check(corpus, c.a, c.b).map(|similarity| Pair {
+                        a: c.a,
+                        b: c.b,
+                        similarity,
+                    })
+                }));
+                self.progress.advance(chunk.len() as u64);
+            });
+            pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
+        });
+        self.progress.finish();
+        stats.candidates = candidates;
+        stats.verified = pairs.len() as u64;
+        (pairs, stats)
+    }
+
+    /// Clusters found by LSH, sorted by kept document. Needs a sketched corpus.
+    pub fn clusters(&self, prepared: &Prepared) -> (Vec<Cluster>, Stats) {
+        let mut stats = prepared.stats.clone();
+        let index = band_index(self.config.plan, &prepared.corpus, &mut stats);
+        let corpus = &prepared.corpus;
+        let links = index.links();
+        drop(index);
+        self.progress.start(Stage::Verify, links.len() as u64);
+        let verified: Vec<(u32, u32)> = stats.time(Stage::Verify, || {
+            links
+                .par_iter()
+                .filter(|&&(a, b)| self.check(corpus, a, b).is_some())
+                .copied()
+                .collect()
+        });
+        self.progress.finish();
+        stats.candidates = links.len() as u64;
+        stats.verified = verified.len() as u64;
+        let clusters = self.cluster_links(corpus, &verified, &mut stats);
+        (clusters, stats)
+    }
+
+    fn cluster_links(&self, corpus: &Corpus, links: &[(u32, u32)], stats: &mut Stats) -> Vec<Cluster> {
+        self.progress.start(Stage::Cluster, 0);
+        let out = stats.time(Stage::Cluster, || {
+            cluster(
+                corpus.len(),
+                links,
+                self.config.keep,
+                |d| corpus.text_len(d),
+                |kept, doc| self.check(corpus, kept.min(doc), kept.max(doc)),
+            )
+        });
+        self.progress.finish();
+        out
+    }
+
+    /// All pairs with Jaccard ≥ t, found by the exact join (no LSH), sorted by `(a, b)`.
+    ///
+    /// The corpus need only be shingled; estimates are given if it was also sketched.
+    pub fn exact_pairs(&self, prepared: &Prepared) -> (Vec<Pair>, Stats) {
+        let mut stats = prepared.stats.clone();
+        let corpus = &prepared.corpus;
+        self.progress.start(Stage::ExactJoin, 0);
+        let (found, join) = stats.time(Stage::ExactJoin, || {
+            ExactJoin::new(self.config.threshold).join(&corpus.sets())
+        });
+        self.progress.finish();
+        stats.candidates = join.candidates;
+        stats.verified = found.len() as u64;
+        let pairs = found
+            .into_iter()
+            .map(|p| Pair {
+                a: p.a,
+                b: p.b,
+                similarity: Similarity {
+                    jaccard: Some(p.jaccard),
+                    estimate: match (corpus.signature(p.a), corpus.signature(p.b)) {
+                        (Some(x), Some(y)) => Some(estimate(x, y)),
+                        _ => None,
+                    },
+                },
+            })
+            .collect();
+        (pairs, stats)
+    }
+
+    /// Clusters from the exact join's pairs, verified exactly against each kept document.
+    pub fn exact_clusters(&self, prepared: &Prepared) -> (Vec<Cluster>, Stats) {
+        let (pairs, mut stats) = self.exact_pairs(prepared);
+        let links: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
+        let corpus = &prepared.corpus;
+        let t = self.config.threshold;
+        self.progress.start(Stage::Cluster, 0);
+        let clusters = stats.time(Stage::Cluster, || {
+            cluster(
+                corpus.len(),
+                &links,
+                self.config.keep,
+                |d| corpus.text_len(d),
+                |kept, doc| {
+                    let j = jaccard(corpus.set(kept), corpus.set(doc));
+                    meets_threshold(j, t).then_some(Similarity {
+                        jaccard: Some(j),
+                        estimate: None,
+                    })
+                },
+            )
+        });
+        self.progress.finish();
+        (clusters, stats)
+    }
+}
+
+/// Band keys of every sketched document, grouped by sorting; records bucket counters.
+fn band_index(plan: BandPlan, corpus: &Corpus, stats: &mut Stats) -> BandIndex {
+    let (index, (buckets, largest)) = stats.time(Stage::Group, || {
+        let b = plan.bands();
+        let mut keys = vec![0u64; corpus.len() * b];
+        keys.par_chunks_mut(b).enumerate().for_each(|(d, out)| {
+            if let Some(sig) = corpus.signature(d as u32) {
+                plan.band_keys_into(sig, out);
+            }
+        });
+        let index = BandIndex::build(b, keys, &corpus.members());
+        let counts = index.bucket_stats();
+        (index, counts)
+    });
+    stats.buckets = buckets;
+    stats.largest_bucket = largest as u64;
+    index
+}

@@ -1,0 +1,317 @@
+//! Documents → sets of k-shingles, hashed to 64 bits.
+//!
+//! A character shingle is `k` consecutive Unicode scalar values; a word shingle is `k`
+//! consecutive whitespace-separated words. Each shingle is hashed with xxh3 and a fixed
+//! seed, so a shingle's hash is the same on every machine and in every version.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::str::FromStr;
+
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::error::{Error, Result};
+
+/// The fixed seed of shingle hashes. Changing it changes every persisted value: never do.
+pub const SHINGLE_SEED: u64 = 0x6e65_6172_6475_7031;
+
+/// What a shingle is made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShingleKind {
+    /// `k` consecutive characters.
+    Char(usize),
+    /// `k` consecutive words.
+    Word(usize),
+}
+
+impl ShingleKind {
+    /// The shingle size `k`.
+    pub fn size(self) -> usize {
+        match self {
+            ShingleKind::Char(k) | ShingleKind::Word(k) => k,
+        }
+    }
+}
+
+impl Default for ShingleKind {
+    fn default() -> Self {
+        ShingleKind::Char(5)
+    }
+}
+
+impl fmt::Display for ShingleKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShingleKind::Char(k) => write!(f, "char:{k}"),
+            ShingleKind::Word(k) => write!(f, "word:{k}"),
+        }
+    }
+}
+
+impl FromStr for ShingleKind {
+    type Err = Error;
+
+    /// Parses `char:K` or `word:K`.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || Error::InvalidShingleSpec(s.to_string());
+        let (kind, k) = s.split_once(':').ok_or_else(bad)?;
+        let k: usize = k.trim().parse().map_err(|_| bad())?;
+        if k == 0 {
+            return Err(bad());
+        }
+        match kind.trim() {
+            "char" | "chars" | "c" => Ok(ShingleKind::Char(k)),
+            "word" | "words" | "w" => Ok(ShingleKind::Word(k)),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Unicode lowercase, runs of Unicode whitespace collapsed to one space, trimmed.
+pub fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            pending_space = !out.is_empty();
+        } else {
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
+/// Turns a text into its set of shingle hashes.
+///
+/// ```
+/// use neardup::shingle::{Shingler, ShingleKind};
+/// let shingler = Shingler::new(ShingleKind::Char(3));
+/// // "Abcd" normalizes to "abcd": shingles "abc" and "bcd".
+/// assert_eq!(shingler.shingle_set("  Abcd ").len(), 2);
+/// assert_eq!(shingler.shingle_set("ABCD"), shingler.shingle_set("abcd"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shingler {
+    kind: ShingleKind,
+    normalize: bool,
+}
+
+impl Default for Shingler {
+    fn default() -> Self {
+        Shingler::new(ShingleKind::default())
+    }
+}
+
+impl Shingler {
+    /// A shingler of the given kind, with normalization on.
+    pub fn new(kind: ShingleKind) -> Self {
+        Shingler {
+            kind,
+            normalize: true,
+        }
+    }
+
+    /// Turns normalization on (default) or off.
+    pub fn normalize(mut self, on: bool) -> Self {
+        self.normalize = on;
+        self
+    }
+
+    /// The kind of shingle.
+    pub fn kind(&self) -> ShingleKind {
+        self.kind
+    }
+
+    /// Whether text is normalized before shingling.
+    pub fn normalizes(&self) -> bool {
+        self.normalize
+    }
+
+    /// The text as it is shingled: normalized, or as given.
+    pub fn prepare<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.normalize {
+            Cow::Owned(normalize(text))
+        } else {
+            Cow::Borrowed(text)
+        }
+    }
+
+    /// Appends the hashes of every shingle of `text` (in text order, with repeats) to `out`.
+    ///
+    /// A non-empty text shorter than `k` is one shingle; an empty text has none.
+    pub fn hashes_into(&self, text: &str, out: &mut Vec<u64>) {
+        let text = self.prepare(text);
+        match self.kind {
+            ShingleKind::Char(k) => char_shingles(&text, k, out),
+            ShingleKind::Word(k) => word_shingles(&text, k, out),
+        }
+    }
+
+    /// The set of shingle hashes of `text`: sorted and deduplicated.
+    pub fn shingle_set(&self, text: &str) -> Vec<u64> {
+        let mut out = Vec::new();
+        self.set_into(text, &mut out);
+        out
+    }
+
+    /// Replaces `out` with the set of shingle hashes of `text`, reusing its allocation.
+    pub fn set_into(&self, text: &str, out: &mut Vec<u64>) {
+        out.clear();
+        self.hashes_into(text, out);
+        out.sort_unstable();
+        out.dedup();
+    }
+}
+
+fn hash(bytes: &[u8]) -> u64 {
+    xxh3_64_with_seed(bytes, SHINGLE_SEED)
+}
+
+fn char_shingles(text: &str, k: usize, out: &mut Vec<u64>) {
+    if text.is_empty() {
+        return;
+    }
+    // Byte offsets of every char start, plus the end: window i is starts[i]..starts[i + k].
+    let mut starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    starts.push(text.len());
+    let chars = starts.len() - 1;
+    if chars <= k {
+        out.push(hash(text.as_bytes()));
+        return;
+    }
+    out.reserve(chars + 1 - k);
+    let bytes = text.as_bytes();
+    for w in starts.windows(k + 1) {
+        out.push(hash(&bytes[w[0]..w[k]]));
+    }
+}
+
+fn word_shingles(text: &str, k: usize, out: &mut Vec<u64>) {
+    // A word shingle hashes the text from its first word's start to its last word's end:
+    // with normalization that is the words joined by single spaces.
+    let spans: Vec<(usize, usize)> = word_spans(text).collect();
+    if spans.is_empty() {
+        return;
+    }
+    let bytes = text.as_bytes();
+    if spans.len() <= k {
+        out.push(hash(&bytes[spans[0].0..spans[spans.len() - 1].1]));
+        return;
+    }
+    out.reserve(spans.len() + 1 - k);
+    for w in spans.windows(k) {
+        out.push(hash(&bytes[w[0].0..w[k - 1].1]));
+    }
+}
+
+fn word_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut iter = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        while let Some(&(_, c)) = iter.peek() {
+            if !c.is_whitespace() {
+                break;
+            }
+            iter.next();
+        }
+        let (start, _) = *iter.peek()?;
+        let mut end = start;
+        while let Some(&(i, c)) = iter.peek() {
+            if c.is_whitespace() {
+                break;
+            }
+            end = i + c.len_utf8();
+            iter.next();
+        }
+        Some((start, end))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_lowercases_collapses_and_trims() {
+        assert_eq!(normalize("  Hello\t\tWORLD \n\u{00A0}Ünïcode  "), "hello world ünïcode");
+        assert_eq!(normalize(""), "");
+        assert_eq!(normalize(" \t\n "), "");
+        assert_eq!(normalize("İ"), "i\u{307}");
+    }
+
+    #[test]
+    fn parses_specs() {
+        assert_eq!("char:5".parse::<ShingleKind>(), Ok(ShingleKind::Char(5)));
+        assert_eq!("word:3".parse::<ShingleKind>(), Ok(ShingleKind::Word(3)));
+        assert!("char:0".parse::<ShingleKind>().is_err());
+        assert!("byte:3".parse::<ShingleKind>().is_err());
+        assert!("char".parse::<ShingleKind>().is_err());
+        assert_eq!(ShingleKind::Word(2).to_string(), "word:2");
+    }
+
+    #[test]
+    fn char_shingles_count_and_distinctness() {
+        let s = Shingler::new(ShingleKind::Char(3));
+        let mut h = Vec::new();
+        s.hashes_into("abcdab", &mut h);
+        // abc bcd cda dab
+        assert_eq!(h.len(), 4);
+        assert_eq!(s.shingle_set("abcabc").len(), 3); // abc bca cab
+    }
+
+    #[test]
+    fn multibyte_chars_are_one_position() {
+        let s = Shingler::new(ShingleKind::Char(2));
+        let mut h = Vec::new();
+        s.hashes_into("ééé", &mut h);
+        assert_eq!(h.len(), 2);
+        assert_eq!(h[0], h[1]);
+        assert_eq!(h[0], hash("éé".as_bytes()));
+    }
+
+    #[test]
+    fn short_document_is_one_shingle_and_empty_has_none() {
+        let s = Shingler::new(ShingleKind::Char(5));
+        assert_eq!(s.shingle_set("abc"), vec![hash(b"abc")]);
+        assert_eq!(s.shingle_set("abcde"), vec![hash(b"abcde")]);
+        assert!(s.shingle_set("").is_empty());
+        assert!(s.shingle_set("   \n").is_empty());
+        let w = Shingler::new(ShingleKind::Word(3));
+        assert_eq!(w.shingle_set("one two"), vec![hash(b"one two")]);
+    }
+
+    #[test]
+    fn word_shingles_follow_words() {
+        let w = Shingler::new(ShingleKind::Word(2));
+        let mut h = Vec::new();
+        w.hashes_into("The quick  brown\tfox", &mut h);
+        assert_eq!(
+            h,
+            vec![hash(b"the quick"), hash(b"quick brown"), hash(b"brown fox")]
+        );
+        // Without normalization the text is hashed as it stands.
+        let raw = w.normalize(false);
+        h.clear();
+        raw.hashes_into("The quick  brown", &mut h);
+        assert_eq!(h, vec![hash(b"The quick"), hash(b"quick  brown")]);
+    }
+
+    #[test]
+    fn normalization_can_be_turned_off() {
+        let on = Shingler::new(ShingleKind::Char(3));
+        let off = on.normalize(false);
+        assert_eq!(on.shingle_set("ABC"), on.shingle_set("abc"));
+        assert_ne!(off.shingle_set("ABC"), off.shingle_set("abc"));
+    }
+
+    #[test]
+    fn hashes_are_stable_across_versions() {
+        // Pinned values: if this fails, every persisted signature and index is invalidated.
+        assert_eq!(hash(b"hello"), xxh3_64_with_seed(b"hello", 0x6e65_6172_6475_7031));
+        let set = Shingler::new(ShingleKind::Char(5)).shingle_set("Hello");
+        assert_eq!(set, vec![0xfbca_4ebf_1597_6028_u64]);
+    }
+}
