@@ -1,0 +1,509 @@
+//! Writing the kept records back, byte for byte, in the input's own format.
+//!
+//! For JSONL, lines, CSV and TSV the writer puts the header (CSV/TSV) first and then
+//! each kept record's `raw` bytes. A record whose `raw` has no line end (the last line
+//! of an input without a final newline) gets a `\n` before the next record is written,
+//! never at the very end, so writing every record back reproduces the input exactly.
+//!
+//! A file is written to a temporary file in the same directory and renamed over the
+//! target by [`DedupWriter::finish`]; if the writer is dropped without `finish` (an error,
+//! an interrupt), the target is left as it was. The file gets the target's permissions
+//! if the target exists, otherwise the usual ones for a new file.
+//!
+//! For the dir format the output is a directory: each kept record's file
+//! ([`Location::source`](crate::Location::source)) is copied to `output/<id>`. The files
+//! are copied into a temporary directory beside the output, which `finish` renames to
+//! the output path; the output must not exist or be an empty directory.
+
+use std::fs;
+use std::io::{self, BufWriter, Write};
+use std::path::{Component, Path, PathBuf};
+
+use tempfile::{NamedTempFile, TempDir};
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::record::Record;
+
+/// Buffer size for the output.
+const BUF_SIZE: usize = 64 * 1024;
+
+/// Writes deduplicated output. Create it, [`write`](DedupWriter::write) each kept
+/// record in order, then [`finish`](DedupWriter::finish) it.
+///
+/// ```
+/// use neardup_io::{open, DedupWriter, Entry, ReadOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let input = dir.path().join("in.jsonl");
+/// std::fs::write(&input, "{\"text\":\"a\"}\n{\"text\":\"a\"}\n{\"text\":\"b\"}")?;
+/// let output = dir.path().join("out.jsonl");
+///
+/// let reader = open(&input, &ReadOptions::default())?;
+/// let mut writer = DedupWriter::create(Some(&output), reader.format(), reader.header_raw())?;
+/// let mut seen = std::collections::HashSet::new();
+/// for entry in reader {
+///     if let Entry::Record(record) = entry? {
+///         if seen.insert(record.text.clone()) {
+///             writer.write(&record)?;
+///         }
+///     }
+/// }
+/// writer.finish()?;
+/// assert_eq!(std::fs::read_to_string(&output)?, "{\"text\":\"a\"}\n{\"text\":\"b\"}");
+/// # Ok(())
+/// # }
+/// ```
+pub struct DedupWriter {
+    format: Format,
+    target: Target,
+    /// True if what was written last has no line end, so the next record needs one first.
+    needs_newline: bool,
+    written: u64,
+}
+
+/// Where the output goes.
+enum Target {
+    Stdout(BufWriter<io::Stdout>),
+    File {
+        out: BufWriter<NamedTempFile>,
+        path: PathBuf,
+    },
+    Dir {
+        staging: TempDir,
+        path: PathBuf,
+    },
+}
+
+impl DedupWriter {
+    /// Creates a writer for `format` to `output` (`None`, or `-`, is standard output)
+    /// and writes `header` (the input's [`Reader::header_raw`](crate::Reader::header_raw)
+    /// for CSV/TSV) first, if given.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DirNeedsOutput`] for the dir format without an output path;
+    /// [`Error::OutputDirNotEmpty`] if the dir output exists and is not an empty
+    /// directory; [`Error::Write`] if the temporary file or directory cannot be created
+    /// or the header cannot be written; [`Error::BrokenPipe`] if standard output is closed.
+    pub fn create(output: Option<&Path>, format: Format, header: Option<&[u8]>) -> Result<Self> {
+        let output = output.filter(|p| *p != Path::new("-"));
+        let target = match (format, output) {
+            (Format::Dir, None) => return Err(Error::DirNeedsOutput),
+            (Format::Dir, Some(path)) => create_dir_target(path)?,
+            (_, None) => Target::Stdout(BufWriter::with_capacity(BUF_SIZE, io::stdout())),
+            (_, Some(path)) => create_file_target(path)?,
+        };
+        let mut writer = DedupWriter {
+            format,
+            target,
+            needs_newline: false,
+            written: 0,
+        };
+        if let Some(header) = header.filter(|_| format != Format::Dir) {
+            writer.write_bytes(header)?;
+        }
+        Ok(writer)
+    }
+
+    /// The format being written.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// How many records were written.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Writes one kept record: its `raw` bytes, or for the dir format a copy of its file
+    /// at `output/<id>`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Write`] or [`Error::BrokenPipe`] if writing fails; for the dir format,
+    /// [`Error::UnsafeId`] if the id is not a plain relative path and [`Error::Copy`] if
+    /// the file cannot be copied.
+    pub fn write(&mut self, record: &Record) -> Result<()> {
+        if let Target::Dir { staging, .. } = &self.target {
+            copy_into(staging.path(), record)?;
+        } else {
+            self.write_bytes(&record.raw)?;
+        }
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Writes `bytes`, after a `\n` if what came before has no line end.
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let ended = match bytes.last() {
+            Some(b'\n') => true,
+            Some(b'\r') => self.format.has_header(),
+            _ => false,
+        };
+        let needs_newline = std::mem::replace(&mut self.needs_newline, !ended);
+        let result = match &mut self.target {
+            Target::Stdout(out) => write_with_newline(out, needs_newline, bytes),
+            Target::File { out, .. } => write_with_newline(out, needs_newline, bytes),
+            Target::Dir { .. } => Ok(()),
+        };
+        result.map_err(|e| self.write_error(e))
+    }
+
+    fn write_error(&self, error: io::Error) -> Error {
+        match &self.target {
+            Target::Stdout(_) if error.kind() == io::ErrorKind::BrokenPipe => Error::BrokenPipe,
+            Target::Stdout(_) => Error::Write {
+                path: "-".to_string(),
+                error,
+            },
+            Target::File { path, .. } | Target::Dir { path, .. } => Error::Write {
+                path: path.display().to_string(),
+                error,
+            },
+        }
+    }
+
+    /// Flushes the output and, for a file or directory, moves it into place.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Write`] (or [`Error::BrokenPipe`]) if flushing or renaming fails; the
+    /// target is then left as it was.
+    pub fn finish(self) -> Result<()> {
+        match self.target {
+            Target::Stdout(mut out) => out.flush().map_err(|error| {
+                if error.kind() == io::ErrorKind::BrokenPipe {
+                    Error::BrokenPipe
+                } else {
+                    Error::Write {
+                        path: "-".to_string(),
+                        error,
+                    }
+                }
+            }),
+            Target::File { out, path } => {
+                let err = |error: io::Error| Error::Write {
+                    path: path.display().to_string(),
+                    error,
+                };
+                let file = out.into_inner().map_err(|e| err(e.into_error()))?;
+                file.persist(&path).map_err(|e| err(e.error))?;
+                Ok(())
+            }
+            Target::Dir { staging, path } => {
+                let err = |error: io::Error| Error::Write {
+                    path: path.display().to_string(),
+                    error,
+                };
+                if path.is_dir() {
+                    // Checked empty at creation; `remove_dir` fails if that changed.
+                    fs::remove_dir(&path).map_err(err)?;
+                }
+                fs::rename(staging.path(), &path).map_err(err)?;
+                let _ = staging.keep();
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for DedupWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DedupWriter")
+            .field("format", &self.format)
+            .field("written", &self.written)
+            .finish_non_exhaustive()
+    }
+}
+
+fn write_with_newline(out: &mut impl Write, newline: bool, bytes: &[u8]) -> io::Result<()> {
+    if newline {
+        out.write_all(b"\n")?;
+    }
+    out.write_all(bytes)
+}
+
+/// The directory a path lives in (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+fn create_file_target(path: &Path) -> Result<Target> {
+    let err = |error: io::Error| Error::Write {
+        path: path.display().to_string(),
+        error,
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".neardup-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Like a new file: 0o666 less the umask.
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let file = builder.tempfile_in(parent_dir(path)).map_err(err)?;
+    if let Ok(meta) = fs::metadata(path) {
+        if meta.is_file() {
+            fs::set_permissions(file.path(), meta.permissions()).map_err(err)?;
+        }
+    }
+    Ok(Target::File {
+        out: BufWriter::with_capacity(BUF_SIZE, file),
+        path: path.to_path_buf(),
+    })
+}
+
+fn create_dir_target(path: &Path) -> Result<Target> {
+    let err = |error: io::Error| Error::Write {
+        path: path.display().to_string(),
+        error,
+    };
+    match fs::symlink_metadata(path) {
+        Ok(meta) => {
+            let empty = meta.is_dir() && fs::read_dir(path).map_err(err)?.next().is_none();
+            if !empty {
+                return Err(Error::OutputDirNotEmpty {
+                    path: path.display().to_string(),
+                });
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(err(e)),
+    }
+    let parent = parent_dir(path);
+    fs::create_dir_all(parent).map_err(err)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".neardup-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Like a new directory: 0o777 less the umask.
+        builder.permissions(fs::Permissions::from_mode(0o777));
+    }
+    let staging = builder.tempdir_in(parent).map_err(err)?;
+    Ok(Target::Dir {
+        staging,
+        path: path.to_path_buf(),
+    })
+}
+
+/// Copies the record's file to `dir/<id>`, creating subdirectories.
+fn copy_into(dir: &Path, record: &Record) -> Result<()> {
+    let id = record.id.as_deref().unwrap_or("");
+    let rel = Path::new(id);
+    let plain = !id.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
+    if !plain {
+        return Err(Error::UnsafeId { id: id.to_string() });
+    }
+    let from = Path::new(&record.location.source);
+    let to = dir.join(rel);
+    let err = |error: io::Error| Error::Copy {
+        from: from.display().to_string(),
+        to: to.display().to_string(),
+        error,
+    };
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent).map_err(err)?;
+    }
+    fs::copy(from, &to).map_err(err)?;
+    Ok(())
+}
+
+/// True if `a` and `b` name the same existing file (after resolving links and `..`), so a
+/// program can refuse to write its output over its input. False if either cannot be
+/// resolved (e.g. does not exist yet, or is `-`).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Location;
+
+    fn record(raw: &[u8]) -> Record {
+        Record {
+            id: None,
+            text: String::new(),
+            raw: raw.to_vec(),
+            location: Location {
+                source: "in".into(),
+                line: 1,
+                record: 1,
+            },
+            lossy: false,
+        }
+    }
+
+    fn write_all(format: Format, header: Option<&[u8]>, raws: &[&[u8]]) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut w = DedupWriter::create(Some(&out), format, header).unwrap();
+        for raw in raws {
+            w.write(&record(raw)).unwrap();
+        }
+        assert_eq!(w.written(), raws.len() as u64);
+        w.finish().unwrap();
+        fs::read(&out).unwrap()
+    }
+
+    #[test]
+    fn newline_only_between_records() {
+        assert_eq!(
+            write_all(Format::Lines, None, &[b"a\n", b"b", b"c"]),
+            b"a\nb\nc"
+        );
+        assert_eq!(
+            write_all(Format::Jsonl, None, &[b"a\r\n", b"b\n"]),
+            b"a\r\nb\n"
+        );
+        assert_eq!(write_all(Format::Lines, None, &[]), b"");
+        assert_eq!(write_all(Format::Lines, None, &[b"x\r", b"y"]), b"x\r\ny");
+    }
+
+    #[test]
+    fn header_first_and_lone_cr_ends_csv_records() {
+        assert_eq!(
+            write_all(Format::Csv, Some(b"id,text\n"), &[b"1,a\n"]),
+            b"id,text\n1,a\n"
+        );
+        assert_eq!(write_all(Format::Csv, Some(b"h"), &[b"1"]), b"h\n1");
+        assert_eq!(write_all(Format::Csv, Some(b"h\r"), &[b"1\r"]), b"h\r1\r");
+        assert_eq!(write_all(Format::Tsv, Some(b"h\n"), &[]), b"h\n");
+    }
+
+    #[test]
+    fn nothing_replaces_the_target_without_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.jsonl");
+        fs::write(&out, "old\n").unwrap();
+        {
+            let mut w = DedupWriter::create(Some(&out), Format::Jsonl, None).unwrap();
+            w.write(&record(b"new\n")).unwrap();
+        }
+        assert_eq!(fs::read(&out).unwrap(), b"old\n");
+        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "temporary file removed");
+        let mut w = DedupWriter::create(Some(&out), Format::Jsonl, None).unwrap();
+        w.write(&record(b"new\n")).unwrap();
+        w.finish().unwrap();
+        assert_eq!(fs::read(&out).unwrap(), b"new\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keeps_permissions_of_an_existing_target() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.txt");
+        fs::write(&out, "old\n").unwrap();
+        fs::set_permissions(&out, fs::Permissions::from_mode(0o640)).unwrap();
+        let w = DedupWriter::create(Some(&out), Format::Lines, None).unwrap();
+        w.finish().unwrap();
+        let mode = fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        let fresh = dir.path().join("fresh.txt");
+        DedupWriter::create(Some(&fresh), Format::Lines, None)
+            .unwrap()
+            .finish()
+            .unwrap();
+        let mode = fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_ne!(mode & 0o044, 0, "a new file is not owner-only: {mode:o}");
+    }
+
+    #[test]
+    fn missing_output_directory_is_a_write_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("no/such/dir/out.txt");
+        let err = DedupWriter::create(Some(&out), Format::Lines, None).unwrap_err();
+        assert!(matches!(err, Error::Write { .. }), "{err:?}");
+        assert!(err.to_string().contains("out.txt"), "{err}");
+    }
+
+    #[test]
+    fn dir_output_copies_files_by_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.txt");
+        fs::write(&src, "content").unwrap();
+        let out = dir.path().join("out");
+        let mut rec = record(b"");
+        rec.id = Some("a/b/c.txt".into());
+        rec.location.source = src.display().to_string();
+        let mut w = DedupWriter::create(Some(&out), Format::Dir, None).unwrap();
+        w.write(&rec).unwrap();
+        assert!(!out.exists(), "nothing appears before finish");
+        w.finish().unwrap();
+        assert_eq!(
+            fs::read_to_string(out.join("a/b/c.txt")).unwrap(),
+            "content"
+        );
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names.len(), 2, "no staging directory left: {names:?}");
+    }
+
+    #[test]
+    fn dir_output_rules() {
+        assert!(matches!(
+            DedupWriter::create(None, Format::Dir, None),
+            Err(Error::DirNeedsOutput)
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("x"), "").unwrap();
+        assert!(matches!(
+            DedupWriter::create(Some(dir.path()), Format::Dir, None),
+            Err(Error::OutputDirNotEmpty { .. })
+        ));
+        assert!(matches!(
+            DedupWriter::create(Some(&dir.path().join("x")), Format::Dir, None),
+            Err(Error::OutputDirNotEmpty { .. })
+        ));
+        let empty = dir.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        let mut w = DedupWriter::create(Some(&empty), Format::Dir, None).unwrap();
+        for bad in ["", "../escape", "/abs", "a/../../b"] {
+            let mut rec = record(b"");
+            rec.id = Some(bad.into());
+            assert!(
+                matches!(w.write(&rec), Err(Error::UnsafeId { .. })),
+                "{bad:?} accepted"
+            );
+        }
+        let mut rec = record(b"");
+        rec.id = Some("gone.txt".into());
+        rec.location.source = dir.path().join("missing").display().to_string();
+        assert!(matches!(w.write(&rec), Err(Error::Copy { .. })));
+        w.finish().unwrap();
+        assert!(empty.is_dir());
+    }
+
+    #[test]
+    fn same_file_resolves_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        fs::write(&a, "").unwrap();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        assert!(same_file(&a, &dir.path().join("sub/../a")));
+        assert!(!same_file(&a, &dir.path().join("b")));
+        assert!(!same_file(Path::new("-"), Path::new("-")));
+    }
+
+    #[test]
+    fn writer_is_send() {
+        fn check<T: Send>() {}
+        check::<DedupWriter>();
+    }
+}

@@ -1,0 +1,222 @@
+//! The crate's error type: hard failures that stop a read or a write.
+//!
+//! A problem with one record (a malformed JSON line, a short CSV row, a binary file) is
+//! not an error: the reader reports it as [`Entry::Skipped`](crate::Entry::Skipped) and
+//! goes on. An [`Error`] means the input or output as a whole cannot be trusted any more.
+//!
+//! Every variant's message names the file it is about (`-` for standard input or
+//! output) and, where it applies, the 1-based line. The underlying [`std::io::Error`]'s
+//! message is part of that text, so it is kept in a public field rather than repeated
+//! through [`std::error::Error::source`].
+
+use std::fmt;
+use std::io;
+
+/// Everything that can go wrong while opening, reading or writing documents.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading the input failed (file missing, permission denied, a read error, ...).
+    #[error("{}: {error}", At(.path, *.line))]
+    Read {
+        /// The input as given (`-` for standard input).
+        path: String,
+        /// The line being read when the error happened, if reading had started.
+        line: Option<u64>,
+        /// The underlying error.
+        error: io::Error,
+    },
+    /// A `.gz` input (or gzip data on standard input) is truncated or corrupt.
+    #[error("{}: corrupt or truncated gzip stream: {error}", At(.path, *.line))]
+    Gzip {
+        /// The input as given.
+        path: String,
+        /// The line of the decompressed text being read when the stream broke.
+        line: Option<u64>,
+        /// The decoder's error.
+        error: io::Error,
+    },
+    /// A CSV/TSV column asked for (`text_columns` or `id_column`) is not in the header.
+    #[error(
+        "{path}: column {column:?} is not in the header (available columns: {})",
+        Quoted(.available)
+    )]
+    MissingColumn {
+        /// The input as given.
+        path: String,
+        /// The column that was asked for.
+        column: String,
+        /// The columns the header does have, in order.
+        available: Vec<String>,
+    },
+    /// [`Format::Dir`](crate::Format::Dir) was asked for, but the input is not a
+    /// directory (standard input never is).
+    #[error("{path}: not a directory (the dir format reads a directory tree)")]
+    NotADirectory {
+        /// The input as given.
+        path: String,
+    },
+    /// A file format was asked for, but the input is a directory.
+    #[error("{path}: is a directory (use the dir format to read a directory tree)")]
+    IsADirectory {
+        /// The input as given.
+        path: String,
+    },
+    /// The [`ReadOptions`](crate::ReadOptions) cannot work (e.g. no text column).
+    #[error("invalid read options: {0}")]
+    InvalidOptions(String),
+    /// A format name given to [`Format::from_str`](std::str::FromStr::from_str) is unknown.
+    #[error("unknown format {0:?} (expected one of: jsonl, csv, tsv, lines, dir)")]
+    UnknownFormat(String),
+    /// The dir format copies files into a directory, so it cannot write to standard output.
+    #[error("the dir format needs an output directory; it cannot write to standard output")]
+    DirNeedsOutput,
+    /// The output directory for the dir format exists and is not empty (or is not a
+    /// directory); it is left untouched rather than mixed with the new files.
+    #[error("{path}: output directory exists and is not empty (or is not a directory)")]
+    OutputDirNotEmpty {
+        /// The output directory as given.
+        path: String,
+    },
+    /// A record's id cannot be used as a relative path under the output directory
+    /// (it is empty, absolute, or contains `..`).
+    #[error("record id {id:?} cannot be used as a file path under the output directory")]
+    UnsafeId {
+        /// The offending id.
+        id: String,
+    },
+    /// Writing the output failed (disk full, permission denied, ...).
+    #[error("{path}: cannot write output: {error}")]
+    Write {
+        /// The output as given (`-` for standard output).
+        path: String,
+        /// The underlying error.
+        error: io::Error,
+    },
+    /// Copying a kept file into the output directory failed.
+    #[error("cannot copy {from} to {to}: {error}")]
+    Copy {
+        /// The source file.
+        from: String,
+        /// The destination file.
+        to: String,
+        /// The underlying error.
+        error: io::Error,
+    },
+    /// Standard output was closed by the reader (e.g. `neardup ... | head`). A command
+    /// line program usually ends quietly on this one: see [`Error::is_broken_pipe`].
+    #[error("broken pipe: standard output was closed")]
+    BrokenPipe,
+}
+
+impl Error {
+    /// True if this error means the consumer of standard output went away, which a
+    /// command-line program should treat as a quiet, successful end.
+    pub fn is_broken_pipe(&self) -> bool {
+        match self {
+            Error::BrokenPipe => true,
+            Error::Write { error, .. } => error.kind() == io::ErrorKind::BrokenPipe,
+            _ => false,
+        }
+    }
+
+    /// The underlying I/O error, for the variants that have one.
+    pub fn io_error(&self) -> Option<&io::Error> {
+        match self {
+            Error::Read { error, .. }
+            | Error::Gzip { error, .. }
+            | Error::Write { error, .. }
+            | Error::Copy { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// The crate's result alias.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Displays `path` or `path:line`.
+struct At<'a>(&'a str, Option<u64>);
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.1 {
+            Some(line) => write!(f, "{}:{}", self.0, line),
+            None => f.write_str(self.0),
+        }
+    }
+}
+
+/// Displays a list of names as `"a", "b"`.
+struct Quoted<'a>(&'a [String]);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("none");
+        }
+        for (i, name) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{name:?}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_error_names_file_and_line() {
+        let e = Error::Read {
+            path: "a.jsonl".into(),
+            line: Some(7),
+            error: io::Error::other("boom"),
+        };
+        assert_eq!(e.to_string(), "a.jsonl:7: boom");
+        let e = Error::Read {
+            path: "a.jsonl".into(),
+            line: None,
+            error: io::Error::other("boom"),
+        };
+        assert_eq!(e.to_string(), "a.jsonl: boom");
+        assert!(e.io_error().is_some());
+    }
+
+    #[test]
+    fn missing_column_lists_available() {
+        let e = Error::MissingColumn {
+            path: "x.csv".into(),
+            column: "body".into(),
+            available: vec!["id".into(), "text".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"x.csv: column "body" is not in the header (available columns: "id", "text")"#
+        );
+    }
+
+    #[test]
+    fn broken_pipe_is_recognised() {
+        assert!(Error::BrokenPipe.is_broken_pipe());
+        let e = Error::Write {
+            path: "-".into(),
+            error: io::Error::from(io::ErrorKind::BrokenPipe),
+        };
+        assert!(e.is_broken_pipe());
+        let e = Error::Write {
+            path: "-".into(),
+            error: io::Error::from(io::ErrorKind::PermissionDenied),
+        };
+        assert!(!e.is_broken_pipe());
+    }
+
+    #[test]
+    fn error_is_send_and_sync() {
+        fn check<T: Send + Sync + 'static>() {}
+        check::<Error>();
+    }
+}

@@ -1,0 +1,169 @@
+//! Input formats and how they are recognised from a path or a name.
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use crate::error::Error;
+
+/// The layout of an input (and of the deduplicated output, which keeps the input's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// One JSON object per line; the text is a string field (`text` by default).
+    Jsonl,
+    /// Comma-separated values with a header row.
+    Csv,
+    /// Tab-separated values with a header row; quoting works as in CSV.
+    Tsv,
+    /// One document per line, optionally `ID<TAB>TEXT`.
+    Lines,
+    /// A directory tree; every regular file is one document.
+    Dir,
+}
+
+impl Format {
+    /// Every format, in the order the command line lists them.
+    pub const ALL: [Format; 5] = [
+        Format::Jsonl,
+        Format::Csv,
+        Format::Tsv,
+        Format::Lines,
+        Format::Dir,
+    ];
+
+    /// Guesses the format of `path`.
+    ///
+    /// An existing directory is [`Format::Dir`]. Otherwise the file name decides,
+    /// ignoring ASCII case and a trailing `.gz`: `.jsonl`, `.ndjson` and `.json` are
+    /// [`Format::Jsonl`]; `.csv` is [`Format::Csv`]; `.tsv` and `.tab` are
+    /// [`Format::Tsv`]; anything else (including `-`, standard input) is
+    /// [`Format::Lines`]. [`open`](crate::open) sniffs standard input instead.
+    ///
+    /// ```
+    /// use neardup_io::Format;
+    /// use std::path::Path;
+    ///
+    /// assert_eq!(Format::detect(Path::new("corpus.jsonl.gz")), Format::Jsonl);
+    /// assert_eq!(Format::detect(Path::new("listings.TSV")), Format::Tsv);
+    /// assert_eq!(Format::detect(Path::new("notes.txt")), Format::Lines);
+    /// ```
+    pub fn detect(path: &Path) -> Format {
+        if path.is_dir() {
+            return Format::Dir;
+        }
+        Format::from_file_name(path)
+    }
+
+    /// Like [`Format::detect`] but from the name alone, without looking at the disk.
+    pub fn from_file_name(path: &Path) -> Format {
+        let name = match path.file_name() {
+            Some(name) => name.to_string_lossy().to_ascii_lowercase(),
+            None => return Format::Lines,
+        };
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        let ext = match name.rsplit_once('.') {
+            Some((_, ext)) => ext,
+            None => return Format::Lines,
+        };
+        match ext {
+            "jsonl" | "ndjson" | "json" => Format::Jsonl,
+            "csv" => Format::Csv,
+            "tsv" | "tab" => Format::Tsv,
+            _ => Format::Lines,
+        }
+    }
+
+    /// The format's name as the command line spells it (`jsonl`, `csv`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Csv => "csv",
+            Format::Tsv => "tsv",
+            Format::Lines => "lines",
+            Format::Dir => "dir",
+        }
+    }
+
+    /// True for the formats with a header row (CSV and TSV).
+    pub fn has_header(self) -> bool {
+        matches!(self, Format::Csv | Format::Tsv)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = Error;
+
+    /// Parses `jsonl`, `csv`, `tsv`, `lines` or `dir` (ASCII case ignored; `ndjson`
+    /// and `json` are accepted for `jsonl`, `txt` and `text` for `lines`).
+    fn from_str(s: &str) -> Result<Format, Error> {
+        match s.to_ascii_lowercase().as_str() {
+            "jsonl" | "ndjson" | "json" => Ok(Format::Jsonl),
+            "csv" => Ok(Format::Csv),
+            "tsv" => Ok(Format::Tsv),
+            "lines" | "txt" | "text" => Ok(Format::Lines),
+            "dir" => Ok(Format::Dir),
+            _ => Err(Error::UnknownFormat(s.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(s: &str) -> Format {
+        Format::from_file_name(Path::new(s))
+    }
+
+    #[test]
+    fn detects_from_extension() {
+        assert_eq!(name("a.jsonl"), Format::Jsonl);
+        assert_eq!(name("a.ndjson"), Format::Jsonl);
+        assert_eq!(name("a.json"), Format::Jsonl);
+        assert_eq!(name("dir/a.csv"), Format::Csv);
+        assert_eq!(name("a.tsv"), Format::Tsv);
+        assert_eq!(name("a.tab"), Format::Tsv);
+        assert_eq!(name("a.txt"), Format::Lines);
+        assert_eq!(name("README"), Format::Lines);
+        assert_eq!(name("-"), Format::Lines);
+        assert_eq!(name(""), Format::Lines);
+    }
+
+    #[test]
+    fn strips_gz_and_ignores_case() {
+        assert_eq!(name("a.jsonl.gz"), Format::Jsonl);
+        assert_eq!(name("A.CSV.GZ"), Format::Csv);
+        assert_eq!(name("a.tsv.gz"), Format::Tsv);
+        assert_eq!(name("a.gz"), Format::Lines);
+        assert_eq!(name(".gz"), Format::Lines);
+        assert_eq!(name("a.txt.gz"), Format::Lines);
+    }
+
+    #[test]
+    fn detects_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Format::detect(dir.path()), Format::Dir);
+        let sub = dir.path().join("x.jsonl");
+        std::fs::create_dir(&sub).unwrap();
+        assert_eq!(Format::detect(&sub), Format::Dir);
+        assert_eq!(Format::detect(&dir.path().join("missing.csv")), Format::Csv);
+    }
+
+    #[test]
+    fn parses_names_and_round_trips_display() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>().unwrap(), f);
+            assert_eq!(f.to_string(), f.name());
+        }
+        assert_eq!("JSONL".parse::<Format>().unwrap(), Format::Jsonl);
+        assert_eq!("ndjson".parse::<Format>().unwrap(), Format::Jsonl);
+        let err = "parquet".parse::<Format>().unwrap_err();
+        assert!(err.to_string().contains("parquet"), "{err}");
+    }
+}

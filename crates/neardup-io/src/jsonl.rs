@@ -1,0 +1,509 @@
+//! The JSONL format: one JSON object per line.
+//!
+//! The text is the string field named by [`ReadOptions::text_field`]; the id is the field
+//! named by [`ReadOptions::id_field`] if present: a string as is, a number (or any other
+//! value) as its exact JSON source text; `null` counts as absent. Other fields are skipped
+//! without being built. If a field occurs twice, the last one counts.
+//!
+//! Each line yields one entry: a record, or a skipped record with the reason: a line that
+//! is empty or only whitespace ([`SkipReason::BlankLine`]), a line that is not one JSON
+//! object ([`SkipReason::MalformedJson`]), an object without the text field
+//! ([`SkipReason::MissingField`]) or with a text field that is not a string
+//! ([`SkipReason::FieldNotText`]). `\r\n` line ends and a UTF-8 BOM at the start of the
+//! input are accepted; invalid UTF-8 is replaced (the record is marked lossy) before the
+//! line is parsed.
+//!
+//! [`ReadOptions::text_field`]: crate::ReadOptions::text_field
+//! [`ReadOptions::id_field`]: crate::ReadOptions::id_field
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::error::Result;
+use crate::line_source::LineSource;
+use crate::record::{Entry, Record, SkipReason, Skipped};
+use crate::text::{strip_bom, strip_line_end};
+
+/// Reads records from JSONL.
+pub(crate) struct JsonlReader {
+    lines: LineSource,
+    text_field: String,
+    id_field: String,
+    buf: Vec<u8>,
+}
+
+impl JsonlReader {
+    /// Reads `lines`, taking text and id from the named fields.
+    pub(crate) fn new(lines: LineSource, text_field: &str, id_field: &str) -> JsonlReader {
+        JsonlReader {
+            lines,
+            text_field: text_field.to_string(),
+            id_field: id_field.to_string(),
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next entry, `None` at the end.
+    pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
+        let Some(location) = self.lines.next_record(&mut self.buf)? else {
+            return Ok(None);
+        };
+        let mut content = strip_line_end(&self.buf);
+        if location.line == 1 {
+            content = strip_bom(content);
+        }
+        let entry = match parse_line(content, &self.text_field, &self.id_field) {
+            Parsed::Text { id, text, lossy } => Entry::Record(Record {
+                id,
+                text,
+                raw: self.buf.clone(),
+                location,
+                lossy,
+            }),
+            Parsed::Skip { id, reason } => Entry::Skipped(Skipped {
+                location,
+                id,
+                reason,
+            }),
+        };
+        Ok(Some(entry))
+    }
+}
+
+/// What one JSONL line holds.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Parsed {
+    /// A document.
+    Text {
+        /// Its id, if the object has one.
+        id: Option<String>,
+        /// Its text.
+        text: String,
+        /// True if invalid UTF-8 was replaced.
+        lossy: bool,
+    },
+    /// Not a document.
+    Skip {
+        /// Its id, if the object has one.
+        id: Option<String>,
+        /// Why.
+        reason: SkipReason,
+    },
+}
+
+/// Parses one line (without its terminator).
+pub(crate) fn parse_line(line: &[u8], text_field: &str, id_field: &str) -> Parsed {
+    if line
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        return Parsed::Skip {
+            id: None,
+            reason: SkipReason::BlankLine,
+        };
+    }
+    let replaced;
+    let (json, lossy) = match std::str::from_utf8(line) {
+        Ok(s) => (s, false),
+        Err(_) => {
+            replaced = String::from_utf8_lossy(line).into_owned();
+            (replaced.as_str(), true)
+        }
+    };
+    let wanted = Wanted {
+        text: text_field,
+        id: id_field,
+    };
+    let mut de = serde_json::Deserializer::from_str(json);
+    let fields = match wanted
+        .deserialize(&mut de)
+        .and_then(|f| de.end().map(|()| f))
+    {
+        Ok(fields) => fields,
+        Err(e) => {
+            return Parsed::Skip {
+                id: None,
+                reason: SkipReason::MalformedJson(json_message(&e)),
+            }
+        }
+    };
+    let id = fields.id.flatten();
+    match fields.text {
+        Some(TextValue::Text(text)) => Parsed::Text { id, text, lossy },
+        Some(TextValue::NotText) => Parsed::Skip {
+            id,
+            reason: SkipReason::FieldNotText(text_field.to_string()),
+        },
+        None => Parsed::Skip {
+            id,
+            reason: SkipReason::MissingField(text_field.to_string()),
+        },
+    }
+}
+
+/// serde_json's message with the column, without its "line 1" (always 1 here).
+fn json_message(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match full.strip_suffix(&suffix) {
+        Some(msg) => format!("{msg} at column {}", e.column()),
+        None => full,
+    }
+}
+
+/// The names of the fields to pick out of an object.
+#[derive(Clone, Copy)]
+struct Wanted<'a> {
+    text: &'a str,
+    id: &'a str,
+}
+
+/// The fields picked out of an object.
+#[derive(Default)]
+struct Fields {
+    /// The text field, if present.
+    text: Option<TextValue>,
+    /// The id field if present: `Some(None)` for `null`.
+    id: Option<Option<String>>,
+}
+
+/// The value of the text field.
+enum TextValue {
+    /// A JSON string.
+    Text(String),
+    /// Any other JSON value.
+    NotText,
+}
+
+/// Which wanted field a key names.
+enum Key {
+    Text,
+    Id,
+    Both,
+    Other,
+}
+
+impl<'de> DeserializeSeed<'de> for Wanted<'_> {
+    type Value = Fields;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Fields, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Wanted<'_> {
+    type Value = Fields;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Fields, A::Error> {
+        let mut fields = Fields::default();
+        while let Some(key) = map.next_key_seed(KeySeed(self))? {
+            match key {
+                Key::Text => fields.text = Some(map.next_value()?),
+                Key::Id => fields.id = Some(id_text(map.next_value()?)),
+                Key::Both => {
+                    let raw: &RawValue = map.next_value()?;
+                    let text = serde_json::from_str::<String>(raw.get()).ok();
+                    fields.id = Some(id_text(raw));
+                    fields.text = Some(match text {
+                        Some(t) => TextValue::Text(t),
+                        None => TextValue::NotText,
+                    });
+                }
+                Key::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(fields)
+    }
+}
+
+/// An id from its raw JSON: a string unescaped, `null` as none, anything else verbatim.
+fn id_text(raw: &RawValue) -> Option<String> {
+    let json = raw.get();
+    if json.starts_with('"') {
+        serde_json::from_str::<String>(json).ok()
+    } else if json == "null" {
+        None
+    } else {
+        Some(json.to_string())
+    }
+}
+
+/// Matches an object key against the wanted names without allocating.
+struct KeySeed<'a>(Wanted<'a>);
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = Key;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Key, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed<'_> {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> std::result::Result<Key, E> {
+        Ok(match (key == self.0.text, key == self.0.id) {
+            (true, true) => Key::Both,
+            (true, false) => Key::Text,
+            (false, true) => Key::Id,
+            (false, false) => Key::Other,
+        })
+    }
+}
+
+impl<'de> de::Deserialize<'de> for TextValue {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(TextVisitor)
+    }
+}
+
+/// Takes a JSON string as text; consumes any other value and reports it as not text.
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = TextValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<TextValue, E> {
+        Ok(TextValue::Text(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<TextValue, E> {
+        Ok(TextValue::Text(v))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<TextValue, E> {
+        Ok(TextValue::NotText)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> std::result::Result<TextValue, E> {
+        Ok(TextValue::NotText)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> std::result::Result<TextValue, E> {
+        Ok(TextValue::NotText)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> std::result::Result<TextValue, E> {
+        Ok(TextValue::NotText)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<TextValue, E> {
+        Ok(TextValue::NotText)
+    }
+
+    fn visit_none<E: de::Error>(self) -> std::result::Result<TextValue, E> {
+        Ok(TextValue::NotText)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<TextValue, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(TextValue::NotText)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<TextValue, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(TextValue::NotText)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::open::{ErrorContext, Input};
+    use std::io::Cursor;
+
+    fn parse(line: &str) -> Parsed {
+        parse_line(line.as_bytes(), "text", "id")
+    }
+
+    fn text(id: Option<&str>, text: &str) -> Parsed {
+        Parsed::Text {
+            id: id.map(str::to_string),
+            text: text.to_string(),
+            lossy: false,
+        }
+    }
+
+    fn skip_reason(p: Parsed) -> SkipReason {
+        match p {
+            Parsed::Skip { reason, .. } => reason,
+            other => panic!("expected a skip, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reads_text_and_ids() {
+        assert_eq!(
+            parse(r#"{"id":"a","text":"hello"}"#),
+            text(Some("a"), "hello")
+        );
+        assert_eq!(parse(r#"{"text":"x","id":17}"#), text(Some("17"), "x"));
+        assert_eq!(parse(r#"{"text":"x","id":1.50}"#), text(Some("1.50"), "x"));
+        assert_eq!(parse(r#"{"text":"x","id":-3e2}"#), text(Some("-3e2"), "x"));
+        assert_eq!(parse(r#"{"text":"x","id":true}"#), text(Some("true"), "x"));
+        assert_eq!(
+            parse(r#"{"text":"x","id":[1,2]}"#),
+            text(Some("[1,2]"), "x")
+        );
+        assert_eq!(parse(r#"{"text":"x","id":null}"#), text(None, "x"));
+        assert_eq!(parse(r#"{"text":"x"}"#), text(None, "x"));
+        assert_eq!(
+            parse(r#"{"text":"a\"b\u00e9\n","id":"q\"1"}"#),
+            text(Some("q\"1"), "a\"bé\n")
+        );
+        assert_eq!(
+            parse(r#"{"meta":{"text":"inner"},"text":"outer","list":[{"id":9}]}"#),
+            text(None, "outer")
+        );
+        assert_eq!(parse("  {\"text\":\"t\"}  \r"), text(None, "t"));
+    }
+
+    #[test]
+    fn escaped_keys_match() {
+        assert_eq!(parse(r#"{"te\u0078t":"x"}"#), text(None, "x"));
+    }
+
+    #[test]
+    fn last_duplicate_field_wins() {
+        assert_eq!(parse(r#"{"text":"a","text":"b"}"#), text(None, "b"));
+    }
+
+    #[test]
+    fn same_field_for_text_and_id() {
+        assert_eq!(parse_line(br#"{"k":"v"}"#, "k", "k"), text(Some("v"), "v"));
+        assert_eq!(
+            skip_reason(parse_line(br#"{"k":5}"#, "k", "k")),
+            SkipReason::FieldNotText("k".into())
+        );
+    }
+
+    #[test]
+    fn skips_with_reasons() {
+        assert_eq!(skip_reason(parse("")), SkipReason::BlankLine);
+        assert_eq!(skip_reason(parse(" \t\r")), SkipReason::BlankLine);
+        assert_eq!(
+            skip_reason(parse(r#"{"id":3}"#)),
+            SkipReason::MissingField("text".into())
+        );
+        for v in ["1", "null", "[\"a\"]", "{\"a\":\"b\"}", "true"] {
+            let line = format!(r#"{{"id":"x","text":{v}}}"#);
+            match parse(&line) {
+                Parsed::Skip { id, reason } => {
+                    assert_eq!(id.as_deref(), Some("x"));
+                    assert_eq!(reason, SkipReason::FieldNotText("text".into()));
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+        for bad in [
+            "{",
+            "not json",
+            "[1,2]",
+            "\"text\"",
+            r#"{"text":"a"} x"#,
+            "{\"text\":\"\\ud800\"}",
+        ] {
+            match skip_reason(parse(bad)) {
+                SkipReason::MalformedJson(msg) => {
+                    assert!(!msg.is_empty());
+                    assert!(!msg.contains("line 1"), "{msg}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn non_object_message_is_helpful() {
+        match skip_reason(parse("[1]")) {
+            SkipReason::MalformedJson(msg) => assert!(msg.contains("JSON object"), "{msg}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_and_flagged() {
+        let p = parse_line(b"{\"text\":\"caf\xE9\"}", "text", "id");
+        assert_eq!(
+            p,
+            Parsed::Text {
+                id: None,
+                text: "caf\u{FFFD}".into(),
+                lossy: true
+            }
+        );
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow() {
+        let deep = format!("{{\"x\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        // Valid JSON: skipped over without recursion, so only the text is missing.
+        assert_eq!(
+            skip_reason(parse(&deep)),
+            SkipReason::MissingField("text".into())
+        );
+        let deep_text = format!(
+            "{{\"text\":{}{}}}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert_eq!(
+            skip_reason(parse(&deep_text)),
+            SkipReason::FieldNotText("text".into())
+        );
+        let unbalanced = format!("{{\"text\":{}", "[".repeat(100_000));
+        assert!(matches!(
+            skip_reason(parse(&unbalanced)),
+            SkipReason::MalformedJson(_)
+        ));
+    }
+
+    #[test]
+    fn reader_yields_one_entry_per_line() {
+        let data = b"\xEF\xBB\xBF{\"text\":\"a\"}\r\n\n{bad\n{\"text\":\"b\",\"id\":2}";
+        let mut r = JsonlReader::new(
+            LineSource::new(Input {
+                reader: Box::new(Cursor::new(data.to_vec())),
+                ctx: ErrorContext {
+                    source: "d.jsonl".into(),
+                    gzip: false,
+                },
+            }),
+            "text",
+            "id",
+        );
+        let mut entries = Vec::new();
+        while let Some(e) = r.next_entry().unwrap() {
+            entries.push(e);
+        }
+        assert_eq!(entries.len(), 4);
+        let first = entries[0].record().unwrap();
+        assert_eq!(first.text, "a");
+        assert_eq!(first.raw, b"\xEF\xBB\xBF{\"text\":\"a\"}\r\n");
+        assert!(matches!(&entries[1], Entry::Skipped(s) if s.reason == SkipReason::BlankLine));
+        assert!(
+            matches!(&entries[2], Entry::Skipped(s) if s.reason.code() == "malformed_json" && s.location.line == 3)
+        );
+        let last = entries[3].record().unwrap();
+        assert_eq!(last.id.as_deref(), Some("2"));
+        assert_eq!(last.raw, b"{\"text\":\"b\",\"id\":2}");
+        assert_eq!(last.location.record, 4);
+    }
+}

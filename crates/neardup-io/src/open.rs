@@ -1,0 +1,243 @@
+//! Opening an input as a byte stream: a file, a `.gz` file, or standard input.
+//!
+//! Files whose name ends in `.gz` (any case) are decompressed with a multi-member gzip
+//! decoder. Standard input is decompressed when it starts with the gzip magic bytes
+//! (`1f 8b`), since it has no name to go by.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::path::Path;
+
+use flate2::bufread::MultiGzDecoder;
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+
+/// Buffer size for reading files and decompressed streams.
+const BUF_SIZE: usize = 64 * 1024;
+
+/// An opened input: its bytes, decompressed, and what to call it in messages.
+pub(crate) struct Input {
+    /// The (decompressed) bytes.
+    pub(crate) reader: Box<dyn BufRead + Send>,
+    /// The context for error messages.
+    pub(crate) ctx: ErrorContext,
+}
+
+/// What an input is called in errors, and whether its errors may come from gzip.
+#[derive(Debug, Clone)]
+pub(crate) struct ErrorContext {
+    /// The path as given, or `-`.
+    pub(crate) source: String,
+    /// True if the stream goes through the gzip decoder.
+    pub(crate) gzip: bool,
+}
+
+impl ErrorContext {
+    /// Turns a read error at `line` into the crate's error, telling a broken gzip
+    /// stream from other read errors.
+    pub(crate) fn read_error(&self, line: Option<u64>, error: io::Error) -> Error {
+        let from_decoder = matches!(
+            error.kind(),
+            io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
+        );
+        if self.gzip && from_decoder {
+            Error::Gzip {
+                path: self.source.clone(),
+                line,
+                error,
+            }
+        } else {
+            Error::Read {
+                path: self.source.clone(),
+                line,
+                error,
+            }
+        }
+    }
+}
+
+/// True if the file name ends in `.gz`, ignoring ASCII case.
+pub(crate) fn is_gzip_name(path: &Path) -> bool {
+    path.file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase().ends_with(".gz"))
+        .unwrap_or(false)
+}
+
+/// Opens the file at `path`, decompressing it if its name ends in `.gz`.
+pub(crate) fn open_file(path: &Path) -> Result<Input> {
+    let ctx = ErrorContext {
+        source: path.display().to_string(),
+        gzip: is_gzip_name(path),
+    };
+    let file = File::open(path).map_err(|e| Error::Read {
+        path: ctx.source.clone(),
+        line: None,
+        error: e,
+    })?;
+    let buffered = BufReader::with_capacity(BUF_SIZE, file);
+    let reader: Box<dyn BufRead + Send> = if ctx.gzip {
+        Box::new(BufReader::with_capacity(
+            BUF_SIZE,
+            MultiGzDecoder::new(buffered),
+        ))
+    } else {
+        Box::new(buffered)
+    };
+    Ok(Input { reader, ctx })
+}
+
+/// Opens standard input, decompressing it if it starts with the gzip magic bytes.
+pub(crate) fn open_stdin() -> Result<Input> {
+    let stdin = BufReader::with_capacity(BUF_SIZE, io::stdin());
+    open_stream(Box::new(stdin), "-")
+}
+
+/// Opens any byte stream the way standard input is opened (gzip sniffed by content).
+pub(crate) fn open_stream(reader: Box<dyn BufRead + Send>, source: &str) -> Result<Input> {
+    let mut ctx = ErrorContext {
+        source: source.to_string(),
+        gzip: false,
+    };
+    let (reader, prefix) =
+        peek_until(reader, |p| p.len() >= 2).map_err(|e| ctx.read_error(None, e))?;
+    let reader: Box<dyn BufRead + Send> = if prefix.starts_with(&[0x1f, 0x8b]) {
+        ctx.gzip = true;
+        Box::new(BufReader::with_capacity(
+            BUF_SIZE,
+            MultiGzDecoder::new(reader),
+        ))
+    } else {
+        reader
+    };
+    Ok(Input { reader, ctx })
+}
+
+impl Input {
+    /// Guesses the format from the content: JSONL if the first byte that is not ASCII
+    /// whitespace is `{`, lines otherwise (an empty stream is lines too).
+    pub(crate) fn sniff_format(self) -> Result<(Input, Format)> {
+        let Input { reader, ctx } = self;
+        let (reader, prefix) = peek_until(reader, |p| p.iter().any(|b| !b.is_ascii_whitespace()))
+            .map_err(|e| ctx.read_error(Some(1), e))?;
+        let format = match prefix.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') => Format::Jsonl,
+            _ => Format::Lines,
+        };
+        Ok((Input { reader, ctx }, format))
+    }
+}
+
+/// Reads from `reader` until `enough` holds for the bytes read so far (or the stream
+/// ends), and returns a reader that still yields every byte, plus those bytes.
+fn peek_until(
+    mut reader: Box<dyn BufRead + Send>,
+    enough: impl Fn(&[u8]) -> bool,
+) -> io::Result<(Box<dyn BufRead + Send>, Vec<u8>)> {
+    let mut prefix = Vec::new();
+    while !enough(&prefix) {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            break;
+        }
+        let n = buf.len();
+        prefix.extend_from_slice(buf);
+        reader.consume(n);
+    }
+    if prefix.is_empty() {
+        return Ok((reader, prefix));
+    }
+    let chained = Cursor::new(prefix.clone()).chain(reader);
+    Ok((Box::new(chained), prefix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn stream(bytes: &[u8]) -> Box<dyn BufRead + Send> {
+        Box::new(Cursor::new(bytes.to_vec()))
+    }
+
+    fn read_all(mut input: Input) -> Vec<u8> {
+        let mut out = Vec::new();
+        input.reader.read_to_end(&mut out).unwrap();
+        out
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(bytes).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn plain_stream_is_passed_through() {
+        let input = open_stream(stream(b"hello\nworld\n"), "-").unwrap();
+        assert!(!input.ctx.gzip);
+        assert_eq!(read_all(input), b"hello\nworld\n");
+        let input = open_stream(stream(b""), "-").unwrap();
+        assert_eq!(read_all(input), b"");
+        let input = open_stream(stream(b"x"), "-").unwrap();
+        assert_eq!(read_all(input), b"x");
+    }
+
+    #[test]
+    fn gzip_stream_is_sniffed_and_decompressed() {
+        let input = open_stream(stream(&gzip(b"{\"text\":\"a\"}\n")), "-").unwrap();
+        assert!(input.ctx.gzip);
+        assert_eq!(read_all(input), b"{\"text\":\"a\"}\n");
+    }
+
+    #[test]
+    fn sniffs_jsonl_after_whitespace_and_keeps_bytes() {
+        let input = open_stream(stream(b"  \n\t{\"text\":1}\n"), "-").unwrap();
+        let (input, format) = input.sniff_format().unwrap();
+        assert_eq!(format, Format::Jsonl);
+        assert_eq!(read_all(input), b"  \n\t{\"text\":1}\n");
+
+        let (input, format) = open_stream(stream(b"plain text\n"), "-")
+            .unwrap()
+            .sniff_format()
+            .unwrap();
+        assert_eq!(format, Format::Lines);
+        assert_eq!(read_all(input), b"plain text\n");
+
+        let (_, format) = open_stream(stream(b""), "-")
+            .unwrap()
+            .sniff_format()
+            .unwrap();
+        assert_eq!(format, Format::Lines);
+    }
+
+    #[test]
+    fn gzip_errors_are_classified() {
+        let ctx = ErrorContext {
+            source: "x.gz".into(),
+            gzip: true,
+        };
+        let e = ctx.read_error(Some(3), io::Error::from(io::ErrorKind::UnexpectedEof));
+        assert!(matches!(e, Error::Gzip { line: Some(3), .. }), "{e:?}");
+        let e = ctx.read_error(None, io::Error::from(io::ErrorKind::PermissionDenied));
+        assert!(matches!(e, Error::Read { .. }), "{e:?}");
+        let plain = ErrorContext {
+            source: "x".into(),
+            gzip: false,
+        };
+        let e = plain.read_error(None, io::Error::from(io::ErrorKind::InvalidData));
+        assert!(matches!(e, Error::Read { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn gz_names() {
+        assert!(is_gzip_name(Path::new("a.jsonl.gz")));
+        assert!(is_gzip_name(Path::new("A.GZ")));
+        assert!(!is_gzip_name(Path::new("a.jsonl")));
+        assert!(!is_gzip_name(Path::new("-")));
+    }
+}

@@ -1,0 +1,116 @@
+//! How to read an input: its format and where the id and text are.
+
+use crate::format::Format;
+
+/// Options for [`open`](crate::open). Every field has a default; set fields directly
+/// or chain the `with_*` methods.
+///
+/// ```
+/// use neardup_io::{Format, ReadOptions};
+///
+/// let opts = ReadOptions::default()
+///     .with_format(Format::Tsv)
+///     .with_text_columns(["Title", "Short Description"])
+///     .with_id_column("id");
+/// assert_eq!(opts.text_field, "text");
+/// assert_eq!(opts.text_columns, ["Title", "Short Description"]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// The input's format; `None` guesses it (see [`Format::detect`], and
+    /// [`open`](crate::open) for standard input). Default `None`.
+    pub format: Option<Format>,
+    /// JSONL: the field holding the text, which must be a JSON string. Default `"text"`.
+    pub text_field: String,
+    /// JSONL: the field holding the id, if present (a string, or a number kept as its
+    /// source text). Default `"id"`.
+    pub id_field: String,
+    /// CSV/TSV: the columns whose values, joined with a single space, make the text.
+    /// Each must be in the header. Default `["text"]`.
+    pub text_columns: Vec<String>,
+    /// CSV/TSV: the column holding the id; `None` leaves records unnamed. Default `None`.
+    pub id_column: Option<String>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: None,
+            text_field: "text".to_string(),
+            id_field: "id".to_string(),
+            text_columns: vec!["text".to_string()],
+            id_column: None,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// The defaults (same as [`ReadOptions::default`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the format instead of guessing it.
+    pub fn with_format(mut self, format: Format) -> Self {
+        self.format = Some(format);
+        self
+    }
+
+    /// Sets the JSONL text field.
+    pub fn with_text_field(mut self, field: impl Into<String>) -> Self {
+        self.text_field = field.into();
+        self
+    }
+
+    /// Sets the JSONL id field.
+    pub fn with_id_field(mut self, field: impl Into<String>) -> Self {
+        self.id_field = field.into();
+        self
+    }
+
+    /// Sets the CSV/TSV text columns.
+    pub fn with_text_columns<I, S>(mut self, columns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.text_columns = columns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the CSV/TSV id column.
+    pub fn with_id_column(mut self, column: impl Into<String>) -> Self {
+        self.id_column = Some(column.into());
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_documentation() {
+        let o = ReadOptions::new();
+        assert_eq!(o.format, None);
+        assert_eq!(o.text_field, "text");
+        assert_eq!(o.id_field, "id");
+        assert_eq!(o.text_columns, vec!["text".to_string()]);
+        assert_eq!(o.id_column, None);
+    }
+
+    #[test]
+    fn builder_sets_fields() {
+        let o = ReadOptions::new()
+            .with_format(Format::Jsonl)
+            .with_text_field("body")
+            .with_id_field("key")
+            .with_text_columns(vec!["a".to_string()])
+            .with_id_column("k");
+        assert_eq!(o.format, Some(Format::Jsonl));
+        assert_eq!(o.text_field, "body");
+        assert_eq!(o.id_field, "key");
+        assert_eq!(o.text_columns, ["a"]);
+        assert_eq!(o.id_column.as_deref(), Some("k"));
+    }
+}

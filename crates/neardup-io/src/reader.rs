@@ -1,0 +1,279 @@
+//! [`open`] and the [`Reader`] it returns: one iterator over every format.
+
+use std::fs;
+use std::path::Path;
+
+use crate::delimited::DelimitedReader;
+use crate::dir::DirReader;
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::jsonl::JsonlReader;
+use crate::line_source::LineSource;
+use crate::lines::LinesReader;
+use crate::open::{open_file, open_stdin, Input};
+use crate::options::ReadOptions;
+use crate::record::Entry;
+
+/// Opens `input` for reading documents; `-` is standard input.
+///
+/// The format is `opts.format`, or else guessed: for a path by [`Format::detect`] (a
+/// directory is [`Format::Dir`], otherwise the extension decides); for standard input by
+/// its content: JSONL if the first byte that is not whitespace is `{`, lines otherwise.
+/// A file whose name ends in `.gz` is decompressed, and so is standard input that starts
+/// with the gzip magic bytes.
+///
+/// For CSV/TSV the header is read here, so a column of `opts` that the header lacks is
+/// reported at once ([`Error::MissingColumn`]), and [`Reader::header_raw`] is ready.
+///
+/// # Errors
+///
+/// [`Error::Read`] if the input cannot be opened or read, [`Error::Gzip`] if its gzip
+/// stream is broken, [`Error::NotADirectory`] / [`Error::IsADirectory`] if the format and
+/// the kind of input disagree, [`Error::MissingColumn`] and [`Error::InvalidOptions`] for
+/// CSV/TSV columns that cannot be read.
+pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
+    let source = input.display().to_string();
+    if input == Path::new("-") {
+        if opts.format == Some(Format::Dir) {
+            return Err(Error::NotADirectory { path: source });
+        }
+        let stdin = open_stdin()?;
+        return match opts.format {
+            Some(format) => Reader::from_input(stdin, format, opts),
+            None => {
+                let (stdin, format) = stdin.sniff_format()?;
+                Reader::from_input(stdin, format, opts)
+            }
+        };
+    }
+    let meta = fs::metadata(input).map_err(|error| Error::Read {
+        path: source.clone(),
+        line: None,
+        error,
+    })?;
+    let format = match opts.format {
+        Some(format) => format,
+        None if meta.is_dir() => Format::Dir,
+        None => Format::from_file_name(input),
+    };
+    match (format, meta.is_dir()) {
+        (Format::Dir, true) => Ok(Reader {
+            inner: Inner::Dir(DirReader::new(input)),
+            format,
+            source,
+            failed: false,
+        }),
+        (Format::Dir, false) => Err(Error::NotADirectory { path: source }),
+        (_, true) => Err(Error::IsADirectory { path: source }),
+        (_, false) => Reader::from_input(open_file(input)?, format, opts),
+    }
+}
+
+/// Streams the entries of one input: `Ok(Entry)` for every record (a document or a
+/// skipped record), then `None`. A hard error is an `Err` naming the input (and line,
+/// where it applies), after which the iterator ends.
+///
+/// ```
+/// use neardup_io::{open, Entry, ReadOptions};
+/// use std::io::Write;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut file = tempfile::Builder::new().suffix(".csv").tempfile()?;
+/// file.write_all(b"id,text\n1,\"hello,\nworld\"\n")?;
+/// let mut reader = open(file.path(), &ReadOptions::default().with_id_column("id"))?;
+/// assert_eq!(reader.header_raw(), Some(&b"id,text\n"[..]));
+/// let record = reader.next().unwrap()?.into_record().unwrap();
+/// assert_eq!(record.text, "hello,\nworld");
+/// assert_eq!(record.raw, b"1,\"hello,\nworld\"\n");
+/// assert!(reader.next().is_none());
+/// # Ok(())
+/// # }
+/// ```
+pub struct Reader {
+    inner: Inner,
+    format: Format,
+    source: String,
+    failed: bool,
+}
+
+/// The format-specific reader.
+enum Inner {
+    Jsonl(JsonlReader),
+    Lines(LinesReader),
+    Delimited(Box<DelimitedReader>),
+    Dir(DirReader),
+}
+
+impl Reader {
+    fn from_input(input: Input, format: Format, opts: &ReadOptions) -> Result<Reader> {
+        let source = input.ctx.source.clone();
+        let inner = match format {
+            Format::Jsonl => Inner::Jsonl(JsonlReader::new(
+                LineSource::new(input),
+                &opts.text_field,
+                &opts.id_field,
+            )),
+            Format::Lines => Inner::Lines(LinesReader::new(LineSource::new(input))),
+            Format::Csv => Inner::Delimited(Box::new(DelimitedReader::new(input, b',', opts)?)),
+            Format::Tsv => Inner::Delimited(Box::new(DelimitedReader::new(input, b'\t', opts)?)),
+            Format::Dir => return Err(Error::NotADirectory { path: source }),
+        };
+        Ok(Reader {
+            inner,
+            format,
+            source,
+            failed: false,
+        })
+    }
+
+    /// Reads documents from any byte stream, as if it were standard input named
+    /// `source`: decompressed if it starts with the gzip magic bytes, and its format
+    /// sniffed if `opts.format` is `None`. Useful for tests and for embedding.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`], except that [`Format::Dir`] is always [`Error::NotADirectory`].
+    pub fn from_reader(
+        reader: impl std::io::Read + Send + 'static,
+        source: &str,
+        opts: &ReadOptions,
+    ) -> Result<Reader> {
+        let buffered = Box::new(std::io::BufReader::new(reader));
+        let input = crate::open::open_stream(buffered, source)?;
+        match opts.format {
+            Some(format) => Reader::from_input(input, format, opts),
+            None => {
+                let (input, format) = input.sniff_format()?;
+                Reader::from_input(input, format, opts)
+            }
+        }
+    }
+
+    /// The format being read.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The input as given (`-` for standard input).
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The exact bytes of the CSV/TSV header line (with any BOM and its line end), for
+    /// writing it back; `None` for other formats and for an empty CSV/TSV input.
+    pub fn header_raw(&self) -> Option<&[u8]> {
+        match &self.inner {
+            Inner::Delimited(r) => r.header_raw(),
+            _ => None,
+        }
+    }
+
+    /// The CSV/TSV column names (BOM removed); empty for other formats.
+    pub fn columns(&self) -> &[String] {
+        match &self.inner {
+            Inner::Delimited(r) => r.columns(),
+            _ => &[],
+        }
+    }
+}
+
+impl Iterator for Reader {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Result<Entry>> {
+        if self.failed {
+            return None;
+        }
+        let next = match &mut self.inner {
+            Inner::Jsonl(r) => r.next_entry(),
+            Inner::Lines(r) => r.next_entry(),
+            Inner::Delimited(r) => r.next_entry(),
+            Inner::Dir(r) => r.next_entry(),
+        };
+        match next {
+            Ok(entry) => entry.map(Ok),
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl std::iter::FusedIterator for Reader {}
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("format", &self.format)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    #[test]
+    fn reader_is_send() {
+        fn check<T: Send>() {}
+        check::<Reader>();
+    }
+
+    #[test]
+    fn from_reader_sniffs_and_reads() {
+        let data = b"\n{\"text\":\"a\",\"id\":1}\n";
+        let r =
+            Reader::from_reader(Cursor::new(data.to_vec()), "-", &ReadOptions::default()).unwrap();
+        assert_eq!(r.format(), Format::Jsonl);
+        assert_eq!(r.source(), "-");
+        let entries: Vec<Entry> = r.map(|e| e.unwrap()).collect();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1].id(), Some("1"));
+
+        let r = Reader::from_reader(
+            Cursor::new(b"x\ty\n".to_vec()),
+            "-",
+            &ReadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(r.format(), Format::Lines);
+        assert_eq!(r.count(), 1);
+    }
+
+    #[test]
+    fn format_and_input_kind_must_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = open(
+            dir.path(),
+            &ReadOptions::default().with_format(Format::Jsonl),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::IsADirectory { .. }), "{err:?}");
+        let file = dir.path().join("a.txt");
+        fs::write(&file, "x\n").unwrap();
+        let err = open(&file, &ReadOptions::default().with_format(Format::Dir)).unwrap_err();
+        assert!(matches!(err, Error::NotADirectory { .. }), "{err:?}");
+        let r = open(dir.path(), &ReadOptions::default()).unwrap();
+        assert_eq!(r.format(), Format::Dir);
+        let err = Reader::from_reader(
+            Cursor::new(Vec::new()),
+            "-",
+            &ReadOptions::default().with_format(Format::Dir),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::NotADirectory { .. }));
+    }
+
+    #[test]
+    fn missing_file_is_a_read_error_naming_it() {
+        let err = open(Path::new("/nonexistent/x.jsonl"), &ReadOptions::default()).unwrap_err();
+        assert!(matches!(err, Error::Read { .. }));
+        assert!(
+            err.to_string().starts_with("/nonexistent/x.jsonl: "),
+            "{err}"
+        );
+    }
+}

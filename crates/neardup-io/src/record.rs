@@ -1,0 +1,249 @@
+//! What a reader yields: records, skipped records, and where each came from.
+
+use std::fmt;
+
+/// One document read from an input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The user's id: the JSON id field (a string as is, a number as its source text),
+    /// the CSV/TSV id column, the `ID` of an `ID<TAB>TEXT` line, or the path relative
+    /// to the directory for a file in a tree. `None` means the input has none and the
+    /// caller numbers the record (e.g. by [`Location::record`]). An empty id is kept
+    /// as `Some("")`.
+    pub id: Option<String>,
+    /// The document text, decoded lossily if its bytes were not valid UTF-8 (see
+    /// [`Record::lossy`]). May be empty: deciding what to do with empty documents is
+    /// the caller's job.
+    pub text: String,
+    /// The record's exact bytes in the (decompressed) source, including its line
+    /// terminator if it has one (JSONL, lines, CSV/TSV; a CSV record with quoted
+    /// newlines spans several lines). Empty for a file of a directory tree, which is
+    /// copied by path instead.
+    pub raw: Vec<u8>,
+    /// Where the record is.
+    pub location: Location,
+    /// True if invalid UTF-8 in the text or id was replaced by U+FFFD.
+    pub lossy: bool,
+}
+
+/// Where a record (or skipped record) is in its input.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Location {
+    /// The input as given, or `-` for standard input; for a file of a directory tree,
+    /// the file's full path (the directory as given joined with the relative path).
+    pub source: String,
+    /// The 1-based line of the record's first line in the (decompressed) source, counting
+    /// `\n` line ends; 1 for a file of a directory tree.
+    pub line: u64,
+    /// The 1-based number of the entry within its source: every record and every
+    /// skipped record counts, a CSV/TSV header does not.
+    pub record: u64,
+}
+
+impl fmt::Display for Location {
+    /// `source:line` (a file of a directory tree is line 1).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.source, self.line)
+    }
+}
+
+/// One item of a reader: every record of the input yields exactly one entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A document to deduplicate.
+    Record(Record),
+    /// A record that cannot be a document, with the reason.
+    Skipped(Skipped),
+}
+
+impl Entry {
+    /// Where the entry is in its input.
+    pub fn location(&self) -> &Location {
+        match self {
+            Entry::Record(r) => &r.location,
+            Entry::Skipped(s) => &s.location,
+        }
+    }
+
+    /// The user's id, if the input gave one.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Entry::Record(r) => r.id.as_deref(),
+            Entry::Skipped(s) => s.id.as_deref(),
+        }
+    }
+
+    /// The record, if the entry is one.
+    pub fn record(&self) -> Option<&Record> {
+        match self {
+            Entry::Record(r) => Some(r),
+            Entry::Skipped(_) => None,
+        }
+    }
+
+    /// The record, if the entry is one, by value.
+    pub fn into_record(self) -> Option<Record> {
+        match self {
+            Entry::Record(r) => Some(r),
+            Entry::Skipped(_) => None,
+        }
+    }
+}
+
+/// A record of the input that is not a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Where it is.
+    pub location: Location,
+    /// Its id, when the reader could still find one (e.g. a JSON line with an id but no
+    /// text, a file of a directory tree).
+    pub id: Option<String>,
+    /// Why it is not a document.
+    pub reason: SkipReason,
+}
+
+/// Why a record was skipped. [`SkipReason::code`] gives a stable machine-readable name;
+/// `Display` gives a short human-readable reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// The JSONL line is not a JSON object; holds the parser's message.
+    MalformedJson(String),
+    /// The JSON object has no text field; holds the field's name.
+    MissingField(String),
+    /// The JSON text field is not a string (a number, null, an array, ...); holds the
+    /// field's name.
+    FieldNotText(String),
+    /// The CSV/TSV row has fewer fields than the columns it is read from need.
+    MissingColumns {
+        /// The number of fields in the header.
+        expected: usize,
+        /// The number of fields in the row.
+        found: usize,
+    },
+    /// The file of a directory tree has a NUL byte in its first 8 KiB.
+    Binary,
+    /// The JSONL or CSV/TSV line is empty or only whitespace (JSONL) or only a line end
+    /// (CSV/TSV). Blank lines of the lines format are records with empty text instead.
+    BlankLine,
+    /// The file of a directory tree (or a directory inside it) could not be read; holds
+    /// the I/O error's message.
+    Unreadable(String),
+}
+
+impl SkipReason {
+    /// A stable snake_case name for reports: `malformed_json`, `missing_field`,
+    /// `field_not_text`, `missing_columns`, `binary`, `blank_line`, `unreadable`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SkipReason::MalformedJson(_) => "malformed_json",
+            SkipReason::MissingField(_) => "missing_field",
+            SkipReason::FieldNotText(_) => "field_not_text",
+            SkipReason::MissingColumns { .. } => "missing_columns",
+            SkipReason::Binary => "binary",
+            SkipReason::BlankLine => "blank_line",
+            SkipReason::Unreadable(_) => "unreadable",
+        }
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::MalformedJson(msg) => write!(f, "malformed JSON: {msg}"),
+            SkipReason::MissingField(field) => write!(f, "no {field:?} field"),
+            SkipReason::FieldNotText(field) => write!(f, "field {field:?} is not a string"),
+            SkipReason::MissingColumns { expected, found } => {
+                write!(f, "row has {found} fields, header has {expected}")
+            }
+            SkipReason::Binary => f.write_str("binary file (NUL byte in the first 8 KiB)"),
+            SkipReason::BlankLine => f.write_str("blank line"),
+            SkipReason::Unreadable(msg) => write!(f, "unreadable: {msg}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_stable_and_distinct() {
+        let all = [
+            SkipReason::MalformedJson("x".into()),
+            SkipReason::MissingField("text".into()),
+            SkipReason::FieldNotText("text".into()),
+            SkipReason::MissingColumns {
+                expected: 3,
+                found: 1,
+            },
+            SkipReason::Binary,
+            SkipReason::BlankLine,
+            SkipReason::Unreadable("denied".into()),
+        ];
+        let codes: Vec<&str> = all.iter().map(SkipReason::code).collect();
+        assert_eq!(
+            codes,
+            [
+                "malformed_json",
+                "missing_field",
+                "field_not_text",
+                "missing_columns",
+                "binary",
+                "blank_line",
+                "unreadable"
+            ]
+        );
+        for reason in &all {
+            assert!(!reason.to_string().is_empty());
+        }
+    }
+
+    #[test]
+    fn display_is_readable() {
+        assert_eq!(
+            SkipReason::MissingField("body".into()).to_string(),
+            r#"no "body" field"#
+        );
+        assert_eq!(
+            SkipReason::MissingColumns {
+                expected: 4,
+                found: 2
+            }
+            .to_string(),
+            "row has 2 fields, header has 4"
+        );
+        let loc = Location {
+            source: "a.jsonl".into(),
+            line: 3,
+            record: 3,
+        };
+        assert_eq!(loc.to_string(), "a.jsonl:3");
+    }
+
+    #[test]
+    fn entry_accessors() {
+        let loc = Location {
+            source: "s".into(),
+            line: 1,
+            record: 1,
+        };
+        let skipped = Entry::Skipped(Skipped {
+            location: loc.clone(),
+            id: Some("7".into()),
+            reason: SkipReason::BlankLine,
+        });
+        assert_eq!(skipped.id(), Some("7"));
+        assert!(skipped.record().is_none());
+        assert_eq!(skipped.location(), &loc);
+        let record = Entry::Record(Record {
+            id: None,
+            text: "t".into(),
+            raw: b"t\n".to_vec(),
+            location: loc,
+            lossy: false,
+        });
+        assert_eq!(record.id(), None);
+        assert_eq!(record.into_record().unwrap().text, "t");
+    }
+}

@@ -1,0 +1,545 @@
+//! Reading the fixtures in `testdata/io/` and writing them back; properties over
+//! arbitrary bytes in `read_write/properties.rs`; real standard input and output in
+//! `read_write/stdio.rs`.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use neardup_io::{
+    open, same_file, DedupWriter, Entry, Error, Format, ReadOptions, Reader, Record, SkipReason,
+};
+
+// ---------------------------------------------------------------- harness
+
+/// The path of a fixture.
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/io")
+        .join(name)
+}
+
+/// Every entry of `path`, panicking on a hard error.
+fn entries(path: &Path, opts: &ReadOptions) -> Vec<Entry> {
+    open(path, opts)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()))
+        .map(|e| e.unwrap_or_else(|e| panic!("read {}: {e}", path.display())))
+        .collect()
+}
+
+fn records(entries: &[Entry]) -> Vec<&Record> {
+    entries.iter().filter_map(Entry::record).collect()
+}
+
+/// A short, comparable description of each entry: (line, record number, id, kind).
+fn summary(entries: &[Entry]) -> Vec<(u64, u64, Option<&str>, &'static str)> {
+    entries
+        .iter()
+        .map(|e| {
+            let kind = match e {
+                Entry::Record(_) => "record",
+                Entry::Skipped(s) => s.reason.code(),
+            };
+            (e.location().line, e.location().record, e.id(), kind)
+        })
+        .collect()
+}
+
+/// Reads `path` and writes every record back with a `DedupWriter`; returns the output.
+fn round_trip(path: &Path, opts: &ReadOptions) -> Vec<u8> {
+    let reader = open(path, opts).unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out");
+    let mut writer = DedupWriter::create(Some(&out), reader.format(), reader.header_raw()).unwrap();
+    for entry in reader {
+        match entry.unwrap() {
+            Entry::Record(r) => writer.write(&r).unwrap(),
+            Entry::Skipped(s) => panic!("{}: unexpected skip {s:?}", path.display()),
+        }
+    }
+    writer.finish().unwrap();
+    fs::read(&out).unwrap()
+}
+
+fn tsv_opts() -> ReadOptions {
+    ReadOptions::default()
+        .with_text_columns(["Title", "Short Description"])
+        .with_id_column("id")
+}
+
+fn csv_opts() -> ReadOptions {
+    ReadOptions::default()
+        .with_text_columns(["title", "description"])
+        .with_id_column("id")
+}
+
+/// The source's physical lines (split after each `\n`).
+fn physical_lines(bytes: &[u8]) -> Vec<&[u8]> {
+    bytes.split_inclusive(|&b| b == b'\n').collect()
+}
+
+// ---------------------------------------------------------------- JSONL
+
+#[test]
+fn jsonl_fixture_yields_one_entry_per_line() {
+    let path = fixture("docs.jsonl");
+    let es = entries(&path, &ReadOptions::default());
+    let source = fs::read(&path).unwrap();
+    assert_eq!(es.len(), physical_lines(&source).len());
+    assert_eq!(
+        summary(&es),
+        [
+            (1, 1, Some("1"), "record"),
+            (2, 2, Some("doc-2"), "record"),
+            (3, 3, None, "record"),
+            (4, 4, None, "malformed_json"),
+            (5, 5, Some("5"), "missing_field"),
+            (6, 6, Some("6"), "field_not_text"),
+            (7, 7, None, "blank_line"),
+            (8, 8, Some("8.50"), "record"),
+            (9, 9, Some("9"), "record"),
+        ]
+    );
+    let rs = records(&es);
+    assert_eq!(rs[0].text, "The quick brown fox jumps over the lazy dog");
+    assert_eq!(rs[3].text, "crlf line");
+    assert_eq!(rs[4].text, "café é \"quoted\"");
+    // Each record's raw is exactly its source line, terminator included.
+    let lines = physical_lines(&source);
+    for r in &rs {
+        assert_eq!(r.raw, lines[r.location.line as usize - 1]);
+        assert_eq!(r.location.source, path.display().to_string());
+        assert!(!r.lossy);
+    }
+    assert!(rs[3].raw.ends_with(b"\r\n"));
+    match &es[3] {
+        Entry::Skipped(s) => match &s.reason {
+            SkipReason::MalformedJson(msg) => assert!(msg.contains("column"), "{msg}"),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn jsonl_custom_fields() {
+    let es = entries(
+        &fixture("docs.jsonl"),
+        &ReadOptions::default()
+            .with_text_field("title")
+            .with_id_field("nope"),
+    );
+    let kinds: Vec<_> = summary(&es).into_iter().map(|s| s.3).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "record").count(), 1);
+    let r = records(&es)[0];
+    assert_eq!(r.text, "missing text field");
+    assert_eq!(r.id, None);
+}
+
+#[test]
+fn clean_jsonl_round_trips() {
+    let path = fixture("clean.jsonl");
+    assert_eq!(
+        round_trip(&path, &ReadOptions::default()),
+        fs::read(&path).unwrap()
+    );
+    let es = entries(&path, &ReadOptions::default());
+    let rs = records(&es);
+    assert_eq!(rs[0].text, "first, after a BOM");
+    assert_eq!(rs[2].text, "", "empty documents are records");
+    assert_eq!(
+        rs[3].raw,
+        b"{\"id\": 4, \"text\": \"last, no final newline\"}"
+    );
+}
+
+// ---------------------------------------------------------------- gzip
+
+#[test]
+fn gzip_reads_like_the_plain_file() {
+    let plain = entries(&fixture("docs.jsonl"), &ReadOptions::default());
+    let gz_path = fixture("docs.jsonl.gz");
+    let reader = open(&gz_path, &ReadOptions::default()).unwrap();
+    assert_eq!(
+        reader.format(),
+        Format::Jsonl,
+        "format detected through .gz"
+    );
+    let gz: Vec<Entry> = reader.map(Result::unwrap).collect();
+    assert_eq!(summary(&plain), summary(&gz));
+    for (p, g) in records(&plain).iter().zip(records(&gz)) {
+        assert_eq!(p.raw, g.raw);
+        assert_eq!(p.text, g.text);
+        assert_eq!(g.location.source, gz_path.display().to_string());
+    }
+}
+
+#[test]
+fn truncated_gzip_is_an_error_naming_the_file_and_line() {
+    let path = fixture("truncated.jsonl.gz");
+    let mut reader = open(&path, &ReadOptions::default()).unwrap();
+    let mut ok = 0;
+    let err = loop {
+        match reader.next() {
+            Some(Ok(_)) => ok += 1,
+            Some(Err(e)) => break e,
+            None => panic!("truncated stream read to the end without an error"),
+        }
+    };
+    assert!(ok > 0, "the intact part is read before the error");
+    match &err {
+        Error::Gzip { path: p, line, .. } => {
+            assert_eq!(p, &path.display().to_string());
+            assert_eq!(*line, Some(ok as u64 + 1));
+        }
+        other => panic!("expected a gzip error, got {other:?}"),
+    }
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(&format!("{}:{}: ", path.display(), ok + 1)),
+        "{msg}"
+    );
+    assert!(reader.next().is_none(), "the iterator ends after an error");
+}
+
+#[test]
+fn file_named_gz_that_is_not_gzip_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plain.jsonl.gz");
+    fs::write(&path, "{\"text\":\"not compressed\"}\n").unwrap();
+    let mut reader = open(&path, &ReadOptions::default()).unwrap();
+    let err = reader.next().unwrap().unwrap_err();
+    assert!(matches!(err, Error::Gzip { .. }), "{err:?}");
+    assert!(err.to_string().contains("plain.jsonl.gz"), "{err}");
+    assert!(reader.next().is_none());
+}
+
+#[test]
+fn stream_input_detects_gzip_and_sniffs_format() {
+    let gz = fs::read(fixture("docs.jsonl.gz")).unwrap();
+    let reader =
+        Reader::from_reader(std::io::Cursor::new(gz), "-", &ReadOptions::default()).unwrap();
+    assert_eq!(reader.format(), Format::Jsonl);
+    assert_eq!(reader.source(), "-");
+    let es: Vec<Entry> = reader.map(Result::unwrap).collect();
+    assert_eq!(
+        summary(&es),
+        summary(&entries(&fixture("docs.jsonl"), &ReadOptions::default()))
+    );
+    assert!(es.iter().all(|e| e.location().source == "-"));
+
+    let lines = fs::read(fixture("lines.txt")).unwrap();
+    let reader =
+        Reader::from_reader(std::io::Cursor::new(lines), "-", &ReadOptions::default()).unwrap();
+    assert_eq!(reader.format(), Format::Lines);
+    assert_eq!(reader.count(), 6);
+}
+
+// ---------------------------------------------------------------- CSV / TSV
+
+#[test]
+fn tsv_fixture_reads_columns_and_quoted_newlines() {
+    let path = fixture("listings.tsv");
+    let reader = open(&path, &tsv_opts()).unwrap();
+    assert_eq!(reader.format(), Format::Tsv);
+    assert_eq!(
+        reader.header_raw(),
+        Some(&b"id\tTitle\tShort Description\tPrice\n"[..])
+    );
+    assert_eq!(
+        reader.columns(),
+        ["id", "Title", "Short Description", "Price"]
+    );
+    let es: Vec<Entry> = reader.map(Result::unwrap).collect();
+    assert_eq!(
+        summary(&es),
+        [
+            (2, 1, Some("L1"), "record"),
+            (3, 2, Some("L2"), "record"),
+            (4, 3, Some("L3"), "record"),
+            (6, 4, Some("L4"), "record"),
+            (7, 5, Some("L5"), "record"),
+        ]
+    );
+    let rs = records(&es);
+    assert_eq!(rs[0].text, "Red city bike Almost new, 3 gears, barely used");
+    assert_eq!(
+        rs[2].text,
+        "Oak dining table Seats six.\nSolid oak, some scratches"
+    );
+    assert_eq!(
+        rs[2].raw,
+        b"L3\tOak dining table\t\"Seats six.\nSolid oak, some scratches\"\t300\n"
+    );
+    assert_eq!(rs[3].text, "24\" monitor Full HD, \"like new\"");
+}
+
+#[test]
+fn tsv_round_trips() {
+    let path = fixture("listings.tsv");
+    assert_eq!(round_trip(&path, &tsv_opts()), fs::read(&path).unwrap());
+}
+
+#[test]
+fn csv_with_bom_crlf_and_quoted_newlines_round_trips() {
+    let path = fixture("listings.csv");
+    let source = fs::read(&path).unwrap();
+    assert_eq!(round_trip(&path, &csv_opts()), source);
+
+    let reader = open(&path, &csv_opts()).unwrap();
+    assert_eq!(
+        reader.columns()[0],
+        "id",
+        "BOM is not part of the column name"
+    );
+    assert!(reader.header_raw().unwrap().starts_with(b"\xEF\xBB\xBFid,"));
+    let es: Vec<Entry> = reader.map(Result::unwrap).collect();
+    let rs = records(&es);
+    assert_eq!(
+        rs.iter().map(|r| r.location.line).collect::<Vec<_>>(),
+        [2, 3, 4, 6, 8]
+    );
+    assert_eq!(
+        rs[2].raw,
+        b"3,Oak table,\"Seats six.\r\nSolid oak, \"\"antique\"\" look\",300\r\n"
+    );
+    assert_eq!(
+        rs[2].text,
+        "Oak table Seats six.\r\nSolid oak, \"antique\" look"
+    );
+    assert_eq!(rs[3].raw, b"4,Lamp,\"Brass\nreading lamp\",25\r\n");
+    assert_eq!(rs[4].raw, b"5,Lamp,Brass reading lamp,20");
+}
+
+#[test]
+fn csv_missing_column_error_names_file_column_and_columns() {
+    let path = fixture("listings.tsv");
+    let err = open(&path, &ReadOptions::default()).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with(&path.display().to_string()), "{msg}");
+    assert!(msg.contains("\"text\""), "{msg}");
+    assert!(msg.contains("\"Short Description\""), "{msg}");
+
+    let err = open(
+        &path,
+        &ReadOptions::default()
+            .with_text_columns(["Title"])
+            .with_id_column("ID"),
+    )
+    .unwrap_err();
+    match err {
+        Error::MissingColumn {
+            column, available, ..
+        } => {
+            assert_eq!(column, "ID");
+            assert_eq!(available.len(), 4);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn csv_format_can_be_forced() {
+    // A .txt file read as CSV.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("table.txt");
+    fs::write(&path, "text\nhello\n").unwrap();
+    let es = entries(&path, &ReadOptions::default().with_format(Format::Csv));
+    assert_eq!(records(&es)[0].text, "hello");
+}
+
+// ---------------------------------------------------------------- lines
+
+#[test]
+fn lines_fixture_ids_and_text() {
+    let path = fixture("lines.txt");
+    let es = entries(&path, &ReadOptions::default());
+    assert_eq!(es.len(), physical_lines(&fs::read(&path).unwrap()).len());
+    let rs = records(&es);
+    assert_eq!(rs.len(), es.len(), "the lines format never skips");
+    let got: Vec<(Option<&str>, &str)> = rs
+        .iter()
+        .map(|r| (r.id.as_deref(), r.text.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some("a1"), "The quick brown fox"),
+            (Some("a2"), "The quick brown fox!"),
+            (None, "no id on this line"),
+            (None, ""),
+            (Some("a3"), "text with\ta second tab"),
+            (None, "last line"),
+        ]
+    );
+    assert_eq!(rs[4].raw, b"a3\ttext with\ta second tab\r\n");
+}
+
+#[test]
+fn lines_round_trip_with_and_without_final_newline() {
+    for name in [
+        "lines.txt",
+        "lines_no_final_newline.txt",
+        "invalid_utf8.txt",
+    ] {
+        let path = fixture(name);
+        assert_eq!(
+            round_trip(&path, &ReadOptions::default()),
+            fs::read(&path).unwrap(),
+            "{name}"
+        );
+    }
+    let es = entries(
+        &fixture("lines_no_final_newline.txt"),
+        &ReadOptions::default(),
+    );
+    let last = records(&es)[2];
+    assert_eq!(last.text, "three without newline");
+    assert_eq!(last.raw, b"three without newline");
+}
+
+#[test]
+fn writer_separates_a_last_line_without_newline_from_the_next_record() {
+    let path = fixture("lines_no_final_newline.txt");
+    let es = entries(&path, &ReadOptions::default());
+    let rs = records(&es);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.txt");
+    let mut w = DedupWriter::create(Some(&out), Format::Lines, None).unwrap();
+    w.write(rs[2]).unwrap();
+    w.write(rs[0]).unwrap();
+    w.finish().unwrap();
+    assert_eq!(fs::read(&out).unwrap(), b"three without newline\none\n");
+}
+
+#[test]
+fn invalid_utf8_is_lossy() {
+    let es = entries(&fixture("invalid_utf8.txt"), &ReadOptions::default());
+    let rs = records(&es);
+    assert_eq!(rs.len(), 3);
+    assert!(!rs[0].lossy);
+    assert!(rs[1].lossy);
+    assert_eq!(rs[1].text, "Latin-1 caf\u{FFFD}");
+    assert_eq!(rs[1].raw, b"Latin-1 caf\xe9\n");
+    assert!(rs[2].lossy);
+    assert_eq!(rs[2].id.as_deref(), Some("\u{FFFD}\u{FFFD}id"));
+}
+
+// ---------------------------------------------------------------- directories
+
+#[test]
+fn dir_fixture_walks_sorted_and_skips_binary() {
+    let root = fixture("dir");
+    let reader = open(&root, &ReadOptions::default()).unwrap();
+    assert_eq!(reader.format(), Format::Dir);
+    let es: Vec<Entry> = reader.map(Result::unwrap).collect();
+    assert_eq!(
+        summary(&es),
+        [
+            (1, 1, Some(".hidden.txt"), "record"),
+            (1, 2, Some("a.txt"), "record"),
+            (1, 3, Some("sub/b.txt"), "record"),
+            (1, 4, Some("sub/deeper/c.md"), "record"),
+            (1, 5, Some("sub/image.bin"), "binary"),
+        ]
+    );
+    let rs = records(&es);
+    assert_eq!(rs[1].text, "Alpha document.\n");
+    assert_eq!(rs[3].text, "# Charlie\n", "BOM stripped");
+    assert_eq!(
+        rs[2].location.source,
+        root.join("sub/b.txt").display().to_string()
+    );
+    assert!(rs.iter().all(|r| r.raw.is_empty()));
+}
+
+#[test]
+fn dir_round_trips_into_an_output_directory() {
+    let root = fixture("dir");
+    let reader = open(&root, &ReadOptions::default()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("kept");
+    let mut w = DedupWriter::create(Some(&out), Format::Dir, None).unwrap();
+    let mut kept = Vec::new();
+    for entry in reader {
+        if let Entry::Record(r) = entry.unwrap() {
+            w.write(&r).unwrap();
+            kept.push(r.id.unwrap());
+        }
+    }
+    w.finish().unwrap();
+    for id in &kept {
+        assert_eq!(
+            fs::read(out.join(id)).unwrap(),
+            fs::read(root.join(id)).unwrap(),
+            "{id}"
+        );
+    }
+    assert!(!out.join("sub/image.bin").exists());
+    assert_eq!(
+        entries(&out, &ReadOptions::default()).len(),
+        kept.len(),
+        "nothing else in the output"
+    );
+}
+
+// ---------------------------------------------------------------- misc
+
+#[test]
+fn same_file_protects_inputs() {
+    let path = fixture("docs.jsonl");
+    let dotted = fixture("dir/../docs.jsonl");
+    assert!(same_file(&path, &dotted));
+    assert!(!same_file(&path, &fixture("clean.jsonl")));
+    assert!(!same_file(&path, &fixture("does-not-exist.jsonl")));
+}
+
+#[test]
+fn format_detection_of_fixtures() {
+    for (name, format) in [
+        ("docs.jsonl", Format::Jsonl),
+        ("docs.jsonl.gz", Format::Jsonl),
+        ("listings.tsv", Format::Tsv),
+        ("listings.csv", Format::Csv),
+        ("lines.txt", Format::Lines),
+        ("dir", Format::Dir),
+    ] {
+        assert_eq!(Format::detect(&fixture(name)), format, "{name}");
+    }
+}
+
+#[test]
+fn generated_csv_round_trips_across_buffer_boundaries() {
+    // Long enough to cross every internal buffer many times.
+    let mut data = b"id,text,extra\r\n".to_vec();
+    for i in 0..5000 {
+        let text = "x".repeat(i % 97);
+        data.extend_from_slice(
+            format!("{i},\"{text}\r\nline two \"\"q\"\"\",{}\r\n", i * 3).as_bytes(),
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.csv");
+    fs::write(&path, &data).unwrap();
+    let opts = ReadOptions::default().with_id_column("id");
+    assert_eq!(round_trip(&path, &opts), data);
+    let es = entries(&path, &opts);
+    assert_eq!(es.len(), 5000);
+    assert_eq!(es[4999].location().line, 2 + 2 * 4999);
+}
+
+#[test]
+fn ndjson_name_and_single_line_without_newline() {
+    let mut f = tempfile::Builder::new()
+        .suffix(".ndjson")
+        .tempfile()
+        .unwrap();
+    f.write_all(b"{\"text\":\"x\"}").unwrap();
+    let es = entries(f.path(), &ReadOptions::default());
+    assert_eq!(records(&es)[0].text, "x");
+}
+
+#[path = "read_write/properties.rs"]
+mod properties;
+#[path = "read_write/stdio.rs"]
+mod stdio;
