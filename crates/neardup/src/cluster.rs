@@ -31,7 +31,9 @@ impl FromStr for KeepPolicy {
             "first" => Ok(KeepPolicy::First),
             "longest" => Ok(KeepPolicy::Longest),
             "shortest" => Ok(KeepPolicy::Shortest),
-            _ => Err(format!("unknown keep policy {s:?}: expected first, longest or shortest")),
+            _ => Err(format!(
+                "unknown keep policy {s:?}: expected first, longest or shortest"
+            )),
         }
     }
 }
@@ -232,7 +234,10 @@ mod tests {
         assert_eq!(run(KeepPolicy::Longest)[0].kept, 1);
         assert_eq!(run(KeepPolicy::Shortest)[0].kept, 2);
         let c = &run(KeepPolicy::Longest)[0];
-        assert_eq!(c.duplicates.iter().map(|d| d.doc).collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(
+            c.duplicates.iter().map(|d| d.doc).collect::<Vec<_>>(),
+            vec![0, 2]
+        );
     }
 
     #[test]

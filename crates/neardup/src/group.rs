@@ -35,7 +35,10 @@ impl BandIndex {
     /// `keys` is document-major (`keys[doc * bands + band]`) over all documents; only the
     /// documents listed in `members` (skipped ones are left out) take part in buckets.
     pub fn build(bands: usize, keys: Vec<u64>, members: &[u32]) -> Self {
-        assert!(bands > 0 && keys.len() % bands == 0, "keys must be doc-major");
+        assert!(
+            bands > 0 && keys.len() % bands == 0,
+            "keys must be doc-major"
+        );
         let sorted = (0..bands)
             .into_par_iter()
             .map(|band| {

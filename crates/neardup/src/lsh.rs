@@ -96,7 +96,10 @@ impl BandPlan {
 
     /// Writes one 64-bit key per band of `signature` into `out` (`out.len() == bands`).
     pub fn band_keys_into(&self, signature: &[u64], out: &mut [u64]) {
-        assert!(signature.len() >= self.bands * self.rows, "signature too short");
+        assert!(
+            signature.len() >= self.bands * self.rows,
+            "signature too short"
+        );
         assert_eq!(out.len(), self.bands, "band key buffer length");
         let mut bytes = vec![0u8; self.rows * 8];
         for (band, key) in out.iter_mut().enumerate() {
@@ -117,12 +120,22 @@ mod tests {
     fn plans_for_common_thresholds() {
         let p = BandPlan::for_threshold(0.8, 128).unwrap();
         assert_eq!((p.bands, p.rows), (16, 8));
-        for &(t, k) in &[(0.5, 128), (0.7, 128), (0.9, 128), (0.8, 256), (0.95, 64), (1.0, 128)] {
+        for &(t, k) in &[
+            (0.5, 128),
+            (0.7, 128),
+            (0.9, 128),
+            (0.8, 256),
+            (0.95, 64),
+            (1.0, 128),
+        ] {
             let p = BandPlan::for_threshold(t, k).unwrap();
             assert!(p.bands * p.rows <= k);
             assert!(p.probability(t) >= TARGET_RECALL, "t={t} k={k} {p:?}");
             // One more row would fall below the target.
-            let tighter = BandPlan { bands: k / (p.rows + 1), rows: p.rows + 1 };
+            let tighter = BandPlan {
+                bands: k / (p.rows + 1),
+                rows: p.rows + 1,
+            };
             assert!(tighter.bands == 0 || tighter.probability(t) < TARGET_RECALL || p.rows == k);
         }
     }

@@ -324,7 +324,7 @@ impl Pipeline {
             documents: texts.len() as u64,
             ..Stats::default()
         };
-        self.progress.start(Stage::Shingle, texts.len() as u64);
+        self.progress.start(Stage::Shingle, 0);
         let corpus = stats.time(Stage::Shingle, || {
             Corpus::shingle(&self.config.shingler, texts)
         });
@@ -336,7 +336,7 @@ impl Pipeline {
 
     /// Adds signatures to a shingled corpus.
     pub fn sketch(&self, prepared: &mut Prepared) {
-        self.progress.start(Stage::Sketch, prepared.corpus.len() as u64);
+        self.progress.start(Stage::Sketch, 0);
         let Prepared { corpus, stats } = prepared;
         stats.time(Stage::Sketch, || corpus.sketch(self.sketch.as_ref()));
         self.progress.finish();
@@ -357,12 +357,10 @@ impl Pipeline {
                     estimate: est,
                 })
             }
-            Verification::Estimate => est
-                .filter(|&e| meets_threshold(e, t))
-                .map(|e| Similarity {
-                    jaccard: None,
-                    estimate: Some(e),
-                }),
+            Verification::Estimate => est.filter(|&e| meets_threshold(e, t)).map(|e| Similarity {
+                jaccard: None,
+                estimate: Some(e),
+            }),
             Verification::None => Some(Similarity {
                 jaccard: None,
                 estimate: est,
@@ -409,7 +407,7 @@ impl Pipeline {
         let corpus = &prepared.corpus;
         let links = index.links();
         drop(index);
-        self.progress.start(Stage::Verify, links.len() as u64);
+        self.progress.start(Stage::Verify, 0);
         let verified: Vec<(u32, u32)> = stats.time(Stage::Verify, || {
             links
                 .par_iter()
@@ -424,7 +422,12 @@ impl Pipeline {
         (clusters, stats)
     }
 
-    fn cluster_links(&self, corpus: &Corpus, links: &[(u32, u32)], stats: &mut Stats) -> Vec<Cluster> {
+    fn cluster_links(
+        &self,
+        corpus: &Corpus,
+        links: &[(u32, u32)],
+        stats: &mut Stats,
+    ) -> Vec<Cluster> {
         self.progress.start(Stage::Cluster, 0);
         let out = stats.time(Stage::Cluster, || {
             cluster(

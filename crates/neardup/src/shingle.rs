@@ -236,7 +236,10 @@ mod tests {
 
     #[test]
     fn normalize_lowercases_collapses_and_trims() {
-        assert_eq!(normalize("  Hello\t\tWORLD \n\u{00A0}Ünïcode  "), "hello world ünïcode");
+        assert_eq!(
+            normalize("  Hello\t\tWORLD \n\u{00A0}Ünïcode  "),
+            "hello world ünïcode"
+        );
         assert_eq!(normalize(""), "");
         assert_eq!(normalize(" \t\n "), "");
         assert_eq!(normalize("İ"), "i\u{307}");
@@ -310,7 +313,10 @@ mod tests {
     #[test]
     fn hashes_are_stable_across_versions() {
         // Pinned values: if this fails, every persisted signature and index is invalidated.
-        assert_eq!(hash(b"hello"), xxh3_64_with_seed(b"hello", 0x6e65_6172_6475_7031));
+        assert_eq!(
+            hash(b"hello"),
+            xxh3_64_with_seed(b"hello", 0x6e65_6172_6475_7031)
+        );
         let set = Shingler::new(ShingleKind::Char(5)).shingle_set("Hello");
         assert_eq!(set, vec![0xfbca_4ebf_1597_6028_u64]);
     }

@@ -108,8 +108,8 @@ mod tests {
     #[test]
     fn identical_sets_agree_everywhere_and_disjoint_nowhere() {
         let s = ClassicMinHash::new(256, 9).unwrap();
-        let a: Vec<u64> = (0..500).map(|i| mix64(i)).collect();
-        let b: Vec<u64> = (500..1000).map(|i| mix64(i)).collect();
+        let a: Vec<u64> = (0..500).map(mix64).collect();
+        let b: Vec<u64> = (500..1000).map(mix64).collect();
         assert_eq!(estimate(&s.sketch(&a), &s.sketch(&a)), 1.0);
         assert_eq!(estimate(&s.sketch(&a), &s.sketch(&b)), 0.0);
     }

@@ -90,7 +90,9 @@ fn lsh_candidate_rate_follows_the_s_curve() {
             let s = shared as f64 / (shared + 2 * own) as f64;
             let p = plan.probability(s);
             let rate = found[li] as f64 / PAIRS as f64;
-            let se = (p * (1.0 - p) / PAIRS as f64).sqrt().max(0.5 / PAIRS as f64);
+            let se = (p * (1.0 - p) / PAIRS as f64)
+                .sqrt()
+                .max(0.5 / PAIRS as f64);
             assert!(
                 (rate - p).abs() <= 4.0 * se,
                 "{bands}x{rows} s={s:.3}: candidate rate {rate:.3} vs S-curve {p:.3} (4 SE = {:.3})",

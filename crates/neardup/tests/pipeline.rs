@@ -1,0 +1,240 @@
+//! The pipeline end to end on generated corpora: verification, agreement with the exact
+//! join, independence from the thread count, and accounting.
+
+mod common;
+
+use common::Rng;
+use neardup::{Cluster, Config, KeepPolicy, Pair, Pipeline, Verification};
+use proptest::prelude::*;
+
+const WORDS: &[&str] = &[
+    "apartment",
+    "bright",
+    "balcony",
+    "kitchen",
+    "metro",
+    "near",
+    "downtown",
+    "quiet",
+    "garden",
+    "bedroom",
+    "studio",
+    "heating",
+    "included",
+    "parking",
+    "floor",
+    "view",
+    "the",
+    "a",
+    "with",
+    "and",
+    "for",
+    "rent",
+    "large",
+    "small",
+    "cozy",
+    "new",
+];
+
+/// `bases` random texts and, for each, a few edited copies (words dropped, swapped, added).
+fn near_duplicate_corpus(seed: u64, bases: usize) -> Vec<String> {
+    let mut rng = Rng(seed);
+    let mut texts = Vec::new();
+    for _ in 0..bases {
+        let len = 8 + rng.below(30) as usize;
+        let base: Vec<&str> = (0..len)
+            .map(|_| WORDS[rng.below(WORDS.len() as u64) as usize])
+            .collect();
+        texts.push(base.join(" "));
+        for _ in 0..rng.below(4) {
+            let mut copy = base.clone();
+            for _ in 0..rng.below(4) {
+                let i = rng.below(copy.len() as u64) as usize;
+                match rng.below(3) {
+                    0 if copy.len() > 2 => {
+                        copy.remove(i);
+                    }
+                    1 => copy[i] = WORDS[rng.below(WORDS.len() as u64) as usize],
+                    _ => copy.insert(i, WORDS[rng.below(WORDS.len() as u64) as usize]),
+                }
+            }
+            texts.push(copy.join(" "));
+        }
+    }
+    texts
+}
+
+fn pipeline(t: f64, verification: Verification) -> Pipeline {
+    Pipeline::new(
+        Config::builder()
+            .threshold(t)
+            .verification(verification)
+            .keep(KeepPolicy::Longest)
+            .build()
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+fn keys(pairs: &[Pair]) -> Vec<(u32, u32)> {
+    pairs.iter().map(|p| (p.a, p.b)).collect()
+}
+
+#[test]
+fn verified_pairs_are_true_pairs_and_recall_is_high() {
+    let texts = near_duplicate_corpus(1, 600);
+    for &t in &[0.6, 0.8, 0.9] {
+        let p = pipeline(t, Verification::Exact);
+        let prepared = p.prepare(&texts);
+        let (lsh, stats) = p.pairs(&prepared);
+        let (exact, _) = p.exact_pairs(&prepared);
+        assert!(
+            exact.len() > 200,
+            "corpus too sparse at t={t}: {}",
+            exact.len()
+        );
+        let exact_keys = keys(&exact);
+        for pair in &lsh {
+            let j = pair.similarity.jaccard.unwrap();
+            assert!(j >= t, "pair below threshold: {pair:?}");
+            assert!(
+                exact_keys.binary_search(&(pair.a, pair.b)).is_ok(),
+                "{pair:?} not in exact"
+            );
+        }
+        assert_eq!(stats.verified, lsh.len() as u64);
+        assert!(stats.candidates >= stats.verified);
+        // Expected recall is the mean S-curve over the true pairs; allow 4 binomial SEs.
+        let plan = p.config().plan();
+        let expected: f64 = exact
+            .iter()
+            .map(|e| plan.probability(e.similarity.jaccard.unwrap()))
+            .sum::<f64>()
+            / exact.len() as f64;
+        let recall = lsh.len() as f64 / exact.len() as f64;
+        let se = (expected * (1.0 - expected) / exact.len() as f64)
+            .sqrt()
+            .max(1.0 / exact.len() as f64);
+        assert!(
+            recall >= expected - 4.0 * se,
+            "t={t}: recall {recall:.4} vs expected {expected:.4}"
+        );
+    }
+}
+
+#[test]
+fn estimate_and_none_modes() {
+    let texts = near_duplicate_corpus(2, 300);
+    let est = pipeline(0.8, Verification::Estimate);
+    let prepared = est.prepare(&texts);
+    let (pairs, _) = est.pairs(&prepared);
+    assert!(!pairs.is_empty());
+    assert!(pairs
+        .iter()
+        .all(|p| p.similarity.jaccard.is_none() && p.similarity.estimate.unwrap() >= 0.8));
+    let none = pipeline(0.8, Verification::None);
+    let (raw, stats) = none.pairs(&none.prepare(&texts));
+    assert_eq!(
+        raw.len() as u64,
+        stats.candidates,
+        "no verification: every candidate is reported"
+    );
+    assert!(raw.len() >= pairs.len());
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    let texts = near_duplicate_corpus(3, 800);
+    let run = |threads| {
+        in_pool(threads, || {
+            let p = pipeline(0.7, Verification::Exact);
+            let prepared = p.prepare(&texts);
+            let (pairs, _) = p.pairs(&prepared);
+            let (clusters, _) = p.clusters(&prepared);
+            let (exact, _) = p.exact_pairs(&prepared);
+            let (exact_clusters, _) = p.exact_clusters(&prepared);
+            (pairs, clusters, exact, exact_clusters)
+        })
+    };
+    let (one, two) = (run(1), run(2));
+    assert!(!one.0.is_empty() && !one.1.is_empty());
+    assert_eq!(one, two);
+}
+
+/// Every removed document is similar (≥ t) to the document it duplicates, and no document is
+/// in two clusters.
+fn check_clusters(texts: &[String], clusters: &[Cluster], t: f64) {
+    let sh = neardup::Shingler::default();
+    let mut seen = vec![false; texts.len()];
+    for c in clusters {
+        for d in std::iter::once(c.kept).chain(c.duplicates.iter().map(|d| d.doc)) {
+            assert!(!seen[d as usize], "document {d} in two clusters");
+            seen[d as usize] = true;
+        }
+        let kept = sh.shingle_set(&texts[c.kept as usize]);
+        for d in &c.duplicates {
+            let j = neardup::verify::jaccard(&kept, &sh.shingle_set(&texts[d.doc as usize]));
+            assert!(j >= t, "{} duplicates {} at only {j}", d.doc, c.kept);
+            assert_eq!(d.similarity.jaccard, Some(j));
+        }
+    }
+}
+
+#[test]
+fn clusters_hold_only_verified_duplicates() {
+    let texts = near_duplicate_corpus(4, 500);
+    let p = pipeline(0.7, Verification::Exact);
+    let prepared = p.prepare(&texts);
+    let (clusters, _) = p.clusters(&prepared);
+    assert!(clusters.len() > 50);
+    check_clusters(&texts, &clusters, 0.7);
+    let (exact, _) = p.exact_clusters(&prepared);
+    check_clusters(&texts, &exact, 0.7);
+    // Longest is kept: no duplicate is longer than its kept document.
+    for c in &clusters {
+        for d in &c.duplicates {
+            assert!(texts[d.doc as usize].len() <= texts[c.kept as usize].len());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// For arbitrary corpora (empty and tiny documents included), every document is kept,
+    /// removed or skipped, exactly once.
+    #[test]
+    fn accounting_adds_up(texts in proptest::collection::vec("[ab ]{0,12}", 0..40), t in 0.3f64..1.0) {
+        let p = pipeline(t, Verification::Exact);
+        let prepared = p.prepare(&texts);
+        let (clusters, stats) = p.clusters(&prepared);
+        let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
+        let in_clusters_kept = clusters.len();
+        let skipped = (0..texts.len() as u32).filter(|&d| prepared.corpus.skip_reason(d).is_some()).count();
+        prop_assert_eq!(stats.documents as usize, texts.len());
+        prop_assert_eq!(stats.empty as usize, skipped);
+        prop_assert_eq!(skipped, texts.iter().filter(|t| t.trim().is_empty()).count());
+        let mut status = vec![0u8; texts.len()];
+        for c in &clusters {
+            status[c.kept as usize] += 1;
+            for d in &c.duplicates { status[d.doc as usize] += 1; }
+        }
+        prop_assert!(status.iter().all(|&s| s <= 1), "a document in two clusters");
+        for (d, &s) in status.iter().enumerate() {
+            if prepared.corpus.skip_reason(d as u32).is_some() {
+                prop_assert_eq!(s, 0, "a skipped document in a cluster");
+            }
+        }
+        let kept = texts.len() - removed - skipped;
+        prop_assert!(kept >= in_clusters_kept);
+        prop_assert_eq!(kept + removed + skipped, texts.len());
+    }
+}
