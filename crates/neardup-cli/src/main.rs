@@ -1,1 +1,90 @@
-fn main() {}
+//! The `neardup` command: find near-duplicate documents.
+
+mod args;
+mod eval;
+mod input;
+mod output;
+mod progress;
+mod run;
+mod sim;
+mod summary;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+
+/// Exit codes: 0 success, 2 bad usage (from clap too), 3 bad input, 4 I/O failure.
+const EXIT_USAGE: u8 = 2;
+const EXIT_INPUT: u8 = 3;
+const EXIT_IO: u8 = 4;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let threads = match &cli.command {
+        Command::Pairs(a) | Command::Clusters(a) | Command::Dedup(a) => a.runtime.threads,
+        Command::Eval(a) => a.runtime.threads,
+        Command::Sim(_) => Some(1),
+    };
+    if let Some(n) = threads {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+        {
+            eprintln!("neardup: cannot start {n} threads: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+    }
+    let result = match &cli.command {
+        Command::Pairs(a) => run::run(run::Mode::Pairs, a),
+        Command::Clusters(a) => run::run(run::Mode::Clusters, a),
+        Command::Dedup(a) => run::run(run::Mode::Dedup, a),
+        Command::Eval(a) => eval::run(a).and_then(|s| print(&s)),
+        Command::Sim(a) => sim::run(a).and_then(|s| print(&s)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("neardup: {e:#}");
+            ExitCode::from(exit_code(&e))
+        }
+    }
+}
+
+fn print(s: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(s.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<neardup_io::Error>()
+                .is_some_and(neardup_io::Error::is_broken_pipe)
+    })
+}
+
+fn exit_code(e: &anyhow::Error) -> u8 {
+    for c in e.chain() {
+        if c.downcast_ref::<neardup::Error>().is_some() {
+            return EXIT_USAGE;
+        }
+        if let Some(io) = c.downcast_ref::<neardup_io::Error>() {
+            return if io.io_error().is_some() {
+                EXIT_IO
+            } else {
+                EXIT_INPUT
+            };
+        }
+        if c.downcast_ref::<std::io::Error>().is_some() {
+            return EXIT_IO;
+        }
+    }
+    EXIT_INPUT
+}

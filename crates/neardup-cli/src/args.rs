@@ -1,0 +1,162 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Find near-duplicate documents: shingling, MinHash, LSH, exact verification.
+#[derive(Parser, Debug)]
+#[command(name = "neardup", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Similar pairs, one JSON object per line: {"a", "b", "jaccard", "estimate"}.
+    Pairs(RunArgs),
+    /// Clusters, one JSON object per document in a cluster of 2+:
+    /// {"id", "cluster", "kept", "duplicate_of", "jaccard", "estimate"}.
+    Clusters(RunArgs),
+    /// The surviving records, byte for byte, in the input's own format.
+    Dedup(RunArgs),
+    /// LSH against the exact join on the same input: time, pairs, recall, precision.
+    Eval(EvalArgs),
+    /// Exact Jaccard and MinHash estimate of two texts (or files).
+    Sim(SimArgs),
+}
+
+/// Where documents come from.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// Input files or directories; `-` reads standard input. `.gz` is read transparently.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// Input format (default: from the file name; stdin: JSONL if it starts with `{`).
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// JSONL: the field holding the text.
+    #[arg(long, default_value = "text", value_name = "NAME")]
+    pub text_field: String,
+    /// JSONL: the field holding the id (else the line number).
+    #[arg(long, default_value = "id", value_name = "NAME")]
+    pub id_field: String,
+    /// CSV/TSV: columns joined with a space to make the text, e.g. "Title,Short Description".
+    #[arg(long, default_value = "text", value_name = "COLS")]
+    pub text_columns: String,
+    /// CSV/TSV: the column holding the id (else the record number).
+    #[arg(long, value_name = "COL")]
+    pub id_column: Option<String>,
+}
+
+/// How documents are compared.
+#[derive(Args, Debug, Clone)]
+pub struct MatchArgs {
+    /// Shingles: `char:K` (characters) or `word:K` (words).
+    #[arg(long, default_value = "char:5", value_name = "KIND:K")]
+    pub shingle: String,
+    /// Keep text as is (default: lowercase, collapse whitespace, trim).
+    #[arg(long)]
+    pub no_normalize: bool,
+    /// MinHash signature length K.
+    #[arg(long, default_value_t = 128, value_name = "K")]
+    pub num_perm: usize,
+    /// Seed of the MinHash permutations.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Jaccard similarity threshold in (0, 1].
+    #[arg(short, long, default_value_t = 0.8, value_name = "T")]
+    pub threshold: f64,
+    /// LSH bands (with --rows; default: chosen from the threshold for high recall).
+    #[arg(long, requires = "rows")]
+    pub bands: Option<usize>,
+    /// LSH rows per band (with --bands).
+    #[arg(long, requires = "bands")]
+    pub rows: Option<usize>,
+}
+
+/// How a run behaves.
+#[derive(Args, Debug, Clone)]
+pub struct RuntimeArgs {
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// No summary, no progress bars.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub matching: MatchArgs,
+    /// How candidates are confirmed.
+    #[arg(long, value_enum, default_value_t = VerifyArg::Exact)]
+    pub verify: VerifyArg,
+    /// Which document a cluster keeps.
+    #[arg(long, value_enum, default_value_t = KeepArg::First)]
+    pub keep: KeepArg,
+    /// Find every pair ≥ t with the exact set-similarity join instead of LSH.
+    #[arg(long)]
+    pub exact: bool,
+    /// Output file (default: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Write every skipped record's location and reason here, one JSON object per line.
+    #[arg(long, value_name = "FILE")]
+    pub skipped: Option<PathBuf>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub matching: MatchArgs,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SimArgs {
+    /// First text, or a file holding it.
+    pub a: String,
+    /// Second text, or a file holding it.
+    pub b: String,
+    #[command(flatten)]
+    pub matching: MatchArgs,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatArg {
+    Jsonl,
+    Csv,
+    Tsv,
+    Lines,
+    Dir,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifyArg {
+    /// Exact Jaccard of the shingle sets: every reported pair really is ≥ t.
+    Exact,
+    /// The MinHash estimate only.
+    Estimate,
+    /// No verification: raw LSH candidates.
+    None,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeepArg {
+    First,
+    Longest,
+    Shortest,
+}

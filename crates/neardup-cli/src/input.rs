@@ -1,0 +1,200 @@
+//! Reads every input into memory: texts for the pipeline, records for dedup, skips counted.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use neardup_io::{Entry, Format, Location, ReadOptions, Record};
+use serde::Serialize;
+
+use crate::args::{FormatArg, InputArgs};
+use crate::progress::Bars;
+
+/// A document's id as the user sees it: theirs, or its line/record number.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum DocId {
+    /// A 1-based line or record number (one input without ids).
+    Number(u64),
+    /// The user's id, or `source:number` when several inputs are numbered.
+    Text(String),
+}
+
+/// One input as opened.
+#[derive(Clone, Debug)]
+pub struct InputInfo {
+    pub path: PathBuf,
+    pub format: Format,
+    pub header: Option<Vec<u8>>,
+}
+
+/// A record that is not a document, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct SkippedRecord {
+    #[serde(flatten)]
+    pub location: LocationLine,
+    pub code: &'static str,
+    pub reason: String,
+}
+
+/// Where a record is, as written to the skipped list.
+#[derive(Clone, Debug, Serialize)]
+pub struct LocationLine {
+    pub source: String,
+    pub line: u64,
+    pub record: u64,
+}
+
+impl From<&Location> for LocationLine {
+    fn from(l: &Location) -> Self {
+        LocationLine {
+            source: l.source.clone(),
+            line: l.line,
+            record: l.record,
+        }
+    }
+}
+
+/// All documents of all inputs, in input order.
+#[derive(Default)]
+pub struct Documents {
+    pub ids: Vec<DocId>,
+    pub texts: Vec<String>,
+    /// The records (text moved out), for writing survivors back.
+    pub records: Vec<Record>,
+    /// Index into `inputs` of each document's input.
+    pub input_of: Vec<usize>,
+    pub skipped: Vec<SkippedRecord>,
+    pub inputs: Vec<InputInfo>,
+    /// Documents whose bytes were not valid UTF-8 and were decoded lossily.
+    pub lossy: u64,
+}
+
+impl Documents {
+    /// Reads every input. A hard error (unreadable file, bad header) stops the run.
+    pub fn read(args: &InputArgs, keep_raw: bool, bars: &Bars) -> Result<Documents> {
+        let opts = read_options(args);
+        let numbered_with_source = args.inputs.len() > 1;
+        let mut docs = Documents::default();
+        bars.spinner("read");
+        for path in &args.inputs {
+            // The reader's errors name the file and line already.
+            let mut reader = neardup_io::open(path, &opts)?;
+            let format = reader.format();
+            docs.inputs.push(InputInfo {
+                path: path.clone(),
+                format,
+                header: reader.header_raw().map(<[u8]>::to_vec),
+            });
+            let input = docs.inputs.len() - 1;
+            for entry in reader.by_ref() {
+                bars.tick();
+                match entry? {
+                    Entry::Record(mut record) => {
+                        let id = doc_id(&record, format, numbered_with_source);
+                        docs.lossy += record.lossy as u64;
+                        docs.ids.push(id);
+                        docs.texts.push(std::mem::take(&mut record.text));
+                        if !keep_raw {
+                            record.raw = Vec::new();
+                        }
+                        docs.records.push(record);
+                        docs.input_of.push(input);
+                    }
+                    Entry::Skipped(s) => docs.skipped.push(SkippedRecord {
+                        code: s.reason.code(),
+                        reason: s.reason.to_string(),
+                        location: (&s.location).into(),
+                    }),
+                }
+            }
+        }
+        bars.done();
+        Ok(docs)
+    }
+
+    /// Number of records read, documents and skipped ones.
+    pub fn read_count(&self) -> u64 {
+        (self.texts.len() + self.skipped.len()) as u64
+    }
+
+    /// Skipped records by reason code, plus `extra` (e.g. empty documents).
+    pub fn skip_counts(&self, extra: &[(&'static str, u64)]) -> BTreeMap<&'static str, u64> {
+        let mut counts = BTreeMap::new();
+        for s in &self.skipped {
+            *counts.entry(s.code).or_insert(0) += 1;
+        }
+        for &(code, n) in extra {
+            if n > 0 {
+                *counts.entry(code).or_insert(0) += n;
+            }
+        }
+        counts
+    }
+
+    /// Every skipped record, in input order: the readers' and those the pipeline skipped.
+    pub fn all_skipped(&self, corpus: &neardup::Corpus) -> Vec<SkippedRecord> {
+        let mut all = self.skipped.clone();
+        for (doc, record) in self.records.iter().enumerate() {
+            if let Some(reason) = corpus.skip_reason(doc as u32) {
+                all.push(SkippedRecord {
+                    location: (&record.location).into(),
+                    code: reason.code(),
+                    reason: "no text to compare (empty after normalization)".to_string(),
+                });
+            }
+        }
+        let order = |s: &SkippedRecord| {
+            let input = self
+                .inputs
+                .iter()
+                .position(|i| i.path.to_string_lossy() == s.location.source);
+            (input, s.location.source.clone(), s.location.record)
+        };
+        all.sort_by_key(order);
+        all
+    }
+
+    /// True if `path` is one of the inputs (so must not be overwritten).
+    pub fn is_input(&self, path: &Path) -> bool {
+        self.inputs
+            .iter()
+            .any(|i| neardup_io::same_file(&i.path, path))
+    }
+}
+
+fn read_options(args: &InputArgs) -> ReadOptions {
+    let mut opts = ReadOptions::default()
+        .with_text_field(args.text_field.clone())
+        .with_id_field(args.id_field.clone())
+        .with_text_columns(args.text_columns.split(',').map(str::trim));
+    if let Some(col) = &args.id_column {
+        opts = opts.with_id_column(col.clone());
+    }
+    if let Some(f) = args.format {
+        opts = opts.with_format(match f {
+            FormatArg::Jsonl => Format::Jsonl,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Tsv => Format::Tsv,
+            FormatArg::Lines => Format::Lines,
+            FormatArg::Dir => Format::Dir,
+        });
+    }
+    opts
+}
+
+fn doc_id(record: &Record, format: Format, with_source: bool) -> DocId {
+    if let Some(id) = &record.id {
+        return DocId::Text(id.clone());
+    }
+    // Lines and JSONL are numbered by line; CSV/TSV by record (a record may span lines).
+    let n = match format {
+        Format::Csv | Format::Tsv => record.location.record,
+        _ => record.location.line,
+    };
+    if with_source {
+        DocId::Text(format!("{}:{}", record.location.source, n))
+    } else {
+        DocId::Number(n)
+    }
+}

@@ -1,0 +1,207 @@
+//! `pairs`, `clusters` and `dedup`: read, match, write, summarize.
+
+use std::io::Write;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use neardup::{Cluster, Config, Corpus, KeepPolicy, Pipeline, ShingleKind, Verification};
+use neardup_io::{DedupWriter, Format};
+
+use crate::args::{KeepArg, MatchArgs, RunArgs, VerifyArg};
+use crate::input::Documents;
+use crate::output::{open_output, write_clusters, write_pairs};
+use crate::progress::Bars;
+use crate::summary::{self, secs, thousands, Summary};
+
+/// What a run produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Pairs,
+    Clusters,
+    Dedup,
+}
+
+/// A validated configuration from the matching options.
+pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config> {
+    let shingle: ShingleKind = m.shingle.parse()?;
+    Ok(Config::builder()
+        .shingle(shingle)
+        .normalize(!m.no_normalize)
+        .num_perm(m.num_perm)
+        .seed(m.seed)
+        .threshold(m.threshold)
+        .bands(m.bands)
+        .rows(m.rows)
+        .verification(match verify {
+            VerifyArg::Exact => Verification::Exact,
+            VerifyArg::Estimate => Verification::Estimate,
+            VerifyArg::None => Verification::None,
+        })
+        .keep(match keep {
+            KeepArg::First => KeepPolicy::First,
+            KeepArg::Longest => KeepPolicy::Longest,
+            KeepArg::Shortest => KeepPolicy::Shortest,
+        })
+        .build()?)
+}
+
+/// Runs one of the three matching commands.
+pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
+    let started = Instant::now();
+    let config = config(&args.matching, args.verify, args.keep)?;
+    let quiet = args.runtime.quiet;
+    if !quiet {
+        eprint!("{}", summary::plan(&config, args.exact));
+    }
+    let bars = Bars::new(quiet);
+    let read_start = Instant::now();
+    let docs = Documents::read(&args.input, mode == Mode::Dedup, &bars)?;
+    let read_time = read_start.elapsed();
+    if let Some(out) = &args.output {
+        if docs.is_input(out) {
+            bail!(
+                "refusing to overwrite input {} with the output",
+                out.display()
+            );
+        }
+    }
+    if docs.texts.len() > u32::MAX as usize {
+        bail!(neardup::Error::TooManyDocuments(docs.texts.len()));
+    }
+    let pipeline = Pipeline::new(config)?.with_progress(Box::new(bars.clone()));
+    let prepared = if args.exact {
+        pipeline.shingle(&docs.texts)
+    } else {
+        pipeline.prepare(&docs.texts)
+    };
+    if let Some(path) = &args.skipped {
+        write_skipped(path, &docs.all_skipped(&prepared.corpus))?;
+    }
+    let mut summary = Summary::default();
+    let write_start;
+    let (stats, result_line) = match mode {
+        Mode::Pairs => {
+            let (pairs, stats) = if args.exact {
+                pipeline.exact_pairs(&prepared)
+            } else {
+                pipeline.pairs(&prepared)
+            };
+            write_start = Instant::now();
+            let mut out = open_output(args.output.as_deref())?;
+            write_pairs(&mut out, &pairs, &docs.ids)?;
+            let mut in_pair: Vec<u32> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
+            in_pair.sort_unstable();
+            in_pair.dedup();
+            let line = format!(
+                "{} pairs among {} documents",
+                thousands(pairs.len() as u64),
+                thousands(in_pair.len() as u64)
+            );
+            (stats, line)
+        }
+        Mode::Clusters | Mode::Dedup => {
+            let (clusters, stats) = if args.exact {
+                pipeline.exact_clusters(&prepared)
+            } else {
+                pipeline.clusters(&prepared)
+            };
+            write_start = Instant::now();
+            if mode == Mode::Clusters {
+                let mut out = open_output(args.output.as_deref())?;
+                write_clusters(&mut out, &clusters, &docs.ids)?;
+            } else {
+                write_survivors(&docs, &clusters, &prepared.corpus, args)?;
+            }
+            let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
+            let empty = stats.empty;
+            let skipped = docs.skipped.len() as u64 + empty;
+            let kept = docs.read_count() - removed as u64 - skipped;
+            let line = format!(
+                "{} clusters | read {} = kept {} + removed {} + skipped {}",
+                thousands(clusters.len() as u64),
+                thousands(docs.read_count()),
+                thousands(kept),
+                thousands(removed as u64),
+                thousands(skipped)
+            );
+            (stats, line)
+        }
+    };
+    if !quiet {
+        let skipped = docs.skip_counts(&[("empty", stats.empty)]);
+        summary.stages(
+            docs.read_count(),
+            docs.inputs.len(),
+            read_time,
+            &skipped,
+            docs.lossy,
+            &stats,
+        );
+        summary.line("write", secs(write_start.elapsed()));
+        summary.line("result", result_line);
+        summary.line("total", secs(started.elapsed()));
+        eprint!("{}", summary.render());
+    }
+    Ok(())
+}
+
+/// The skipped list: one JSON object per skipped record.
+fn write_skipped(path: &std::path::Path, skipped: &[crate::input::SkippedRecord]) -> Result<()> {
+    let mut out = open_output(Some(path))?;
+    for s in skipped {
+        serde_json::to_writer(&mut out, s)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Writes every document that is neither removed nor skipped, in input order.
+fn write_survivors(
+    docs: &Documents,
+    clusters: &[Cluster],
+    corpus: &Corpus,
+    args: &RunArgs,
+) -> Result<()> {
+    let first = docs.inputs.first().context("no input")?;
+    for other in &docs.inputs[1..] {
+        if other.format != first.format {
+            bail!(
+                "dedup writes one output in one format, but {} is {} and {} is {}",
+                first.path.display(),
+                first.format.name(),
+                other.path.display(),
+                other.format.name()
+            );
+        }
+        if other.header != first.header {
+            bail!(
+                "dedup writes one header, but {} and {} have different headers",
+                first.path.display(),
+                other.path.display()
+            );
+        }
+    }
+    if first.format == Format::Dir && args.output.is_none() {
+        bail!("dedup of a directory needs -o DIR");
+    }
+    let mut removed = vec![false; docs.texts.len()];
+    for c in clusters {
+        for d in &c.duplicates {
+            removed[d.doc as usize] = true;
+        }
+    }
+    let output = args
+        .output
+        .as_deref()
+        .filter(|p| *p != std::path::Path::new("-"));
+    let mut writer = DedupWriter::create(output, first.format, first.header.as_deref())?;
+    for (doc, record) in docs.records.iter().enumerate() {
+        // Empty documents are skipped, not kept: they are reported, not written.
+        if !removed[doc] && corpus.skip_reason(doc as u32).is_none() {
+            writer.write(record)?;
+        }
+    }
+    writer.finish()?;
+    Ok(())
+}

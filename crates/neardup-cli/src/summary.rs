@@ -1,0 +1,174 @@
+//! The run's summary on stderr: the plan before the run, counts and timings after it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use neardup::{Config, Stats};
+
+/// Similarities at which the plan shows the S-curve.
+const CURVE_POINTS: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
+
+/// Groups digits by thousands: 1234567 → "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Seconds with a precision that suits the magnitude.
+pub fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 10.0 {
+        format!("{s:.3}s")
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
+/// The plan: what will be compared, how, and what LSH is expected to find.
+pub fn plan(config: &Config, exact: bool) -> String {
+    let sh = config.shingler();
+    let mut out = format!(
+        "plan      {} shingles{}, threshold {}, ",
+        sh.kind(),
+        if sh.normalizes() { " (normalized)" } else { "" },
+        config.threshold(),
+    );
+    if exact {
+        out.push_str("exact set-similarity join (no LSH, recall 1)\n");
+        return out;
+    }
+    let p = config.plan();
+    let _ = writeln!(
+        out,
+        "{} permutations (seed {}), {} bands x {} rows, verify {}",
+        config.num_perm(),
+        config.seed(),
+        p.bands(),
+        p.rows(),
+        match config.verification() {
+            neardup::Verification::Exact => "exact",
+            neardup::Verification::Estimate => "estimate",
+            neardup::Verification::None => "none",
+        }
+    );
+    out.push_str("S-curve   P(candidate | s):");
+    let mut points: Vec<f64> = CURVE_POINTS.to_vec();
+    if !points
+        .iter()
+        .any(|&s| (s - config.threshold()).abs() < 1e-9)
+    {
+        points.push(config.threshold());
+        points.sort_by(f64::total_cmp);
+    }
+    for s in points {
+        let mark = if (s - config.threshold()).abs() < 1e-9 {
+            "*"
+        } else {
+            ""
+        };
+        let _ = write!(out, "  {s}{mark}: {:.3}", p.probability(s));
+    }
+    out.push('\n');
+    out
+}
+
+/// Lines of the summary, built up stage by stage.
+#[derive(Default)]
+pub struct Summary {
+    lines: Vec<(String, String)>,
+}
+
+impl Summary {
+    pub fn line(&mut self, label: &str, text: impl Into<String>) {
+        self.lines.push((label.to_string(), text.into()));
+    }
+
+    /// Standard lines for read counts and the pipeline's stages.
+    pub fn stages(
+        &mut self,
+        read: u64,
+        inputs: usize,
+        read_time: Duration,
+        skipped: &BTreeMap<&str, u64>,
+        lossy: u64,
+        stats: &Stats,
+    ) {
+        self.line(
+            "read",
+            format!(
+                "{} records from {} input{} in {}{}",
+                thousands(read),
+                inputs,
+                if inputs == 1 { "" } else { "s" },
+                secs(read_time),
+                if lossy > 0 {
+                    format!(
+                        " ({} with invalid UTF-8, decoded lossily)",
+                        thousands(lossy)
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+        );
+        let total: u64 = skipped.values().sum();
+        if total > 0 {
+            let why: Vec<String> = skipped
+                .iter()
+                .map(|(k, v)| format!("{k} {}", thousands(*v)))
+                .collect();
+            self.line(
+                "skipped",
+                format!("{} ({})", thousands(total), why.join(", ")),
+            );
+        }
+        for (stage, time) in &stats.timings {
+            let what = match stage {
+                neardup::Stage::Shingle => format!("{} shingles", thousands(stats.shingles)),
+                neardup::Stage::Sketch => "signatures".to_string(),
+                neardup::Stage::Group => format!(
+                    "{} buckets of 2+ (largest {})",
+                    thousands(stats.buckets),
+                    thousands(stats.largest_bucket)
+                ),
+                neardup::Stage::Verify | neardup::Stage::ExactJoin => format!(
+                    "{} candidates, {} verified",
+                    thousands(stats.candidates),
+                    thousands(stats.verified)
+                ),
+                neardup::Stage::Cluster => String::new(),
+            };
+            let sep = if what.is_empty() { "" } else { " in " };
+            self.line(stage.name(), format!("{what}{sep}{}", secs(*time)));
+        }
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for (label, text) in &self.lines {
+            let _ = writeln!(out, "{label:<9} {text}");
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}

@@ -1,0 +1,604 @@
+//! Integration tests of the `neardup` binary: every subcommand and input kind.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The repository's `testdata/` folder.
+fn testdata(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata")
+        .join(rel)
+}
+
+/// Runs `neardup ARGS` with the test data folder as working directory.
+fn neardup(args: &[&str]) -> Output {
+    Command::cargo_bin("neardup")
+        .unwrap()
+        .current_dir(testdata(""))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// Runs and expects success, returning stdout.
+fn ok(args: &[&str]) -> String {
+    let o = neardup(args);
+    assert!(
+        o.status.success(),
+        "neardup {args:?} failed: {}",
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+fn json_lines(s: &str) -> Vec<Value> {
+    s.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The summary with timings replaced, so it can be compared as a golden file.
+fn summary_without_times(s: &str) -> String {
+    s.lines()
+        .map(|line| {
+            line.split(' ')
+                .map(|w| {
+                    let t = w.trim_end_matches(',');
+                    let is_time = t.ends_with('s')
+                        && t.len() > 1
+                        && t[..t.len() - 1]
+                            .chars()
+                            .all(|c| c.is_ascii_digit() || c == '.');
+                    if is_time {
+                        "<time>"
+                    } else {
+                        w
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Parses "read N = kept K + removed R + skipped S" from a summary.
+fn accounting(summary: &str) -> (u64, u64, u64, u64) {
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with("result"))
+        .expect("result line");
+    let nums: Vec<u64> = line
+        .split_once("read ")
+        .unwrap()
+        .1
+        .split(|c: char| !c.is_ascii_digit() && c != ',')
+        .filter(|w| !w.is_empty() && *w != ",")
+        .map(|w| w.replace(',', "").parse().unwrap())
+        .collect();
+    (nums[0], nums[1], nums[2], nums[3])
+}
+
+#[test]
+fn pairs_on_plain_lines_with_ids_golden() {
+    let o = neardup(&["pairs", "cli/stories.txt"]);
+    assert!(o.status.success());
+    insta::assert_snapshot!("pairs_stories_stdout", stdout(&o));
+    insta::assert_snapshot!("pairs_stories_summary", summary_without_times(&stderr(&o)));
+}
+
+#[test]
+fn clusters_on_tsv_listings_golden() {
+    let out = ok(&[
+        "clusters",
+        "cli/listings.tsv",
+        "--text-columns",
+        "Title,Short Description",
+        "--id-column",
+        "id",
+        "-t",
+        "0.7",
+        "--quiet",
+    ]);
+    insta::assert_snapshot!("clusters_listings", out);
+    for line in json_lines(&out) {
+        if line["kept"] == false {
+            assert!(line["jaccard"].as_f64().unwrap() >= 0.7);
+        }
+    }
+}
+
+#[test]
+fn clusters_on_jsonl_count_every_record() {
+    let o = neardup(&[
+        "clusters",
+        "cli/reviews.jsonl",
+        "--text-field",
+        "body",
+        "--id-field",
+        "review_id",
+    ]);
+    assert!(o.status.success());
+    let summary = stderr(&o);
+    insta::assert_snapshot!("clusters_reviews_summary", summary_without_times(&summary));
+    let (read, kept, removed, skipped) = accounting(&summary);
+    assert_eq!(read, 9, "the file has 9 lines");
+    assert_eq!(read, kept + removed + skipped);
+    assert_eq!(skipped, 3, "empty body, a malformed line, a missing field");
+    let skipped_count = skipped;
+    let lines = json_lines(&stdout(&o));
+    let removed_ids: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["kept"] == false)
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(removed_ids.len() as u64, removed);
+    assert_eq!(removed_ids, ["103", "106", "109"]);
+
+    // The skipped list names each skipped record's line and reason, in input order.
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("skipped.jsonl");
+    ok(&[
+        "clusters",
+        "cli/reviews.jsonl",
+        "--text-field",
+        "body",
+        "--id-field",
+        "review_id",
+        "-q",
+        "--skipped",
+        list.to_str().unwrap(),
+    ]);
+    let skipped = json_lines(&std::fs::read_to_string(&list).unwrap());
+    let got: Vec<(u64, &str)> = skipped
+        .iter()
+        .map(|s| (s["line"].as_u64().unwrap(), s["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [(4, "empty"), (7, "malformed_json"), (8, "missing_field")]
+    );
+    assert_eq!(skipped.len() as u64, skipped_count);
+}
+
+#[test]
+fn gzip_input_reads_like_plain() {
+    let args = ["--text-field", "body", "--id-field", "review_id", "-q"];
+    let plain = ok(&[&["pairs", "cli/reviews.jsonl"][..], &args].concat());
+    let gz = ok(&[&["pairs", "cli/reviews.jsonl.gz"][..], &args].concat());
+    assert!(!plain.is_empty());
+    assert_eq!(plain, gz);
+}
+
+#[test]
+fn stdin_is_read_with_dash() {
+    let text = std::fs::read(testdata("cli/stories.txt")).unwrap();
+    let o = Command::cargo_bin("neardup")
+        .unwrap()
+        .args(["pairs", "-", "-q"])
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(stdout(&o), ok(&["pairs", "cli/stories.txt", "-q"]));
+    // JSONL on stdin is recognized by its first byte.
+    let jsonl = std::fs::read(testdata("cli/reviews.jsonl")).unwrap();
+    let o = Command::cargo_bin("neardup")
+        .unwrap()
+        .args([
+            "pairs",
+            "-",
+            "--text-field",
+            "body",
+            "--id-field",
+            "review_id",
+            "-q",
+        ])
+        .write_stdin(jsonl)
+        .output()
+        .unwrap();
+    let from_file = ok(&[
+        "pairs",
+        "cli/reviews.jsonl",
+        "--text-field",
+        "body",
+        "--id-field",
+        "review_id",
+        "-q",
+    ]);
+    assert_eq!(json_lines(&from_file).len(), 3);
+    assert_eq!(stdout(&o), from_file);
+}
+
+#[test]
+fn plain_lines_are_numbered_and_empty_lines_skipped() {
+    let o = neardup(&["pairs", "cli/notes.txt", "-t", "0.7"]);
+    let pairs = json_lines(&stdout(&o));
+    let ab: Vec<(u64, u64)> = pairs
+        .iter()
+        .map(|p| (p["a"].as_u64().unwrap(), p["b"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(ab, [(1, 3), (1, 6), (3, 6)]);
+    assert!(
+        stderr(&o).contains("skipped   2 (empty 2)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn directory_tree_by_relative_path() {
+    let out = ok(&["clusters", "cli/articles", "-q"]);
+    insta::assert_snapshot!("clusters_articles", out);
+    let o = neardup(&["clusters", "cli/articles"]);
+    let (read, kept, removed, skipped) = accounting(&stderr(&o));
+    assert_eq!((read, kept, removed, skipped), (8, 5, 2, 1));
+    assert!(stderr(&o).contains("binary 1"));
+}
+
+#[test]
+fn dedup_tsv_keeps_survivors_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("listings.dedup.tsv");
+    ok(&[
+        "dedup",
+        "cli/listings.tsv",
+        "--text-columns",
+        "Title,Short Description",
+        "--id-column",
+        "id",
+        "-t",
+        "0.7",
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let input = std::fs::read_to_string(testdata("cli/listings.tsv")).unwrap();
+    let written = std::fs::read_to_string(&out).unwrap();
+    // L3, L5 (a quoted record over two lines) and L7 are removed; the rest stays as it was.
+    let expected: String = {
+        let mut keep = String::new();
+        let mut skip = false;
+        for line in input.split_inclusive('\n') {
+            let starts = ["L3\t", "L5\t", "L7\t"].iter().any(|p| line.starts_with(p));
+            if starts {
+                skip = true;
+            } else if line.starts_with('L') || line.starts_with("id\t") {
+                skip = false;
+            }
+            if !skip {
+                keep.push_str(line);
+            }
+        }
+        keep
+    };
+    assert_eq!(written, expected);
+    assert!(written.starts_with("id\tTitle\tShort Description\tPrice\n"));
+}
+
+#[test]
+fn dedup_jsonl_and_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reviews.jsonl");
+    ok(&[
+        "dedup",
+        "cli/reviews.jsonl",
+        "--text-field",
+        "body",
+        "--id-field",
+        "review_id",
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let written = std::fs::read_to_string(&out).unwrap();
+    let ids: Vec<i64> = json_lines(&written)
+        .iter()
+        .map(|l| l["review_id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [101, 102, 105],
+        "duplicates and skipped records are not written"
+    );
+    let input = std::fs::read_to_string(testdata("cli/reviews.jsonl")).unwrap();
+    for line in written.lines() {
+        assert!(
+            input.lines().any(|l| l == line),
+            "not byte for byte: {line}"
+        );
+    }
+
+    let tree = dir.path().join("articles");
+    ok(&["dedup", "cli/articles", "-o", tree.to_str().unwrap(), "-q"]);
+    assert!(tree.join("sports/final-wire.txt").exists());
+    assert!(!tree.join("sports/final.txt").exists());
+    assert!(tree.join("tech/chips-copy.txt").exists());
+    assert!(!tree.join("tech/chips.txt").exists());
+    assert!(!tree.join("tech/logo.gif").exists());
+    assert_eq!(
+        std::fs::read(tree.join("politics/budget.txt")).unwrap(),
+        std::fs::read(testdata("cli/articles/politics/budget.txt")).unwrap()
+    );
+}
+
+#[test]
+fn dedup_refuses_to_overwrite_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("stories.txt");
+    std::fs::copy(testdata("cli/stories.txt"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let o = neardup(&[
+        "dedup",
+        input.to_str().unwrap(),
+        "-o",
+        input.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("refusing to overwrite input"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
+#[test]
+fn keep_policies_choose_the_kept_document() {
+    let common = [
+        "clusters",
+        "cli/reviews.jsonl",
+        "--text-field",
+        "body",
+        "--id-field",
+        "review_id",
+        "-q",
+    ];
+    let kept = |policy: &str| -> Vec<String> {
+        json_lines(&ok(&[&common[..], &["--keep", policy]].concat()))
+            .iter()
+            .filter(|l| l["kept"] == true)
+            .map(|l| l["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(kept("first"), ["101", "102"]);
+    // 106 is the longest of the coffee reviews, 109 the shortest of the blender ones.
+    assert_eq!(kept("longest"), ["102", "106"]);
+    assert_eq!(kept("shortest"), ["101", "109"]);
+}
+
+#[test]
+fn exact_verification_never_reports_a_pair_below_the_threshold() {
+    for t in ["0.6", "0.8", "0.9"] {
+        let out = ok(&["pairs", "pypi-summaries.jsonl", "-t", t, "-q"]);
+        let t: f64 = t.parse().unwrap();
+        let pairs = json_lines(&out);
+        assert!(pairs.len() > 100, "too few pairs to mean anything at t={t}");
+        for p in &pairs {
+            assert!(p["jaccard"].as_f64().unwrap() >= t, "{p}");
+        }
+    }
+}
+
+#[test]
+fn lsh_pairs_are_a_subset_of_the_exact_join() {
+    let lsh = ok(&["pairs", "pypi-summaries.jsonl", "-q"]);
+    let exact = ok(&["pairs", "pypi-summaries.jsonl", "--exact", "-q"]);
+    let exact_lines: std::collections::HashSet<(String, String)> = json_lines(&exact)
+        .iter()
+        .map(|p| (p["a"].to_string(), p["b"].to_string()))
+        .collect();
+    let lsh_pairs = json_lines(&lsh);
+    let found = lsh_pairs
+        .iter()
+        .filter(|p| exact_lines.contains(&(p["a"].to_string(), p["b"].to_string())))
+        .count();
+    assert_eq!(
+        found,
+        lsh_pairs.len(),
+        "a verified LSH pair the exact join missed"
+    );
+    // S-curve at 0.8 is 0.947 and most pairs sit higher: recall must be high.
+    assert!(
+        found as f64 >= 0.95 * exact_lines.len() as f64,
+        "{found} of {}",
+        exact_lines.len()
+    );
+}
+
+#[test]
+fn output_is_identical_with_one_and_two_threads() {
+    for cmd in ["pairs", "clusters"] {
+        for extra in [&[][..], &["--exact"][..], &["--verify", "estimate"][..]] {
+            let base = [cmd, "pypi-summaries.jsonl", "-q", "-t", "0.7"];
+            let one = ok(&[&base[..], extra, &["--threads", "1"]].concat());
+            let two = ok(&[&base[..], extra, &["--threads", "2"]].concat());
+            assert!(!one.is_empty());
+            assert_eq!(one, two, "{cmd} {extra:?}");
+        }
+    }
+}
+
+#[test]
+fn verify_modes_differ_as_documented() {
+    let exact = json_lines(&ok(&["pairs", "pypi-summaries.jsonl", "-q"]));
+    let estimate = json_lines(&ok(&[
+        "pairs",
+        "pypi-summaries.jsonl",
+        "-q",
+        "--verify",
+        "estimate",
+    ]));
+    let none = json_lines(&ok(&[
+        "pairs",
+        "pypi-summaries.jsonl",
+        "-q",
+        "--verify",
+        "none",
+    ]));
+    assert!(none.len() >= exact.len() && none.len() >= estimate.len());
+    assert!(estimate
+        .iter()
+        .all(|p| p["jaccard"].is_null() && p["estimate"].as_f64().unwrap() >= 0.8));
+    assert!(exact.iter().all(|p| p["jaccard"].as_f64().is_some()));
+}
+
+#[test]
+fn sim_gives_exact_jaccard_and_estimate() {
+    let out = ok(&[
+        "sim",
+        "the quick brown fox",
+        "the quick brown fox!",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    // "the quick brown fox" has 15 char 5-grams; the "!" adds one: 15 / 16.
+    assert_eq!(v["shingles_a"], 15);
+    assert_eq!(v["shingles_b"], 16);
+    assert_eq!(v["shared"], 15);
+    assert_eq!(v["jaccard"].as_f64().unwrap(), 15.0 / 16.0);
+    assert!((v["estimate"].as_f64().unwrap() - 0.9375).abs() < 0.15);
+    assert_eq!(v["similar"], true);
+    let text = ok(&[
+        "sim",
+        "cli/articles/sports/final.txt",
+        "cli/articles/sports/final-wire.txt",
+    ]);
+    assert!(text.starts_with("jaccard   0.9192"), "{text}");
+    assert!(text.contains("near-duplicates at threshold 0.8"));
+}
+
+#[test]
+fn eval_compares_lsh_with_the_exact_join() {
+    let o = neardup(&["eval", "pypi-summaries.jsonl"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let exact_pairs = json_lines(&ok(&["pairs", "pypi-summaries.jsonl", "--exact", "-q"])).len();
+    let lsh_pairs = json_lines(&ok(&["pairs", "pypi-summaries.jsonl", "-q"])).len();
+    let row = |name: &str| -> u64 {
+        let line = out.lines().find(|l| l.starts_with(name)).unwrap();
+        line.split_whitespace()
+            .last()
+            .unwrap()
+            .replace(',', "")
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(row("exact") as usize, exact_pairs);
+    assert_eq!(row("lsh") as usize, lsh_pairs);
+    assert_eq!(
+        row("both") as usize,
+        lsh_pairs,
+        "every verified LSH pair is a true pair"
+    );
+    let recall = lsh_pairs as f64 / exact_pairs as f64;
+    assert!(
+        out.contains(&format!("LSH recall {recall:.4}, precision 1.0000")),
+        "{out}"
+    );
+    assert!(out.contains("recall by exact similarity"));
+}
+
+#[test]
+fn bad_usage_and_bad_input_have_distinct_exit_codes_and_clear_messages() {
+    let o = neardup(&["pairs", "cli/stories.txt", "-t", "1.5"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("threshold"), "{}", stderr(&o));
+
+    let o = neardup(&["pairs", "cli/stories.txt", "--bands", "20", "--rows", "8"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("20 bands x 8 rows"), "{}", stderr(&o));
+
+    let o = neardup(&["pairs", "cli/listings.tsv", "--text-columns", "Title,Body"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o).contains("Body") && stderr(&o).contains("listings.tsv"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = neardup(&["pairs", "cli/no-such-file.jsonl"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(stderr(&o).contains("no-such-file.jsonl"), "{}", stderr(&o));
+
+    let o = neardup(&["pairs", "cli/stories.txt", "--shingle", "byte:3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("byte:3"));
+}
+
+#[test]
+fn word_shingles_and_no_normalize_change_what_matches() {
+    let words = json_lines(&ok(&[
+        "pairs",
+        "cli/stories.txt",
+        "--shingle",
+        "word:2",
+        "-t",
+        "0.7",
+        "-q",
+    ]));
+    assert_eq!(words.len(), 2);
+    // Without normalization, case and spacing count.
+    let sim = |extra: &[&str]| -> f64 {
+        let out = ok(&[
+            &["sim", "HELLO   World", "hello world", "--json"][..],
+            extra,
+        ]
+        .concat());
+        serde_json::from_str::<Value>(&out).unwrap()["jaccard"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(sim(&[]), 1.0);
+    assert_eq!(sim(&["--no-normalize"]), 0.0);
+}
+
+#[test]
+fn several_inputs_are_numbered_by_source_and_output_goes_to_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pairs.jsonl");
+    let printed = ok(&[
+        "pairs",
+        "cli/notes.txt",
+        "cli/stories.txt",
+        "-t",
+        "0.7",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(printed.is_empty(), "with -o nothing goes to stdout");
+    let pairs = json_lines(&std::fs::read_to_string(&out).unwrap());
+    let ab: Vec<(String, String)> = pairs
+        .iter()
+        .map(|p| {
+            (
+                p["a"].as_str().unwrap().to_string(),
+                p["b"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("cli/notes.txt:1", "cli/notes.txt:3"),
+        ("cli/notes.txt:1", "cli/notes.txt:6"),
+        ("cli/notes.txt:3", "cli/notes.txt:6"),
+        ("s1", "s3"),
+        ("s2", "s5"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(ab, want);
+}
