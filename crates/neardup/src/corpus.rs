@@ -2,8 +2,13 @@
 
 use rayon::prelude::*;
 
+use xxhash_rust::xxh3::xxh3_128_with_seed;
+
+use crate::family::Family;
 use crate::shingle::Shingler;
-use crate::sketch::Sketch;
+
+/// Seed of the 128-bit hash that finds identical shingle sets.
+const SET_SEED: u64 = 0x7365_7473_6565_6431;
 
 /// Why a document takes no part in matching.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -21,18 +26,39 @@ impl SkipReason {
     }
 }
 
-/// Shingle sets (sorted, deduplicated) of all documents, stored back to back.
+/// Signatures of one sketch family: a row for each document sketched with it.
+#[derive(Clone, Debug, Default)]
+struct FamilySignatures {
+    num_perm: usize,
+    /// Row of each document, or `NO_ROW`.
+    slot: Vec<u32>,
+    rows: Vec<u64>,
+}
+
+const NO_ROW: u32 = u32::MAX;
+
+impl FamilySignatures {
+    fn get(&self, doc: u32) -> Option<&[u64]> {
+        let row = *self.slot.get(doc as usize)?;
+        (row != NO_ROW).then(|| &self.rows[row as usize * self.num_perm..][..self.num_perm])
+    }
+}
+
+/// Shingle sets (sorted, deduplicated) of all documents, stored back to back, with the
+/// groups of identical sets and the signatures of each group's representative.
 #[derive(Clone, Debug, Default)]
 pub struct Corpus {
     offsets: Vec<usize>,
     hashes: Vec<u64>,
     lengths: Vec<usize>,
-    signatures: Vec<u64>,
-    num_perm: usize,
+    /// The representative (first document) of each document's group of identical sets.
+    rep: Vec<u32>,
+    families: Vec<FamilySignatures>,
 }
 
 impl Corpus {
-    /// Shingles every text in parallel; the order of documents is kept.
+    /// Shingles every text in parallel (the order of documents is kept) and groups
+    /// documents whose shingle sets are identical.
     pub fn shingle<T: AsRef<str> + Sync>(shingler: &Shingler, texts: &[T]) -> Self {
         let sets: Vec<Vec<u64>> = texts
             .par_iter()
@@ -52,25 +78,69 @@ impl Corpus {
         for s in sets {
             hashes.extend_from_slice(&s);
         }
-        Corpus {
+        let mut corpus = Corpus {
             offsets,
             hashes,
             lengths: texts.iter().map(|t| t.as_ref().len()).collect(),
-            signatures: Vec::new(),
-            num_perm: 0,
-        }
+            rep: Vec::new(),
+            families: Vec::new(),
+        };
+        corpus.rep = corpus.group_identical();
+        corpus
     }
 
-    /// Computes every document's signature in parallel.
-    pub fn sketch(&mut self, sketch: &dyn Sketch) {
-        let k = sketch.num_perm();
-        let mut signatures = vec![0u64; self.len() * k];
-        signatures
-            .par_chunks_mut(k.max(1))
-            .enumerate()
-            .for_each(|(d, out)| sketch.sketch_into(self.set(d as u32), out));
-        self.signatures = signatures;
-        self.num_perm = k;
+    /// The exact-duplicate pre-pass: a 128-bit hash of each set, sorted, so identical sets
+    /// fall together; each group's first document represents it.
+    fn group_identical(&self) -> Vec<u32> {
+        let n = self.len();
+        let mut keyed: Vec<(u128, u32)> = (0..n as u32)
+            .into_par_iter()
+            .map(|d| {
+                let bytes: Vec<u8> = self.set(d).iter().flat_map(|h| h.to_le_bytes()).collect();
+                (xxh3_128_with_seed(&bytes, SET_SEED), d)
+            })
+            .collect();
+        keyed.par_sort_unstable();
+        let mut rep: Vec<u32> = (0..n as u32).collect();
+        for group in keyed.chunk_by(|x, y| x.0 == y.0) {
+            let first = group[0].1;
+            for &(_, d) in &group[1..] {
+                // A 128-bit collision is not a reason to merge: confirm the sets are equal.
+                if self.set(d) == self.set(first) {
+                    rep[d as usize] = first;
+                }
+            }
+        }
+        rep
+    }
+
+    /// Sketches every representative with the family its size belongs to, in parallel.
+    pub fn sketch(&mut self, families: &[Family]) {
+        let reps = self.members();
+        self.families = families
+            .iter()
+            .map(|family| {
+                let k = family.sketch.num_perm();
+                let chosen: Vec<u32> = reps
+                    .iter()
+                    .copied()
+                    .filter(|&d| family.takes(self.set(d).len()))
+                    .collect();
+                let mut slot = vec![NO_ROW; self.len()];
+                for (row, &d) in chosen.iter().enumerate() {
+                    slot[d as usize] = row as u32;
+                }
+                let mut rows = vec![0u64; chosen.len() * k];
+                rows.par_chunks_mut(k.max(1))
+                    .zip(chosen.par_iter())
+                    .for_each(|(out, &d)| family.sketch.sketch_into(self.set(d), out));
+                FamilySignatures {
+                    num_perm: k,
+                    slot,
+                    rows,
+                }
+            })
+            .collect();
     }
 
     /// Number of documents, skipped ones included.
@@ -89,13 +159,35 @@ impl Corpus {
         &self.hashes[self.offsets[d]..self.offsets[d + 1]]
     }
 
-    /// The signature of a document, if the corpus was sketched.
-    pub fn signature(&self, doc: u32) -> Option<&[u64]> {
-        if self.num_perm == 0 {
-            return None;
-        }
-        let d = doc as usize;
-        Some(&self.signatures[d * self.num_perm..(d + 1) * self.num_perm])
+    /// The first document whose shingle set is identical to this one's (itself if none).
+    pub fn representative(&self, doc: u32) -> u32 {
+        self.rep[doc as usize]
+    }
+
+    /// Number of sketch families the corpus was sketched with (0 if not sketched).
+    pub fn num_families(&self) -> usize {
+        self.families.len()
+    }
+
+    /// A document's signature in one family, if it has one there (copies use their
+    /// representative's).
+    pub fn signature_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
+        self.families.get(family)?.get(self.representative(doc))
+    }
+
+    /// The family in which two documents are compared: the last one both are in
+    /// (`usize::MAX` if none), so every pair is compared with exactly one sketch.
+    pub fn shared_family(&self, a: u32, b: u32) -> usize {
+        (0..self.families.len())
+            .rev()
+            .find(|&f| self.signature_in(f, a).is_some() && self.signature_in(f, b).is_some())
+            .unwrap_or(usize::MAX)
+    }
+
+    /// Signatures of two documents in the family they are compared in.
+    pub fn signature_pair(&self, a: u32, b: u32) -> Option<(&[u64], &[u64])> {
+        let f = self.shared_family(a, b);
+        Some((self.signature_in(f, a)?, self.signature_in(f, b)?))
     }
 
     /// The length of a document's text in bytes, as given.
@@ -108,11 +200,37 @@ impl Corpus {
         self.set(doc).is_empty().then_some(SkipReason::Empty)
     }
 
-    /// The documents that take part in matching, in order.
+    /// The documents that take part in LSH, in order: not skipped, and each the
+    /// representative of its group of identical sets.
     pub fn members(&self) -> Vec<u32> {
         (0..self.len() as u32)
-            .filter(|&d| self.skip_reason(d).is_none())
+            .filter(|&d| self.skip_reason(d).is_none() && self.representative(d) == d)
             .collect()
+    }
+
+    /// Groups of two or more documents with identical (non-empty) shingle sets, each
+    /// sorted, the representative first; groups in order of their representative.
+    pub fn identical_groups(&self) -> Vec<Vec<u32>> {
+        let mut copies: Vec<(u32, u32)> = (0..self.len() as u32)
+            .filter(|&d| self.representative(d) != d && self.skip_reason(d).is_none())
+            .map(|d| (self.representative(d), d))
+            .collect();
+        copies.sort_unstable();
+        copies
+            .chunk_by(|x, y| x.0 == y.0)
+            .map(|g| {
+                std::iter::once(g[0].0)
+                    .chain(g.iter().map(|&(_, d)| d))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Number of documents identical to an earlier one (not representatives, not skipped).
+    pub fn identical_copies(&self) -> u64 {
+        (0..self.len() as u32)
+            .filter(|&d| self.representative(d) != d && self.skip_reason(d).is_none())
+            .count() as u64
     }
 
     /// Total number of distinct shingles, summed over documents.
@@ -129,25 +247,34 @@ impl Corpus {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family::{families, SketchKind};
     use crate::shingle::ShingleKind;
-    use crate::sketch::ClassicMinHash;
 
     #[test]
     fn stores_sets_in_order_and_marks_empty() {
         let sh = Shingler::new(ShingleKind::Char(3));
-        let texts = ["abcd", "", "  ", "abcd", "xyz"];
+        let texts = ["abcd", "", "  ", "ABCD", "xyz", "abcd"];
         let mut c = Corpus::shingle(&sh, &texts);
-        assert_eq!(c.len(), 5);
+        assert_eq!(c.len(), 6);
         assert_eq!(c.set(0), sh.shingle_set("abcd").as_slice());
         assert_eq!(c.set(0), c.set(3));
         assert_eq!(c.skip_reason(1), Some(SkipReason::Empty));
         assert_eq!(c.skip_reason(2), Some(SkipReason::Empty));
-        assert_eq!(c.members(), vec![0, 3, 4]);
-        assert_eq!(c.total_shingles(), 2 + 2 + 1);
+        // "ABCD" normalizes to "abcd": the same set, represented by document 0.
+        assert_eq!(c.representative(3), 0);
+        assert_eq!(c.representative(5), 0);
+        assert_eq!(c.members(), vec![0, 4]);
+        assert_eq!(c.identical_groups(), vec![vec![0, 3, 5]]);
+        assert_eq!(c.identical_copies(), 2);
+        assert_eq!(c.total_shingles(), 2 + 2 + 1 + 2);
         assert_eq!(c.text_len(2), 2);
-        assert!(c.signature(0).is_none());
-        c.sketch(&ClassicMinHash::new(16, 3).unwrap());
-        assert_eq!(c.signature(0), c.signature(3));
-        assert_ne!(c.signature(0), c.signature(4));
+        assert!(c.signature_pair(0, 4).is_none());
+        c.sketch(&families(SketchKind::OnePermutation, 16, 3, 0.8).unwrap());
+        let (a, b) = c.signature_pair(0, 3).unwrap();
+        assert_eq!(a, b, "a copy uses its representative's signature");
+        let (a, b) = c.signature_pair(0, 4).unwrap();
+        assert_ne!(a, b);
+        // Small documents are in the classic family only.
+        assert!(c.signature_in(0, 0).is_some() && c.signature_in(1, 0).is_none());
     }
 }

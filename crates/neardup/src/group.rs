@@ -12,10 +12,17 @@ use rayon::prelude::*;
 #[derive(Debug, Clone)]
 pub struct BandIndex {
     bands: usize,
+    /// Bands per sketch family: family f owns bands f·w .. (f+1)·w.
+    family_width: usize,
     /// Document-major: `keys[doc * bands + band]`.
     keys: Vec<u64>,
     /// Per band, the `(key, doc)` records of the documents that take part, sorted.
     sorted: Vec<Vec<(u64, u32)>>,
+}
+
+/// The key of a document in a band it takes no part in: unique to the document.
+pub fn absent_key(doc: u32) -> u64 {
+    !(doc as u64)
 }
 
 /// A candidate pair `a < b` and the first band in which they collide.
@@ -30,19 +37,29 @@ pub struct Candidate {
 }
 
 impl BandIndex {
-    /// Groups the documents in `members` by their band keys.
+    /// Groups documents by their band keys.
     ///
-    /// `keys` is document-major (`keys[doc * bands + band]`) over all documents; only the
-    /// documents listed in `members` (skipped ones are left out) take part in buckets.
-    pub fn build(bands: usize, keys: Vec<u64>, members: &[u32]) -> Self {
+    /// `keys` is document-major (`keys[doc * bands + band]`) over all documents; in each
+    /// band only the documents listed in `members[band]` take part in buckets. A document
+    /// absent from a band must hold a key no other document has there (see
+    /// [`absent_key`]), so that [`BandIndex::collided_earlier`] never matches on it.
+    ///
+    /// Bands come in families of `family_width` (one per sketch family); a pair belongs to
+    /// the first band where it collides *within* a family.
+    pub fn build(bands: usize, family_width: usize, keys: Vec<u64>, members: &[&[u32]]) -> Self {
         assert!(
-            bands > 0 && keys.len() % bands == 0,
+            bands > 0 && keys.len().is_multiple_of(bands),
             "keys must be doc-major"
         );
+        assert!(
+            family_width > 0 && bands.is_multiple_of(family_width),
+            "whole families"
+        );
+        assert_eq!(members.len(), bands, "one member list per band");
         let sorted = (0..bands)
             .into_par_iter()
             .map(|band| {
-                let mut recs: Vec<(u64, u32)> = members
+                let mut recs: Vec<(u64, u32)> = members[band]
                     .iter()
                     .map(|&d| (keys[d as usize * bands + band], d))
                     .collect();
@@ -52,6 +69,7 @@ impl BandIndex {
             .collect();
         BandIndex {
             bands,
+            family_width,
             keys,
             sorted,
         }
@@ -69,14 +87,21 @@ impl BandIndex {
             .filter(|run| run.len() > 1)
     }
 
+    /// The sketch family a band belongs to.
+    pub fn family_of(&self, band: u32) -> usize {
+        band as usize / self.family_width
+    }
+
     /// Links from every bucket member to the bucket's first (lowest) document, over all
-    /// bands, deduplicated and sorted.
-    pub fn links(&self) -> Vec<(u32, u32)> {
+    /// bands, deduplicated and sorted; `keep(a, b, band)` filters them.
+    pub fn links(&self, keep: impl Fn(u32, u32, u32) -> bool + Sync) -> Vec<(u32, u32)> {
         let mut links: Vec<(u32, u32)> = (0..self.bands)
             .into_par_iter()
             .flat_map_iter(|band| {
+                let keep = &keep;
                 self.buckets(band)
                     .flat_map(|run| run[1..].iter().map(move |&(_, d)| (run[0].1, d)))
+                    .filter(move |&(a, b)| keep(a, b, band as u32))
                     .collect::<Vec<_>>()
             })
             .collect();
@@ -85,10 +110,13 @@ impl BandIndex {
         links
     }
 
-    /// True if `a` and `b` collide in some band before `band`: the pair belongs to that band.
+    /// True if `a` and `b` collide in an earlier band of `band`'s family: the pair belongs
+    /// to that band.
     pub fn collided_earlier(&self, a: u32, b: u32, band: u32) -> bool {
-        let ka = &self.keys[a as usize * self.bands..][..band as usize];
-        let kb = &self.keys[b as usize * self.bands..][..band as usize];
+        let start = self.family_of(band) * self.family_width;
+        let range = start..band as usize;
+        let ka = &self.keys[a as usize * self.bands..][range.clone()];
+        let kb = &self.keys[b as usize * self.bands..][range];
         ka.iter().zip(kb).any(|(x, y)| x == y)
     }
 
@@ -149,12 +177,17 @@ mod tests {
             8, 6, // doc 3
             9, 6, // doc 4
         ];
-        BandIndex::build(2, keys, &[0, 1, 2, 3, 4])
+        let all: &[u32] = &[0, 1, 2, 3, 4];
+        BandIndex::build(2, 2, keys, &[all, all])
     }
 
     #[test]
     fn links_go_to_the_first_member() {
-        assert_eq!(index().links(), vec![(0, 1), (0, 2), (1, 2), (3, 4)]);
+        assert_eq!(
+            index().links(|_, _, _| true),
+            vec![(0, 1), (0, 2), (1, 2), (3, 4)]
+        );
+        assert_eq!(index().links(|_, _, band| band == 1), vec![(1, 2), (3, 4)]);
     }
 
     #[test]
@@ -177,9 +210,20 @@ mod tests {
     }
 
     #[test]
+    fn earlier_collisions_count_only_within_a_family() {
+        // Two families of one band each: docs 0 and 1 collide in both.
+        let keys = vec![5, 6, 5, 6];
+        let all: &[u32] = &[0, 1];
+        let idx = BandIndex::build(2, 1, keys, &[all, all]);
+        assert!(!idx.collided_earlier(0, 1, 0));
+        assert!(!idx.collided_earlier(0, 1, 1), "band 0 is another family");
+        assert_eq!(idx.family_of(1), 1);
+    }
+
+    #[test]
     fn non_members_take_no_part() {
         let keys = vec![1, 1, 1];
-        let idx = BandIndex::build(1, keys, &[0, 2]);
-        assert_eq!(idx.links(), vec![(0, 2)]);
+        let idx = BandIndex::build(1, 1, keys, &[&[0, 2]]);
+        assert_eq!(idx.links(|_, _, _| true), vec![(0, 2)]);
     }
 }

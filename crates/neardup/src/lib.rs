@@ -33,8 +33,10 @@ pub mod cluster;
 pub mod corpus;
 pub mod error;
 pub mod exact;
+pub mod family;
 pub mod group;
 pub mod lsh;
+pub mod oph;
 pub mod pipeline;
 pub mod shingle;
 pub mod sketch;
@@ -43,6 +45,7 @@ pub mod verify;
 pub use cluster::{Cluster, Duplicate, KeepPolicy, Similarity};
 pub use corpus::{Corpus, SkipReason};
 pub use error::{Error, Result};
+pub use family::SketchKind;
 pub use lsh::BandPlan;
 pub use pipeline::{
     Config, ConfigBuilder, NoProgress, Pair, Pipeline, Prepared, Progress, Stage, Stats,

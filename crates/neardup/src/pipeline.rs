@@ -8,10 +8,10 @@ use crate::cluster::{cluster, Cluster, KeepPolicy, Similarity};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::exact::ExactJoin;
-use crate::group::{BandIndex, Candidate};
+use crate::family::{families, Family, SketchKind};
+use crate::group::{absent_key, BandIndex, Candidate};
 use crate::lsh::BandPlan;
 use crate::shingle::{ShingleKind, Shingler};
-use crate::sketch::{ClassicMinHash, Sketch};
 use crate::verify::{estimate, jaccard, meets_threshold, Verification};
 
 /// Candidate pairs verified per chunk in pairs mode: bounds memory for huge buckets.
@@ -27,11 +27,12 @@ pub struct Config {
     plan: BandPlan,
     verification: Verification,
     keep: KeepPolicy,
+    sketch: SketchKind,
 }
 
 impl Config {
     /// A builder with the defaults: `char:5`, normalized, K = 128, seed 1, t = 0.8, exact
-    /// verification, keep the first.
+    /// verification, keep the first, one-permutation sketch.
     pub fn builder() -> ConfigBuilder {
         ConfigBuilder::default()
     }
@@ -64,6 +65,10 @@ impl Config {
     pub fn keep(&self) -> KeepPolicy {
         self.keep
     }
+    /// Which sketch signatures are made with.
+    pub fn sketch(&self) -> SketchKind {
+        self.sketch
+    }
 }
 
 /// Builds a [`Config`]; every setting has a sane default.
@@ -78,6 +83,7 @@ pub struct ConfigBuilder {
     rows: Option<usize>,
     verification: Verification,
     keep: KeepPolicy,
+    sketch: SketchKind,
 }
 
 impl Default for ConfigBuilder {
@@ -92,6 +98,7 @@ impl Default for ConfigBuilder {
             rows: None,
             verification: Verification::Exact,
             keep: KeepPolicy::First,
+            sketch: SketchKind::OnePermutation,
         }
     }
 }
@@ -142,6 +149,11 @@ impl ConfigBuilder {
         self.keep = keep;
         self
     }
+    /// Sketch (default: one-permutation hashing, classic for small documents).
+    pub fn sketch(mut self, sketch: SketchKind) -> Self {
+        self.sketch = sketch;
+        self
+    }
 
     /// Validates the settings.
     pub fn build(self) -> Result<Config> {
@@ -167,6 +179,7 @@ impl ConfigBuilder {
             plan,
             verification: self.verification,
             keep: self.keep,
+            sketch: self.sketch,
         })
     }
 }
@@ -226,6 +239,9 @@ pub struct Stats {
     pub empty: u64,
     /// Distinct shingles, summed over documents.
     pub shingles: u64,
+    /// Documents whose shingle set is identical to an earlier document's: reported as its
+    /// duplicates without going through LSH.
+    pub identical: u64,
     /// Buckets of two or more documents, over all bands.
     pub buckets: u64,
     /// The largest bucket.
@@ -277,7 +293,7 @@ pub struct Pair {
 /// ```
 pub struct Pipeline {
     config: Config,
-    sketch: Box<dyn Sketch>,
+    families: Vec<Family>,
     progress: Box<dyn Progress>,
 }
 
@@ -290,12 +306,17 @@ pub struct Prepared {
 }
 
 impl Pipeline {
-    /// A pipeline with the classic sketch.
+    /// A pipeline for a configuration.
     pub fn new(config: Config) -> Result<Self> {
-        let sketch = Box::new(ClassicMinHash::new(config.num_perm, config.seed)?);
+        let families = families(
+            config.sketch,
+            config.num_perm,
+            config.seed,
+            config.threshold,
+        )?;
         Ok(Pipeline {
             config,
-            sketch,
+            families,
             progress: Box::new(NoProgress),
         })
     }
@@ -330,7 +351,10 @@ impl Pipeline {
         });
         self.progress.finish();
         stats.shingles = corpus.total_shingles();
-        stats.empty = (corpus.len() - corpus.members().len()) as u64;
+        stats.empty = (0..corpus.len() as u32)
+            .filter(|&d| corpus.skip_reason(d).is_some())
+            .count() as u64;
+        stats.identical = corpus.identical_copies();
         Prepared { corpus, stats }
     }
 
@@ -338,17 +362,14 @@ impl Pipeline {
     pub fn sketch(&self, prepared: &mut Prepared) {
         self.progress.start(Stage::Sketch, 0);
         let Prepared { corpus, stats } = prepared;
-        stats.time(Stage::Sketch, || corpus.sketch(self.sketch.as_ref()));
+        stats.time(Stage::Sketch, || corpus.sketch(&self.families));
         self.progress.finish();
     }
 
     /// Checks one pair under the configured verification.
     pub fn check(&self, corpus: &Corpus, a: u32, b: u32) -> Option<Similarity> {
         let t = self.config.threshold;
-        let est = match (corpus.signature(a), corpus.signature(b)) {
-            (Some(x), Some(y)) => Some(estimate(x, y)),
-            _ => None,
-        };
+        let est = corpus.signature_pair(a, b).map(|(x, y)| estimate(x, y));
         match self.config.verification {
             Verification::Exact => {
                 let j = jaccard(corpus.set(a), corpus.set(b));
@@ -369,21 +390,27 @@ impl Pipeline {
     }
 
     /// All similar pairs found by LSH, sorted by `(a, b)`. Needs a sketched corpus.
+    ///
+    /// Documents with identical shingle sets are paired with each other directly and
+    /// share their representative's pairs.
     pub fn pairs(&self, prepared: &Prepared) -> (Vec<Pair>, Stats) {
         let mut stats = prepared.stats.clone();
         let index = band_index(self.config.plan, &prepared.corpus, &mut stats);
         let corpus = &prepared.corpus;
-        let mut pairs = Vec::new();
-        let mut candidates = 0u64;
+        let mut rep_pairs = Vec::new();
+        let (mut candidates, mut verified) = (0u64, 0u64);
         self.progress.start(Stage::Verify, 0);
-        stats.time(Stage::Verify, || {
+        let pairs = stats.time(Stage::Verify, || {
             index.for_each_pair_chunk(PAIR_CHUNK, |chunk: &[Candidate]| {
                 let firsts: Vec<&Candidate> = chunk
                     .par_iter()
-                    .filter(|c| !index.collided_earlier(c.a, c.b, c.band))
+                    .filter(|c| {
+                        index.family_of(c.band) == corpus.shared_family(c.a, c.b)
+                            && !index.collided_earlier(c.a, c.b, c.band)
+                    })
                     .collect();
                 candidates += firsts.len() as u64;
-                pairs.par_extend(firsts.par_iter().filter_map(|c| {
+                rep_pairs.par_extend(firsts.par_iter().filter_map(|c| {
                     self.check(corpus, c.a, c.b).map(|similarity| Pair {
                         a: c.a,
                         b: c.b,
@@ -392,12 +419,22 @@ impl Pipeline {
                 }));
                 self.progress.advance(chunk.len() as u64);
             });
-            pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
+            verified = rep_pairs.len() as u64;
+            Groups::new(corpus).expand(rep_pairs, self.identical_similarity(corpus))
         });
         self.progress.finish();
         stats.candidates = candidates;
-        stats.verified = pairs.len() as u64;
+        stats.verified = verified;
         (pairs, stats)
+    }
+
+    /// How identical documents are reported: Jaccard 1 (exactly known) under exact
+    /// verification, estimate 1 when signatures exist.
+    fn identical_similarity(&self, corpus: &Corpus) -> Similarity {
+        Similarity {
+            jaccard: (self.config.verification == Verification::Exact).then_some(1.0),
+            estimate: (corpus.num_families() > 0).then_some(1.0),
+        }
     }
 
     /// Clusters found by LSH, sorted by kept document. Needs a sketched corpus.
@@ -405,10 +442,10 @@ impl Pipeline {
         let mut stats = prepared.stats.clone();
         let index = band_index(self.config.plan, &prepared.corpus, &mut stats);
         let corpus = &prepared.corpus;
-        let links = index.links();
+        let links = index.links(|a, b, band| index.family_of(band) == corpus.shared_family(a, b));
         drop(index);
         self.progress.start(Stage::Verify, 0);
-        let verified: Vec<(u32, u32)> = stats.time(Stage::Verify, || {
+        let mut verified: Vec<(u32, u32)> = stats.time(Stage::Verify, || {
             links
                 .par_iter()
                 .filter(|&&(a, b)| self.check(corpus, a, b).is_some())
@@ -418,7 +455,10 @@ impl Pipeline {
         self.progress.finish();
         stats.candidates = links.len() as u64;
         stats.verified = verified.len() as u64;
-        let clusters = self.cluster_links(corpus, &verified, &mut stats);
+        verified.extend(Groups::new(corpus).links());
+        let clusters = self.cluster_links(corpus, &verified, &mut stats, |kept, doc| {
+            self.check(corpus, kept.min(doc), kept.max(doc))
+        });
         (clusters, stats)
     }
 
@@ -427,6 +467,7 @@ impl Pipeline {
         corpus: &Corpus,
         links: &[(u32, u32)],
         stats: &mut Stats,
+        similar: impl Fn(u32, u32) -> Option<Similarity> + Sync,
     ) -> Vec<Cluster> {
         self.progress.start(Stage::Cluster, 0);
         let out = stats.time(Stage::Cluster, || {
@@ -435,11 +476,43 @@ impl Pipeline {
                 links,
                 self.config.keep,
                 |d| corpus.text_len(d),
-                |kept, doc| self.check(corpus, kept.min(doc), kept.max(doc)),
+                similar,
             )
         });
         self.progress.finish();
         out
+    }
+
+    /// Pairs of representatives with Jaccard ≥ t, by the exact join.
+    fn exact_rep_pairs(&self, corpus: &Corpus, stats: &mut Stats) -> Vec<Pair> {
+        self.progress.start(Stage::ExactJoin, 0);
+        let (found, join) = stats.time(Stage::ExactJoin, || {
+            // Copies take no part (an empty set never pairs): their representative does.
+            let sets: Vec<&[u64]> = (0..corpus.len() as u32)
+                .map(|d| {
+                    if corpus.representative(d) == d {
+                        corpus.set(d)
+                    } else {
+                        &[]
+                    }
+                })
+                .collect();
+            ExactJoin::new(self.config.threshold).join(&sets)
+        });
+        self.progress.finish();
+        stats.candidates = join.candidates;
+        stats.verified = found.len() as u64;
+        found
+            .into_iter()
+            .map(|p| Pair {
+                a: p.a,
+                b: p.b,
+                similarity: Similarity {
+                    jaccard: Some(p.jaccard),
+                    estimate: corpus.signature_pair(p.a, p.b).map(|(x, y)| estimate(x, y)),
+                },
+            })
+            .collect()
     }
 
     /// All pairs with Jaccard ≥ t, found by the exact join (no LSH), sorted by `(a, b)`.
@@ -448,72 +521,135 @@ impl Pipeline {
     pub fn exact_pairs(&self, prepared: &Prepared) -> (Vec<Pair>, Stats) {
         let mut stats = prepared.stats.clone();
         let corpus = &prepared.corpus;
-        self.progress.start(Stage::ExactJoin, 0);
-        let (found, join) = stats.time(Stage::ExactJoin, || {
-            ExactJoin::new(self.config.threshold).join(&corpus.sets())
-        });
-        self.progress.finish();
-        stats.candidates = join.candidates;
-        stats.verified = found.len() as u64;
-        let pairs = found
-            .into_iter()
-            .map(|p| Pair {
-                a: p.a,
-                b: p.b,
-                similarity: Similarity {
-                    jaccard: Some(p.jaccard),
-                    estimate: match (corpus.signature(p.a), corpus.signature(p.b)) {
-                        (Some(x), Some(y)) => Some(estimate(x, y)),
-                        _ => None,
-                    },
-                },
-            })
-            .collect();
+        let rep_pairs = self.exact_rep_pairs(corpus, &mut stats);
+        let identical = Similarity {
+            jaccard: Some(1.0),
+            estimate: (corpus.num_families() > 0).then_some(1.0),
+        };
+        let pairs = Groups::new(corpus).expand(rep_pairs, identical);
         (pairs, stats)
     }
 
     /// Clusters from the exact join's pairs, verified exactly against each kept document.
     pub fn exact_clusters(&self, prepared: &Prepared) -> (Vec<Cluster>, Stats) {
-        let (pairs, mut stats) = self.exact_pairs(prepared);
-        let links: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
+        let mut stats = prepared.stats.clone();
         let corpus = &prepared.corpus;
+        let mut links: Vec<(u32, u32)> = self
+            .exact_rep_pairs(corpus, &mut stats)
+            .iter()
+            .map(|p| (p.a, p.b))
+            .collect();
+        links.extend(Groups::new(corpus).links());
         let t = self.config.threshold;
-        self.progress.start(Stage::Cluster, 0);
-        let clusters = stats.time(Stage::Cluster, || {
-            cluster(
-                corpus.len(),
-                &links,
-                self.config.keep,
-                |d| corpus.text_len(d),
-                |kept, doc| {
-                    let j = jaccard(corpus.set(kept), corpus.set(doc));
-                    meets_threshold(j, t).then_some(Similarity {
-                        jaccard: Some(j),
-                        estimate: None,
-                    })
-                },
-            )
+        let clusters = self.cluster_links(corpus, &links, &mut stats, |kept, doc| {
+            let j = jaccard(corpus.set(kept), corpus.set(doc));
+            meets_threshold(j, t).then_some(Similarity {
+                jaccard: Some(j),
+                estimate: None,
+            })
         });
-        self.progress.finish();
         (clusters, stats)
     }
 }
 
 /// Band keys of every sketched document, grouped by sorting; records bucket counters.
+///
+/// Each sketch family has its own bands (family f owns bands f·b .. (f+1)·b), so
+/// signatures of different sketches are never compared.
 fn band_index(plan: BandPlan, corpus: &Corpus, stats: &mut Stats) -> BandIndex {
     let (index, (buckets, largest)) = stats.time(Stage::Group, || {
         let b = plan.bands();
-        let mut keys = vec![0u64; corpus.len() * b];
-        keys.par_chunks_mut(b).enumerate().for_each(|(d, out)| {
-            if let Some(sig) = corpus.signature(d as u32) {
-                plan.band_keys_into(sig, out);
+        let families = corpus.num_families().max(1);
+        let width = b * families;
+        let mut keys = vec![0u64; corpus.len() * width];
+        keys.par_chunks_mut(width).enumerate().for_each(|(d, out)| {
+            let d = d as u32;
+            for (f, out) in out.chunks_mut(b).enumerate() {
+                match corpus
+                    .signature_in(f, d)
+                    .filter(|_| corpus.representative(d) == d)
+                {
+                    Some(sig) => plan.band_keys_into(sig, out),
+                    None => out.fill(absent_key(d)),
+                }
             }
         });
-        let index = BandIndex::build(b, keys, &corpus.members());
+        let members = corpus.members();
+        let per_family: Vec<Vec<u32>> = (0..families)
+            .map(|f| {
+                members
+                    .iter()
+                    .copied()
+                    .filter(|&d| corpus.signature_in(f, d).is_some())
+                    .collect()
+            })
+            .collect();
+        let per_band: Vec<&[u32]> = (0..width)
+            .map(|band| per_family[band / b].as_slice())
+            .collect();
+        let index = BandIndex::build(width, b, keys, &per_band);
         let counts = index.bucket_stats();
         (index, counts)
     });
     stats.buckets = buckets;
     stats.largest_bucket = largest as u64;
     index
+}
+
+/// The documents of each representative's group of identical sets (itself if alone).
+struct Groups {
+    /// For a representative, the index of its group in `groups`.
+    of: std::collections::HashMap<u32, usize>,
+    groups: Vec<Vec<u32>>,
+}
+
+impl Groups {
+    fn new(corpus: &Corpus) -> Self {
+        let groups = corpus.identical_groups();
+        let of = groups.iter().enumerate().map(|(i, g)| (g[0], i)).collect();
+        Groups { of, groups }
+    }
+
+    fn members<'a>(&'a self, rep: &'a u32) -> &'a [u32] {
+        match self.of.get(rep) {
+            Some(&i) => &self.groups[i],
+            None => std::slice::from_ref(rep),
+        }
+    }
+
+    /// Pairs between representatives, expanded to every pair of their groups' documents,
+    /// plus every pair inside a group (identical sets: Jaccard exactly 1); sorted.
+    fn expand(&self, rep_pairs: Vec<Pair>, identical: Similarity) -> Vec<Pair> {
+        let mut pairs: Vec<Pair> = rep_pairs
+            .par_iter()
+            .flat_map_iter(|p| {
+                let (ga, gb) = (self.members(&p.a), self.members(&p.b));
+                ga.iter().flat_map(move |&a| {
+                    gb.iter().map(move |&b| Pair {
+                        a: a.min(b),
+                        b: a.max(b),
+                        similarity: p.similarity,
+                    })
+                })
+            })
+            .collect();
+        pairs.par_extend(self.groups.par_iter().flat_map_iter(|g| {
+            g.iter().enumerate().flat_map(move |(i, &a)| {
+                g[i + 1..].iter().map(move |&b| Pair {
+                    a,
+                    b,
+                    similarity: identical,
+                })
+            })
+        }));
+        pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
+        pairs
+    }
+
+    /// Links from each group's representative to its copies.
+    fn links(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.groups
+            .iter()
+            .flat_map(|g| g[1..].iter().map(move |&d| (g[0], d)))
+    }
 }

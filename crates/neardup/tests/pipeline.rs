@@ -110,7 +110,8 @@ fn verified_pairs_are_true_pairs_and_recall_is_high() {
                 "{pair:?} not in exact"
             );
         }
-        assert_eq!(stats.verified, lsh.len() as u64);
+        // Counters are over distinct sets; identical copies add pairs on top.
+        assert!(stats.verified <= lsh.len() as u64);
         assert!(stats.candidates >= stats.verified);
         // Expected recall is the mean S-curve over the true pairs; allow 4 binomial SEs.
         let plan = p.config().plan();
@@ -142,11 +143,12 @@ fn estimate_and_none_modes() {
         .all(|p| p.similarity.jaccard.is_none() && p.similarity.estimate.unwrap() >= 0.8));
     let none = pipeline(0.8, Verification::None);
     let (raw, stats) = none.pairs(&none.prepare(&texts));
+    // No verification: every candidate passes; identical copies add their pairs on top.
     assert_eq!(
-        raw.len() as u64,
-        stats.candidates,
+        stats.verified, stats.candidates,
         "no verification: every candidate is reported"
     );
+    assert!(raw.len() as u64 >= stats.candidates);
     assert!(raw.len() >= pairs.len());
 }
 

@@ -1,0 +1,128 @@
+//! Which sketch each document gets, by the size of its shingle set.
+//!
+//! One-permutation hashing is O(n + K) but, below about 64 shingles, its band collisions
+//! fall measurably short of the S-curve (ARCHITECTURE.md has the figures); the classic
+//! sketch is exact there and cheap, since n is small. Documents are split by size into
+//! *families*, each sketched and banded on its own. Two documents can only be compared
+//! within a family they share, so the ranges overlap: a pair with Jaccard ≥ t has sizes
+//! within a factor t, hence a document up to ⌈64 / t⌉ shingles gets the classic sketch
+//! too, and any pair that straddles 64 still shares one family.
+
+use crate::error::Result;
+use crate::oph::OnePermutation;
+use crate::sketch::{ClassicMinHash, Sketch};
+
+/// Below this many shingles a document is sketched with the classic sketch.
+pub const SMALL_DOCUMENT: usize = 64;
+
+/// Which sketch the user asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SketchKind {
+    /// One-permutation hashing with optimal densification, and the classic sketch for
+    /// small documents (the default).
+    #[default]
+    OnePermutation,
+    /// The classic K-permutation sketch for every document (the reference).
+    Classic,
+}
+
+impl std::str::FromStr for SketchKind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "oph" => Ok(SketchKind::OnePermutation),
+            "classic" => Ok(SketchKind::Classic),
+            _ => Err(format!("unknown sketch {s:?}: expected oph or classic")),
+        }
+    }
+}
+
+impl std::fmt::Display for SketchKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SketchKind::OnePermutation => "oph",
+            SketchKind::Classic => "classic",
+        })
+    }
+}
+
+/// One sketch, applied to the documents whose set size lies in `min_size..max_size`.
+pub struct Family {
+    /// The sketch.
+    pub sketch: Box<dyn Sketch>,
+    /// Smallest set size (inclusive).
+    pub min_size: usize,
+    /// Largest set size (exclusive).
+    pub max_size: usize,
+}
+
+impl Family {
+    /// True if a document of `size` shingles belongs to this family.
+    pub fn takes(&self, size: usize) -> bool {
+        (self.min_size..self.max_size).contains(&size)
+    }
+}
+
+/// The families for a sketch kind, signature length, seed and threshold.
+pub fn families(
+    kind: SketchKind,
+    num_perm: usize,
+    seed: u64,
+    threshold: f64,
+) -> Result<Vec<Family>> {
+    let classic = Box::new(ClassicMinHash::new(num_perm, seed)?);
+    Ok(match kind {
+        SketchKind::Classic => vec![Family {
+            sketch: classic,
+            min_size: 0,
+            max_size: usize::MAX,
+        }],
+        SketchKind::OnePermutation => {
+            // Sizes within a factor t of each other must share a family.
+            let overlap_end = (SMALL_DOCUMENT as f64 / threshold).ceil() as usize + 1;
+            vec![
+                Family {
+                    sketch: classic,
+                    min_size: 0,
+                    max_size: overlap_end,
+                },
+                Family {
+                    sketch: Box::new(OnePermutation::new(num_perm, seed)?),
+                    min_size: SMALL_DOCUMENT,
+                    max_size: usize::MAX,
+                },
+            ]
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pair_above_the_threshold_shares_a_family() {
+        for &t in &[0.3, 0.5, 0.8, 0.95, 1.0] {
+            let fams = families(SketchKind::OnePermutation, 16, 1, t).unwrap();
+            for small in 1..400usize {
+                // The largest partner a set of `small` shingles can have at Jaccard ≥ t.
+                let large_max = (small as f64 / t).floor() as usize;
+                for large in small..=large_max {
+                    assert!(
+                        fams.iter().any(|f| f.takes(small) && f.takes(large)),
+                        "t={t}: sizes {small} and {large} share no family"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn classic_is_one_family() {
+        let fams = families(SketchKind::Classic, 16, 1, 0.8).unwrap();
+        assert_eq!(fams.len(), 1);
+        assert!(fams[0].takes(0) && fams[0].takes(1 << 40));
+        assert_eq!("oph".parse::<SketchKind>(), Ok(SketchKind::OnePermutation));
+        assert!("fast".parse::<SketchKind>().is_err());
+    }
+}

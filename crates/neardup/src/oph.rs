@@ -1,0 +1,159 @@
+//! One-permutation hashing with optimal densification: a MinHash signature in O(n + K).
+//!
+//! Each shingle is hashed once; the hash picks one of K bins (by its high bits) and each
+//! bin keeps its smallest hash (Li, Owen & Zhang 2012). A bin that no shingle fell into
+//! borrows the value of another bin, found by probing a sequence of bins that depends only
+//! on the bin's index and the seed, never on the data (Shrivastava 2017, "optimal
+//! densification"). Two documents therefore borrow from the same place, and a bin agrees
+//! with probability equal to their Jaccard similarity.
+//!
+//! Values keep all 64 bits of the hash. The bin is a function of the hash, so a borrowed
+//! value still says which bin it came from and can never be mistaken for a value that
+//! fell into the borrowing bin itself.
+
+use std::cell::RefCell;
+
+use crate::error::{Error, Result};
+use crate::sketch::{mix64, splitmix64, Sketch, MAX_NUM_PERM};
+
+const EMPTY: u64 = u64::MAX;
+
+/// The one-permutation sketch with data-independent optimal densification.
+///
+/// ```
+/// use neardup::oph::OnePermutation;
+/// use neardup::sketch::Sketch;
+/// let sketch = OnePermutation::new(128, 7).unwrap();
+/// let a: Vec<u64> = (0..300).collect();
+/// let b: Vec<u64> = (100..400).collect(); // Jaccard 0.5
+/// let (sa, sb) = (sketch.sketch(&a), sketch.sketch(&b));
+/// let agree = sa.iter().zip(&sb).filter(|(x, y)| x == y).count() as f64 / 128.0;
+/// assert!((agree - 0.5).abs() < 0.2);
+/// ```
+#[derive(Clone, Debug)]
+pub struct OnePermutation {
+    num_perm: usize,
+    key: u64,
+    probe_key: u64,
+}
+
+thread_local! {
+    /// Empty bins of the signature being densified and the values they borrow (reused:
+    /// no allocation per document).
+    static BORROWED: RefCell<Vec<(u32, u64)>> = const { RefCell::new(Vec::new()) };
+}
+
+impl OnePermutation {
+    /// A sketch of `num_perm` bins whose hash is drawn from `seed`.
+    pub fn new(num_perm: usize, seed: u64) -> Result<Self> {
+        if num_perm == 0 || num_perm > MAX_NUM_PERM {
+            return Err(Error::InvalidNumPerm(num_perm));
+        }
+        // Distinct from the classic sketch's keys for the same seed.
+        let mut state = seed ^ 0x6f70_6864_656e_7369;
+        Ok(OnePermutation {
+            num_perm,
+            key: splitmix64(&mut state),
+            probe_key: splitmix64(&mut state),
+        })
+    }
+
+    #[inline(always)]
+    fn bin(&self, h: u64) -> usize {
+        ((h as u128 * self.num_perm as u128) >> 64) as usize
+    }
+
+    /// The `attempt`-th bin that bin `i` looks at when it is empty.
+    #[inline]
+    fn probe(&self, i: usize, attempt: u64) -> usize {
+        self.bin(mix64(self.probe_key ^ ((i as u64) << 32) ^ attempt))
+    }
+}
+
+impl Sketch for OnePermutation {
+    fn num_perm(&self) -> usize {
+        self.num_perm
+    }
+
+    fn sketch_into(&self, shingles: &[u64], out: &mut [u64]) {
+        assert_eq!(out.len(), self.num_perm, "signature buffer length");
+        out.fill(EMPTY);
+        for &x in shingles {
+            let h = mix64(x.wrapping_add(self.key));
+            let slot = &mut out[self.bin(h)];
+            if h < *slot {
+                *slot = h;
+            }
+        }
+        if shingles.is_empty() {
+            return;
+        }
+        BORROWED.with(|cell| {
+            let mut borrowed = cell.borrow_mut();
+            borrowed.clear();
+            borrowed.extend(
+                (0..self.num_perm as u32)
+                    .filter(|&i| out[i as usize] == EMPTY)
+                    .map(|i| (i, EMPTY)),
+            );
+            // Borrow only from bins the data filled: read them all before writing any.
+            for (i, value) in borrowed.iter_mut() {
+                let mut attempt = 0u64;
+                *value = loop {
+                    let j = self.probe(*i as usize, attempt);
+                    if out[j] != EMPTY {
+                        break out[j];
+                    }
+                    attempt += 1;
+                };
+            }
+            for &(i, v) in borrowed.iter() {
+                out[i as usize] = v;
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::estimate;
+
+    #[test]
+    fn rejects_bad_lengths() {
+        assert!(OnePermutation::new(0, 1).is_err());
+        assert!(OnePermutation::new(MAX_NUM_PERM + 1, 1).is_err());
+    }
+
+    #[test]
+    fn fills_every_bin_even_for_one_shingle() {
+        let s = OnePermutation::new(128, 3).unwrap();
+        let sig = s.sketch(&[42]);
+        assert!(sig.iter().all(|&v| v != EMPTY));
+        // One shingle: every bin holds its one hash.
+        assert!(sig.iter().all(|&v| v == sig[0]));
+    }
+
+    #[test]
+    fn order_and_repeats_do_not_matter() {
+        let s = OnePermutation::new(64, 5).unwrap();
+        assert_eq!(s.sketch(&[1, 2, 3, 4, 5]), s.sketch(&[5, 4, 4, 3, 2, 1, 1]));
+    }
+
+    #[test]
+    fn identical_sets_agree_and_disjoint_sets_do_not() {
+        let s = OnePermutation::new(256, 9).unwrap();
+        let a: Vec<u64> = (0..40).map(mix64).collect();
+        let b: Vec<u64> = (40..80).map(mix64).collect();
+        assert_eq!(estimate(&s.sketch(&a), &s.sketch(&a)), 1.0);
+        // Disjoint sets can agree only where both borrowed... from bins holding different
+        // hashes: never.
+        assert_eq!(estimate(&s.sketch(&a), &s.sketch(&b)), 0.0);
+    }
+
+    #[test]
+    fn empty_input_is_all_empty() {
+        let s = OnePermutation::new(8, 1).unwrap();
+        assert_eq!(s.sketch(&[]), vec![EMPTY; 8]);
+    }
+}
