@@ -62,6 +62,9 @@ pub struct MatchArgs {
     /// MinHash signature length K.
     #[arg(long, default_value_t = 128, value_name = "K")]
     pub num_perm: usize,
+    /// MinHash sketch: one-permutation hashing (classic below 64 shingles), or classic.
+    #[arg(long, value_enum, default_value_t = SketchArg::Oph)]
+    pub sketch: SketchArg,
     /// Seed of the MinHash permutations.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -152,6 +155,14 @@ pub enum VerifyArg {
     Estimate,
     /// No verification: raw LSH candidates.
     None,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SketchArg {
+    /// One-permutation hashing with optimal densification; classic for small documents.
+    Oph,
+    /// The classic K-permutation sketch (the reference).
+    Classic,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,10 +4,12 @@ use std::io::Write;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use neardup::{Cluster, Config, Corpus, KeepPolicy, Pipeline, ShingleKind, Verification};
+use neardup::{
+    Cluster, Config, Corpus, KeepPolicy, Pipeline, ShingleKind, SketchKind, Verification,
+};
 use neardup_io::{DedupWriter, Format};
 
-use crate::args::{KeepArg, MatchArgs, RunArgs, VerifyArg};
+use crate::args::{KeepArg, MatchArgs, RunArgs, SketchArg, VerifyArg};
 use crate::input::Documents;
 use crate::output::{open_output, write_clusters, write_pairs};
 use crate::progress::Bars;
@@ -29,6 +31,10 @@ pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config>
         .normalize(!m.no_normalize)
         .num_perm(m.num_perm)
         .seed(m.seed)
+        .sketch(match m.sketch {
+            SketchArg::Oph => SketchKind::OnePermutation,
+            SketchArg::Classic => SketchKind::Classic,
+        })
         .threshold(m.threshold)
         .bands(m.bands)
         .rows(m.rows)

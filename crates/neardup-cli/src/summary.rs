@@ -14,7 +14,7 @@ pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -48,7 +48,8 @@ pub fn plan(config: &Config, exact: bool) -> String {
     let p = config.plan();
     let _ = writeln!(
         out,
-        "{} permutations (seed {}), {} bands x {} rows, verify {}",
+        "{} sketch, {} permutations (seed {}), {} bands x {} rows, verify {}",
+        config.sketch(),
         config.num_perm(),
         config.seed(),
         p.bands(),
@@ -148,6 +149,15 @@ impl Summary {
             };
             let sep = if what.is_empty() { "" } else { " in " };
             self.line(stage.name(), format!("{what}{sep}{}", secs(*time)));
+            if *stage == neardup::Stage::Shingle {
+                self.line(
+                    "identical",
+                    format!(
+                        "{} documents with the same shingles as an earlier one (its duplicates, no LSH needed)",
+                        thousands(stats.identical)
+                    ),
+                );
+            }
         }
     }
 

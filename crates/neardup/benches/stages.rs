@@ -1,0 +1,114 @@
+//! Throughput of each stage on real text: the shipped PyPI package summaries (short
+//! documents, ~95 bytes) and long documents made of 40 consecutive summaries (~3.8 KB).
+//!
+//! `cargo bench -p neardup --bench stages`; criterion reports bytes of text per second.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use neardup::group::BandIndex;
+use neardup::oph::OnePermutation;
+use neardup::sketch::{ClassicMinHash, Sketch};
+use neardup::verify::jaccard;
+use neardup::{BandPlan, Shingler};
+
+fn summaries() -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pypi-summaries.jsonl");
+    std::fs::read_to_string(path)
+        .expect("testdata/pypi-summaries.jsonl")
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["text"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn corpora() -> Vec<(&'static str, Vec<String>)> {
+    let short = summaries();
+    let long = short.chunks(40).map(|c| c.join(" ")).collect();
+    vec![("short", short), ("long", long)]
+}
+
+fn bytes(texts: &[String]) -> u64 {
+    texts.iter().map(|t| t.len() as u64).sum()
+}
+
+fn shingle(c: &mut Criterion) {
+    let sh = Shingler::default();
+    let mut g = c.benchmark_group("shingle");
+    for (name, texts) in corpora() {
+        g.throughput(Throughput::Bytes(bytes(&texts)));
+        g.bench_function(BenchmarkId::new("char5_set", name), |b| {
+            let mut buf = Vec::new();
+            b.iter(|| {
+                let mut n = 0;
+                for t in &texts {
+                    sh.set_into(t, &mut buf);
+                    n += buf.len();
+                }
+                n
+            })
+        });
+    }
+    g.finish();
+}
+
+fn sketch(c: &mut Criterion) {
+    let sh = Shingler::default();
+    let mut g = c.benchmark_group("sketch");
+    for (name, texts) in corpora() {
+        let sets: Vec<Vec<u64>> = texts.iter().map(|t| sh.shingle_set(t)).collect();
+        g.throughput(Throughput::Bytes(bytes(&texts)));
+        let sketches: [(&str, Box<dyn Sketch>); 2] = [
+            ("oph", Box::new(OnePermutation::new(128, 1).unwrap())),
+            ("classic", Box::new(ClassicMinHash::new(128, 1).unwrap())),
+        ];
+        for (kind, s) in sketches {
+            g.bench_function(BenchmarkId::new(kind, name), |b| {
+                let mut out = vec![0u64; 128];
+                b.iter(|| {
+                    for set in &sets {
+                        s.sketch_into(set, &mut out);
+                    }
+                    out[0]
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+fn group_and_verify(c: &mut Criterion) {
+    let sh = Shingler::default();
+    let (_, texts) = corpora().remove(0);
+    let sets: Vec<Vec<u64>> = texts.iter().map(|t| sh.shingle_set(t)).collect();
+    let oph = OnePermutation::new(128, 1).unwrap();
+    let plan = BandPlan::new(16, 8, 128).unwrap();
+    let mut keys = vec![0u64; sets.len() * 16];
+    for (set, out) in sets.iter().zip(keys.chunks_mut(16)) {
+        plan.band_keys_into(&oph.sketch(set), out);
+    }
+    let members: Vec<u32> = (0..sets.len() as u32).collect();
+    let per_band: Vec<&[u32]> = vec![&members; 16];
+    let mut g = c.benchmark_group("group");
+    g.throughput(Throughput::Elements(sets.len() as u64));
+    g.bench_function("sort_16_bands_links", |b| {
+        b.iter(|| BandIndex::build(16, 16, keys.clone(), &per_band).links(|_, _, _| true).len())
+    });
+    g.finish();
+
+    let links = BandIndex::build(16, 16, keys, &per_band).links(|_, _, _| true);
+    let mut g = c.benchmark_group("verify");
+    g.throughput(Throughput::Elements(links.len() as u64));
+    g.bench_function("exact_jaccard_links", |b| {
+        b.iter(|| {
+            links
+                .iter()
+                .filter(|&&(a, b)| jaccard(&sets[a as usize], &sets[b as usize]) >= 0.8)
+                .count()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, shingle, sketch, group_and_verify);
+criterion_main!(benches);
