@@ -3,8 +3,14 @@
 mod args;
 mod eval;
 mod input;
+#[allow(dead_code)]
+mod labels;
 mod output;
+#[allow(dead_code)]
+mod plan;
 mod progress;
+#[allow(dead_code)]
+mod report;
 mod run;
 mod sim;
 mod summary;

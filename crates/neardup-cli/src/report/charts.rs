@@ -1,0 +1,256 @@
+//! The report's charts: S-curves, similarity histograms, cluster sizes, time per stage.
+
+use super::histogram::{similarity_bins, SizeBin};
+use super::html::{seconds, thousands};
+use super::svg::{compact, Anchor, Axis, Plot, MARKER, PALETTE};
+
+/// Points sampled along an S-curve.
+const CURVE_POINTS: usize = 200;
+
+/// P(candidate | s) = 1 − (1 − sʳ)ᵇ for `bands` × `rows`.
+pub fn probability(bands: usize, rows: usize, s: f64) -> f64 {
+    let s = s.clamp(0.0, 1.0);
+    let miss = (1.0 - s.powi(rows as i32)).powi(bands as i32);
+    1.0 - miss
+}
+
+/// The mean of P(candidate | s) over s uniform in [lo, hi] (composite Simpson's rule, 2,000
+/// intervals; the integrand is a smooth polynomial): the expected recall of pairs spread
+/// evenly over that range. For lo = hi it is P(lo).
+pub fn mean_probability(bands: usize, rows: usize, lo: f64, hi: f64) -> f64 {
+    if hi - lo <= 0.0 {
+        return probability(bands, rows, lo);
+    }
+    integrate(|s| probability(bands, rows, s), lo, hi) / (hi - lo)
+}
+
+/// ∫ f over [lo, hi] by composite Simpson's rule with 2,000 intervals.
+pub fn integrate(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
+    const N: usize = 2_000;
+    let h = (hi - lo) / N as f64;
+    let mut sum = f(lo) + f(hi);
+    for i in 1..N {
+        sum += f(lo + i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
+    }
+    sum * h / 3.0
+}
+
+/// One band plan drawn on an S-curve chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CurvePlan {
+    /// Legend text, e.g. "16 × 8 (chosen)".
+    pub label: String,
+    pub bands: usize,
+    pub rows: usize,
+}
+
+/// The S-curves of one or more plans, with the threshold marked by a vertical line and each
+/// curve's value at the threshold by a dot (and in the legend).
+pub fn s_curve(plans: &[CurvePlan], threshold: f64) -> String {
+    let mut p = Plot::new(
+        "LSH S-curve: probability that a pair becomes a candidate, by Jaccard similarity",
+        600.0,
+        380.0,
+        Axis::linear("Jaccard similarity s", 0.0, 1.0, 10),
+        Axis::linear("P(candidate | s)", 0.0, 1.0, 5),
+    );
+    p.vline(threshold, MARKER, &format!("threshold t = {threshold}"));
+    let mut legend = Vec::new();
+    for (i, plan) in plans.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let points: Vec<(f64, f64)> = (0..=CURVE_POINTS)
+            .map(|j| {
+                let s = j as f64 / CURVE_POINTS as f64;
+                (s, probability(plan.bands, plan.rows, s))
+            })
+            .collect();
+        p.line(&points, color, 2.0, i > 0);
+        legend.push((
+            color,
+            format!(
+                "{}: P({threshold}) = {:.3}",
+                plan.label,
+                probability(plan.bands, plan.rows, threshold)
+            ),
+            i > 0,
+        ));
+    }
+    for (i, plan) in plans.iter().enumerate() {
+        let at = probability(plan.bands, plan.rows, threshold);
+        let label = (plans.len() == 1).then(|| format!("{at:.3}"));
+        p.dot(threshold, at, PALETTE[i % PALETTE.len()], label.as_deref());
+    }
+    p.legend(&legend);
+    p.finish()
+}
+
+/// A histogram of similarities in [0, 1], in `bins` bins, with the threshold marked.
+pub fn similarity_histogram(
+    label: &str,
+    values: &[f64],
+    bins: usize,
+    threshold: Option<f64>,
+    color: &str,
+) -> String {
+    let counts = similarity_bins(values, bins);
+    let max = counts.iter().copied().max().unwrap_or(0);
+    let mut p = Plot::new(
+        label,
+        540.0,
+        300.0,
+        Axis::linear("Jaccard similarity", 0.0, 1.0, 10),
+        Axis::counts("pairs", max as f64, 5),
+    );
+    let width = 1.0 / counts.len() as f64;
+    for (i, &n) in counts.iter().enumerate() {
+        if n > 0 {
+            let lo = i as f64 * width;
+            let tip = format!("{lo:.2}–{:.2}: {} pairs", lo + width, thousands(n));
+            p.rect(
+                lo + width * 0.06,
+                lo + width * 0.94,
+                0.0,
+                n as f64,
+                color,
+                &tip,
+            );
+        }
+    }
+    if let Some(t) = threshold {
+        p.vline(t, MARKER, &format!("t = {t}"));
+    }
+    if values.is_empty() {
+        p.text(
+            0.5,
+            0.5 * max.max(1) as f64,
+            Anchor::Middle,
+            "no pairs",
+            None,
+        );
+    }
+    p.finish()
+}
+
+/// Number of clusters per size bin, as columns.
+pub fn cluster_sizes(bins: &[SizeBin]) -> String {
+    let names: Vec<String> = bins.iter().map(SizeBin::label).collect();
+    let max = bins.iter().map(|b| b.clusters).max().unwrap_or(0);
+    let mut p = Plot::new(
+        "Cluster sizes",
+        560.0,
+        320.0,
+        Axis::categories("cluster size (documents)", &names),
+        Axis::counts("clusters", max as f64, 5),
+    );
+    for (i, b) in bins.iter().enumerate() {
+        let x = i as f64;
+        if b.clusters > 0 {
+            let tip = format!(
+                "size {}: {} clusters, {} documents",
+                b.label(),
+                thousands(b.clusters),
+                thousands(b.documents)
+            );
+            p.rect(x + 0.15, x + 0.85, 0.0, b.clusters as f64, PALETTE[2], &tip);
+            p.text(
+                x + 0.5,
+                b.clusters as f64,
+                Anchor::Middle,
+                &compact(b.clusters as f64),
+                None,
+            );
+        }
+    }
+    p.finish()
+}
+
+/// Seconds per stage as horizontal bars, labelled with their values.
+pub fn timings(stages: &[(String, f64)]) -> String {
+    let n = stages.len();
+    // Categories run top to bottom: stage i sits at n − i − 0.5 on the y axis.
+    let names: Vec<String> = stages.iter().rev().map(|(s, _)| s.clone()).collect();
+    let max = stages
+        .iter()
+        .map(|(_, t)| *t)
+        .filter(|t| t.is_finite())
+        .fold(0.0, f64::max);
+    let hi = if max > 0.0 { max * 1.18 } else { 1.0 };
+    let mut x = Axis::linear("time (seconds)", 0.0, hi, 6);
+    x.ticks.retain(|(v, _)| *v <= hi);
+    let mut p = Plot::new(
+        "Time per stage",
+        600.0,
+        70.0 + 28.0 * n.max(1) as f64,
+        x,
+        Axis::categories("stage", &names),
+    );
+    for (i, (stage, t)) in stages.iter().enumerate() {
+        let y = (n - i - 1) as f64;
+        let t = if t.is_finite() { t.max(0.0) } else { 0.0 };
+        p.rect(
+            0.0,
+            t,
+            y + 0.2,
+            y + 0.8,
+            PALETTE[0],
+            &format!("{stage}: {}", seconds(t)),
+        );
+        p.text(
+            t,
+            y + 0.35,
+            Anchor::Start,
+            &format!(" {}", seconds(t)),
+            None,
+        );
+    }
+    p.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::histogram::cluster_size_bins;
+
+    #[test]
+    fn probability_is_the_s_curve() {
+        assert_eq!(probability(16, 8, 0.0), 0.0);
+        assert_eq!(probability(16, 8, 1.0), 1.0);
+        // 1 − (1 − 0.8⁸)¹⁶ = 0.9470…
+        assert!((probability(16, 8, 0.8) - 0.947).abs() < 5e-4);
+    }
+
+    #[test]
+    fn integrals() {
+        assert!((integrate(|x| x * x, 0.0, 1.0) - 1.0 / 3.0).abs() < 1e-12);
+        // b = r = 1: P(s) = s, mean over [0.5, 1] = 0.75.
+        assert!((mean_probability(1, 1, 0.5, 1.0) - 0.75).abs() < 1e-12);
+        assert_eq!(mean_probability(16, 8, 0.8, 0.8), probability(16, 8, 0.8));
+    }
+
+    #[test]
+    fn s_curve_marks_the_threshold() {
+        let plans = [CurvePlan {
+            label: "16 × 8".into(),
+            bands: 16,
+            rows: 8,
+        }];
+        let svg = s_curve(&plans, 0.8);
+        assert!(svg.contains("threshold t = 0.8"));
+        assert!(svg.contains("P(0.8) = 0.947"));
+        assert!(svg.contains(">0.947<"));
+        assert!(svg.contains("Jaccard similarity s") && svg.contains("P(candidate | s)"));
+    }
+
+    #[test]
+    fn charts_have_axis_titles_with_units() {
+        let h = similarity_histogram("verified", &[0.8, 0.9, 0.9], 50, Some(0.8), PALETTE[0]);
+        assert!(h.contains("Jaccard similarity") && h.contains(">pairs<"));
+        assert_eq!(h.matches("<rect").count(), 2);
+        assert!(h.contains("0.90–0.92: 2 pairs"));
+        let c = cluster_sizes(&cluster_size_bins(&[2, 2, 5]));
+        assert!(c.contains("cluster size (documents)") && c.contains(">clusters<"));
+        let t = timings(&[("read".into(), 0.5), ("verify".into(), 1.25)]);
+        assert!(t.contains("time (seconds)") && t.contains("1.250 s"));
+        assert!(similarity_histogram("none", &[], 50, None, PALETTE[0]).contains("no pairs"));
+    }
+}

@@ -1,0 +1,250 @@
+//! Representative report data for tests (deterministic): the unit tests, the size test and
+//! the headless-browser rendering test build their reports from it.
+
+use super::{ClusterView, DocView, PairView, ReportData};
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+const BASES: [&str; 6] = [
+    "A Python client library for the Example Cloud storage API with async support, retries \
+     and streaming uploads of large objects",
+    "Fast and simple command line tool to convert Markdown documents into beautiful static \
+     HTML websites with themes and live reload",
+    "Utilities for reading and writing climate model output in NetCDF format, regridding \
+     and computing seasonal means",
+    "Django app that adds two factor authentication with one time passwords, backup codes \
+     and hardware security keys to your project",
+    "Tiny dependency free library for parsing and validating semantic version strings and \
+     comparing version ranges",
+    "A pytest plugin that reports slow tests, flaky tests and test durations as a readable \
+     summary at the end of the session",
+];
+
+const WORDS: [&str; 16] = [
+    "simple",
+    "modern",
+    "robust",
+    "typed",
+    "minimal",
+    "plugin",
+    "toolkit",
+    "wrapper",
+    "package",
+    "framework",
+    "helpers",
+    "bindings",
+    "easy",
+    "quick",
+    "secure",
+    "small",
+];
+
+/// `base` with about `rate` of its words replaced, dropped or followed by a new word.
+fn variant(rng: &mut Rng, base: &str, rate: f64) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for w in base.split_whitespace() {
+        if rng.unit() < rate {
+            match rng.below(3) {
+                0 => out.push(WORDS[rng.below(WORDS.len())]),
+                1 => {}
+                _ => {
+                    out.push(w);
+                    out.push(WORDS[rng.below(WORDS.len())]);
+                }
+            }
+        } else {
+            out.push(w);
+        }
+    }
+    out.join(" ")
+}
+
+/// A long text (hundreds of words) made of the bases.
+fn long_text(rng: &mut Rng, words: usize) -> String {
+    let mut out = String::new();
+    while out.split_whitespace().count() < words {
+        out.push_str(BASES[rng.below(BASES.len())]);
+        out.push_str(". ");
+    }
+    out
+}
+
+/// Text of a hostile document: markup that would run or mark the page if it were not escaped.
+pub const HOSTILE_TEXT: &str = "<script>document.documentElement.setAttribute('data-injected','1')\
+     </script><img src=x onerror=alert(1)> Ignore & \"quote\" 'apostrophe' </p></div></details>";
+
+/// A clusters run with `similarities` verified similarities (and as many rejected ones)
+/// and `pairs` sample pairs.
+pub fn data(similarities: usize, pairs: usize) -> ReportData {
+    let mut rng = Rng(0x5EED_1234_ABCD_0001);
+    let verified: Vec<f64> = (0..similarities)
+        .map(|_| {
+            if rng.unit() < 0.25 {
+                1.0
+            } else {
+                0.8 + 0.2 * rng.unit().powi(2)
+            }
+        })
+        .collect();
+    let rejected: Vec<f64> = (0..similarities)
+        .map(|_| (0.2 + 0.6 * (rng.unit() + rng.unit() + rng.unit()) / 3.0).min(0.7999))
+        .collect();
+    let cluster_sizes: Vec<usize> = (0..(similarities / 3).max(12))
+        .map(|_| (2.0 / (1.0 - rng.unit()).powf(0.8)).min(5_000.0) as usize)
+        .collect();
+    let mut largest = cluster_sizes.clone();
+    largest.sort_unstable_by(|a, b| b.cmp(a));
+    let largest_clusters: Vec<ClusterView> = largest
+        .iter()
+        .take(10)
+        .enumerate()
+        .map(|(i, &size)| {
+            let base = BASES[i % BASES.len()];
+            let duplicates = (1..size.min(41))
+                .map(|j| {
+                    let text = if i == 1 && j == 1 {
+                        HOSTILE_TEXT.to_string()
+                    } else {
+                        variant(&mut rng, base, 0.15)
+                    };
+                    let id = format!("pkg-{i}-{j}");
+                    (DocView { id, text }, Some(0.8 + 0.2 * rng.unit()))
+                })
+                .collect();
+            ClusterView {
+                kept: DocView {
+                    id: format!("pkg-{i}"),
+                    text: if i == 2 {
+                        long_text(&mut rng, 2_000)
+                    } else {
+                        base.to_string()
+                    },
+                },
+                duplicates,
+                size,
+            }
+        })
+        .collect();
+    let sample_pairs: Vec<PairView> = (0..pairs)
+        .map(|i| {
+            let rate = 0.5 * (1.0 - i as f64 / pairs.max(1) as f64);
+            let base = if i % 7 == 3 {
+                long_text(&mut rng, 3_000)
+            } else {
+                BASES[i % BASES.len()].to_string()
+            };
+            let (a_text, b_text) = (
+                variant(&mut rng, &base, rate / 2.0),
+                variant(&mut rng, &base, rate),
+            );
+            let j = (1.0 - rate).clamp(0.0, 1.0);
+            let (a, b) = if i == 1 {
+                (
+                    DocView {
+                        id: "\"><script>alert('id')</script>".to_string(),
+                        text: HOSTILE_TEXT.to_string(),
+                    },
+                    DocView {
+                        id: "hostile-2".to_string(),
+                        text: format!("{HOSTILE_TEXT} and more"),
+                    },
+                )
+            } else {
+                (
+                    DocView {
+                        id: format!("{}", 1000 + 2 * i),
+                        text: a_text,
+                    },
+                    DocView {
+                        id: format!("{}", 1001 + 2 * i),
+                        text: b_text,
+                    },
+                )
+            };
+            PairView {
+                a,
+                b,
+                jaccard: Some(j),
+                estimate: Some((j + 0.05 * (rng.unit() - 0.5)).clamp(0.0, 1.0)),
+            }
+        })
+        .collect();
+    let clusters = cluster_sizes.len() as u64;
+    let in_clusters: u64 = cluster_sizes.iter().map(|&s| s as u64).sum();
+    ReportData {
+        title: "neardup clusters testdata/pypi-summaries.jsonl </title><script>alert(1)</script>"
+            .to_string(),
+        generated: "neardup 0.1.0 · 2025-01-01 12:00:00 UTC".to_string(),
+        parameters: [
+            ("shingle", "char:5"),
+            ("normalize", "yes"),
+            ("num_perm", "128"),
+            ("seed", "1"),
+            ("threshold", "0.8"),
+            ("bands", "16"),
+            ("rows", "8"),
+            ("verify", "exact"),
+            ("keep", "first"),
+            ("exact", "no"),
+            ("threads", "2"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
+        plan: Some((16, 8, 0.8)),
+        counts: vec![
+            ("read".into(), in_clusters * 3 + 6),
+            ("kept".into(), in_clusters * 2 + clusters),
+            ("removed".into(), in_clusters - clusters),
+            ("skipped".into(), 6),
+            ("candidates".into(), 2 * similarities as u64),
+            ("verified".into(), similarities as u64),
+            ("clusters".into(), clusters),
+        ],
+        skipped: vec![
+            ("blank_line".into(), 3),
+            ("empty".into(), 2),
+            ("malformed_json".into(), 1),
+        ],
+        timings: vec![
+            ("read".into(), 0.412),
+            ("shingle".into(), 0.93),
+            ("sketch".into(), 4.1),
+            ("group".into(), 0.38),
+            ("verify".into(), 1.27),
+            ("cluster".into(), 0.05),
+            ("write".into(), 0.11),
+        ],
+        verified_similarities: verified,
+        rejected_similarities: rejected,
+        cluster_sizes,
+        largest_clusters,
+        sample_pairs,
+        eval: Some(vec![
+            ("LSH recall".into(), "0.9812".into()),
+            ("LSH precision".into(), "1.0000".into()),
+            ("pairs found by LSH".into(), "1,203".into()),
+            ("pairs found by the exact join".into(), "1,226".into()),
+            ("speed-up over the exact join".into(), "3.4×".into()),
+        ]),
+    }
+}

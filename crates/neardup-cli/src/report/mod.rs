@@ -1,0 +1,328 @@
+//! `--report FILE.html`: one self-contained HTML page about a run.
+//!
+//! The caller collects a [`ReportData`] (parameters, counts, timings, similarities, clusters,
+//! a sample of pairs) and [`render`] turns it into a single document: inline CSS, inline SVG
+//! charts drawn by hand ([`svg`], [`charts`]), a few lines of inline JavaScript (expand and
+//! collapse all), no network access, no external fonts. All user text is escaped.
+//!
+//! The page stays small whatever the input: similarities are binned ([`histogram`]), texts
+//! are truncated, at most [`MAX_CLUSTERS`] clusters with [`MAX_DUPLICATES`] duplicates each
+//! and [`MAX_PAIRS`] pairs are shown, and the word diffs of pairs are bounded ([`diff`]).
+
+pub mod charts;
+pub mod diff;
+pub mod histogram;
+pub mod html;
+mod sections;
+pub mod svg;
+
+use std::fmt::Write as _;
+
+use html::{escape, key_value_table};
+use sections::{
+    cluster_section, pair_section, plan_section, run_section, similarity_section, time_section,
+};
+
+/// Largest clusters shown.
+pub const MAX_CLUSTERS: usize = 20;
+/// Duplicates shown per cluster.
+pub const MAX_DUPLICATES: usize = 20;
+/// Sample pairs shown.
+pub const MAX_PAIRS: usize = 100;
+/// Characters of a document's text shown in a cluster.
+pub const TEXT_CHARS: usize = 400;
+/// Characters of an id shown.
+pub const ID_CHARS: usize = 120;
+/// Bins of the similarity histograms over [0, 1].
+pub const SIMILARITY_BINS: usize = 50;
+
+/// A document as shown: its id and text.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DocView {
+    pub id: String,
+    pub text: String,
+}
+
+/// A pair of documents with their exact Jaccard similarity and MinHash estimate.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PairView {
+    pub a: DocView,
+    pub b: DocView,
+    pub jaccard: Option<f64>,
+    pub estimate: Option<f64>,
+}
+
+/// A cluster: the kept document and (some of) its duplicates with their Jaccard similarity
+/// to it; `size` counts all members, also those not passed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterView {
+    pub kept: DocView,
+    pub duplicates: Vec<(DocView, Option<f64>)>,
+    pub size: usize,
+}
+
+/// Everything a report shows. Lists of name/value pairs are shown in the order given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReportData {
+    /// E.g. "neardup clusters testdata/pypi-summaries.jsonl".
+    pub title: String,
+    /// A timestamp or version string.
+    pub generated: String,
+    /// shingle, normalize, num_perm, seed, threshold, bands, rows, verify, keep, exact, threads…
+    pub parameters: Vec<(String, String)>,
+    /// (bands, rows, threshold) for the S-curve; None in exact mode.
+    pub plan: Option<(usize, usize, f64)>,
+    /// read, kept, removed, skipped, candidates, verified, pairs, clusters…
+    pub counts: Vec<(String, u64)>,
+    /// Skipped records by reason code.
+    pub skipped: Vec<(String, u64)>,
+    /// Seconds per stage.
+    pub timings: Vec<(String, f64)>,
+    /// Jaccard of every verified pair or link (binned, never listed).
+    pub verified_similarities: Vec<f64>,
+    /// Jaccard of every candidate rejected by verification.
+    pub rejected_similarities: Vec<f64>,
+    /// Size of every cluster.
+    pub cluster_sizes: Vec<usize>,
+    /// The largest clusters, largest first (the first [`MAX_CLUSTERS`] are shown).
+    pub largest_clusters: Vec<ClusterView>,
+    /// A sample of pairs over the similarity range (shown by increasing similarity).
+    pub sample_pairs: Vec<PairView>,
+    /// Extra metrics (recall, precision, …) for eval.
+    pub eval: Option<Vec<(String, String)>>,
+}
+
+impl ReportData {
+    /// The threshold: the plan's, else a "threshold" parameter that parses as a number.
+    pub fn threshold(&self) -> Option<f64> {
+        self.plan.map(|p| p.2).or_else(|| {
+            self.parameters
+                .iter()
+                .find(|(k, _)| k == "threshold")
+                .and_then(|(_, v)| v.trim().parse().ok())
+        })
+    }
+}
+
+const STYLE: &str = "\
+*{box-sizing:border-box}\
+body{margin:0;background:#f6f7f9;color:#1f2937;font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif}\
+header{background:#1e3a8a;color:#fff;padding:18px 28px}\
+header h1{margin:0;font-size:22px;word-break:break-word}\
+header p{margin:4px 0 0;opacity:.85;font-size:13px}\
+nav{background:#fff;border-bottom:1px solid #d1d5db;padding:8px 28px;font-size:14px;position:sticky;top:0;z-index:1}\
+nav a{margin-right:16px;color:#1e40af;text-decoration:none}\
+main{max-width:1240px;margin:0 auto;padding:8px 20px 40px}\
+section{background:#fff;border:1px solid #e5e7eb;border-radius:8px;margin:16px 0;padding:14px 20px}\
+h2{font-size:18px;margin:2px 0 10px}h3{font-size:15px;margin:12px 0 6px}\
+.grid{display:flex;flex-wrap:wrap;gap:20px;align-items:flex-start}\
+.grid>div{flex:1 1 520px;min-width:0}\
+table{border-collapse:collapse;font-size:14px}\
+th,td{border-bottom:1px solid #e5e7eb;padding:4px 10px;text-align:left;vertical-align:top}\
+thead th{background:#f3f4f6}\
+.num{text-align:right;font-variant-numeric:tabular-nums}\
+.kv th{font-weight:600;color:#374151}\
+.cards{display:flex;flex-wrap:wrap;gap:10px;margin-bottom:12px}\
+.card{border:1px solid #dbeafe;background:#eff6ff;border-radius:6px;padding:6px 14px;min-width:110px}\
+.card b{display:block;font-size:20px;font-variant-numeric:tabular-nums}\
+.card span{font-size:12px;color:#4b5563;text-transform:uppercase;letter-spacing:.03em}\
+.muted,.cut{color:#6b7280;font-size:13px}\
+code{font:13px ui-monospace,'DejaVu Sans Mono',monospace;background:#f3f4f6;padding:0 3px;border-radius:3px;overflow-wrap:anywhere}\
+code.nw{white-space:nowrap}\
+details{border:1px solid #e5e7eb;border-radius:6px;margin:8px 0;padding:6px 12px}\
+summary{cursor:pointer;font-weight:600}\
+.sim{display:inline-block;min-width:10em;color:#1e40af;font-variant-numeric:tabular-nums}\
+.cols{display:grid;grid-template-columns:1fr 1fr;gap:14px;margin-top:8px}\
+.doc{border-left:3px solid #cbd5e1;padding:2px 10px;word-break:break-word;min-width:0}\
+.doc p{margin:4px 0}\
+mark.a{background:#fecaca;color:#7f1d1d}mark.b{background:#bbf7d0;color:#14532d}\
+.members td:nth-child(4){word-break:break-word}\
+.members tr.kept{background:#f0fdf4}\
+button{font:inherit;font-size:13px;margin:0 6px 6px 0;padding:3px 10px;border:1px solid #9ca3af;border-radius:5px;background:#fff;cursor:pointer}\
+footer{text-align:center;color:#6b7280;font-size:12px;padding:10px}\
+";
+
+/// Expand/collapse-all buttons; marks the page as scripted last, so a test can tell the
+/// script ran to its end without an error.
+const SCRIPT: &str = "\
+(function(){\
+var bs=document.querySelectorAll('button[data-open]');\
+for(var i=0;i<bs.length;i++){bs[i].addEventListener('click',function(e){\
+var b=e.currentTarget,open=b.getAttribute('data-open')==='1';\
+var ds=document.querySelectorAll(b.getAttribute('data-target')+' details');\
+for(var j=0;j<ds.length;j++){ds[j].open=open;}});}\
+document.documentElement.setAttribute('data-report-ok','1');\
+})();";
+
+/// The whole HTML document for `data`.
+pub fn render(data: &ReportData) -> String {
+    let mut out = String::with_capacity(96 * 1024);
+    let title = escape(&data.title);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{title}</title><style>{STYLE}{}</style></head><body>\
+         <header><h1>{title}</h1><p>{}</p></header>",
+        svg::CHART_STYLE,
+        escape(&data.generated)
+    );
+    let has_clusters = !data.cluster_sizes.is_empty() || !data.largest_clusters.is_empty();
+    let mut nav: Vec<(&str, &str)> = vec![("run", "Run"), ("plan", "LSH plan"), ("time", "Time")];
+    if data.eval.is_some() {
+        nav.push(("eval", "Evaluation"));
+    }
+    nav.push(("similarities", "Similarities"));
+    if has_clusters {
+        nav.push(("clusters", "Clusters"));
+    }
+    nav.push(("pairs", "Sample pairs"));
+    out.push_str("<nav>");
+    for (id, name) in &nav {
+        let _ = write!(out, "<a href=\"#{id}\">{name}</a>");
+    }
+    out.push_str("</nav><main>");
+
+    run_section(&mut out, data);
+    plan_section(&mut out, data);
+    time_section(&mut out, data);
+    if let Some(eval) = &data.eval {
+        out.push_str("<section id=\"eval\"><h2>Evaluation</h2>");
+        out.push_str(&key_value_table(eval, true));
+        out.push_str("</section>");
+    }
+    similarity_section(&mut out, data);
+    if has_clusters {
+        cluster_section(&mut out, data);
+    }
+    pair_section(&mut out, data);
+    let _ = writeln!(
+        out,
+        "</main><footer>neardup report · {}</footer><script>{SCRIPT}</script></body></html>",
+        escape(&data.generated)
+    );
+    out
+}
+
+/// Representative data for tests: a clusters run over a few hundred thousand similarities,
+/// with near-duplicate texts and hostile ids and texts.
+#[cfg(test)]
+pub mod example;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn injected_markup_is_inert() {
+        let data = example::data(1_000, 10);
+        let html = render(&data);
+        // Only the report's own script element, and only the report's own kinds of tags.
+        assert_eq!(html.matches("<script").count(), 1, "{html}");
+        assert!(html.contains("&lt;script&gt;") && html.contains("&lt;img src=x"));
+        assert!(html.contains("&lt;/title&gt;"));
+        let allowed = [
+            "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "p",
+            "nav", "a", "main", "section", "div", "b", "span", "table", "thead", "tbody", "tr",
+            "th", "td", "svg", "g", "line", "text", "path", "rect", "circle", "sup", "details",
+            "summary", "code", "mark", "button", "footer", "script",
+        ];
+        let markup = &html[..html.find("<script>").unwrap()];
+        for (at, _) in markup.match_indices('<') {
+            let rest = &markup[at + 1..];
+            let name: String = rest
+                .trim_start_matches('/')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            if !rest.starts_with("!DOCTYPE") {
+                assert!(allowed.contains(&name.as_str()), "tag {name:?} at {at}");
+            }
+        }
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.trim_end().ends_with("</html>"));
+    }
+
+    #[test]
+    fn sections_and_contents() {
+        let data = example::data(10_000, 12);
+        let html = render(&data);
+        for needle in [
+            "id=\"run\"",
+            "id=\"plan\"",
+            "id=\"time\"",
+            "id=\"eval\"",
+            "id=\"similarities\"",
+            "id=\"clusters\"",
+            "id=\"pairs\"",
+            "threshold t = 0.8",
+            "Jaccard similarity",
+            ">pairs<",
+            "cluster size (documents)",
+            "time (seconds)",
+            "16 bands × 8 rows",
+            "<b>0.947</b>",
+            "<mark class=\"a\">",
+            "<mark class=\"b\">",
+            "Jaccard 0.",
+            "estimate 0.",
+        ] {
+            assert!(html.contains(needle), "missing {needle}");
+        }
+        // No external resources.
+        for bad in ["http://", "https://", " src=\"", "@import", "url("] {
+            let outside_svg_ns = html.replace("http://www.w3.org/2000/svg", "");
+            assert!(!outside_svg_ns.contains(bad), "found {bad}");
+        }
+    }
+
+    #[test]
+    fn exact_mode_and_empty_data() {
+        let data = ReportData {
+            title: "neardup pairs --exact".into(),
+            parameters: vec![("threshold".into(), "0.7".into())],
+            ..ReportData::default()
+        };
+        assert_eq!(data.threshold(), Some(0.7));
+        let html = render(&data);
+        assert!(html.contains("Exact mode"));
+        assert!(html.contains("t = 0.7"));
+        assert!(!html.contains("id=\"clusters\""));
+        assert!(html.contains("No pairs in the sample."));
+        assert!(html.contains("No record was skipped."));
+    }
+
+    #[test]
+    fn a_million_similarities_make_a_small_report() {
+        let data = example::data(1_000_000, 50);
+        assert_eq!(data.verified_similarities.len(), 1_000_000);
+        assert_eq!(data.sample_pairs.len(), 50);
+        let html = render(&data);
+        println!("report with a million similarities: {} bytes", html.len());
+        assert!(html.len() < 300_000, "{} bytes", html.len());
+    }
+
+    #[test]
+    fn long_texts_are_cut_and_caps_hold() {
+        let mut data = example::data(100, 0);
+        let huge = "<b>&</b> ".repeat(5_000);
+        data.sample_pairs = (0..150)
+            .map(|i| PairView {
+                a: DocView {
+                    id: format!("a{i}"),
+                    text: huge.clone(),
+                },
+                b: DocView {
+                    id: "x".repeat(10_000),
+                    text: huge.clone(),
+                },
+                jaccard: Some(1.0),
+                estimate: Some(1.0),
+            })
+            .collect();
+        let html = render(&data);
+        assert_eq!(html.matches("class=\"pair\"").count(), MAX_PAIRS);
+        assert!(html.len() < 2_000_000, "{} bytes", html.len());
+        assert!(html.contains("more words)"));
+    }
+}

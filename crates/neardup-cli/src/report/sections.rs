@@ -1,0 +1,302 @@
+//! The sections of the report page, each appended to the document being built.
+
+use std::fmt::Write as _;
+
+use super::charts::{self, CurvePlan};
+use super::html::{
+    escape, escape_into, key_value_table, seconds, similarity, thousands, truncated,
+};
+use super::{diff, histogram, svg};
+use super::{ClusterView, PairView, ReportData};
+use super::{ID_CHARS, MAX_CLUSTERS, MAX_DUPLICATES, MAX_PAIRS, SIMILARITY_BINS, TEXT_CHARS};
+
+/// Pair cards and cluster cards open when the page loads.
+const OPEN_CARDS: usize = 6;
+/// Similarities at which the S-curve is tabulated (the threshold is added).
+const CURVE_TABLE: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
+
+pub fn run_section(out: &mut String, data: &ReportData) {
+    out.push_str("<section id=\"run\"><h2>Run</h2><div class=\"cards\">");
+    for (name, n) in &data.counts {
+        let _ = write!(
+            out,
+            "<div class=\"card\"><b>{}</b><span>{}</span></div>",
+            thousands(*n),
+            escape(name)
+        );
+    }
+    out.push_str("</div><div class=\"grid\"><div><h3>Parameters</h3>");
+    out.push_str(&key_value_table(&data.parameters, false));
+    out.push_str("</div><div><h3>Skipped records by reason</h3>");
+    if data.skipped.is_empty() {
+        out.push_str("<p class=\"muted\">No record was skipped.</p>");
+    } else {
+        let total: u64 = data.skipped.iter().map(|(_, n)| n).sum();
+        let mut rows: Vec<(String, String)> = data
+            .skipped
+            .iter()
+            .map(|(k, n)| (k.clone(), thousands(*n)))
+            .collect();
+        rows.push(("total".to_string(), thousands(total)));
+        out.push_str(&key_value_table(&rows, true));
+    }
+    out.push_str("</div></div></section>");
+}
+
+pub fn plan_section(out: &mut String, data: &ReportData) {
+    out.push_str("<section id=\"plan\"><h2>LSH plan and S-curve</h2>");
+    let Some((bands, rows, t)) = data.plan else {
+        out.push_str(
+            "<p>Exact mode: the exact set-similarity join finds every pair at or above the \
+             threshold, so there is no banding and no S-curve (recall 1).</p></section>",
+        );
+        return;
+    };
+    let at = charts::probability(bands, rows, t);
+    let above = charts::mean_probability(bands, rows, t, 1.0);
+    let _ = write!(
+        out,
+        "<p>{bands} bands × {rows} rows: two documents become candidates when all {rows} rows \
+         of at least one band agree, with probability P(s) = 1 − (1 − s<sup>{rows}</sup>)\
+         <sup>{bands}</sup>. A pair exactly at the threshold {t} is found with probability \
+         <b>{at:.3}</b>; pairs spread evenly over [{t}, 1] are found with probability \
+         <b>{above:.3}</b> on average.</p><div class=\"grid\"><div>"
+    );
+    out.push_str(&charts::s_curve(
+        &[CurvePlan {
+            label: format!("{bands} × {rows}"),
+            bands,
+            rows,
+        }],
+        t,
+    ));
+    out.push_str(
+        "</div><div><table><thead><tr><th>similarity s</th><th class=\"num\">P(candidate | s)\
+         </th></tr></thead><tbody>",
+    );
+    let mut points = CURVE_TABLE.to_vec();
+    if !points.iter().any(|s| (s - t).abs() < 1e-9) {
+        points.push(t);
+        points.sort_by(f64::total_cmp);
+    }
+    for s in points {
+        let mark = (s - t).abs() < 1e-9;
+        let _ = write!(
+            out,
+            "<tr><td>{}{s}{}</td><td class=\"num\">{:.3}</td></tr>",
+            if mark { "<b>" } else { "" },
+            if mark { " (threshold)</b>" } else { "" },
+            charts::probability(bands, rows, s)
+        );
+    }
+    out.push_str("</tbody></table></div></div></section>");
+}
+
+pub fn time_section(out: &mut String, data: &ReportData) {
+    out.push_str("<section id=\"time\"><h2>Time per stage</h2>");
+    if data.timings.is_empty() {
+        out.push_str("<p class=\"muted\">No timings.</p></section>");
+        return;
+    }
+    let total: f64 = data.timings.iter().map(|(_, t)| t).sum();
+    out.push_str(&charts::timings(&data.timings));
+    let _ = write!(
+        out,
+        "<p class=\"muted\">Sum of the stages: {}.</p></section>",
+        seconds(total)
+    );
+}
+
+pub fn similarity_section(out: &mut String, data: &ReportData) {
+    let t = data.threshold();
+    let _ = write!(
+        out,
+        "<section id=\"similarities\"><h2>Similarities</h2><p>Exact Jaccard similarity of \
+         the {} verified pairs (or cluster links) and of the {} candidates that verification \
+         rejected, in bins of {:.2}.</p><div class=\"grid\"><div><h3>Verified</h3>",
+        thousands(data.verified_similarities.len() as u64),
+        thousands(data.rejected_similarities.len() as u64),
+        1.0 / SIMILARITY_BINS as f64
+    );
+    out.push_str(&charts::similarity_histogram(
+        "Verified pairs by Jaccard similarity",
+        &data.verified_similarities,
+        SIMILARITY_BINS,
+        t,
+        svg::PALETTE[0],
+    ));
+    out.push_str("</div><div><h3>Rejected candidates</h3>");
+    out.push_str(&charts::similarity_histogram(
+        "Rejected candidates by Jaccard similarity",
+        &data.rejected_similarities,
+        SIMILARITY_BINS,
+        t,
+        svg::PALETTE[1],
+    ));
+    out.push_str("</div></div></section>");
+}
+
+/// An id as code; short ids never wrap, long ones wrap anywhere.
+fn doc_id(id: &str) -> String {
+    let class = if id.chars().count() <= 24 {
+        " class=\"nw\""
+    } else {
+        ""
+    };
+    format!("<code{class}>{}</code>", truncated(id, ID_CHARS))
+}
+
+pub fn cluster_section(out: &mut String, data: &ReportData) {
+    let bins = histogram::cluster_size_bins(&data.cluster_sizes);
+    let _ = write!(
+        out,
+        "<section id=\"clusters\"><h2>Clusters</h2><p>{} clusters holding {} documents; \
+         the largest has {}.</p><div class=\"grid\"><div>",
+        thousands(data.cluster_sizes.len() as u64),
+        thousands(data.cluster_sizes.iter().map(|&s| s as u64).sum()),
+        thousands(data.cluster_sizes.iter().copied().max().unwrap_or(0) as u64)
+    );
+    if bins.is_empty() {
+        out.push_str("<p class=\"muted\">No cluster sizes.</p>");
+    } else {
+        out.push_str(&charts::cluster_sizes(&bins));
+    }
+    out.push_str(
+        "</div><div><table><thead><tr><th>size</th><th class=\"num\">clusters</th>\
+         <th class=\"num\">documents</th></tr></thead><tbody>",
+    );
+    for b in &bins {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            b.label(),
+            thousands(b.clusters),
+            thousands(b.documents)
+        );
+    }
+    out.push_str("</tbody></table></div></div>");
+    if !data.largest_clusters.is_empty() {
+        let shown = data.largest_clusters.len().min(MAX_CLUSTERS);
+        let _ = write!(
+            out,
+            "<h3>The {shown} largest clusters</h3><div id=\"largest\">\
+             <button data-open=\"1\" data-target=\"#largest\">expand all</button>\
+             <button data-open=\"0\" data-target=\"#largest\">collapse all</button>"
+        );
+        for (i, c) in data.largest_clusters.iter().take(MAX_CLUSTERS).enumerate() {
+            cluster_card(out, c, i < OPEN_CARDS / 2);
+        }
+        out.push_str("</div>");
+    }
+    out.push_str("</section>");
+}
+
+fn cluster_card(out: &mut String, c: &ClusterView, open: bool) {
+    let _ = write!(
+        out,
+        "<details class=\"cluster\"{}><summary>{} documents · kept {}</summary>\
+         <table class=\"members\"><thead><tr><th>role</th><th>id</th>\
+         <th class=\"num\">Jaccard to kept</th><th>text</th></tr></thead><tbody>\
+         <tr class=\"kept\"><td>kept</td><td>{}</td><td class=\"num\">–</td><td>{}</td></tr>",
+        if open { " open" } else { "" },
+        thousands(c.size as u64),
+        doc_id(&c.kept.id),
+        doc_id(&c.kept.id),
+        truncated(&c.kept.text, TEXT_CHARS)
+    );
+    for (d, j) in c.duplicates.iter().take(MAX_DUPLICATES) {
+        let _ = write!(
+            out,
+            "<tr><td>duplicate</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            doc_id(&d.id),
+            similarity(*j),
+            truncated(&d.text, TEXT_CHARS)
+        );
+    }
+    out.push_str("</tbody></table>");
+    let shown = 1 + c.duplicates.len().min(MAX_DUPLICATES);
+    if c.size > shown {
+        let _ = write!(
+            out,
+            "<p class=\"muted\">… and {} more documents not shown.</p>",
+            thousands((c.size - shown) as u64)
+        );
+    }
+    out.push_str("</details>");
+}
+
+pub fn pair_section(out: &mut String, data: &ReportData) {
+    let _ = write!(
+        out,
+        "<section id=\"pairs\"><h2>Sample pairs</h2><p>{} pairs, by increasing similarity, \
+         side by side. Words in the longest common word sequence are plain; \
+         <mark class=\"a\">words only in the left text</mark> and \
+         <mark class=\"b\">words only in the right text</mark> are highlighted (at most {} \
+         words of each text are compared).</p>",
+        thousands(data.sample_pairs.len().min(MAX_PAIRS) as u64),
+        diff::MAX_WORDS
+    );
+    if data.sample_pairs.is_empty() {
+        out.push_str("<p class=\"muted\">No pairs in the sample.</p></section>");
+        return;
+    }
+    out.push_str(
+        "<button data-open=\"1\" data-target=\"#pairs\">expand all</button>\
+         <button data-open=\"0\" data-target=\"#pairs\">collapse all</button>",
+    );
+    let key = |p: &PairView| p.jaccard.or(p.estimate).unwrap_or(f64::NAN);
+    let mut pairs: Vec<&PairView> = data.sample_pairs.iter().take(MAX_PAIRS).collect();
+    pairs.sort_by(|x, y| key(x).total_cmp(&key(y)));
+    for (i, p) in pairs.iter().enumerate() {
+        pair_card(out, p, i < OPEN_CARDS);
+    }
+    out.push_str("</section>");
+}
+
+fn pair_card(out: &mut String, p: &PairView, open: bool) {
+    let d = diff::word_diff(&p.a.text, &p.b.text);
+    let words =
+        |segs: &[diff::Segment]| -> usize { segs.iter().map(|s| s.text.split(' ').count()).sum() };
+    let (na, nb) = (words(&d.a), words(&d.b));
+    let _ = write!(
+        out,
+        "<details class=\"pair\"{}><summary><span class=\"sim\">Jaccard {} · estimate {}\
+         </span> {} ↔ {} <span class=\"muted\">· {} shared words of {} and {}</span></summary>\
+         <div class=\"cols\">",
+        if open { " open" } else { "" },
+        similarity(p.jaccard),
+        similarity(p.estimate),
+        doc_id(&p.a.id),
+        doc_id(&p.b.id),
+        thousands(d.shared_words as u64),
+        thousands(na as u64),
+        thousands(nb as u64)
+    );
+    for (doc, segs, cut, class) in [(&p.a, &d.a, d.a_cut, "a"), (&p.b, &d.b, d.b_cut, "b")] {
+        let _ = write!(out, "<div class=\"doc\">{}<p>", doc_id(&doc.id));
+        for (i, s) in segs.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            if s.shared {
+                escape_into(out, &s.text);
+            } else {
+                let _ = write!(out, "<mark class=\"{class}\">");
+                escape_into(out, &s.text);
+                out.push_str("</mark>");
+            }
+        }
+        if segs.is_empty() {
+            out.push_str("<span class=\"muted\">(empty)</span>");
+        }
+        if cut > 0 {
+            let _ = write!(
+                out,
+                " \u{2026} <span class=\"cut\">({} more words)</span>",
+                thousands(cut as u64)
+            );
+        }
+        out.push_str("</p></div>");
+    }
+    out.push_str("</div></details>");
+}
