@@ -66,6 +66,11 @@ pub struct DedupWriter {
 /// Where the output goes.
 enum Target {
     Stdout(BufWriter<io::Stdout>),
+    /// Any writer given to [`DedupWriter::from_writer`]; errors name it `name`.
+    Writer {
+        out: BufWriter<Box<dyn Write + Send>>,
+        name: String,
+    },
     File {
         out: BufWriter<NamedTempFile>,
         path: PathBuf,
@@ -102,6 +107,70 @@ impl DedupWriter {
             written: 0,
         };
         if let Some(header) = header.filter(|_| format != Format::Dir) {
+            writer.write_bytes(header)?;
+        }
+        Ok(writer)
+    }
+
+    /// Creates a writer for `format` that writes to `writer` (a `Vec`, a socket, a
+    /// pipe, ...) and writes `header` first, if given. Nothing is renamed on
+    /// [`finish`](DedupWriter::finish), which only flushes; errors name the output `name`.
+    ///
+    /// ```
+    /// use neardup_io::{DedupWriter, Format, ReadOptions, Reader};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// /// A `Vec` that the test can still read after the writer took it.
+    /// #[derive(Clone, Default)]
+    /// struct Shared(Arc<Mutex<Vec<u8>>>);
+    /// impl std::io::Write for Shared {
+    ///     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+    ///         self.0.lock().unwrap().write(b)
+    ///     }
+    ///     fn flush(&mut self) -> std::io::Result<()> {
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let input = b"id,text\n1,a\n2,b".to_vec();
+    /// let opts = ReadOptions::default().with_id_column("id");
+    /// let reader = Reader::from_reader(std::io::Cursor::new(input.clone()), "-", &opts.with_format(Format::Csv))?;
+    /// let out = Shared::default();
+    /// let mut writer = DedupWriter::from_writer(out.clone(), "memory", reader.format(), reader.header_raw())?;
+    /// for entry in reader {
+    ///     writer.write(entry?.record().unwrap())?;
+    /// }
+    /// writer.finish()?;
+    /// assert_eq!(*out.0.lock().unwrap(), input);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DirNeedsOutput`] for the dir format; [`Error::Write`] if the header
+    /// cannot be written ([`Error::is_broken_pipe`] tells a closed pipe).
+    pub fn from_writer(
+        writer: impl Write + Send + 'static,
+        name: &str,
+        format: Format,
+        header: Option<&[u8]>,
+    ) -> Result<Self> {
+        if format == Format::Dir {
+            return Err(Error::DirNeedsOutput);
+        }
+        let out: Box<dyn Write + Send> = Box::new(writer);
+        let mut writer = DedupWriter {
+            format,
+            target: Target::Writer {
+                out: BufWriter::with_capacity(BUF_SIZE, out),
+                name: name.to_string(),
+            },
+            needs_newline: false,
+            written: 0,
+        };
+        if let Some(header) = header {
             writer.write_bytes(header)?;
         }
         Ok(writer)
@@ -149,6 +218,7 @@ impl DedupWriter {
         let result = match &mut self.target {
             Target::Stdout(out) => write_with_newline(out, needs_newline, bytes),
             Target::File { out, .. } => write_with_newline(out, needs_newline, bytes),
+            Target::Writer { out, .. } => write_with_newline(out, needs_newline, bytes),
             Target::Dir { .. } => Ok(()),
         };
         result.map_err(|e| self.write_error(e))
@@ -159,6 +229,10 @@ impl DedupWriter {
             Target::Stdout(_) if error.kind() == io::ErrorKind::BrokenPipe => Error::BrokenPipe,
             Target::Stdout(_) => Error::Write {
                 path: "-".to_string(),
+                error,
+            },
+            Target::Writer { name, .. } => Error::Write {
+                path: name.clone(),
                 error,
             },
             Target::File { path, .. } | Target::Dir { path, .. } => Error::Write {
@@ -186,6 +260,9 @@ impl DedupWriter {
                     }
                 }
             }),
+            Target::Writer { mut out, name } => out
+                .flush()
+                .map_err(|error| Error::Write { path: name, error }),
             Target::File { out, path } => {
                 let err = |error: io::Error| Error::Write {
                     path: path.display().to_string(),

@@ -1,53 +1,181 @@
 //! CSV and TSV: a header row, then one record per row.
 //!
-//! Parsing is the `csv` crate's (RFC 4180 quoting, `""` inside quotes, quoted fields may
-//! span lines; TSV is the same with a tab delimiter), in flexible mode so rows of any
-//! length are read. Each record's exact source bytes are sliced out of a
-//! [`Recorder`] by byte offset, from the first byte of the row through its line end
-//! (`\n`, `\r\n` or a lone `\r`), so writing every record's `raw` after the header gives
-//! back the input.
+//! Parsing is `csv-core`'s (the parser of the `csv` crate: RFC 4180 quoting, `""` inside
+//! quotes, quoted fields may span lines; TSV is the same with a tab delimiter), driven
+//! here field by field straight from the input buffer. So each record's exact source
+//! bytes are known — from the first byte of the row through its line end (`\n`, `\r\n`
+//! or a lone `\r`) — and writing every record's `raw` after the header gives back the
+//! input; and only the fields that are read (text and id columns) are kept, so memory
+//! is bounded by the record-size limit however many fields a row has.
 //!
 //! The text is the values of [`ReadOptions::text_columns`] joined with one space; the id
 //! is the value of [`ReadOptions::id_column`]. Both are looked up by exact name in the
 //! header (whose UTF-8 BOM is ignored); a missing one is an [`Error::MissingColumn`].
-//! A row too short to hold every column read from is skipped
-//! ([`SkipReason::MissingColumns`]); a row with extra fields is read normally. A blank
-//! line (only a line end) is skipped as [`SkipReason::BlankLine`], so that every line
-//! outside the header is accounted for. An empty input has no header and no records.
+//! Blank lines before the header belong to the header. Then every line end that starts
+//! a row (a blank line: only `\n`, `\r\n` or `\r`) is skipped as
+//! [`SkipReason::BlankLine`], so that every line is accounted for. A row too short to
+//! hold every column read from is skipped ([`SkipReason::MissingColumns`]); a row with
+//! extra fields is read normally. A row longer than the record-size limit is skipped
+//! ([`SkipReason::TooLarge`]) without being held.
+//!
+//! A quoted field that is still open at the end of the input means a stray quote: the
+//! parser would make one field of everything after it. That record is skipped as
+//! [`SkipReason::UnclosedQuote`], naming its first line and how many lines it swallowed;
+//! in the header it is an [`Error::BadHeader`] (the columns cannot be trusted), as is a
+//! header over the record-size limit or of more than 2²⁰ columns. A stray
+//! quote that a later quote closes cannot be told from a valid quoted field: the record
+//! is read as the parser sees it.
+//!
+//! Lines are counted at `\n`, `\r\n` and lone `\r` line ends: the parser ends a row at
+//! each of them, so each row starts on a new line.
 //!
 //! [`ReadOptions::text_columns`]: crate::ReadOptions::text_columns
 //! [`ReadOptions::id_column`]: crate::ReadOptions::id_column
 
-use std::collections::VecDeque;
-use std::io;
+use std::io::{self, BufRead};
+
+use csv_core::ReadFieldResult;
 
 use crate::error::{Error, Result};
-use crate::open::{ErrorContext, Input};
+use crate::open::{peek_until, ErrorContext, Input};
 use crate::options::ReadOptions;
 use crate::record::{Entry, Location, Record, SkipReason, Skipped};
-use crate::recorder::Recorder;
-use crate::text::{count_newlines, decode, BOM};
+use crate::text::{decode, decode_owned, BOM};
+
+/// The scratch buffer for the bytes of fields that are not kept.
+const SCRATCH: usize = 8 * 1024;
+
+/// The most columns a header may have: each costs a name and an offset, so a "header"
+/// of millions of delimiters would otherwise take gigabytes.
+const MAX_COLUMNS: usize = 1 << 20;
 
 /// Reads records from CSV or TSV.
 pub(crate) struct DelimitedReader {
-    csv: csv::Reader<Recorder>,
+    input: Box<dyn BufRead + Send>,
     ctx: ErrorContext,
+    core: csv_core::Reader,
+    delimiter: u8,
+    /// True once the parser has been given input (see [`DelimitedReader::feed`]).
+    started: bool,
+    limit: usize,
     header_raw: Option<Vec<u8>>,
     columns: Vec<String>,
     text_idx: Vec<usize>,
     id_idx: Option<usize>,
     /// The number of fields a row needs to hold every column read from.
     needed: usize,
-    /// The absolute offset of the first byte not yet given to the header or an entry.
-    pos: u64,
-    /// The line number at `pos`.
+    /// The line number of the next byte of the input.
     line: u64,
     /// Entries yielded so far.
     records: u64,
-    row: csv::ByteRecord,
-    /// Entries found but not yet yielded (blank lines before a record, then the record).
-    pending: VecDeque<Entry>,
     finished: bool,
+    /// The kept fields of the current row, back to back, and where each ends.
+    store: Vec<u8>,
+    ends: Vec<usize>,
+    scratch: Box<[u8]>,
+}
+
+/// One row as parsed.
+enum Row {
+    /// The row is in `raw`, its first `kept` fields in the reader's store.
+    Held {
+        raw: Vec<u8>,
+        fields: usize,
+        lines: u64,
+    },
+    /// The row is longer than the limit.
+    TooLarge { size: u64, lines: u64 },
+    /// A quoted field is open at the end of the input.
+    Unclosed { lines: u64 },
+}
+
+/// Follows the parser's quoting through the bytes of one row, to tell whether the input
+/// ends inside a quoted field. (csv-core does not say, and a clone of its reader cannot
+/// be asked: `Dfa::clone` in csv-core 0.1.13 copies only the transition table, so a
+/// cloned reader parses wrongly.) The states and transitions are csv-core's, for `"`
+/// quotes doubled to escape them and no escape byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Quoting {
+    /// At the start of a field (or of the row).
+    StartField,
+    /// In an unquoted field: quotes are literal.
+    InField,
+    /// In a quoted field.
+    InQuoted,
+    /// Just after a quote in a quoted field: it closed the field, unless another follows.
+    AfterQuote,
+}
+
+impl Quoting {
+    fn feed(mut self, delimiter: u8, mut bytes: &[u8]) -> Quoting {
+        use Quoting::*;
+        while let Some((&b, rest)) = bytes.split_first() {
+            let is_end = |b: u8| b == delimiter || b == b'\r' || b == b'\n';
+            self = match self {
+                StartField if b == b'"' => InQuoted,
+                StartField | InField | AfterQuote if is_end(b) => StartField,
+                AfterQuote if b == b'"' => InQuoted,
+                StartField | AfterQuote => InField,
+                InField => {
+                    // Skip to the next byte that can end the field.
+                    match memchr::memchr3(delimiter, b'\r', b'\n', rest) {
+                        Some(i) => {
+                            bytes = &rest[i..];
+                            continue;
+                        }
+                        None => return InField,
+                    }
+                }
+                InQuoted => match memchr::memchr(b'"', bytes) {
+                    Some(i) => {
+                        bytes = &bytes[i + 1..];
+                        self = AfterQuote;
+                        continue;
+                    }
+                    None => return InQuoted,
+                },
+            };
+            bytes = rest;
+        }
+        self
+    }
+}
+
+/// Makes room for `more` bytes in `buf`, doubling its capacity as usual but never past
+/// `limit` (the caller checked that `buf.len() + more <= limit`).
+pub(crate) fn grow_within(buf: &mut Vec<u8>, more: usize, limit: usize) {
+    let need = buf.len() + more;
+    if need > buf.capacity() {
+        let cap = (buf.capacity() * 2).max(need).min(limit.max(need));
+        buf.reserve_exact(cap - buf.len());
+    }
+}
+
+/// Counts line ends (`\n`, `\r\n`, lone `\r`) in a stream of chunks.
+#[derive(Default)]
+struct LineEnds {
+    count: u64,
+    after_cr: bool,
+}
+
+impl LineEnds {
+    fn feed(&mut self, bytes: &[u8]) {
+        let mut last = None;
+        for i in memchr::memchr2_iter(b'\r', b'\n', bytes) {
+            let b = bytes[i];
+            let cr_before = match last {
+                Some(j) => j + 1 == i && bytes[j] == b'\r',
+                None => i == 0 && self.after_cr,
+            };
+            if b == b'\r' || !cr_before {
+                self.count += 1;
+            }
+            last = Some(i);
+        }
+        if let Some(&b) = bytes.last() {
+            self.after_cr = b == b'\r';
+        }
+    }
 }
 
 impl DelimitedReader {
@@ -58,27 +186,34 @@ impl DelimitedReader {
                 "at least one text column is needed for CSV/TSV".to_string(),
             ));
         }
-        let csv = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .delimiter(delimiter)
-            .from_reader(Recorder::new(input.reader));
+        let core = csv_core::ReaderBuilder::new().delimiter(delimiter).build();
+        let Input { reader, ctx } = input;
+        let (reader, prefix) =
+            peek_until(reader, |p| p.len() >= BOM.len()).map_err(|e| ctx.read_error(Some(1), e))?;
         let mut reader = DelimitedReader {
-            csv,
-            ctx: input.ctx,
+            input: reader,
+            ctx,
+            core,
+            delimiter,
+            started: false,
+            limit: opts.max_record_bytes,
             header_raw: None,
             columns: Vec::new(),
             text_idx: Vec::new(),
             id_idx: None,
             needed: 0,
-            pos: 0,
             line: 1,
             records: 0,
-            row: csv::ByteRecord::new(),
-            pending: VecDeque::new(),
             finished: false,
+            store: vec![0; 256],
+            ends: Vec::new(),
+            scratch: vec![0; SCRATCH].into_boxed_slice(),
         };
-        reader.read_header(opts)?;
+        let bom = prefix.starts_with(BOM);
+        if bom {
+            reader.input.consume(BOM.len());
+        }
+        reader.read_header(bom, opts)?;
         Ok(reader)
     }
 
@@ -92,32 +227,45 @@ impl DelimitedReader {
         &self.columns
     }
 
-    fn read_header(&mut self, opts: &ReadOptions) -> Result<()> {
-        let mut header = csv::ByteRecord::new();
-        let has_header = self
-            .csv
-            .read_byte_record(&mut header)
-            .map_err(|e| self.csv_error(e))?;
-        if !has_header {
+    fn read_header(&mut self, bom: bool, opts: &ReadOptions) -> Result<()> {
+        let mut raw = if bom { BOM.to_vec() } else { Vec::new() };
+        // Blank lines before the header are part of it.
+        while let Some(end) = self.take_line_end()? {
+            raw.extend_from_slice(end);
+            self.line += 1;
+        }
+        if self.peek()?.is_none() {
+            self.header_raw = (!raw.is_empty()).then_some(raw);
+            self.finished = true;
             return Ok(());
         }
-        let end = self.record_end()?;
-        let raw = self.csv.get_ref().slice(0, end).to_vec();
-        self.line += count_newlines(&raw);
-        self.pos = end;
+        let line = self.line;
+        let path = self.ctx.source.clone();
+        let bad = |reason: String| Error::BadHeader { path, line, reason };
+        let (row, fields, lines) = match self.read_row(MAX_COLUMNS)? {
+            Row::Held { fields, .. } if fields > MAX_COLUMNS => {
+                return Err(bad(format!(
+                    "{fields} columns, more than the {MAX_COLUMNS} a header may have"
+                )))
+            }
+            Row::Held { raw, fields, lines } => (raw, fields, lines),
+            Row::TooLarge { size, .. } => {
+                return Err(bad(format!(
+                    "the header row is {size} bytes, over the record-size limit of {} bytes",
+                    self.limit
+                )))
+            }
+            Row::Unclosed { lines } => {
+                return Err(bad(format!(
+                    "a quoted column name is never closed: the header runs to the end of \
+                     the input ({lines} lines)"
+                )))
+            }
+        };
+        raw.extend_from_slice(&row);
+        self.line += lines;
         self.header_raw = Some(raw);
-        self.columns = header
-            .iter()
-            .enumerate()
-            .map(|(i, field)| {
-                let field = if i == 0 {
-                    field.strip_prefix(BOM).unwrap_or(field)
-                } else {
-                    field
-                };
-                decode(field).0
-            })
-            .collect();
+        self.columns = (0..fields).map(|i| decode(self.field(i)).0).collect();
         for name in &opts.text_columns {
             let idx = self.column_index(name)?;
             self.text_idx.push(idx);
@@ -146,39 +294,178 @@ impl DelimitedReader {
             })
     }
 
-    /// The absolute offset just past the record the csv reader last returned, including a
-    /// `\n` that follows its `\r` (the csv reader stops between the two).
-    fn record_end(&mut self) -> Result<u64> {
-        let mut end = self.csv.position().byte();
-        let line = self.line;
-        let rec = self.csv.get_mut();
-        let crlf = end > 0
-            && rec
-                .byte_at(end - 1)
-                .map_err(|e| self.ctx.read_error(Some(line), e))?
-                == Some(b'\r')
-            && rec
-                .byte_at(end)
-                .map_err(|e| self.ctx.read_error(Some(line), e))?
-                == Some(b'\n');
-        if crlf {
-            end += 1;
-        }
-        Ok(end)
+    fn read_error(&self, e: io::Error) -> Error {
+        self.ctx.read_error(Some(self.line), e)
     }
 
-    fn csv_error(&self, e: csv::Error) -> Error {
-        let line = Some(self.line);
-        match e.into_kind() {
-            csv::ErrorKind::Io(io) => self.ctx.read_error(line, io),
-            // Not expected: rows are read as bytes, in flexible mode.
-            kind => self
-                .ctx
-                .read_error(line, io::Error::other(format!("CSV error: {kind:?}"))),
+    /// The next byte of the input, without consuming it; `None` at the end.
+    fn peek(&mut self) -> Result<Option<u8>> {
+        loop {
+            match self.input.fill_buf() {
+                Ok(buf) => return Ok(buf.first().copied()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.read_error(e)),
+            }
         }
     }
 
-    fn location(&self) -> Location {
+    /// Consumes a line end (`\n`, `\r\n` or a lone `\r`) if the input continues with
+    /// one, and returns it.
+    fn take_line_end(&mut self) -> Result<Option<&'static [u8]>> {
+        match self.peek()? {
+            Some(b'\n') => {
+                self.input.consume(1);
+                Ok(Some(b"\n"))
+            }
+            Some(b'\r') => {
+                self.input.consume(1);
+                if self.peek()? == Some(b'\n') {
+                    self.input.consume(1);
+                    return Ok(Some(b"\r\n"));
+                }
+                Ok(Some(b"\r"))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Parses one row, which starts at the next byte (not a line end, not the end of
+    /// the input); keeps the bytes of its first `keep` fields.
+    fn read_row(&mut self, keep: usize) -> Result<Row> {
+        let mut raw = Vec::new();
+        let mut size: u64 = 0;
+        let mut too_large = false;
+        let mut unclosed = false;
+        let mut line_ends = LineEnds::default();
+        let mut store_len = 0;
+        let mut fields = 0;
+        self.ends.clear();
+        let limit = self.limit as u64;
+        let mut quoting = Quoting::StartField;
+        let mut last = None;
+        let DelimitedReader {
+            delimiter,
+            input,
+            ctx,
+            core,
+            started,
+            store,
+            ends,
+            scratch,
+            line,
+            ..
+        } = self;
+        loop {
+            let chunk = loop {
+                match input.fill_buf() {
+                    Ok(chunk) => break chunk,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(ctx.read_error(Some(*line + line_ends.count), e)),
+                }
+            };
+            if chunk.is_empty() {
+                unclosed = quoting == Quoting::InQuoted;
+            }
+            // The parser strips a UTF-8 BOM at the start of its first input of 3 bytes
+            // or more. The BOM is handled before (only at the start of the input): give
+            // the parser a single byte first so that it never strips one itself.
+            let chunk = if *started || chunk.is_empty() {
+                chunk
+            } else {
+                *started = true;
+                &chunk[..1]
+            };
+            let kept = !too_large && fields < keep;
+            if kept && store_len == store.len() {
+                // Never much past the limit: a row that needs more is too large anyway.
+                let len = (store.len() * 2)
+                    .min(limit as usize + 1)
+                    .max(store.len() + 1);
+                store.reserve_exact(len - store.len());
+                store.resize(len, 0);
+            }
+            let (res, nin, nout) = if kept {
+                core.read_field(chunk, &mut store[store_len..])
+            } else {
+                core.read_field(chunk, scratch)
+            };
+            if kept {
+                store_len += nout;
+            }
+            let consumed = &chunk[..nin];
+            line_ends.feed(consumed);
+            quoting = quoting.feed(*delimiter, consumed);
+            if !too_large {
+                if size + nin as u64 > limit {
+                    too_large = true;
+                    raw = Vec::new();
+                    *store = vec![0; 256];
+                    store_len = 0;
+                } else {
+                    grow_within(&mut raw, nin, limit as usize);
+                    raw.extend_from_slice(consumed);
+                }
+            }
+            if let Some(&b) = consumed.last() {
+                last = Some(b);
+            }
+            size += nin as u64;
+            input.consume(nin);
+            match res {
+                ReadFieldResult::InputEmpty | ReadFieldResult::OutputFull => continue,
+                ReadFieldResult::Field { record_end } => {
+                    if kept {
+                        ends.push(store_len);
+                    }
+                    fields += 1;
+                    if record_end {
+                        break;
+                    }
+                }
+                ReadFieldResult::End => break,
+            }
+        }
+        // A `\r` that ends the row may be followed by its `\n`: that belongs to the row.
+        if line_ends.after_cr && self.peek()? == Some(b'\n') {
+            self.input.consume(1);
+            line_ends.feed(b"\n");
+            if !too_large && size < self.limit as u64 {
+                raw.push(b'\n');
+            } else if !too_large {
+                too_large = true;
+                raw = Vec::new();
+            }
+            size += 1;
+        }
+        if unclosed {
+            // The lines holding bytes of the row: one more than its line ends, unless it
+            // ends with one.
+            let open_line = !matches!(last, Some(b'\r' | b'\n'));
+            return Ok(Row::Unclosed {
+                lines: line_ends.count + u64::from(open_line),
+            });
+        }
+        if too_large {
+            return Ok(Row::TooLarge {
+                size,
+                lines: line_ends.count,
+            });
+        }
+        Ok(Row::Held {
+            raw,
+            fields,
+            lines: line_ends.count,
+        })
+    }
+
+    /// The bytes of kept field `i` of the current row.
+    fn field(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.store[start..self.ends[i]]
+    }
+
+    fn location(&mut self) -> Location {
+        self.records += 1;
         Location {
             source: self.ctx.source.clone(),
             line: self.line,
@@ -186,100 +473,92 @@ impl DelimitedReader {
         }
     }
 
-    /// Queues a blank-line entry for every line end between `pos` and the next byte that
-    /// is not a line end (or `end`), and moves `pos` past them.
-    fn take_blank_lines(&mut self, end: u64) {
-        let gap = self.csv.get_ref().slice(self.pos, end);
-        let mut i = 0;
-        while i < gap.len() {
-            let width = match (gap[i], gap.get(i + 1)) {
-                (b'\r', Some(b'\n')) => 2,
-                (b'\r', _) | (b'\n', _) => 1,
-                _ => break,
-            };
-            self.records += 1;
-            self.pending.push_back(Entry::Skipped(Skipped {
-                location: Location {
-                    source: self.ctx.source.clone(),
-                    line: self.line,
-                    record: self.records,
-                },
-                id: None,
-                reason: SkipReason::BlankLine,
-            }));
-            if gap[i + width - 1] == b'\n' {
-                self.line += 1;
-            }
-            i += width;
-        }
-        self.pos += i as u64;
+    fn skipped(&mut self, id: Option<String>, reason: SkipReason) -> Entry {
+        Entry::Skipped(Skipped {
+            location: self.location(),
+            id,
+            reason,
+        })
     }
 
     /// The next entry, `None` at the end.
     pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
-        loop {
-            if let Some(entry) = self.pending.pop_front() {
-                return Ok(Some(entry));
-            }
-            if self.finished {
-                return Ok(None);
-            }
-            let mut row = std::mem::take(&mut self.row);
-            let got = self.csv.read_byte_record(&mut row);
-            let got = match got {
-                Ok(got) => got,
-                Err(e) => {
-                    self.finished = true;
-                    return Err(self.csv_error(e));
-                }
-            };
-            if !got {
-                self.finished = true;
-                let total = self.csv.get_ref().total().unwrap_or(self.pos);
-                self.take_blank_lines(total);
-                self.row = row;
-                continue;
-            }
-            let end = self.record_end()?;
-            self.take_blank_lines(end);
-            let raw = self.csv.get_ref().slice(self.pos, end).to_vec();
-            self.records += 1;
-            let location = self.location();
-            self.line += count_newlines(&raw);
-            self.pos = end.max(self.pos);
-            self.csv.get_mut().release_before(self.pos);
-            let entry = self.row_entry(&row, raw, location);
-            self.pending.push_back(entry);
-            self.row = row;
+        if self.finished {
+            return Ok(None);
         }
+        if self.take_line_end()?.is_some() {
+            let entry = self.skipped(None, SkipReason::BlankLine);
+            self.line += 1;
+            return Ok(Some(entry));
+        }
+        if self.peek()?.is_none() {
+            self.finished = true;
+            return Ok(None);
+        }
+        let row = self.read_row(self.needed);
+        let row = match row {
+            Ok(row) => row,
+            Err(e) => {
+                self.finished = true;
+                return Err(e);
+            }
+        };
+        let entry = match row {
+            Row::Held { raw, fields, lines } => {
+                let entry = self.row_entry(raw, fields);
+                self.line += lines;
+                entry
+            }
+            Row::TooLarge { size, lines } => {
+                let entry = self.skipped(
+                    None,
+                    SkipReason::TooLarge {
+                        size,
+                        limit: self.limit as u64,
+                    },
+                );
+                self.line += lines;
+                entry
+            }
+            Row::Unclosed { lines } => {
+                let entry = self.skipped(None, SkipReason::UnclosedQuote { lines });
+                self.finished = true;
+                self.line += lines;
+                entry
+            }
+        };
+        Ok(Some(entry))
     }
 
-    fn row_entry(&self, row: &csv::ByteRecord, raw: Vec<u8>, location: Location) -> Entry {
-        let id = self.id_idx.and_then(|i| row.get(i)).map(decode);
-        if row.len() < self.needed {
-            return Entry::Skipped(Skipped {
-                location,
-                id: id.map(|(id, _)| id),
-                reason: SkipReason::MissingColumns {
-                    expected: self.columns.len(),
-                    found: row.len(),
+    fn row_entry(&mut self, raw: Vec<u8>, fields: usize) -> Entry {
+        let id = self
+            .id_idx
+            .filter(|&i| i < fields)
+            .map(|i| decode(self.field(i)));
+        if fields < self.needed {
+            let expected = self.columns.len();
+            return self.skipped(
+                id.map(|(id, _)| id),
+                SkipReason::MissingColumns {
+                    expected,
+                    found: fields,
                 },
-            });
+            );
         }
         let mut joined = Vec::new();
         for (n, &i) in self.text_idx.iter().enumerate() {
             if n > 0 {
                 joined.push(b' ');
             }
-            joined.extend_from_slice(row.get(i).unwrap_or_default());
+            joined.extend_from_slice(self.field(i));
         }
-        let (text, text_lossy) = crate::text::decode_owned(joined);
+        let (text, text_lossy) = decode_owned(joined);
         let id_lossy = id.as_ref().is_some_and(|(_, lossy)| *lossy);
         Entry::Record(Record {
             id: id.map(|(id, _)| id),
             text,
             raw,
-            location,
+            location: self.location(),
             lossy: text_lossy || id_lossy,
         })
     }
@@ -290,16 +569,28 @@ mod tests {
     use super::*;
     use std::io::{BufReader, Cursor};
 
-    fn reader(bytes: &[u8], delimiter: u8, opts: &ReadOptions) -> Result<DelimitedReader> {
+    fn reader_with(
+        bytes: &[u8],
+        delimiter: u8,
+        opts: &ReadOptions,
+        capacity: usize,
+    ) -> Result<DelimitedReader> {
         let input = Input {
-            // A tiny buffer so records straddle refills.
-            reader: Box::new(BufReader::with_capacity(2, Cursor::new(bytes.to_vec()))),
+            reader: Box::new(BufReader::with_capacity(
+                capacity,
+                Cursor::new(bytes.to_vec()),
+            )),
             ctx: ErrorContext {
                 source: "t.csv".into(),
                 gzip: false,
             },
         };
         DelimitedReader::new(input, delimiter, opts)
+    }
+
+    fn reader(bytes: &[u8], delimiter: u8, opts: &ReadOptions) -> Result<DelimitedReader> {
+        // A tiny buffer so records straddle refills.
+        reader_with(bytes, delimiter, opts, 2)
     }
 
     fn entries(r: &mut DelimitedReader) -> Vec<Entry> {
@@ -331,29 +622,101 @@ mod tests {
         out
     }
 
+    /// (line, record, code) of each entry.
+    fn summary(es: &[Entry]) -> Vec<(u64, u64, &'static str)> {
+        es.iter()
+            .map(|e| match e {
+                Entry::Record(r) => (r.location.line, r.location.record, "record"),
+                Entry::Skipped(s) => (s.location.line, s.location.record, s.reason.code()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn quoting_follows_the_parser() {
+        let q = |chunks: &[&[u8]]| {
+            chunks
+                .iter()
+                .fold(Quoting::StartField, |q, c| q.feed(b',', c))
+        };
+        assert_eq!(q(&[b"text"]), Quoting::InField);
+        assert_eq!(q(&[b"\"abc"]), Quoting::InQuoted);
+        assert_eq!(q(&[b"a,\"b,c\nd"]), Quoting::InQuoted);
+        assert_eq!(q(&[b"\"a\""]), Quoting::AfterQuote);
+        assert_eq!(q(&[b"\"a\"", b"\""]), Quoting::InQuoted);
+        assert_eq!(q(&[b"\"a\"b\""]), Quoting::InField);
+        assert_eq!(q(&[b"a\"b"]), Quoting::InField);
+        assert_eq!(q(&[b"a,"]), Quoting::StartField);
+        assert_eq!(q(&[b"a\n\"x"]), Quoting::InQuoted);
+        assert_eq!(q(&[b"a,b", b"\r\"", b"\"\""]), Quoting::InQuoted);
+    }
+
+    proptest::proptest! {
+        /// The tracker agrees with csv-core itself: a parser fed the same bytes, then
+        /// `"` and a line end, ends the record copying nothing exactly when it was in a
+        /// quoted field (from any other state it copies a byte or does not end the record).
+        #[test]
+        fn quoting_agrees_with_csv_core(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(b"ab,\t\"\r\n".to_vec()), 0..40),
+            split in 0usize..40,
+            tab in proptest::bool::ANY,
+        ) {
+            let delimiter = if tab { b'\t' } else { b',' };
+            let mut core = csv_core::ReaderBuilder::new().delimiter(delimiter).build();
+            let mut out = [0u8; 64];
+            let mut rest = &bytes[..];
+            while !rest.is_empty() {
+                let (_, nin, _) = core.read_field(rest, &mut out);
+                rest = &rest[nin..];
+            }
+            let (res, _, nout) = core.read_field(b"\"\n", &mut out);
+            let in_quotes = res == ReadFieldResult::Field { record_end: true } && nout == 0;
+            let split = split.min(bytes.len());
+            let tracked = Quoting::StartField
+                .feed(delimiter, &bytes[..split])
+                .feed(delimiter, &bytes[split..]);
+            proptest::prop_assert_eq!(tracked == Quoting::InQuoted, in_quotes);
+        }
+    }
+
+    #[test]
+    fn line_ends_are_counted_across_chunks() {
+        let mut c = LineEnds::default();
+        c.feed(b"a\r");
+        c.feed(b"\nb\n\r\r");
+        c.feed(b"\n");
+        assert_eq!(c.count, 4);
+        let mut c = LineEnds::default();
+        c.feed(b"\r\n\r\n\n\r");
+        assert_eq!(c.count, 4);
+    }
+
     #[test]
     fn raw_is_exact_with_crlf_and_quoted_newlines() {
         let data = b"id,text\r\n1,\"two\r\nlines\"\r\n2,\"say \"\"hi\"\"\"\r\n3,last";
-        let mut r = reader(data, b',', &opts(&["text"], Some("id"))).unwrap();
-        assert_eq!(r.header_raw(), Some(&b"id,text\r\n"[..]));
-        assert_eq!(r.columns(), ["id", "text"]);
-        let es = entries(&mut r);
-        assert_eq!(es.len(), 3);
-        let recs: Vec<&Record> = es.iter().map(|e| e.record().unwrap()).collect();
-        assert_eq!(recs[0].raw, b"1,\"two\r\nlines\"\r\n");
-        assert_eq!(recs[0].text, "two\r\nlines");
-        assert_eq!(recs[0].id.as_deref(), Some("1"));
-        assert_eq!(recs[0].location.line, 2);
-        assert_eq!(recs[1].raw, b"2,\"say \"\"hi\"\"\"\r\n");
-        assert_eq!(recs[1].text, "say \"hi\"");
-        assert_eq!(recs[1].location.line, 4);
-        assert_eq!(recs[2].raw, b"3,last");
-        assert_eq!(recs[2].location.line, 5);
-        assert_eq!(
-            recs.iter().map(|r| r.location.record).collect::<Vec<_>>(),
-            [1, 2, 3]
-        );
-        assert_eq!(rebuild(&r, &es, b""), data);
+        for capacity in [1, 2, 3, 64] {
+            let mut r = reader_with(data, b',', &opts(&["text"], Some("id")), capacity).unwrap();
+            assert_eq!(r.header_raw(), Some(&b"id,text\r\n"[..]));
+            assert_eq!(r.columns(), ["id", "text"]);
+            let es = entries(&mut r);
+            assert_eq!(es.len(), 3);
+            let recs: Vec<&Record> = es.iter().map(|e| e.record().unwrap()).collect();
+            assert_eq!(recs[0].raw, b"1,\"two\r\nlines\"\r\n");
+            assert_eq!(recs[0].text, "two\r\nlines");
+            assert_eq!(recs[0].id.as_deref(), Some("1"));
+            assert_eq!(recs[0].location.line, 2);
+            assert_eq!(recs[1].raw, b"2,\"say \"\"hi\"\"\"\r\n");
+            assert_eq!(recs[1].text, "say \"hi\"");
+            assert_eq!(recs[1].location.line, 4);
+            assert_eq!(recs[2].raw, b"3,last");
+            assert_eq!(recs[2].location.line, 5);
+            assert_eq!(
+                recs.iter().map(|r| r.location.record).collect::<Vec<_>>(),
+                [1, 2, 3]
+            );
+            assert_eq!(rebuild(&r, &es, b""), data);
+        }
     }
 
     #[test]
@@ -369,6 +732,18 @@ mod tests {
             r.header_raw().unwrap(),
             b"\xEF\xBB\xBFid\tTitle\tBody\tPrice\n"
         );
+    }
+
+    #[test]
+    fn only_the_first_bom_is_stripped() {
+        for capacity in [1, 64] {
+            let data = b"\xEF\xBB\xBF\xEF\xBB\xBFtext\nx\n";
+            let r = reader_with(data, b',', &opts(&["\u{feff}text"], None), capacity).unwrap();
+            assert_eq!(r.columns(), ["\u{feff}text"]);
+            let data = b"\xEF\xBB\xBF\"text\"\nx\n";
+            let mut r = reader_with(data, b',', &opts(&["text"], None), capacity).unwrap();
+            assert_eq!(entries(&mut r)[0].record().unwrap().text, "x");
+        }
     }
 
     #[test]
@@ -401,15 +776,8 @@ mod tests {
         let data = b"id,x,text\n1,a,hello\n\n2,b\r\n\r\n3,c,bye\n,\n";
         let mut r = reader(data, b',', &opts(&["text"], Some("id"))).unwrap();
         let es = entries(&mut r);
-        let summary: Vec<(u64, u64, &str)> = es
-            .iter()
-            .map(|e| match e {
-                Entry::Record(r) => (r.location.line, r.location.record, "record"),
-                Entry::Skipped(s) => (s.location.line, s.location.record, s.reason.code()),
-            })
-            .collect();
         assert_eq!(
-            summary,
+            summary(&es),
             [
                 (2, 1, "record"),
                 (3, 2, "blank_line"),
@@ -439,15 +807,22 @@ mod tests {
         let mut r = reader(b"", b',', &opts(&["text"], None)).unwrap();
         assert_eq!(r.header_raw(), None);
         assert!(entries(&mut r).is_empty());
+        let mut r = reader(b"\xEF\xBB\xBF", b',', &opts(&["text"], None)).unwrap();
+        assert_eq!(r.header_raw(), Some(BOM));
+        assert!(r.columns().is_empty());
+        assert!(entries(&mut r).is_empty());
+        let mut r = reader(b"\r\n\n", b',', &opts(&["text"], None)).unwrap();
+        assert_eq!(r.header_raw(), Some(&b"\r\n\n"[..]));
+        assert!(entries(&mut r).is_empty());
         let mut r = reader(b"text", b',', &opts(&["text"], None)).unwrap();
         assert_eq!(r.header_raw(), Some(&b"text"[..]));
         assert!(entries(&mut r).is_empty());
         let mut r = reader(b"text\n\n\n", b',', &opts(&["text"], None)).unwrap();
         let es = entries(&mut r);
-        assert_eq!(es.len(), 2);
-        assert!(es
-            .iter()
-            .all(|e| matches!(e, Entry::Skipped(s) if s.reason == SkipReason::BlankLine)));
+        assert_eq!(summary(&es), [(2, 1, "blank_line"), (3, 2, "blank_line")]);
+        let mut r = reader(b"\n\ntext\nx", b',', &opts(&["text"], None)).unwrap();
+        assert_eq!(r.header_raw(), Some(&b"\n\ntext\n"[..]));
+        assert_eq!(summary(&entries(&mut r)), [(4, 1, "record")]);
     }
 
     #[test]
@@ -463,12 +838,108 @@ mod tests {
 
     #[test]
     fn lone_cr_line_ends() {
-        let data = b"text\rone\rtwo";
-        let mut r = reader(data, b',', &opts(&["text"], None)).unwrap();
-        assert_eq!(r.header_raw(), Some(&b"text\r"[..]));
+        let data = b"text\rone\r\rtwo";
+        for capacity in [1, 2, 64] {
+            let mut r = reader_with(data, b',', &opts(&["text"], None), capacity).unwrap();
+            assert_eq!(r.header_raw(), Some(&b"text\r"[..]));
+            let es = entries(&mut r);
+            assert_eq!(
+                summary(&es),
+                [(2, 1, "record"), (3, 2, "blank_line"), (4, 3, "record")]
+            );
+            assert_eq!(es[0].record().unwrap().raw, b"one\r");
+            assert_eq!(es[2].record().unwrap().raw, b"two");
+        }
+    }
+
+    #[test]
+    fn unclosed_quote_at_the_end_is_reported() {
+        let data = b"id,text\n1,ok\n2,\"never closed\n3,swallowed\n4,too\n";
+        let mut r = reader(data, b',', &opts(&["text"], Some("id"))).unwrap();
         let es = entries(&mut r);
-        let raws: Vec<&[u8]> = es.iter().map(|e| &e.record().unwrap().raw[..]).collect();
-        assert_eq!(raws, [&b"one\r"[..], &b"two"[..]]);
+        assert_eq!(summary(&es), [(2, 1, "record"), (3, 2, "unclosed_quote")]);
+        match &es[1] {
+            Entry::Skipped(s) => assert_eq!(s.reason, SkipReason::UnclosedQuote { lines: 3 }),
+            other => panic!("{other:?}"),
+        }
+        // A quote closed later is a valid (if odd) quoted field.
+        let data = b"text\n\"a\nb\"\nc\n";
+        let mut r = reader(data, b',', &opts(&["text"], None)).unwrap();
+        assert_eq!(
+            summary(&entries(&mut r)),
+            [(2, 1, "record"), (4, 2, "record")]
+        );
+        // Closed quote then more bytes: still closed.
+        let data = b"text\n\"a\"b\n";
+        let mut r = reader(data, b',', &opts(&["text"], None)).unwrap();
+        assert_eq!(entries(&mut r)[0].record().unwrap().text, "ab");
+        // An escaped quote at the very end is still inside the field.
+        let data = b"text\n\"a\"\"";
+        let mut r = reader(data, b',', &opts(&["text"], None)).unwrap();
+        assert_eq!(summary(&entries(&mut r)), [(2, 1, "unclosed_quote")]);
+        // A field that closes right at the end is fine.
+        let data = b"text\n\"a\"";
+        let mut r = reader(data, b',', &opts(&["text"], None)).unwrap();
+        assert_eq!(entries(&mut r)[0].record().unwrap().text, "a");
+    }
+
+    #[test]
+    fn unclosed_quote_in_the_header_is_an_error() {
+        let err = reader(b"text,\"b\n1,2\n", b',', &opts(&["text"], None))
+            .err()
+            .unwrap();
+        assert!(matches!(err, Error::BadHeader { line: 1, .. }), "{err:?}");
+        assert!(err.to_string().contains("never closed"), "{err}");
+    }
+
+    #[test]
+    fn rows_over_the_limit_are_skipped() {
+        let data = b"id,text\n1,short\n2,\"a long\nrow\"\n3,ok\n";
+        let o = opts(&["text"], Some("id")).with_max_record_bytes(10);
+        let mut r = reader(data, b',', &o).unwrap();
+        let es = entries(&mut r);
+        assert_eq!(
+            summary(&es),
+            [(2, 1, "record"), (3, 2, "too_large"), (5, 3, "record")]
+        );
+        match &es[1] {
+            Entry::Skipped(s) => assert_eq!(
+                s.reason,
+                SkipReason::TooLarge {
+                    size: 15,
+                    limit: 10
+                }
+            ),
+            other => panic!("{other:?}"),
+        }
+        let err = reader(data, b',', &opts(&["text"], None).with_max_record_bytes(4))
+            .err()
+            .unwrap();
+        assert!(matches!(err, Error::BadHeader { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn a_header_of_too_many_columns_is_an_error() {
+        let mut data = b"text".to_vec();
+        data.extend(std::iter::repeat_n(b',', MAX_COLUMNS));
+        let err = reader_with(&data, b',', &opts(&["text"], None), 4096)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("columns, more than"), "{err}");
+    }
+
+    #[test]
+    fn many_fields_are_not_kept() {
+        let mut data = b"text,rest\nx".to_vec();
+        data.extend(std::iter::repeat_n(b',', 100_000));
+        data.push(b'\n');
+        let mut r = reader_with(&data, b',', &opts(&["text"], None), 4096).unwrap();
+        let es = entries(&mut r);
+        assert_eq!(es[0].record().unwrap().text, "x");
+        assert!(
+            r.ends.capacity() < 100,
+            "only the kept fields' ends are stored"
+        );
     }
 
     #[test]
@@ -484,12 +955,12 @@ mod tests {
     }
 
     #[test]
-    fn large_input_is_sliced_correctly_across_releases() {
+    fn large_input_is_sliced_correctly() {
         let mut data = b"id,text\n".to_vec();
         for i in 0..20_000 {
             data.extend_from_slice(format!("{i},\"row {i}\nsecond line\"\r\n").as_bytes());
         }
-        let mut r = reader(&data, b',', &opts(&["text"], Some("id"))).unwrap();
+        let mut r = reader_with(&data, b',', &opts(&["text"], Some("id")), 4096).unwrap();
         let es = entries(&mut r);
         assert_eq!(es.len(), 20_000);
         let last = es[19_999].record().unwrap();

@@ -5,9 +5,29 @@
 //! not read (the directory given may itself be a link). A record's id is its path
 //! relative to the directory, with `/` separators; its text is the file's content, decoded
 //! lossily, without a leading UTF-8 BOM; its `raw` is empty (the writer copies the file by
-//! path, [`Location::source`]). A file with a NUL byte in its first 8 KiB is skipped as
-//! [`SkipReason::Binary`]; a file or subdirectory that cannot be read is skipped as
-//! [`SkipReason::Unreadable`], so one bad file does not stop a large walk.
+//! path, [`Location::source`]). A file or subdirectory that cannot be read is skipped as
+//! [`SkipReason::Unreadable`], so one bad file does not stop a large walk; a file larger
+//! than the record-size limit is skipped as [`SkipReason::TooLarge`] without being read.
+//!
+//! # Text and binary files
+//!
+//! A file that starts with a UTF-16 byte order mark (`FF FE` little-endian, `FE FF`
+//! big-endian) is UTF-16 text: it is decoded (lossily: an unpaired surrogate or an odd
+//! last byte is replaced, and the record marked lossy), without the BOM.
+//!
+//! Any other file is judged on its first 8 KiB (the probe). It is **binary**, and
+//! skipped as [`SkipReason::Binary`], if the probe
+//!
+//! - holds a NUL byte (images, archives, executables, UTF-16 or UTF-32 without a BOM,
+//!   a UTF-32 file with its BOM), or
+//! - is more than 30 % "not text": bytes of invalid UTF-8 sequences, and control bytes
+//!   other than tab, line feed, carriage return, form feed and escape (e.g. random bytes,
+//!   compressed data).
+//!
+//! Otherwise the file is text, decoded as UTF-8 lossily: a mostly-UTF-8 file with a few
+//! Latin-1 bytes is a (lossy) record, but a file in a legacy 8-bit encoding whose text
+//! is mostly non-ASCII (Cyrillic or Greek code pages) is binary too: as UTF-8 it would be
+//! replacement characters, which every such file shares. Convert it to UTF-8 first.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -22,18 +42,27 @@ use crate::text::{decode_owned, BOM};
 /// How much of a file is checked for NUL bytes.
 const BINARY_PROBE: usize = 8 * 1024;
 
+/// A probe with more than this share of bytes that are not text is binary.
+const MAX_NOT_TEXT: f64 = 0.30;
+
+/// The UTF-16 byte order marks.
+const UTF16_LE: &[u8] = b"\xFF\xFE";
+const UTF16_BE: &[u8] = b"\xFE\xFF";
+
 /// Reads the files of a directory tree.
 pub(crate) struct DirReader {
     root: PathBuf,
     source: String,
     walk: walkdir::IntoIter,
     records: u64,
+    limit: usize,
 }
 
 impl DirReader {
-    /// Walks the tree under `root`.
-    pub(crate) fn new(root: &Path) -> DirReader {
+    /// Walks the tree under `root`; files over `limit` bytes are skipped.
+    pub(crate) fn new(root: &Path, limit: usize) -> DirReader {
         DirReader {
+            limit,
             root: root.to_path_buf(),
             source: root.display().to_string(),
             walk: WalkDir::new(root)
@@ -95,15 +124,15 @@ impl DirReader {
     }
 
     fn read_file(&mut self, path: &Path) -> Entry {
-        let mut bytes = match read_text_file(path) {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) => return self.skipped(path, SkipReason::Binary),
+        let (text, lossy) = match read_text_file(path, self.limit) {
+            Ok(Content::Text(text, lossy)) => (text, lossy),
+            Ok(Content::Binary) => return self.skipped(path, SkipReason::Binary),
+            Ok(Content::TooLarge(size)) => {
+                let limit = self.limit as u64;
+                return self.skipped(path, SkipReason::TooLarge { size, limit });
+            }
             Err(e) => return self.skipped(path, SkipReason::Unreadable(e.to_string())),
         };
-        if bytes.starts_with(BOM) {
-            bytes.drain(..BOM.len());
-        }
-        let (text, lossy) = decode_owned(bytes);
         Entry::Record(Record {
             id: Some(relative_id(&self.root, path)),
             text,
@@ -114,18 +143,115 @@ impl DirReader {
     }
 }
 
-/// Reads a file, or `None` if its first 8 KiB hold a NUL byte (then the rest is not read).
-fn read_text_file(path: &Path) -> io::Result<Option<Vec<u8>>> {
+/// What a file of the tree holds.
+#[derive(Debug, PartialEq)]
+enum Content {
+    /// Its text, and whether it was decoded lossily.
+    Text(String, bool),
+    /// Binary (see the module's documentation).
+    Binary,
+    /// More than the limit; its size.
+    TooLarge(u64),
+}
+
+/// Reads a file: its text, or why it has none. A binary or too-large file is not read
+/// past its first 8 KiB.
+fn read_text_file(path: &Path, limit: usize) -> io::Result<Content> {
     let mut file = File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > limit as u64 {
+        return Ok(Content::TooLarge(size));
+    }
     let mut bytes = Vec::new();
     (&mut file)
         .take(BINARY_PROBE as u64)
         .read_to_end(&mut bytes)?;
-    if bytes.contains(&0) {
-        return Ok(None);
+    let whole = bytes.len() < BINARY_PROBE;
+    let utf32 = bytes.starts_with(b"\xFF\xFE\0\0");
+    let utf16 = !utf32 && (bytes.starts_with(UTF16_LE) || bytes.starts_with(UTF16_BE));
+    if !utf16 && is_binary(&bytes, whole) {
+        return Ok(Content::Binary);
     }
-    file.read_to_end(&mut bytes)?;
-    Ok(Some(bytes))
+    // The file may have grown since its size was taken.
+    (&mut file)
+        .take((limit - bytes.len().min(limit)) as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() > limit {
+        return Ok(Content::TooLarge(bytes.len() as u64));
+    }
+    if utf16 {
+        let (text, lossy) = decode_utf16(&bytes);
+        return Ok(Content::Text(text, lossy));
+    }
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    let (text, lossy) = decode_owned(bytes);
+    Ok(Content::Text(text, lossy))
+}
+
+/// True if `probe` (the start of a file; `whole` if it is all of it) does not look like
+/// text: see the module's documentation.
+fn is_binary(probe: &[u8], whole: bool) -> bool {
+    if memchr::memchr(0, probe).is_some() {
+        return true;
+    }
+    let mut not_text = 0usize;
+    let mut rest = probe;
+    loop {
+        let (valid, bad) = match std::str::from_utf8(rest) {
+            Ok(s) => (s.as_bytes(), 0),
+            Err(e) => {
+                let bad = match e.error_len() {
+                    Some(n) => n,
+                    // An incomplete sequence at the end: cut by the probe, or truly bad.
+                    None if whole => rest.len() - e.valid_up_to(),
+                    None => 0,
+                };
+                (&rest[..e.valid_up_to()], bad)
+            }
+        };
+        not_text += valid
+            .iter()
+            .filter(|&&b| {
+                (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)) || b == 0x7f
+            })
+            .count();
+        not_text += bad;
+        if bad == 0 {
+            break;
+        }
+        rest = &rest[valid.len() + bad..];
+    }
+    not_text as f64 > MAX_NOT_TEXT * probe.len() as f64
+}
+
+/// Decodes UTF-16 after its BOM (which says the byte order), lossily.
+fn decode_utf16(bytes: &[u8]) -> (String, bool) {
+    let little = bytes.starts_with(UTF16_LE);
+    let body = &bytes[2..];
+    let units = body.chunks_exact(2).map(|p| {
+        if little {
+            u16::from_le_bytes([p[0], p[1]])
+        } else {
+            u16::from_be_bytes([p[0], p[1]])
+        }
+    });
+    let mut lossy = body.len() % 2 == 1;
+    let mut text = String::with_capacity(body.len() / 2);
+    for c in char::decode_utf16(units) {
+        match c {
+            Ok(c) => text.push(c),
+            Err(_) => {
+                lossy = true;
+                text.push(char::REPLACEMENT_CHARACTER);
+            }
+        }
+    }
+    if body.len() % 2 == 1 {
+        text.push(char::REPLACEMENT_CHARACTER);
+    }
+    (text, lossy)
 }
 
 /// `path` relative to `root`, with `/` separators (lossy for non-UTF-8 names).
@@ -149,7 +275,7 @@ mod tests {
     use std::fs;
 
     fn all(root: &Path) -> Vec<Entry> {
-        let mut r = DirReader::new(root);
+        let mut r = DirReader::new(root, 1 << 20);
         let mut out = Vec::new();
         while let Some(e) = r.next_entry().unwrap() {
             out.push(e);
@@ -206,6 +332,62 @@ mod tests {
         let es = all(dir.path());
         assert_eq!(es.len(), 1);
         assert_eq!(es[0].id(), Some("real.txt"));
+    }
+
+    #[test]
+    fn binary_means_nul_or_mostly_not_text() {
+        assert!(is_binary(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", true));
+        assert!(is_binary(b"a\0b", true));
+        assert!(!is_binary(b"", true));
+        assert!(!is_binary(b"plain text\n\twith tabs\x0c\x1b[0m", true));
+        assert!(!is_binary("caf\u{e9} na\u{ef}ve".as_bytes(), true));
+        assert!(!is_binary(
+            b"Latin-1 caf\xE9 and na\xEFve, mostly ASCII",
+            true
+        ));
+        assert!(
+            is_binary(b"\xF0\xE8\xE2\xE5\xF2 \xEC\xE8\xF0", true),
+            "cp1251"
+        );
+        assert!(is_binary(b"\x01\x02\x03\x04abc", true));
+        // A sequence cut by the end of the probe is not held against the file.
+        let mut probe = "é".repeat(BINARY_PROBE / 2 - 1).into_bytes();
+        probe.extend_from_slice(b"a\xC3");
+        assert!(!is_binary(&probe, false));
+        assert!(!is_binary(&probe, true));
+    }
+
+    #[test]
+    fn utf16_with_a_bom_is_decoded() {
+        let mut le = vec![0xFF, 0xFE];
+        le.extend("héllo 日本".encode_utf16().flat_map(u16::to_le_bytes));
+        assert_eq!(decode_utf16(&le), ("héllo 日本".to_string(), false));
+        let mut be = vec![0xFE, 0xFF];
+        be.extend("héllo".encode_utf16().flat_map(u16::to_be_bytes));
+        assert_eq!(decode_utf16(&be), ("héllo".to_string(), false));
+        assert_eq!(
+            decode_utf16(b"\xFF\xFEa\0b"),
+            ("a\u{FFFD}".to_string(), true)
+        );
+        assert_eq!(
+            decode_utf16(b"\xFF\xFE\x00\xD8"),
+            ("\u{FFFD}".to_string(), true)
+        );
+    }
+
+    #[test]
+    fn files_over_the_limit_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("big.txt"), "0123456789").unwrap();
+        fs::write(dir.path().join("small.txt"), "01234").unwrap();
+        let mut r = DirReader::new(dir.path(), 5);
+        let big = r.next_entry().unwrap().unwrap();
+        assert!(matches!(&big, Entry::Skipped(s)
+            if s.reason == SkipReason::TooLarge { size: 10, limit: 5 }));
+        assert_eq!(
+            r.next_entry().unwrap().unwrap().record().unwrap().text,
+            "01234"
+        );
     }
 
     #[test]

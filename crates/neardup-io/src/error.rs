@@ -49,6 +49,18 @@ pub enum Error {
         /// The columns the header does have, in order.
         available: Vec<String>,
     },
+    /// The CSV/TSV header row cannot be read as a header: a quoted column name is never
+    /// closed (the "header" would be the whole input), the row is over the record-size
+    /// limit, or it has more than 2²⁰ columns.
+    #[error("{path}:{line}: bad header: {reason}")]
+    BadHeader {
+        /// The input as given.
+        path: String,
+        /// The header's first line.
+        line: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// [`Format::Dir`](crate::Format::Dir) was asked for, but the input is not a
     /// directory (standard input never is).
     #[error("{path}: not a directory (the dir format reads a directory tree)")]

@@ -18,6 +18,14 @@ pub enum Format {
     /// One document per line, optionally `ID<TAB>TEXT`.
     Lines,
     /// A directory tree; every regular file is one document.
+    ///
+    /// A file that starts with a UTF-16 BOM is decoded as UTF-16. Any other file is
+    /// **binary** (skipped as [`SkipReason::Binary`](crate::SkipReason::Binary)) if its
+    /// first 8 KiB hold a NUL byte (images, archives, UTF-16/32 without a BOM) or are
+    /// more than 30 % control bytes (other than tab, line feed, carriage return, form
+    /// feed, escape) and invalid UTF-8 (random or compressed bytes, text in a legacy
+    /// 8-bit encoding that is mostly non-ASCII); otherwise it is UTF-8 text, decoded
+    /// lossily.
     Dir,
 }
 

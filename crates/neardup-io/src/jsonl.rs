@@ -22,7 +22,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde_json::value::RawValue;
 
 use crate::error::Result;
-use crate::line_source::LineSource;
+use crate::line_source::{take_raw, Line, LineSource};
 use crate::record::{Entry, Record, SkipReason, Skipped};
 use crate::text::{strip_bom, strip_line_end};
 
@@ -47,9 +47,19 @@ impl JsonlReader {
 
     /// The next entry, `None` at the end.
     pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
-        let Some(location) = self.lines.next_record(&mut self.buf)? else {
+        let Some((location, line)) = self.lines.next_record(&mut self.buf)? else {
             return Ok(None);
         };
+        if let Line::TooLarge(size) = line {
+            return Ok(Some(Entry::Skipped(Skipped {
+                location,
+                id: None,
+                reason: SkipReason::TooLarge {
+                    size,
+                    limit: self.lines.limit() as u64,
+                },
+            })));
+        }
         let mut content = strip_line_end(&self.buf);
         if location.line == 1 {
             content = strip_bom(content);
@@ -58,7 +68,7 @@ impl JsonlReader {
             Parsed::Text { id, text, lossy } => Entry::Record(Record {
                 id,
                 text,
-                raw: self.buf.clone(),
+                raw: take_raw(&mut self.buf),
                 location,
                 lossy,
             }),
@@ -479,13 +489,16 @@ mod tests {
     fn reader_yields_one_entry_per_line() {
         let data = b"\xEF\xBB\xBF{\"text\":\"a\"}\r\n\n{bad\n{\"text\":\"b\",\"id\":2}";
         let mut r = JsonlReader::new(
-            LineSource::new(Input {
-                reader: Box::new(Cursor::new(data.to_vec())),
-                ctx: ErrorContext {
-                    source: "d.jsonl".into(),
-                    gzip: false,
+            LineSource::new(
+                Input {
+                    reader: Box::new(Cursor::new(data.to_vec())),
+                    ctx: ErrorContext {
+                        source: "d.jsonl".into(),
+                        gzip: false,
+                    },
                 },
-            }),
+                1 << 20,
+            ),
             "text",
             "id",
         );

@@ -4,11 +4,13 @@
 //! a line without one is all text and has no id. The text excludes the line's `\n` or
 //! `\r\n` (the record's `raw` keeps it) and a UTF-8 BOM at the start of the input. A
 //! blank line is a record with empty text (the caller decides what to do with empty
-//! documents). A last line without a final newline is a record too.
+//! documents). A last line without a final newline is a record too. A line longer than
+//! the record-size limit is skipped ([`SkipReason::TooLarge`]), the only skip of this
+//! format.
 
 use crate::error::Result;
-use crate::line_source::LineSource;
-use crate::record::{Entry, Record};
+use crate::line_source::{take_raw, Line, LineSource};
+use crate::record::{Entry, Record, SkipReason, Skipped};
 use crate::text::{decode, strip_bom, strip_line_end};
 
 /// Reads records from the lines format.
@@ -28,14 +30,24 @@ impl LinesReader {
 
     /// The next entry, `None` at the end.
     pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
-        let Some(location) = self.lines.next_record(&mut self.buf)? else {
+        let Some((location, line)) = self.lines.next_record(&mut self.buf)? else {
             return Ok(None);
         };
+        if let Line::TooLarge(size) = line {
+            return Ok(Some(Entry::Skipped(Skipped {
+                location,
+                id: None,
+                reason: SkipReason::TooLarge {
+                    size,
+                    limit: self.lines.limit() as u64,
+                },
+            })));
+        }
         let mut content = strip_line_end(&self.buf);
         if location.line == 1 {
             content = strip_bom(content);
         }
-        let (id, text, lossy) = match content.iter().position(|&b| b == b'\t') {
+        let (id, text, lossy) = match memchr::memchr(b'\t', content) {
             Some(tab) => {
                 let (id, id_lossy) = decode(&content[..tab]);
                 let (text, text_lossy) = decode(&content[tab + 1..]);
@@ -49,7 +61,7 @@ impl LinesReader {
         Ok(Some(Entry::Record(Record {
             id,
             text,
-            raw: self.buf.clone(),
+            raw: take_raw(&mut self.buf),
             location,
             lossy,
         })))
@@ -63,13 +75,16 @@ mod tests {
     use std::io::Cursor;
 
     fn read(bytes: &[u8]) -> Vec<Record> {
-        let mut r = LinesReader::new(LineSource::new(Input {
-            reader: Box::new(Cursor::new(bytes.to_vec())),
-            ctx: ErrorContext {
-                source: "l.txt".into(),
-                gzip: false,
+        let mut r = LinesReader::new(LineSource::new(
+            Input {
+                reader: Box::new(Cursor::new(bytes.to_vec())),
+                ctx: ErrorContext {
+                    source: "l.txt".into(),
+                    gzip: false,
+                },
             },
-        }));
+            1 << 20,
+        ));
         let mut out = Vec::new();
         while let Some(e) = r.next_entry().unwrap() {
             out.push(e.into_record().expect("lines never skips"));

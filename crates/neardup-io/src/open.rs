@@ -16,6 +16,10 @@ use crate::format::Format;
 /// Buffer size for reading files and decompressed streams.
 const BUF_SIZE: usize = 64 * 1024;
 
+/// How much of standard input is looked at to guess its format: a stream that is only
+/// whitespace for that long is read as lines (and is not held in memory to find out).
+const SNIFF_LIMIT: usize = 1 << 20;
+
 /// An opened input: its bytes, decompressed, and what to call it in messages.
 pub(crate) struct Input {
     /// The (decompressed) bytes.
@@ -115,12 +119,23 @@ pub(crate) fn open_stream(reader: Box<dyn BufRead + Send>, source: &str) -> Resu
 
 impl Input {
     /// Guesses the format from the content: JSONL if the first byte that is not ASCII
-    /// whitespace is `{`, lines otherwise (an empty stream is lines too).
+    /// whitespace (after a UTF-8 BOM) is `{`, lines otherwise (an empty stream, or one
+    /// with only whitespace in its first [`SNIFF_LIMIT`] bytes, is lines too).
     pub(crate) fn sniff_format(self) -> Result<(Input, Format)> {
         let Input { reader, ctx } = self;
-        let (reader, prefix) = peek_until(reader, |p| p.iter().any(|b| !b.is_ascii_whitespace()))
-            .map_err(|e| ctx.read_error(Some(1), e))?;
-        let format = match prefix.iter().find(|b| !b.is_ascii_whitespace()) {
+        let content = |p: &[u8]| {
+            let p = crate::text::strip_bom(p);
+            // A partial BOM is not content yet.
+            let partial_bom = !p.is_empty() && crate::text::BOM.starts_with(p) && p.len() < 3;
+            p.iter()
+                .position(|b| !b.is_ascii_whitespace())
+                .filter(|_| !partial_bom)
+        };
+        let (reader, prefix) =
+            peek_until(reader, |p| p.len() >= SNIFF_LIMIT || content(p).is_some())
+                .map_err(|e| ctx.read_error(Some(1), e))?;
+        let head = &prefix[..prefix.len().min(SNIFF_LIMIT)];
+        let format = match content(head).map(|i| crate::text::strip_bom(head)[i]) {
             Some(b'{') => Format::Jsonl,
             _ => Format::Lines,
         };
@@ -130,7 +145,7 @@ impl Input {
 
 /// Reads from `reader` until `enough` holds for the bytes read so far (or the stream
 /// ends), and returns a reader that still yields every byte, plus those bytes.
-fn peek_until(
+pub(crate) fn peek_until(
     mut reader: Box<dyn BufRead + Send>,
     enough: impl Fn(&[u8]) -> bool,
 ) -> io::Result<(Box<dyn BufRead + Send>, Vec<u8>)> {
@@ -213,6 +228,30 @@ mod tests {
             .sniff_format()
             .unwrap();
         assert_eq!(format, Format::Lines);
+    }
+
+    #[test]
+    fn sniffing_skips_a_bom_and_gives_up_after_a_mib_of_whitespace() {
+        let (input, format) = open_stream(stream(b"\xEF\xBB\xBF {\"text\":1}\n"), "-")
+            .unwrap()
+            .sniff_format()
+            .unwrap();
+        assert_eq!(format, Format::Jsonl);
+        assert_eq!(read_all(input), b"\xEF\xBB\xBF {\"text\":1}\n");
+        let (_, format) = open_stream(stream(b"\xEF\xBB"), "-")
+            .unwrap()
+            .sniff_format()
+            .unwrap();
+        assert_eq!(format, Format::Lines);
+        let mut blank = vec![b'\n'; 3 * SNIFF_LIMIT];
+        blank.extend_from_slice(b"{\"text\":1}\n");
+        let chunked = Box::new(BufReader::with_capacity(
+            BUF_SIZE,
+            Cursor::new(blank.clone()),
+        ));
+        let (input, format) = open_stream(chunked, "-").unwrap().sniff_format().unwrap();
+        assert_eq!(format, Format::Lines);
+        assert_eq!(read_all(input), blank);
     }
 
     #[test]

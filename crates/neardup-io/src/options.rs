@@ -30,7 +30,18 @@ pub struct ReadOptions {
     pub text_columns: Vec<String>,
     /// CSV/TSV: the column holding the id; `None` leaves records unnamed. Default `None`.
     pub id_column: Option<String>,
+    /// The largest record, in bytes of the (decompressed) source, that is read: a longer
+    /// line, CSV/TSV row or file of a directory tree is skipped as
+    /// [`SkipReason::TooLarge`](crate::SkipReason::TooLarge) without being held in
+    /// memory. Default [`DEFAULT_MAX_RECORD_BYTES`] (64 MiB).
+    pub max_record_bytes: usize,
 }
+
+/// The default of [`ReadOptions::max_record_bytes`]: 64 MiB. A record is held in memory
+/// a few times over while it is read (its raw bytes, its text, the parser's buffers), so
+/// this keeps one absurd line from exhausting memory, while far exceeding any real
+/// document (a whole novel is well under 5 MiB).
+pub const DEFAULT_MAX_RECORD_BYTES: usize = 64 << 20;
 
 impl Default for ReadOptions {
     fn default() -> Self {
@@ -40,6 +51,7 @@ impl Default for ReadOptions {
             id_field: "id".to_string(),
             text_columns: vec!["text".to_string()],
             id_column: None,
+            max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
         }
     }
 }
@@ -81,6 +93,12 @@ impl ReadOptions {
     /// Sets the CSV/TSV id column.
     pub fn with_id_column(mut self, column: impl Into<String>) -> Self {
         self.id_column = Some(column.into());
+        self
+    }
+
+    /// Sets the largest record that is read, in bytes (at least 1).
+    pub fn with_max_record_bytes(mut self, bytes: usize) -> Self {
+        self.max_record_bytes = bytes;
         self
     }
 }

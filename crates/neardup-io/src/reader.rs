@@ -18,7 +18,8 @@ use crate::record::Entry;
 ///
 /// The format is `opts.format`, or else guessed: for a path by [`Format::detect`] (a
 /// directory is [`Format::Dir`], otherwise the extension decides); for standard input by
-/// its content: JSONL if the first byte that is not whitespace is `{`, lines otherwise.
+/// its content: JSONL if the first byte that is not whitespace (after a UTF-8 BOM, and
+/// within the first MiB) is `{`, lines otherwise.
 /// A file whose name ends in `.gz` is decompressed, and so is standard input that starts
 /// with the gzip magic bytes.
 ///
@@ -30,7 +31,8 @@ use crate::record::Entry;
 /// [`Error::Read`] if the input cannot be opened or read, [`Error::Gzip`] if its gzip
 /// stream is broken, [`Error::NotADirectory`] / [`Error::IsADirectory`] if the format and
 /// the kind of input disagree, [`Error::MissingColumn`] and [`Error::InvalidOptions`] for
-/// CSV/TSV columns that cannot be read.
+/// CSV/TSV columns that cannot be read, [`Error::BadHeader`] for a CSV/TSV header that
+/// cannot be one, [`Error::InvalidOptions`] for a record-size limit of 0.
 pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
     let source = input.display().to_string();
     if input == Path::new("-") {
@@ -56,9 +58,10 @@ pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
         None if meta.is_dir() => Format::Dir,
         None => Format::from_file_name(input),
     };
+    check_options(opts)?;
     match (format, meta.is_dir()) {
         (Format::Dir, true) => Ok(Reader {
-            inner: Inner::Dir(DirReader::new(input)),
+            inner: Inner::Dir(DirReader::new(input, opts.max_record_bytes)),
             format,
             source,
             failed: false,
@@ -67,6 +70,16 @@ pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
         (_, true) => Err(Error::IsADirectory { path: source }),
         (_, false) => Reader::from_input(open_file(input)?, format, opts),
     }
+}
+
+/// Rejects options no reader can work with.
+fn check_options(opts: &ReadOptions) -> Result<()> {
+    if opts.max_record_bytes == 0 {
+        return Err(Error::InvalidOptions(
+            "the record-size limit must be at least 1 byte".to_string(),
+        ));
+    }
+    Ok(())
 }
 
 /// Streams the entries of one input: `Ok(Entry)` for every record (a document or a
@@ -106,14 +119,16 @@ enum Inner {
 
 impl Reader {
     fn from_input(input: Input, format: Format, opts: &ReadOptions) -> Result<Reader> {
+        check_options(opts)?;
         let source = input.ctx.source.clone();
+        let limit = opts.max_record_bytes;
         let inner = match format {
             Format::Jsonl => Inner::Jsonl(JsonlReader::new(
-                LineSource::new(input),
+                LineSource::new(input, limit),
                 &opts.text_field,
                 &opts.id_field,
             )),
-            Format::Lines => Inner::Lines(LinesReader::new(LineSource::new(input))),
+            Format::Lines => Inner::Lines(LinesReader::new(LineSource::new(input, limit))),
             Format::Csv => Inner::Delimited(Box::new(DelimitedReader::new(input, b',', opts)?)),
             Format::Tsv => Inner::Delimited(Box::new(DelimitedReader::new(input, b'\t', opts)?)),
             Format::Dir => return Err(Error::NotADirectory { path: source }),

@@ -33,7 +33,8 @@ pub struct Location {
     /// the file's full path (the directory as given joined with the relative path).
     pub source: String,
     /// The 1-based line of the record's first line in the (decompressed) source, counting
-    /// `\n` line ends; 1 for a file of a directory tree.
+    /// `\n` line ends (CSV/TSV: also a lone `\r`, which ends a row there too); 1 for a
+    /// file of a directory tree. Within a source, lines strictly increase.
     pub line: u64,
     /// The 1-based number of the entry within its source: every record and every
     /// skipped record counts, a CSV/TSV header does not.
@@ -121,7 +122,8 @@ pub enum SkipReason {
         /// The number of fields in the row.
         found: usize,
     },
-    /// The file of a directory tree has a NUL byte in its first 8 KiB.
+    /// The file of a directory tree is binary: a NUL byte, or mostly control bytes and
+    /// invalid UTF-8, in its first 8 KiB (see [`Format::Dir`](crate::Format::Dir)).
     Binary,
     /// The JSONL or CSV/TSV line is empty or only whitespace (JSONL) or only a line end
     /// (CSV/TSV). Blank lines of the lines format are records with empty text instead.
@@ -129,11 +131,28 @@ pub enum SkipReason {
     /// The file of a directory tree (or a directory inside it) could not be read; holds
     /// the I/O error's message.
     Unreadable(String),
+    /// The record (a line, a CSV/TSV row, a file of a directory tree) is longer than
+    /// [`ReadOptions::max_record_bytes`](crate::ReadOptions::max_record_bytes); it was
+    /// read past without being held in memory.
+    TooLarge {
+        /// The record's size in bytes, line end included.
+        size: u64,
+        /// The limit it exceeds.
+        limit: u64,
+    },
+    /// CSV/TSV: a quoted field of the record is never closed, so the record runs from its
+    /// first line to the end of the input. It is skipped rather than read as one huge
+    /// field that silently swallows every later row.
+    UnclosedQuote {
+        /// The number of lines from the record's first line to the end of the input.
+        lines: u64,
+    },
 }
 
 impl SkipReason {
     /// A stable snake_case name for reports: `malformed_json`, `missing_field`,
-    /// `field_not_text`, `missing_columns`, `binary`, `blank_line`, `unreadable`.
+    /// `field_not_text`, `missing_columns`, `binary`, `blank_line`, `unreadable`,
+    /// `too_large`, `unclosed_quote`.
     pub fn code(&self) -> &'static str {
         match self {
             SkipReason::MalformedJson(_) => "malformed_json",
@@ -143,6 +162,8 @@ impl SkipReason {
             SkipReason::Binary => "binary",
             SkipReason::BlankLine => "blank_line",
             SkipReason::Unreadable(_) => "unreadable",
+            SkipReason::TooLarge { .. } => "too_large",
+            SkipReason::UnclosedQuote { .. } => "unclosed_quote",
         }
     }
 }
@@ -156,9 +177,23 @@ impl fmt::Display for SkipReason {
             SkipReason::MissingColumns { expected, found } => {
                 write!(f, "row has {found} fields, header has {expected}")
             }
-            SkipReason::Binary => f.write_str("binary file (NUL byte in the first 8 KiB)"),
+            SkipReason::Binary => f.write_str(
+                "binary file (a NUL byte, or mostly control bytes and invalid UTF-8, in the \
+                 first 8 KiB)",
+            ),
             SkipReason::BlankLine => f.write_str("blank line"),
             SkipReason::Unreadable(msg) => write!(f, "unreadable: {msg}"),
+            SkipReason::TooLarge { size, limit } => {
+                write!(
+                    f,
+                    "record of {size} bytes is over the limit of {limit} bytes"
+                )
+            }
+            SkipReason::UnclosedQuote { lines } => write!(
+                f,
+                "a quoted field is never closed: the record runs to the end of the input \
+                 ({lines} lines)"
+            ),
         }
     }
 }
@@ -180,6 +215,8 @@ mod tests {
             SkipReason::Binary,
             SkipReason::BlankLine,
             SkipReason::Unreadable("denied".into()),
+            SkipReason::TooLarge { size: 9, limit: 8 },
+            SkipReason::UnclosedQuote { lines: 3 },
         ];
         let codes: Vec<&str> = all.iter().map(SkipReason::code).collect();
         assert_eq!(
@@ -191,7 +228,9 @@ mod tests {
                 "missing_columns",
                 "binary",
                 "blank_line",
-                "unreadable"
+                "unreadable",
+                "too_large",
+                "unclosed_quote"
             ]
         );
         for reason in &all {

@@ -33,11 +33,6 @@ pub(crate) fn decode_owned(bytes: Vec<u8>) -> (String, bool) {
     }
 }
 
-/// Number of `\n` bytes in `bytes`.
-pub(crate) fn count_newlines(bytes: &[u8]) -> u64 {
-    bytes.iter().filter(|&&b| b == b'\n').count() as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,11 +63,5 @@ mod tests {
             ("a\u{FFFD}b".to_string(), true)
         );
         assert_eq!(decode_owned(b"ok".to_vec()), ("ok".to_string(), false));
-    }
-
-    #[test]
-    fn counts_newlines() {
-        assert_eq!(count_newlines(b"a\nb\r\nc"), 2);
-        assert_eq!(count_newlines(b""), 0);
     }
 }
