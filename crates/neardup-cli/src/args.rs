@@ -25,6 +25,47 @@ pub enum Command {
     Eval(EvalArgs),
     /// Exact Jaccard and MinHash estimate of two texts (or files).
     Sim(SimArgs),
+    /// The LSH plan before a run: S-curves of the chosen and alternative band plans, and,
+    /// given an input, the expected candidates, missed pairs, memory and time.
+    Plan(PlanArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PlanArgs {
+    /// Input files to estimate from (optional); a uniform sample is shingled and sketched.
+    #[arg(value_name = "INPUT")]
+    pub input: Vec<PathBuf>,
+    /// Input format (default: from the file name).
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// JSONL: the field holding the text.
+    #[arg(long, default_value = "text", value_name = "NAME")]
+    pub text_field: String,
+    /// CSV/TSV: columns joined with a space to make the text.
+    #[arg(long, default_value = "text", value_name = "COLS")]
+    pub text_columns: String,
+    /// Documents in the sample.
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    pub sample: usize,
+    /// Write the S-curves as an SVG plot here.
+    #[arg(long, value_name = "FILE.svg")]
+    pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub matching: MatchArgs,
+}
+
+impl PlanArgs {
+    /// The input options, as the matching commands take them.
+    pub fn inputs_args(&self) -> InputArgs {
+        InputArgs {
+            inputs: self.input.clone(),
+            format: self.format,
+            text_field: self.text_field.clone(),
+            id_field: "id".into(),
+            text_columns: self.text_columns.clone(),
+            id_column: None,
+        }
+    }
 }
 
 /// Where documents come from.
@@ -111,6 +152,9 @@ pub struct RunArgs {
     /// Write every skipped record's location and reason here, one JSON object per line.
     #[arg(long, value_name = "FILE")]
     pub skipped: Option<PathBuf>,
+    /// Write a self-contained HTML report of the run here.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }
@@ -121,6 +165,13 @@ pub struct EvalArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub matching: MatchArgs,
+    /// Labelled duplicates to score against: pairs ({"a","b"} / CSV a,b) or cluster ids
+    /// ({"id","cluster"} / CSV id,cluster), JSONL or CSV.
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
+    /// Write a self-contained HTML report of the comparison here.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }

@@ -8,7 +8,9 @@ use neardup::{Pair, Pipeline, Stage, Stats};
 
 use crate::args::{EvalArgs, KeepArg, VerifyArg};
 use crate::input::Documents;
+use crate::labels::{adjusted_rand_index, pair_metrics, read_labels, Grouping};
 use crate::progress::Bars;
+use crate::report_run;
 use crate::run::config;
 use crate::summary::{self, secs, thousands, Summary};
 
@@ -36,7 +38,9 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     let read_start = Instant::now();
     let docs = Documents::read(&args.input, false, &bars)?;
     let read_time = read_start.elapsed();
-    let pipeline = Pipeline::new(config)?.with_progress(Box::new(bars));
+    let pipeline = Pipeline::new(config.clone())?
+        .with_progress(Box::new(bars))
+        .record_similarities(args.report.is_some());
 
     let mut prepared = pipeline.shingle(&docs.texts);
     let (exact, exact_stats) = pipeline.exact_pairs(&prepared);
@@ -54,6 +58,24 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         .count();
     let recall = ratio(both, exact.len());
     let precision = ratio(both, lsh.len());
+    // Counted once per distinct pair of shingle sets: identical copies of a document hit
+    // or miss together, so per-pair recall can swing with one miss.
+    let corpus = &prepared.corpus;
+    let distinct = |pairs: &[Pair]| -> Vec<(u32, u32)> {
+        pairs
+            .iter()
+            .filter(|p| corpus.representative(p.a) == p.a && corpus.representative(p.b) == p.b)
+            .map(key)
+            .collect()
+    };
+    let (exact_distinct, lsh_distinct) = (distinct(&exact), distinct(&lsh));
+    let distinct_recall = ratio(
+        lsh_distinct
+            .iter()
+            .filter(|k| exact_distinct.binary_search(k).is_ok())
+            .count(),
+        exact_distinct.len(),
+    );
 
     let mut out = String::new();
     let _ = writeln!(out, "method   time (incl. shingling)   pairs");
@@ -75,6 +97,70 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         "LSH recall {recall:.4}, precision {precision:.4}, {:.2}x the exact join's speed",
         exact_time.as_secs_f64() / lsh_time.as_secs_f64().max(1e-9)
     );
+    let _ = writeln!(
+        out,
+        "LSH recall over distinct texts {distinct_recall:.4} ({} of {} pairs of distinct shingle sets)",
+        thousands(lsh_distinct.len() as u64),
+        thousands(exact_distinct.len() as u64)
+    );
+    let mut metrics = vec![
+        ("LSH recall".to_string(), format!("{recall:.4}")),
+        ("LSH precision".to_string(), format!("{precision:.4}")),
+        (
+            "LSH recall over distinct texts".to_string(),
+            format!("{distinct_recall:.4}"),
+        ),
+        ("LSH time".to_string(), secs(lsh_time)),
+        ("exact join time".to_string(), secs(exact_time)),
+    ];
+    if let Some(path) = &args.labels {
+        let labels = read_labels(path)?;
+        let ids = |p: &Pair| {
+            (
+                docs.ids[p.a as usize].to_string(),
+                docs.ids[p.b as usize].to_string(),
+            )
+        };
+        let _ = writeln!(out, "\nagainst the labels in {}:", path.display());
+        let _ = writeln!(out, "method   precision   recall       F1      ARI");
+        for (name, pairs) in [("lsh", &lsh), ("exact", &exact)] {
+            let named: Vec<(String, String)> = pairs.iter().map(ids).collect();
+            let predicted =
+                Grouping::from_pairs(named.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+            let m = pair_metrics(&predicted, &labels);
+            let ari = adjusted_rand_index(&predicted, &labels, docs.texts.len() as u64);
+            let _ = writeln!(
+                out,
+                "{name:<8} {:>9.4} {:>8.4} {:>8.4} {ari:>8.4}",
+                m.precision(),
+                m.recall(),
+                m.f1()
+            );
+            metrics.extend([
+                (
+                    format!("{name} label precision"),
+                    format!("{:.4}", m.precision()),
+                ),
+                (format!("{name} label recall"), format!("{:.4}", m.recall())),
+                (format!("{name} label F1"), format!("{:.4}", m.f1())),
+                (format!("{name} adjusted Rand index"), format!("{ari:.4}")),
+            ]);
+        }
+    }
+    if let Some(path) = &args.report {
+        let inputs: Vec<String> = args
+            .input
+            .inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        let title = format!("neardup eval {}", inputs.join(" "));
+        let mut data = report_run::base(title, &config, false, &docs, &lsh_stats, read_time);
+        report_run::add_pairs(&mut data, &lsh, &docs);
+        data.counts.push(("exact pairs".into(), exact.len() as u64));
+        data.eval = Some(metrics);
+        report_run::write(path, &data)?;
+    }
     let _ = writeln!(
         out,
         "\nrecall by exact similarity (expected: mean S-curve over the pairs in the band)"

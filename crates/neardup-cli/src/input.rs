@@ -20,6 +20,15 @@ pub enum DocId {
     Text(String),
 }
 
+impl std::fmt::Display for DocId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DocId::Number(n) => write!(f, "{n}"),
+            DocId::Text(t) => f.write_str(t),
+        }
+    }
+}
+
 /// One input as opened.
 #[derive(Clone, Debug)]
 pub struct InputInfo {
@@ -163,7 +172,8 @@ impl Documents {
     }
 }
 
-fn read_options(args: &InputArgs) -> ReadOptions {
+/// Reader options from the input arguments.
+pub fn read_options(args: &InputArgs) -> ReadOptions {
     let mut opts = ReadOptions::default()
         .with_text_field(args.text_field.clone())
         .with_id_field(args.id_field.clone())

@@ -169,6 +169,7 @@ impl Grouping {
     }
 
     /// A clustering from (id, cluster) placements; an id in two clusters is an error.
+    #[cfg(test)]
     pub fn from_clusters<'a>(
         members: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> std::result::Result<Grouping, Conflict> {
@@ -180,6 +181,7 @@ impl Grouping {
     }
 
     /// Whether this is a set of pairs (else a clustering).
+    #[cfg(test)]
     pub fn kind(&self) -> LabelKind {
         match self.kind {
             Kind::Pairs(_) => LabelKind::Pairs,
@@ -193,6 +195,7 @@ impl Grouping {
     }
 
     /// Whether `id` is named.
+    #[cfg(test)]
     pub fn contains(&self, id: &str) -> bool {
         self.ids.contains_key(id)
     }

@@ -3,14 +3,13 @@
 mod args;
 mod eval;
 mod input;
-#[allow(dead_code)]
 mod labels;
 mod output;
-#[allow(dead_code)]
 mod plan;
+mod plan_cmd;
 mod progress;
-#[allow(dead_code)]
 mod report;
+mod report_run;
 mod run;
 mod sim;
 mod summary;
@@ -32,7 +31,7 @@ fn main() -> ExitCode {
     let threads = match &cli.command {
         Command::Pairs(a) | Command::Clusters(a) | Command::Dedup(a) => a.runtime.threads,
         Command::Eval(a) => a.runtime.threads,
-        Command::Sim(_) => Some(1),
+        Command::Sim(_) | Command::Plan(_) => Some(1),
     };
     if let Some(n) = threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new()
@@ -49,6 +48,7 @@ fn main() -> ExitCode {
         Command::Dedup(a) => run::run(run::Mode::Dedup, a),
         Command::Eval(a) => eval::run(a).and_then(|s| print(&s)),
         Command::Sim(a) => sim::run(a).and_then(|s| print(&s)),
+        Command::Plan(a) => plan_cmd::run(a).and_then(|s| print(&s)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

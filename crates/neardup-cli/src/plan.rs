@@ -182,34 +182,6 @@ pub fn curve_svg_file(plans: &[NamedPlan], t: f64) -> String {
     svg::standalone(&curve_svg(plans, t))
 }
 
-/// Distinct pairs of documents that share at least one band key: the candidates LSH makes.
-/// `keys` holds `bands` keys per document, document after document. A pair is counted in
-/// the first band where the two collide only. Cost: the pairs within buckets, times `bands`.
-pub fn sample_collisions(keys: &[u64], bands: usize) -> u64 {
-    if bands == 0 {
-        return 0;
-    }
-    let docs = keys.len() / bands;
-    let key = |doc: usize, band: usize| keys[doc * bands + band];
-    let mut count = 0u64;
-    let mut records: Vec<(u64, usize)> = Vec::with_capacity(docs);
-    for band in 0..bands {
-        records.clear();
-        records.extend((0..docs).map(|d| (key(d, band), d)));
-        records.sort_unstable();
-        for run in records.chunk_by(|x, y| x.0 == y.0) {
-            for (i, &(_, a)) in run.iter().enumerate() {
-                for &(_, b) in &run[i + 1..] {
-                    if (0..band).all(|earlier| key(a, earlier) != key(b, earlier)) {
-                        count += 1;
-                    }
-                }
-            }
-        }
-    }
-    count
-}
-
 /// What a sample of the input tells about the whole.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SampleStats {
@@ -223,7 +195,7 @@ pub struct SampleStats {
     pub text_bytes: u64,
     /// Bytes of raw records held for the output (dedup keeps them; else 0), in all.
     pub raw_bytes: u64,
-    /// Distinct pairs of sampled documents sharing a band ([`sample_collisions`]).
+    /// Candidate pairs among the sampled documents (distinct pairs sharing a band, and pairs of identical copies).
     pub collisions: u64,
     /// Exact Jaccard of every pair of sampled documents at or above the threshold (the
     /// exact join over the sample); values below the threshold are ignored.
@@ -577,23 +549,6 @@ mod tests {
         assert_eq!(svg.matches("stroke-width=\"2\"").count(), 4);
         assert!(svg.contains("9 × 13 (integral): P(0.8) = 0.399"));
         assert!(curve_svg_file(&alts, 0.8).starts_with("<?xml"));
-    }
-
-    #[test]
-    fn collisions_count_each_pair_once() {
-        // 4 documents, 3 bands. Pairs: (0,1) collide in bands 0 and 2 → counted once;
-        // (2,3) in band 1; (0,1,... ) nothing else. Band 2 also has 0, 1 and 3 equal:
-        // (0,3) and (1,3) are new there. Total 4.
-        let keys = [
-            1, 10, 100, // doc 0
-            1, 11, 100, // doc 1
-            2, 12, 101, // doc 2
-            3, 12, 100, // doc 3
-        ];
-        assert_eq!(sample_collisions(&keys, 3), 4);
-        assert_eq!(sample_collisions(&[], 3), 0);
-        assert_eq!(sample_collisions(&[5, 5, 5], 1), 3);
-        assert_eq!(sample_collisions(&[5, 5], 0), 0);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::args::{KeepArg, MatchArgs, RunArgs, SketchArg, VerifyArg};
 use crate::input::Documents;
 use crate::output::{open_output, write_clusters, write_pairs};
 use crate::progress::Bars;
+use crate::report_run;
 use crate::summary::{self, secs, thousands, Summary};
 
 /// What a run produces.
@@ -74,7 +75,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     if docs.texts.len() > u32::MAX as usize {
         bail!(neardup::Error::TooManyDocuments(docs.texts.len()));
     }
-    let pipeline = Pipeline::new(config)?.with_progress(Box::new(bars.clone()));
+    let pipeline = Pipeline::new(config.clone())?
+        .with_progress(Box::new(bars.clone()))
+        .record_similarities(args.report.is_some());
     let prepared = if args.exact {
         pipeline.shingle(&docs.texts)
     } else {
@@ -103,6 +106,18 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 thousands(pairs.len() as u64),
                 thousands(in_pair.len() as u64)
             );
+            if let Some(path) = &args.report {
+                let mut data = report_run::base(
+                    title(mode, args),
+                    &config,
+                    args.exact,
+                    &docs,
+                    &stats,
+                    read_time,
+                );
+                report_run::add_pairs(&mut data, &pairs, &docs);
+                report_run::write(path, &data)?;
+            }
             (stats, line)
         }
         Mode::Clusters | Mode::Dedup => {
@@ -121,6 +136,18 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
             let empty = stats.empty;
             let skipped = docs.skipped.len() as u64 + empty;
+            if let Some(path) = &args.report {
+                let mut data = report_run::base(
+                    title(mode, args),
+                    &config,
+                    args.exact,
+                    &docs,
+                    &stats,
+                    read_time,
+                );
+                report_run::add_clusters(&mut data, &clusters, &docs, skipped);
+                report_run::write(path, &data)?;
+            }
             let kept = docs.read_count() - removed as u64 - skipped;
             let line = format!(
                 "{} clusters | read {} = kept {} + removed {} + skipped {}",
@@ -160,6 +187,22 @@ fn write_skipped(path: &std::path::Path, skipped: &[crate::input::SkippedRecord]
     }
     out.flush()?;
     Ok(())
+}
+
+/// The report's title: the command as the user ran it.
+fn title(mode: Mode, args: &RunArgs) -> String {
+    let name = match mode {
+        Mode::Pairs => "pairs",
+        Mode::Clusters => "clusters",
+        Mode::Dedup => "dedup",
+    };
+    let inputs: Vec<String> = args
+        .input
+        .inputs
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    format!("neardup {name} {}", inputs.join(" "))
 }
 
 /// Writes every document that is neither removed nor skipped, in input order.

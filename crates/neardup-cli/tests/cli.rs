@@ -602,3 +602,102 @@ fn several_inputs_are_numbered_by_source_and_output_goes_to_a_file() {
         .collect();
     assert_eq!(ab, want);
 }
+
+#[test]
+fn report_shows_parameters_counts_and_a_known_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("report.html");
+    ok(&[
+        "clusters",
+        "cli/listings.tsv",
+        "--text-columns",
+        "Title,Short Description",
+        "--id-column",
+        "id",
+        "-t",
+        "0.7",
+        "-q",
+        "--report",
+        html.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"));
+    assert!(page.contains("21 x 6"), "the band plan chosen for t = 0.7");
+    // Counts: 8 records, 3 clusters, 3 removed, 5 kept.
+    for (label, n) in [
+        ("records read", 8),
+        ("clusters", 3),
+        ("removed", 3),
+        ("kept", 5),
+    ] {
+        let card = format!("<div class=\"card\"><b>{n}</b><span>{label}</span></div>");
+        assert!(page.contains(&card), "no card {card}");
+    }
+    // L3 duplicates L1 at Jaccard 0.820513: shown side by side with its similarity.
+    assert!(page.contains("L3") && page.contains("L1") && page.contains("0.821"));
+    // Self-contained: nothing is fetched (the SVG namespace URI is a name, not a load).
+    for load in ["src=\"http", "href=\"http", "@import", "url(http"] {
+        assert!(!page.contains(load), "the report loads {load}");
+    }
+}
+
+#[test]
+fn eval_scores_against_labels() {
+    let out = ok(&[
+        "eval",
+        "cli/stories.txt",
+        "--labels",
+        "cli/stories-labels.jsonl",
+        "-q",
+    ]);
+    // Found: s1~s3, s2~s5. Labelled: those and s4~s6. Precision 1, recall 2/3, F1 0.8.
+    // ARI by hand: predicted {s1,s3}{s2,s5}{s4}{s6}, labelled {s1,s3}{s2,s5}{s4,s6}, n = 6:
+    // Σ C(n_ij,2) = 2, Σ C(a_i,2) = 2, Σ C(b_j,2) = 3, C(6,2) = 15, expected = 2·3/15 = 0.4,
+    // max = (2+3)/2 = 2.5, ARI = (2 − 0.4)/(2.5 − 0.4) = 0.7619.
+    let labels_part = out
+        .split("against the labels")
+        .nth(1)
+        .expect("a labels section");
+    let lsh = labels_part.lines().find(|l| l.starts_with("lsh ")).unwrap();
+    let nums: Vec<f64> = lsh
+        .split_whitespace()
+        .skip(1)
+        .map(|w| w.parse().unwrap())
+        .collect();
+    assert_eq!(nums, [1.0, 0.6667, 0.8, 0.7619], "{out}");
+}
+
+#[test]
+fn plan_prints_s_curves_and_estimates_from_a_sample() {
+    let out = ok(&["plan"]);
+    assert!(
+        out.contains("16 × 8 (chosen)") && out.contains("9 × 13 (integral)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("recall at t = 0.8                 0.947"),
+        "{out}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("s.svg");
+    let out = ok(&[
+        "plan",
+        "pypi-summaries.jsonl",
+        "--sample",
+        "1000",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.contains("From a uniform sample of 1000 of the 5000 documents read"),
+        "{out}"
+    );
+    for word in ["candidates", "similar", "missed", "memory", "time"] {
+        assert!(
+            out.lines().any(|l| l.starts_with(word)),
+            "no {word} line: {out}"
+        );
+    }
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("Jaccard"));
+}

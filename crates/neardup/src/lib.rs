@@ -48,7 +48,8 @@ pub use error::{Error, Result};
 pub use family::SketchKind;
 pub use lsh::BandPlan;
 pub use pipeline::{
-    Config, ConfigBuilder, NoProgress, Pair, Pipeline, Prepared, Progress, Stage, Stats,
+    Config, ConfigBuilder, NoProgress, Pair, Pipeline, Prepared, Progress, Similarities, Stage,
+    Stats,
 };
 pub use shingle::{ShingleKind, Shingler};
 pub use sketch::{ClassicMinHash, Sketch};

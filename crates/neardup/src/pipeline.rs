@@ -252,6 +252,19 @@ pub struct Stats {
     pub verified: u64,
     /// Time spent per stage, in order.
     pub timings: Vec<(Stage, Duration)>,
+    /// Similarities of verified and rejected candidates, when the pipeline records them
+    /// ([`Pipeline::record_similarities`]); for the report's histograms.
+    pub similarities: Option<Similarities>,
+}
+
+/// The similarity (exact Jaccard, or the estimate when that is what verification used) of
+/// every candidate, split by the verdict.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Similarities {
+    /// Candidates that passed verification.
+    pub verified: Vec<f64>,
+    /// Candidates that verification rejected.
+    pub rejected: Vec<f64>,
 }
 
 impl Stats {
@@ -295,6 +308,7 @@ pub struct Pipeline {
     config: Config,
     families: Vec<Family>,
     progress: Box<dyn Progress>,
+    record_similarities: bool,
 }
 
 /// A prepared corpus and the counters of preparing it.
@@ -318,7 +332,15 @@ impl Pipeline {
             config,
             families,
             progress: Box::new(NoProgress),
+            record_similarities: false,
         })
+    }
+
+    /// Records the similarity of every candidate in [`Stats::similarities`] (off by
+    /// default: it holds one number per candidate).
+    pub fn record_similarities(mut self, on: bool) -> Self {
+        self.record_similarities = on;
+        self
     }
 
     /// Reports progress to `progress`.
@@ -368,21 +390,46 @@ impl Pipeline {
 
     /// Checks one pair under the configured verification.
     pub fn check(&self, corpus: &Corpus, a: u32, b: u32) -> Option<Similarity> {
+        self.score(corpus, a, b).0
+    }
+
+    /// The verdict on a pair and the similarity it was judged on (Jaccard under exact
+    /// verification, else the estimate; 1 under no verification without signatures).
+    fn score(&self, corpus: &Corpus, a: u32, b: u32) -> (Option<Similarity>, f64) {
+        let verdict = self.verdict(corpus, a, b);
+        let value = match (&verdict, self.config.verification) {
+            (Ok(s) | Err(s), Verification::Exact) => s.jaccard.unwrap_or(0.0),
+            (Ok(s) | Err(s), _) => s.estimate.unwrap_or(1.0),
+        };
+        (verdict.ok(), value)
+    }
+
+    fn verdict(
+        &self,
+        corpus: &Corpus,
+        a: u32,
+        b: u32,
+    ) -> std::result::Result<Similarity, Similarity> {
         let t = self.config.threshold;
         let est = corpus.signature_pair(a, b).map(|(x, y)| estimate(x, y));
+        let pass = |ok: bool, s: Similarity| if ok { Ok(s) } else { Err(s) };
         match self.config.verification {
             Verification::Exact => {
                 let j = jaccard(corpus.set(a), corpus.set(b));
-                meets_threshold(j, t).then_some(Similarity {
+                let s = Similarity {
                     jaccard: Some(j),
                     estimate: est,
-                })
+                };
+                pass(meets_threshold(j, t), s)
             }
-            Verification::Estimate => est.filter(|&e| meets_threshold(e, t)).map(|e| Similarity {
-                jaccard: None,
-                estimate: Some(e),
-            }),
-            Verification::None => Some(Similarity {
+            Verification::Estimate => {
+                let s = Similarity {
+                    jaccard: None,
+                    estimate: est,
+                };
+                pass(est.is_some_and(|e| meets_threshold(e, t)), s)
+            }
+            Verification::None => Ok(Similarity {
                 jaccard: None,
                 estimate: est,
             }),
@@ -399,6 +446,7 @@ impl Pipeline {
         let corpus = &prepared.corpus;
         let mut rep_pairs = Vec::new();
         let (mut candidates, mut verified) = (0u64, 0u64);
+        let mut recorded = self.record_similarities.then(Similarities::default);
         self.progress.start(Stage::Verify, 0);
         let pairs = stats.time(Stage::Verify, || {
             index.for_each_pair_chunk(PAIR_CHUNK, |chunk: &[Candidate]| {
@@ -410,13 +458,25 @@ impl Pipeline {
                     })
                     .collect();
                 candidates += firsts.len() as u64;
-                rep_pairs.par_extend(firsts.par_iter().filter_map(|c| {
-                    self.check(corpus, c.a, c.b).map(|similarity| Pair {
-                        a: c.a,
-                        b: c.b,
-                        similarity,
-                    })
-                }));
+                let scored: Vec<(Option<Similarity>, f64)> = firsts
+                    .par_iter()
+                    .map(|c| self.score(corpus, c.a, c.b))
+                    .collect();
+                for (c, (verdict, value)) in firsts.iter().zip(scored) {
+                    if let Some(rec) = recorded.as_mut() {
+                        match verdict {
+                            Some(_) => rec.verified.push(value),
+                            None => rec.rejected.push(value),
+                        }
+                    }
+                    if let Some(similarity) = verdict {
+                        rep_pairs.push(Pair {
+                            a: c.a,
+                            b: c.b,
+                            similarity,
+                        });
+                    }
+                }
                 self.progress.advance(chunk.len() as u64);
             });
             verified = rep_pairs.len() as u64;
@@ -425,6 +485,7 @@ impl Pipeline {
         self.progress.finish();
         stats.candidates = candidates;
         stats.verified = verified;
+        stats.similarities = recorded;
         (pairs, stats)
     }
 
@@ -445,14 +506,29 @@ impl Pipeline {
         let links = index.links(|a, b, band| index.family_of(band) == corpus.shared_family(a, b));
         drop(index);
         self.progress.start(Stage::Verify, 0);
-        let mut verified: Vec<(u32, u32)> = stats.time(Stage::Verify, || {
+        let scored: Vec<(bool, f64)> = stats.time(Stage::Verify, || {
             links
                 .par_iter()
-                .filter(|&&(a, b)| self.check(corpus, a, b).is_some())
-                .copied()
+                .map(|&(a, b)| {
+                    let (verdict, value) = self.score(corpus, a, b);
+                    (verdict.is_some(), value)
+                })
                 .collect()
         });
         self.progress.finish();
+        let mut verified: Vec<(u32, u32)> = links
+            .iter()
+            .zip(&scored)
+            .filter(|(_, (ok, _))| *ok)
+            .map(|(&l, _)| l)
+            .collect();
+        if self.record_similarities {
+            let (ok, rejected): (Vec<_>, Vec<_>) = scored.iter().partition(|(ok, _)| *ok);
+            stats.similarities = Some(Similarities {
+                verified: ok.iter().map(|(_, v)| *v).collect(),
+                rejected: rejected.iter().map(|(_, v)| *v).collect(),
+            });
+        }
         stats.candidates = links.len() as u64;
         stats.verified = verified.len() as u64;
         verified.extend(Groups::new(corpus).links());
@@ -502,6 +578,12 @@ impl Pipeline {
         self.progress.finish();
         stats.candidates = join.candidates;
         stats.verified = found.len() as u64;
+        if self.record_similarities {
+            stats.similarities = Some(Similarities {
+                verified: found.iter().map(|p| p.jaccard).collect(),
+                rejected: Vec::new(),
+            });
+        }
         found
             .into_iter()
             .map(|p| Pair {

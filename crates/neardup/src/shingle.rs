@@ -214,7 +214,11 @@ fn packed_hash(word: u64) -> u64 {
 /// Char shingles of pure-ASCII text, k ≤ 7: one byte in, one shift, one mix per shingle.
 fn ascii_shingles(bytes: &[u8], k: usize, out: &mut Vec<u64>) {
     let tag = (k as u64) << 56;
-    let mask = if k == 7 { (1u64 << 56) - 1 } else { (1u64 << (8 * k)) - 1 };
+    let mask = if k == 7 {
+        (1u64 << 56) - 1
+    } else {
+        (1u64 << (8 * k)) - 1
+    };
     out.reserve(bytes.len() + 1 - k);
     // Little-endian packing: the window's first byte is the lowest.
     let mut word = 0u64;
@@ -410,6 +414,9 @@ mod tests {
         // Pinned values: if this fails, every persisted signature and index is invalidated.
         let set = Shingler::new(ShingleKind::Char(5)).shingle_set("Hello");
         assert_eq!(set, vec![12_774_514_482_281_871_338_u64]);
-        assert_eq!(hash(b"hello world"), xxh3_64_with_seed(b"hello world", 0x6e65_6172_6475_7031));
+        assert_eq!(
+            hash(b"hello world"),
+            xxh3_64_with_seed(b"hello world", 0x6e65_6172_6475_7031)
+        );
     }
 }

@@ -1,0 +1,121 @@
+//! `neardup plan`: the S-curve before anything heavy runs, and, given an input, what a run
+//! of it will find and cost, extrapolated from a uniform sample.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use anyhow::Result;
+use neardup::{Pipeline, Stage};
+
+use crate::args::{KeepArg, PlanArgs, VerifyArg};
+use crate::input::read_options;
+use crate::plan::{self, Plan, SampleStats, Throughput};
+use crate::run::config;
+
+/// A tiny seeded generator for reservoir sampling (the sample is the same every run).
+struct SplitMix(u64);
+impl SplitMix {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+pub fn run(args: &PlanArgs) -> Result<String> {
+    let config = config(&args.matching, VerifyArg::Exact, KeepArg::First)?;
+    let t = config.threshold();
+    let k = config.num_perm();
+    let chosen = Plan::new(config.plan().bands(), config.plan().rows());
+    let plans = plan::alternatives(chosen, t, k);
+    let mut out = format!("S-curves at threshold {t}, {k} permutations:\n\n");
+    out.push_str(&plan::curve_table(&plans, t));
+    if let Some(svg) = &args.svg {
+        std::fs::write(svg, plan::curve_svg_file(&plans, t))?;
+        let _ = writeln!(out, "\nS-curve plot written to {}", svg.display());
+    }
+    if args.input.is_empty() {
+        return Ok(out);
+    }
+
+    // Reservoir sample of the input (Algorithm R), counting every record and its bytes.
+    let opts = read_options(&args.inputs_args());
+    let read_start = Instant::now();
+    let (mut seen, mut bytes) = (0u64, 0u64);
+    let mut sample: Vec<String> = Vec::with_capacity(args.sample);
+    let mut rng = SplitMix(args.matching.seed);
+    for path in &args.input {
+        for entry in neardup_io::open(path, &opts)? {
+            let Some(record) = entry?.into_record() else {
+                continue;
+            };
+            seen += 1;
+            bytes += record.text.len() as u64;
+            if sample.len() < args.sample {
+                sample.push(record.text);
+            } else {
+                let j = rng.below(seen) as usize;
+                if j < args.sample {
+                    sample[j] = record.text;
+                }
+            }
+        }
+    }
+    let read_secs = read_start.elapsed().as_secs_f64();
+
+    let pipeline = Pipeline::new(config.clone())?;
+    let prepared = pipeline.prepare(&sample);
+    let (_, stats) = pipeline.pairs(&prepared);
+    let (exact, _) = pipeline.exact_pairs(&prepared);
+    let secs = |stage: Stage| {
+        stats
+            .timings
+            .iter()
+            .filter(|(s, _)| *s == stage)
+            .map(|(_, d)| d.as_secs_f64())
+            .sum::<f64>()
+            .max(1e-6)
+    };
+    let set_sizes: Vec<u64> = (0..sample.len() as u32)
+        .map(|d| prepared.corpus.set(d).len() as u64)
+        .collect();
+    let sample_bytes: u64 = sample.iter().map(|s| s.len() as u64).sum();
+    let shingles: u64 = set_sizes.iter().sum();
+    let stats_sample = SampleStats {
+        documents: seen,
+        sample_documents: sample.len() as u64,
+        set_sizes,
+        text_bytes: sample_bytes,
+        raw_bytes: 0,
+        collisions: stats.candidates + identical_pairs(&prepared.corpus),
+        similar_pairs: exact.iter().filter_map(|p| p.similarity.jaccard).collect(),
+    };
+    let mean_set = shingles as f64 / sample.len().max(1) as f64;
+    let throughput = Throughput {
+        read_bytes: bytes as f64 / read_secs.max(1e-6),
+        shingle_bytes: sample_bytes as f64 / secs(Stage::Shingle),
+        sketch_hashes: (shingles * k as u64) as f64 / secs(Stage::Sketch),
+        group_records: (sample.len() * config.plan().bands()) as f64 / secs(Stage::Group),
+        verify_shingles: (stats.candidates.max(1) as f64 * 2.0 * mean_set) / secs(Stage::Verify),
+    };
+    let estimate = plan::estimate(&stats_sample, chosen, k, t, &throughput);
+    let _ = writeln!(
+        out,
+        "\nFrom a uniform sample of {} of the {} documents read:\n",
+        sample.len(),
+        seen
+    );
+    out.push_str(&plan::render_estimate(&estimate));
+    Ok(out)
+}
+
+/// Pairs among identical copies: LSH never sees them as candidates, but they are pairs.
+fn identical_pairs(corpus: &neardup::Corpus) -> u64 {
+    corpus
+        .identical_groups()
+        .iter()
+        .map(|g| (g.len() * (g.len() - 1) / 2) as u64)
+        .sum()
+}

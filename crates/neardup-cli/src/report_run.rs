@@ -1,0 +1,186 @@
+//! Builds the `--report` HTML of a run from what the run already holds.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use neardup::{Cluster, Config, Pair, Stats};
+
+use crate::input::Documents;
+use crate::report::{self, ClusterView, DocView, PairView, ReportData};
+
+/// Pairs shown side by side, spread over the similarity range.
+const SAMPLE_PAIRS: usize = 50;
+/// Largest clusters listed.
+const LARGEST_CLUSTERS: usize = 10;
+
+/// What every report shows: parameters, plan, counts, timings, similarity histograms.
+pub fn base(
+    title: String,
+    config: &Config,
+    exact: bool,
+    docs: &Documents,
+    stats: &Stats,
+    read_time: Duration,
+) -> ReportData {
+    let plan = config.plan();
+    let mut parameters = vec![
+        ("shingles".to_string(), config.shingler().kind().to_string()),
+        (
+            "normalize".into(),
+            config.shingler().normalizes().to_string(),
+        ),
+        ("threshold".into(), config.threshold().to_string()),
+    ];
+    if exact {
+        parameters.push(("method".into(), "exact set-similarity join".into()));
+    } else {
+        parameters.extend([
+            ("sketch".into(), config.sketch().to_string()),
+            ("permutations".into(), config.num_perm().to_string()),
+            ("seed".into(), config.seed().to_string()),
+            (
+                "bands x rows".into(),
+                format!("{} x {}", plan.bands(), plan.rows()),
+            ),
+            (
+                "verify".into(),
+                format!("{:?}", config.verification()).to_lowercase(),
+            ),
+        ]);
+    }
+    parameters.push(("keep".into(), config.keep().to_string()));
+    parameters.push(("threads".into(), rayon::current_num_threads().to_string()));
+    let mut timings = vec![("read".to_string(), read_time.as_secs_f64())];
+    timings.extend(
+        stats
+            .timings
+            .iter()
+            .map(|(s, d)| (s.name().to_string(), d.as_secs_f64())),
+    );
+    let sims = stats.similarities.clone().unwrap_or_default();
+    ReportData {
+        title,
+        generated: format!("neardup {}", env!("CARGO_PKG_VERSION")),
+        parameters,
+        plan: (!exact).then(|| (plan.bands(), plan.rows(), config.threshold())),
+        counts: vec![
+            ("records read".into(), docs.read_count()),
+            ("documents".into(), docs.texts.len() as u64),
+            ("identical to an earlier document".into(), stats.identical),
+            ("candidates".into(), stats.candidates),
+            ("verified".into(), stats.verified),
+        ],
+        skipped: docs
+            .skip_counts(&[("empty", stats.empty)])
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        timings,
+        verified_similarities: sims.verified,
+        rejected_similarities: sims.rejected,
+        ..ReportData::default()
+    }
+}
+
+fn doc(docs: &Documents, d: u32) -> DocView {
+    DocView {
+        id: docs.ids[d as usize].to_string(),
+        text: docs.texts[d as usize].clone(),
+    }
+}
+
+/// `n` items spread evenly over a list sorted by similarity: its quantiles.
+fn spread<T: Clone>(sorted: &[T], n: usize) -> Vec<T> {
+    if sorted.len() <= n {
+        return sorted.to_vec();
+    }
+    (0..n)
+        .map(|i| sorted[i * (sorted.len() - 1) / (n - 1)].clone())
+        .collect()
+}
+
+fn value(p: &Pair) -> f64 {
+    p.similarity
+        .jaccard
+        .or(p.similarity.estimate)
+        .unwrap_or(0.0)
+}
+
+/// Adds the pairs' count and a sample of them.
+pub fn add_pairs(data: &mut ReportData, pairs: &[Pair], docs: &Documents) {
+    data.counts.push(("pairs".into(), pairs.len() as u64));
+    let mut by_value: Vec<&Pair> = pairs.iter().collect();
+    by_value.sort_by(|x, y| {
+        value(x)
+            .total_cmp(&value(y))
+            .then((x.a, x.b).cmp(&(y.a, y.b)))
+    });
+    data.sample_pairs = spread(&by_value, SAMPLE_PAIRS)
+        .into_iter()
+        .map(|p| PairView {
+            a: doc(docs, p.a),
+            b: doc(docs, p.b),
+            jaccard: p.similarity.jaccard,
+            estimate: p.similarity.estimate,
+        })
+        .collect();
+}
+
+/// Adds cluster counts, sizes, the largest clusters and a sample of kept–removed pairs.
+pub fn add_clusters(data: &mut ReportData, clusters: &[Cluster], docs: &Documents, skipped: u64) {
+    let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
+    data.counts.extend([
+        ("clusters".into(), clusters.len() as u64),
+        ("removed".into(), removed as u64),
+        ("skipped".into(), skipped),
+        ("kept".into(), docs.read_count() - removed as u64 - skipped),
+    ]);
+    data.cluster_sizes = clusters.iter().map(Cluster::len).collect();
+    let mut largest: Vec<&Cluster> = clusters.iter().collect();
+    largest.sort_by_key(|c| (std::cmp::Reverse(c.len()), c.kept));
+    data.largest_clusters = largest
+        .into_iter()
+        .take(LARGEST_CLUSTERS)
+        .map(|c| ClusterView {
+            kept: doc(docs, c.kept),
+            duplicates: c
+                .duplicates
+                .iter()
+                .take(report::MAX_DUPLICATES)
+                .map(|d| (doc(docs, d.doc), d.similarity.jaccard))
+                .collect(),
+            size: c.len(),
+        })
+        .collect();
+    let mut links: Vec<Pair> = clusters
+        .iter()
+        .flat_map(|c| {
+            c.duplicates.iter().map(|d| Pair {
+                a: c.kept,
+                b: d.doc,
+                similarity: d.similarity,
+            })
+        })
+        .collect();
+    links.sort_by(|x, y| {
+        value(x)
+            .total_cmp(&value(y))
+            .then((x.a, x.b).cmp(&(y.a, y.b)))
+    });
+    data.sample_pairs = spread(&links, SAMPLE_PAIRS)
+        .iter()
+        .map(|p| PairView {
+            a: doc(docs, p.a),
+            b: doc(docs, p.b),
+            jaccard: p.similarity.jaccard,
+            estimate: p.similarity.estimate,
+        })
+        .collect();
+}
+
+/// Writes the report.
+pub fn write(path: &Path, data: &ReportData) -> Result<()> {
+    std::fs::write(path, report::render(data))
+        .with_context(|| format!("cannot write the report {}", path.display()))
+}
