@@ -204,6 +204,8 @@ pub enum VerifyArg {
     Exact,
     /// The MinHash estimate only.
     Estimate,
+    /// Accept or reject on the estimate when it is 3σ from the threshold, exact between.
+    Triage,
     /// No verification: raw LSH candidates.
     None,
 }

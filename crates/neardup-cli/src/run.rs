@@ -42,6 +42,7 @@ pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config>
         .verification(match verify {
             VerifyArg::Exact => Verification::Exact,
             VerifyArg::Estimate => Verification::Estimate,
+            VerifyArg::Triage => Verification::Triage,
             VerifyArg::None => Verification::None,
         })
         .keep(match keep {

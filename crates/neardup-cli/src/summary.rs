@@ -57,6 +57,7 @@ pub fn plan(config: &Config, exact: bool) -> String {
         match config.verification() {
             neardup::Verification::Exact => "exact",
             neardup::Verification::Estimate => "estimate",
+            neardup::Verification::Triage => "triage",
             neardup::Verification::None => "none",
         }
     );

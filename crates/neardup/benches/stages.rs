@@ -11,7 +11,10 @@ use neardup::verify::jaccard;
 use neardup::{BandPlan, Shingler};
 
 fn summaries() -> Vec<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pypi-summaries.jsonl");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/pypi-summaries.jsonl"
+    );
     std::fs::read_to_string(path)
         .expect("testdata/pypi-summaries.jsonl")
         .lines()
@@ -92,7 +95,11 @@ fn group_and_verify(c: &mut Criterion) {
     let mut g = c.benchmark_group("group");
     g.throughput(Throughput::Elements(sets.len() as u64));
     g.bench_function("sort_16_bands_links", |b| {
-        b.iter(|| BandIndex::build(16, 16, keys.clone(), &per_band).links(|_, _, _| true).len())
+        b.iter(|| {
+            BandIndex::build(16, 16, keys.clone(), &per_band)
+                .links(|_, _, _| true)
+                .len()
+        })
     });
     g.finish();
 

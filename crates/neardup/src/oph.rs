@@ -79,7 +79,9 @@ impl Sketch for OnePermutation {
         assert_eq!(out.len(), self.num_perm, "signature buffer length");
         out.fill(EMPTY);
         for &x in shingles {
-            let h = mix64(x.wrapping_add(self.key));
+            // Shingle hashes are already uniform: an odd multiply after the keyed xor is a
+            // bijection that makes the seed matter, at one multiply per shingle.
+            let h = (x ^ self.key).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let slot = &mut out[self.bin(h)];
             if h < *slot {
                 *slot = h;

@@ -12,7 +12,7 @@ use crate::family::{families, Family, SketchKind};
 use crate::group::{absent_key, BandIndex, Candidate};
 use crate::lsh::BandPlan;
 use crate::shingle::{ShingleKind, Shingler};
-use crate::verify::{estimate, jaccard, meets_threshold, Verification};
+use crate::verify::{estimate, jaccard, meets_threshold, triage_margin, Verification};
 
 /// Candidate pairs verified per chunk in pairs mode: bounds memory for huge buckets.
 const PAIR_CHUNK: usize = 1 << 20;
@@ -397,9 +397,8 @@ impl Pipeline {
     /// verification, else the estimate; 1 under no verification without signatures).
     fn score(&self, corpus: &Corpus, a: u32, b: u32) -> (Option<Similarity>, f64) {
         let verdict = self.verdict(corpus, a, b);
-        let value = match (&verdict, self.config.verification) {
-            (Ok(s) | Err(s), Verification::Exact) => s.jaccard.unwrap_or(0.0),
-            (Ok(s) | Err(s), _) => s.estimate.unwrap_or(1.0),
+        let value = match &verdict {
+            Ok(s) | Err(s) => s.jaccard.or(s.estimate).unwrap_or(1.0),
         };
         (verdict.ok(), value)
     }
@@ -428,6 +427,27 @@ impl Pipeline {
                     estimate: est,
                 };
                 pass(est.is_some_and(|e| meets_threshold(e, t)), s)
+            }
+            Verification::Triage => {
+                let margin = triage_margin(t, self.config.num_perm);
+                match est {
+                    Some(e) if e >= t + margin => Ok(Similarity {
+                        jaccard: None,
+                        estimate: est,
+                    }),
+                    Some(e) if e <= t - margin => Err(Similarity {
+                        jaccard: None,
+                        estimate: est,
+                    }),
+                    _ => {
+                        let j = jaccard(corpus.set(a), corpus.set(b));
+                        let s = Similarity {
+                            jaccard: Some(j),
+                            estimate: est,
+                        };
+                        pass(meets_threshold(j, t), s)
+                    }
+                }
             }
             Verification::None => Ok(Similarity {
                 jaccard: None,

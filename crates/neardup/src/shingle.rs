@@ -186,7 +186,7 @@ impl Shingler {
     pub fn set_into(&self, text: &str, out: &mut Vec<u64>) {
         out.clear();
         self.hashes_into(text, out);
-        out.sort_unstable();
+        sort_uniform(out);
         out.dedup();
     }
 }
@@ -194,6 +194,37 @@ impl Shingler {
 /// The hash of one shingle's bytes. Up to 7 bytes are packed into a word with their
 /// length in the top byte (distinct shingles give distinct words) and mixed by a bijection;
 /// longer shingles go through xxh3. Both are fixed for all versions.
+/// Sorts uniformly distributed hashes: scattered into about n/2 buckets by their top bits
+/// (two linear passes), then each small bucket sorted in place. Short inputs use the
+/// standard sort.
+fn sort_uniform(v: &mut Vec<u64>) {
+    const SMALL: usize = 256;
+    if v.len() <= SMALL {
+        v.sort_unstable();
+        return;
+    }
+    let bits = (usize::BITS - (v.len() / 2).leading_zeros()).min(20);
+    let shift = 64 - bits;
+    let mut starts = vec![0usize; (1 << bits) + 1];
+    for &x in v.iter() {
+        starts[(x >> shift) as usize + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut out = vec![0u64; v.len()];
+    let mut next = starts.clone();
+    for &x in v.iter() {
+        let b = (x >> shift) as usize;
+        out[next[b]] = x;
+        next[b] += 1;
+    }
+    for w in starts.windows(2) {
+        out[w[0]..w[1]].sort_unstable();
+    }
+    *v = out;
+}
+
 fn hash(bytes: &[u8]) -> u64 {
     if bytes.len() <= 7 {
         let mut word = (bytes.len() as u64) << 56;
@@ -394,6 +425,24 @@ mod tests {
         fn normalization_matches_its_definition(text in "\\PC{0,30}") {
             proptest::prop_assert_eq!(normalize(&text), normalize_general(&text));
         }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn uniform_sort_sorts(mut v in proptest::collection::vec(proptest::num::u64::ANY, 0..3000)) {
+            let mut expected = v.clone();
+            expected.sort_unstable();
+            sort_uniform(&mut v);
+            proptest::prop_assert_eq!(v, expected);
+        }
+    }
+
+    #[test]
+    fn uniform_sort_handles_skewed_input() {
+        // Not uniform at all: everything in one bucket still sorts correctly.
+        let mut v: Vec<u64> = (0..5000u64).rev().collect();
+        sort_uniform(&mut v);
+        assert!(v.windows(2).all(|w| w[0] <= w[1]));
     }
 
     #[test]

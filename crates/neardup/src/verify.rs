@@ -11,6 +11,10 @@ pub enum Verification {
     Exact,
     /// The signature estimate only: fast, but pairs near t may be on the wrong side.
     Estimate,
+    /// Decide on the signature when the estimate is far from t (accept at ≥ t + 3σ,
+    /// reject at ≤ t − 3σ, σ = √(t(1−t)/K)), exact Jaccard in between. Pairs accepted on
+    /// the signature carry no exact Jaccard.
+    Triage,
     /// No verification: raw LSH candidates.
     None,
 }
@@ -51,6 +55,11 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
 /// The one similarity test used everywhere: `jaccard >= threshold`.
 pub fn meets_threshold(jaccard: f64, threshold: f64) -> bool {
     jaccard >= threshold
+}
+
+/// Margin of triage: three standard deviations of the estimate of a pair at `threshold`.
+pub fn triage_margin(threshold: f64, num_perm: usize) -> f64 {
+    3.0 * (threshold * (1.0 - threshold) / num_perm as f64).sqrt()
 }
 
 /// MinHash estimate of Jaccard similarity: the share of signature positions that agree.
