@@ -64,6 +64,7 @@ impl PlanArgs {
             id_field: "id".into(),
             text_columns: self.text_columns.clone(),
             id_column: None,
+            on_error: OnError::Skip,
         }
     }
 }
@@ -89,6 +90,19 @@ pub struct InputArgs {
     /// CSV/TSV: the column holding the id (else the record number).
     #[arg(long, value_name = "COL")]
     pub id_column: Option<String>,
+    /// What a malformed record does: `skip` it (counted, listed with --skipped) or
+    /// `fail` the run (exit 3). Invalid UTF-8 is decoded lossily under skip, an error
+    /// under fail.
+    #[arg(long, value_enum, default_value_t = OnError::Skip)]
+    pub on_error: OnError,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    /// Skip malformed records, count them and go on.
+    Skip,
+    /// Stop at the first malformed record.
+    Fail,
 }
 
 /// How documents are compared.
@@ -112,6 +126,10 @@ pub struct MatchArgs {
     /// Jaccard similarity threshold in (0, 1].
     #[arg(short, long, default_value_t = 0.8, value_name = "T")]
     pub threshold: f64,
+    /// Shingle positions taken per document at most (longer documents are compared on
+    /// their start), so one huge document cannot exhaust memory.
+    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
+    pub max_shingles: usize,
     /// LSH bands (with --rows; default: chosen from the threshold for high recall).
     #[arg(long, requires = "rows")]
     pub bands: Option<usize>,

@@ -7,7 +7,7 @@ use anyhow::Result;
 use neardup_io::{Entry, Format, Location, ReadOptions, Record};
 use serde::Serialize;
 
-use crate::args::{FormatArg, InputArgs};
+use crate::args::{FormatArg, InputArgs, OnError};
 use crate::progress::Bars;
 
 /// A document's id as the user sees it: theirs, or its line/record number.
@@ -98,7 +98,11 @@ impl Documents {
             let input = docs.inputs.len() - 1;
             for entry in reader.by_ref() {
                 bars.tick();
-                match entry? {
+                let entry = entry?;
+                if args.on_error == OnError::Fail {
+                    fail_on_bad(&entry)?;
+                }
+                match entry {
                     Entry::Record(mut record) => {
                         let id = doc_id(&record, format, numbered_with_source);
                         docs.lossy += record.lossy as u64;
@@ -120,6 +124,23 @@ impl Documents {
         }
         bars.done();
         Ok(docs)
+    }
+
+    /// User ids given to more than one record: how many such ids, and the first of them.
+    pub fn duplicate_ids(&self) -> (usize, Option<String>) {
+        let mut seen = std::collections::HashMap::new();
+        for (d, r) in self.records.iter().enumerate() {
+            if let Some(id) = &r.id {
+                seen.entry(id.as_str()).or_insert_with(Vec::new).push(d);
+            }
+        }
+        let mut dups: Vec<(usize, &str)> = seen
+            .iter()
+            .filter(|(_, docs)| docs.len() > 1)
+            .map(|(id, docs)| (docs[0], *id))
+            .collect();
+        dups.sort_unstable();
+        (dups.len(), dups.first().map(|(_, id)| id.to_string()))
     }
 
     /// Number of records read, documents and skipped ones.
@@ -171,6 +192,33 @@ impl Documents {
             .any(|i| neardup_io::same_file(&i.path, path))
     }
 }
+
+/// Under `--on-error fail`: an error for a malformed record (blank lines are not errors).
+fn fail_on_bad(entry: &Entry) -> Result<()> {
+    match entry {
+        Entry::Skipped(s) if s.reason.code() != "blank_line" => {
+            Err(BadRecord(format!("{}: {}", s.location, s.reason)).into())
+        }
+        Entry::Record(r) if r.lossy => Err(BadRecord(format!(
+            "{}: invalid UTF-8 (decoded lossily under --on-error skip)",
+            r.location
+        ))
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// A malformed record under `--on-error fail` (exit code 3).
+#[derive(Debug)]
+pub struct BadRecord(pub String);
+
+impl std::fmt::Display for BadRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadRecord {}
 
 /// Reader options from the input arguments.
 pub fn read_options(args: &InputArgs) -> ReadOptions {

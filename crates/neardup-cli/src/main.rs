@@ -78,6 +78,9 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 fn exit_code(e: &anyhow::Error) -> u8 {
     for c in e.chain() {
+        if c.downcast_ref::<input::BadRecord>().is_some() {
+            return EXIT_INPUT;
+        }
         if c.downcast_ref::<neardup::Error>().is_some() {
             return EXIT_USAGE;
         }

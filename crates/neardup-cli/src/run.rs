@@ -32,6 +32,7 @@ pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config>
         .normalize(!m.no_normalize)
         .num_perm(m.num_perm)
         .seed(m.seed)
+        .max_shingles(m.max_shingles)
         .sketch(match m.sketch {
             SketchArg::Oph => SketchKind::OnePermutation,
             SketchArg::Classic => SketchKind::Classic,
@@ -171,6 +172,16 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             docs.lossy,
             &stats,
         );
+        let (dup_ids, first) = docs.duplicate_ids();
+        if let Some(first) = first {
+            summary.line(
+                "warning",
+                format!(
+                    "{dup_ids} ids belong to more than one record (first: {first:?}); \
+                     the records stay apart, but the output names them alike"
+                ),
+            );
+        }
         summary.line("write", secs(write_start.elapsed()));
         summary.line("result", result_line);
         summary.line("total", secs(started.elapsed()));

@@ -150,6 +150,15 @@ impl Summary {
             };
             let sep = if what.is_empty() { "" } else { " in " };
             self.line(stage.name(), format!("{what}{sep}{}", secs(*time)));
+            if *stage == neardup::Stage::Shingle && stats.truncated > 0 {
+                self.line(
+                    "truncated",
+                    format!(
+                        "{} documents longer than --max-shingles, compared on their first shingles",
+                        thousands(stats.truncated)
+                    ),
+                );
+            }
             if *stage == neardup::Stage::Shingle {
                 self.line(
                     "identical",

@@ -701,3 +701,123 @@ fn plan_prints_s_curves_and_estimates_from_a_sample() {
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.contains("<svg") && svg.contains("Jaccard"));
 }
+
+/// One file of dirty input: every record is accounted for, the summary and the skipped
+/// list are golden, and the near-duplicates among the survivors are still found.
+#[test]
+fn dirty_jsonl_is_accounted_for_golden() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("skipped.jsonl");
+    let o = neardup(&[
+        "clusters",
+        "cli/dirty.jsonl",
+        "--skipped",
+        list.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = stderr(&o);
+    insta::assert_snapshot!("dirty_summary", summary_without_times(&summary));
+    insta::assert_snapshot!("dirty_clusters", stdout(&o));
+    insta::assert_snapshot!("dirty_skipped", std::fs::read_to_string(&list).unwrap());
+    let (read, kept, removed, skipped) = accounting(&summary);
+    assert_eq!(read, 14, "14 lines, one of them blank");
+    assert_eq!(read, kept + removed + skipped);
+    assert_eq!(
+        std::fs::read_to_string(&list).unwrap().lines().count() as u64,
+        skipped
+    );
+}
+
+#[test]
+fn on_error_fail_stops_at_the_first_bad_record() {
+    let o = neardup(&["clusters", "cli/dirty.jsonl", "--on-error", "fail"]);
+    assert_eq!(o.status.code(), Some(3));
+    // Line 3 has invalid UTF-8: under fail that is an error, not a lossy decode.
+    assert!(
+        stderr(&o).contains("cli/dirty.jsonl:3: invalid UTF-8"),
+        "{}",
+        stderr(&o)
+    );
+    let o = neardup(&[
+        "clusters",
+        "cli/reviews.jsonl",
+        "--text-field",
+        "body",
+        "--on-error",
+        "fail",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o).contains("cli/reviews.jsonl:7: malformed JSON"),
+        "{}",
+        stderr(&o)
+    );
+    // Clean input passes under fail.
+    ok(&["pairs", "cli/stories.txt", "--on-error", "fail", "-q"]);
+}
+
+#[test]
+fn huge_documents_are_capped_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.txt");
+    let long: String = (0..50_000).map(|i| format!("w{i} ")).collect();
+    std::fs::write(&path, format!("{long}\n{long}tail\nshort line\n")).unwrap();
+    let o = neardup(&["pairs", path.to_str().unwrap(), "--max-shingles", "1000"]);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("truncated 2 documents longer than --max-shingles"),
+        "{}",
+        stderr(&o)
+    );
+    // Compared on their first 1000 shingles, which are the same: one pair at Jaccard 1.
+    let pairs = json_lines(&stdout(&o));
+    assert_eq!(pairs.len(), 1);
+    assert_eq!(pairs[0]["jaccard"], 1.0);
+}
+
+/// Many identical documents: the pre-pass makes them one group, so clustering is linear.
+#[test]
+fn many_identical_documents_cluster_in_linear_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("same.txt");
+    let n = 200_000;
+    let mut text = String::with_capacity(n * 40);
+    for _ in 0..n {
+        text.push_str("Add your description here\n");
+    }
+    text.push_str("A different package entirely\n");
+    std::fs::write(&path, text).unwrap();
+    let o = neardup(&[
+        "dedup",
+        path.to_str().unwrap(),
+        "-o",
+        dir.path().join("out.txt").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (read, kept, removed, skipped) = accounting(&stderr(&o));
+    assert_eq!(
+        (read, kept, removed, skipped),
+        (n as u64 + 1, 2, n as u64 - 1, 0)
+    );
+    assert!(stderr(&o).contains(&format!(
+        "identical {} documents",
+        summary_thousands(n as u64 - 1)
+    )));
+    let out = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+    assert_eq!(
+        out,
+        "Add your description here\nA different package entirely\n"
+    );
+}
+
+fn summary_thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -54,19 +54,20 @@ pub struct Corpus {
     /// The representative (first document) of each document's group of identical sets.
     rep: Vec<u32>,
     families: Vec<FamilySignatures>,
+    truncated: u64,
 }
 
 impl Corpus {
     /// Shingles every text in parallel (the order of documents is kept) and groups
     /// documents whose shingle sets are identical.
     pub fn shingle<T: AsRef<str> + Sync>(shingler: &Shingler, texts: &[T]) -> Self {
-        let sets: Vec<Vec<u64>> = texts
+        let (sets, truncated): (Vec<Vec<u64>>, Vec<bool>) = texts
             .par_iter()
             .map_init(Vec::new, |buf, t| {
-                shingler.set_into(t.as_ref(), buf);
-                buf.clone()
+                let cut = shingler.set_into(t.as_ref(), buf);
+                (buf.clone(), cut)
             })
-            .collect();
+            .unzip();
         let mut offsets = Vec::with_capacity(sets.len() + 1);
         offsets.push(0);
         let mut total = 0;
@@ -84,6 +85,7 @@ impl Corpus {
             lengths: texts.iter().map(|t| t.as_ref().len()).collect(),
             rep: Vec::new(),
             families: Vec::new(),
+            truncated: truncated.iter().filter(|&&t| t).count() as u64,
         };
         corpus.rep = corpus.group_identical();
         corpus
@@ -231,6 +233,11 @@ impl Corpus {
         (0..self.len() as u32)
             .filter(|&d| self.representative(d) != d && self.skip_reason(d).is_none())
             .count() as u64
+    }
+
+    /// Documents longer than the shingle cap, compared on their first shingles only.
+    pub fn truncated(&self) -> u64 {
+        self.truncated
     }
 
     /// Total number of distinct shingles, summed over documents.

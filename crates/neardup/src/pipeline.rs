@@ -84,6 +84,7 @@ pub struct ConfigBuilder {
     verification: Verification,
     keep: KeepPolicy,
     sketch: SketchKind,
+    max_shingles: usize,
 }
 
 impl Default for ConfigBuilder {
@@ -99,6 +100,7 @@ impl Default for ConfigBuilder {
             verification: Verification::Exact,
             keep: KeepPolicy::First,
             sketch: SketchKind::OnePermutation,
+            max_shingles: crate::shingle::DEFAULT_MAX_SHINGLES,
         }
     }
 }
@@ -149,6 +151,11 @@ impl ConfigBuilder {
         self.keep = keep;
         self
     }
+    /// Cap on shingle positions taken per document (default 1,000,000).
+    pub fn max_shingles(mut self, n: usize) -> Self {
+        self.max_shingles = n;
+        self
+    }
     /// Sketch (default: one-permutation hashing, classic for small documents).
     pub fn sketch(mut self, sketch: SketchKind) -> Self {
         self.sketch = sketch;
@@ -172,7 +179,9 @@ impl ConfigBuilder {
             _ => return Err(Error::IncompleteBands),
         };
         Ok(Config {
-            shingler: Shingler::new(self.shingle).normalize(self.normalize),
+            shingler: Shingler::new(self.shingle)
+                .normalize(self.normalize)
+                .max_shingles(self.max_shingles),
             num_perm: self.num_perm,
             seed: self.seed,
             threshold: self.threshold,
@@ -242,6 +251,8 @@ pub struct Stats {
     /// Documents whose shingle set is identical to an earlier document's: reported as its
     /// duplicates without going through LSH.
     pub identical: u64,
+    /// Documents with more shingles than the cap, compared on their first shingles.
+    pub truncated: u64,
     /// Buckets of two or more documents, over all bands.
     pub buckets: u64,
     /// The largest bucket.
@@ -377,6 +388,7 @@ impl Pipeline {
             .filter(|&d| corpus.skip_reason(d).is_some())
             .count() as u64;
         stats.identical = corpus.identical_copies();
+        stats.truncated = corpus.truncated();
         Prepared { corpus, stats }
     }
 

@@ -122,7 +122,12 @@ fn normalize_ascii(bytes: &[u8]) -> String {
 pub struct Shingler {
     kind: ShingleKind,
     normalize: bool,
+    max_shingles: usize,
 }
+
+/// Default cap on the shingles taken from one document: its first million positions
+/// (about 1 MB of text), so one huge document cannot exhaust memory.
+pub const DEFAULT_MAX_SHINGLES: usize = 1_000_000;
 
 impl Default for Shingler {
     fn default() -> Self {
@@ -136,7 +141,25 @@ impl Shingler {
         Shingler {
             kind,
             normalize: true,
+            max_shingles: DEFAULT_MAX_SHINGLES,
         }
+    }
+
+    /// Takes at most `n` shingle positions from the start of a document (default
+    /// [`DEFAULT_MAX_SHINGLES`]; at least 1). Longer documents are compared on that prefix.
+    pub fn max_shingles(mut self, n: usize) -> Self {
+        self.max_shingles = n.max(1);
+        self
+    }
+
+    /// The cap on shingle positions per document.
+    pub fn shingle_cap(&self) -> usize {
+        self.max_shingles
+    }
+
+    /// True if `text` has more shingle positions than the cap (so only a prefix is used).
+    pub fn truncates(&self, text: &str) -> bool {
+        self.set_into(text, &mut Vec::new())
     }
 
     /// Turns normalization on (default) or off.
@@ -168,11 +191,27 @@ impl Shingler {
     ///
     /// A non-empty text shorter than `k` is one shingle; an empty text has none.
     pub fn hashes_into(&self, text: &str, out: &mut Vec<u64>) {
+        self.hashes_uncapped(text, out, self.max_shingles);
+    }
+
+    fn hashes_uncapped(&self, text: &str, out: &mut Vec<u64>, cap: usize) {
+        let start = out.len();
+        // A prefix long enough for `cap` shingles: k·cap characters are at most 4·k·cap bytes.
+        let text = if text.len() > cap.saturating_mul(4 * self.kind.size() + 4) {
+            let mut end = cap.saturating_mul(4 * self.kind.size() + 4).min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            &text[..end]
+        } else {
+            text
+        };
         let text = self.prepare(text);
         match self.kind {
             ShingleKind::Char(k) => char_shingles(&text, k, out),
             ShingleKind::Word(k) => word_shingles(&text, k, out),
         }
+        out.truncate(start + cap);
     }
 
     /// The set of shingle hashes of `text`: sorted and deduplicated.
@@ -183,11 +222,15 @@ impl Shingler {
     }
 
     /// Replaces `out` with the set of shingle hashes of `text`, reusing its allocation.
-    pub fn set_into(&self, text: &str, out: &mut Vec<u64>) {
+    /// Returns true if the document had more positions than the cap and was cut.
+    pub fn set_into(&self, text: &str, out: &mut Vec<u64>) -> bool {
         out.clear();
-        self.hashes_into(text, out);
+        self.hashes_uncapped(text, out, self.max_shingles + 1);
+        let truncated = out.len() > self.max_shingles;
+        out.truncate(self.max_shingles);
         sort_uniform(out);
         out.dedup();
+        truncated
     }
 }
 
@@ -394,6 +437,33 @@ mod tests {
         h.clear();
         raw.hashes_into("The quick  brown", &mut h);
         assert_eq!(h, vec![hash(b"The quick"), hash(b"quick  brown")]);
+    }
+
+    #[test]
+    fn long_documents_are_capped() {
+        let s = Shingler::new(ShingleKind::Char(3)).max_shingles(10);
+        let text = "abcdefghijklmnopqrstuvwxyz";
+        let mut h = Vec::new();
+        s.hashes_into(text, &mut h);
+        assert_eq!(h.len(), 10);
+        assert!(s.truncates(text));
+        assert!(!s.truncates("abcdefghijkl")); // exactly 10 positions
+                                               // The capped shingles are the document's first ones.
+        let full = Shingler::new(ShingleKind::Char(3));
+        let mut all = Vec::new();
+        full.hashes_into(text, &mut all);
+        assert_eq!(h, all[..10]);
+        // Word shingles too, and the cap never drops a whole short document.
+        let w = Shingler::new(ShingleKind::Word(2)).max_shingles(2);
+        h.clear();
+        w.hashes_into("a b c d e", &mut h);
+        assert_eq!(h.len(), 2);
+        assert_eq!(
+            Shingler::new(ShingleKind::Char(5))
+                .max_shingles(0)
+                .shingle_cap(),
+            1
+        );
     }
 
     #[test]
