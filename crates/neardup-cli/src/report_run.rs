@@ -107,16 +107,14 @@ fn value(p: &Pair) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Adds the pairs' count and a sample of them.
-pub fn add_pairs(data: &mut ReportData, pairs: &[Pair], docs: &Documents) {
-    data.counts.push(("pairs".into(), pairs.len() as u64));
-    let mut by_value: Vec<&Pair> = pairs.iter().collect();
-    by_value.sort_by(|x, y| {
+/// About [`SAMPLE_PAIRS`] pairs spread evenly over the similarity range.
+fn sample_pairs(mut pairs: Vec<Pair>, docs: &Documents) -> Vec<PairView> {
+    pairs.sort_by(|x, y| {
         value(x)
             .total_cmp(&value(y))
             .then((x.a, x.b).cmp(&(y.a, y.b)))
     });
-    data.sample_pairs = spread(&by_value, SAMPLE_PAIRS)
+    spread(&pairs, SAMPLE_PAIRS)
         .into_iter()
         .map(|p| PairView {
             a: doc(docs, p.a),
@@ -124,7 +122,13 @@ pub fn add_pairs(data: &mut ReportData, pairs: &[Pair], docs: &Documents) {
             jaccard: p.similarity.jaccard,
             estimate: p.similarity.estimate,
         })
-        .collect();
+        .collect()
+}
+
+/// Adds the pairs' count and a sample of them.
+pub fn add_pairs(data: &mut ReportData, pairs: &[Pair], docs: &Documents) {
+    data.counts.push(("pairs".into(), pairs.len() as u64));
+    data.sample_pairs = sample_pairs(pairs.to_vec(), docs);
 }
 
 /// Adds cluster counts, sizes, the largest clusters and a sample of kept–removed pairs.
@@ -153,7 +157,7 @@ pub fn add_clusters(data: &mut ReportData, clusters: &[Cluster], docs: &Document
             size: c.len(),
         })
         .collect();
-    let mut links: Vec<Pair> = clusters
+    let links: Vec<Pair> = clusters
         .iter()
         .flat_map(|c| {
             c.duplicates.iter().map(|d| Pair {
@@ -163,20 +167,7 @@ pub fn add_clusters(data: &mut ReportData, clusters: &[Cluster], docs: &Document
             })
         })
         .collect();
-    links.sort_by(|x, y| {
-        value(x)
-            .total_cmp(&value(y))
-            .then((x.a, x.b).cmp(&(y.a, y.b)))
-    });
-    data.sample_pairs = spread(&links, SAMPLE_PAIRS)
-        .iter()
-        .map(|p| PairView {
-            a: doc(docs, p.a),
-            b: doc(docs, p.b),
-            jaccard: p.similarity.jaccard,
-            estimate: p.similarity.estimate,
-        })
-        .collect();
+    data.sample_pairs = sample_pairs(links, docs);
 }
 
 /// Writes the report.

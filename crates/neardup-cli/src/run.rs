@@ -89,6 +89,23 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         write_skipped(path, &docs.all_skipped(&prepared.corpus))?;
     }
     let mut summary = Summary::default();
+    // Writes the report if asked, with what is common to every mode plus `add`.
+    let report =
+        |stats: &neardup::Stats, add: &dyn Fn(&mut crate::report::ReportData)| -> Result<()> {
+            if let Some(path) = &args.report {
+                let mut data = report_run::base(
+                    title(mode, args),
+                    &config,
+                    args.exact,
+                    &docs,
+                    stats,
+                    read_time,
+                );
+                add(&mut data);
+                report_run::write(path, &data)?;
+            }
+            Ok(())
+        };
     let write_start;
     let (stats, result_line) = match mode {
         Mode::Pairs => {
@@ -108,18 +125,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 thousands(pairs.len() as u64),
                 thousands(in_pair.len() as u64)
             );
-            if let Some(path) = &args.report {
-                let mut data = report_run::base(
-                    title(mode, args),
-                    &config,
-                    args.exact,
-                    &docs,
-                    &stats,
-                    read_time,
-                );
-                report_run::add_pairs(&mut data, &pairs, &docs);
-                report_run::write(path, &data)?;
-            }
+            report(&stats, &|data| report_run::add_pairs(data, &pairs, &docs))?;
             (stats, line)
         }
         Mode::Clusters | Mode::Dedup => {
@@ -138,18 +144,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
             let empty = stats.empty;
             let skipped = docs.skipped.len() as u64 + empty;
-            if let Some(path) = &args.report {
-                let mut data = report_run::base(
-                    title(mode, args),
-                    &config,
-                    args.exact,
-                    &docs,
-                    &stats,
-                    read_time,
-                );
-                report_run::add_clusters(&mut data, &clusters, &docs, skipped);
-                report_run::write(path, &data)?;
-            }
+            report(&stats, &|data| {
+                report_run::add_clusters(data, &clusters, &docs, skipped)
+            })?;
             let kept = docs.read_count() - removed as u64 - skipped;
             let line = format!(
                 "{} clusters | read {} = kept {} + removed {} + skipped {}",
