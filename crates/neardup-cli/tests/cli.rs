@@ -821,3 +821,29 @@ fn summary_thousands(n: u64) -> String {
     }
     out
 }
+
+/// A reader that stops early (like `head -1`) ends the run quietly and successfully.
+#[test]
+fn a_closed_stdout_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::{Command as Std, Stdio};
+    let mut child = Std::new(assert_cmd::cargo::cargo_bin("neardup"))
+        .current_dir(testdata(""))
+        .args(["pairs", "pypi-summaries.jsonl", "-t", "0.5", "-q"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away after one line
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    assert!(first.starts_with(b"{\"a\":"));
+}
