@@ -90,9 +90,11 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     }
     let mut summary = Summary::default();
     // Writes the report if asked, with what is common to every mode plus `add`.
+    let report_time = std::cell::Cell::new(None);
     let report =
         |stats: &neardup::Stats, add: &dyn Fn(&mut crate::report::ReportData)| -> Result<()> {
             if let Some(path) = &args.report {
+                let start = Instant::now();
                 let mut data = report_run::base(
                     title(mode, args),
                     &config,
@@ -103,6 +105,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 );
                 add(&mut data);
                 report_run::write(path, &data)?;
+                report_time.set(Some(start.elapsed()));
             }
             Ok(())
         };
@@ -180,6 +183,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             );
         }
         summary.line("write", secs(write_start.elapsed()));
+        if let Some(t) = report_time.get() {
+            summary.line("report", secs(t));
+        }
         summary.line("result", result_line);
         summary.line("total", secs(started.elapsed()));
         eprint!("{}", summary.render());
