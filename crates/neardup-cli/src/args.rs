@@ -64,6 +64,7 @@ impl PlanArgs {
             id_field: "id".into(),
             text_columns: self.text_columns.clone(),
             id_column: None,
+            max_record_bytes: neardup_io::DEFAULT_MAX_RECORD_BYTES,
             on_error: OnError::Skip,
         }
     }
@@ -90,6 +91,10 @@ pub struct InputArgs {
     /// CSV/TSV: the column holding the id (else the record number).
     #[arg(long, value_name = "COL")]
     pub id_column: Option<String>,
+    /// Records longer than this many bytes are skipped (reason too_large) without being
+    /// held in memory.
+    #[arg(long, default_value_t = neardup_io::DEFAULT_MAX_RECORD_BYTES, value_name = "BYTES")]
+    pub max_record_bytes: usize,
     /// What a malformed record does: `skip` it (counted, listed with --skipped) or
     /// `fail` the run (exit 3). Invalid UTF-8 is decoded lossily under skip, an error
     /// under fail.

@@ -40,6 +40,9 @@ pub struct InputInfo {
 /// A record that is not a document, and why.
 #[derive(Clone, Debug, Serialize)]
 pub struct SkippedRecord {
+    /// Index of the input it came from (for ordering; not written).
+    #[serde(skip)]
+    pub input: usize,
     #[serde(flatten)]
     pub location: LocationLine,
     pub code: &'static str,
@@ -115,6 +118,7 @@ impl Documents {
                         docs.input_of.push(input);
                     }
                     Entry::Skipped(s) => docs.skipped.push(SkippedRecord {
+                        input,
                         code: s.reason.code(),
                         reason: s.reason.to_string(),
                         location: (&s.location).into(),
@@ -168,20 +172,15 @@ impl Documents {
         for (doc, record) in self.records.iter().enumerate() {
             if let Some(reason) = corpus.skip_reason(doc as u32) {
                 all.push(SkippedRecord {
+                    input: self.input_of[doc],
                     location: (&record.location).into(),
                     code: reason.code(),
                     reason: "no text to compare (empty after normalization)".to_string(),
                 });
             }
         }
-        let order = |s: &SkippedRecord| {
-            let input = self
-                .inputs
-                .iter()
-                .position(|i| i.path.to_string_lossy() == s.location.source);
-            (input, s.location.source.clone(), s.location.record)
-        };
-        all.sort_by_key(order);
+        // Record numbers count every entry of an input (a directory's files in walk order).
+        all.sort_by_key(|s| (s.input, s.location.record));
         all
     }
 
@@ -225,7 +224,8 @@ pub fn read_options(args: &InputArgs) -> ReadOptions {
     let mut opts = ReadOptions::default()
         .with_text_field(args.text_field.clone())
         .with_id_field(args.id_field.clone())
-        .with_text_columns(args.text_columns.split(',').map(str::trim));
+        .with_text_columns(args.text_columns.split(',').map(str::trim))
+        .with_max_record_bytes(args.max_record_bytes);
     if let Some(col) = &args.id_column {
         opts = opts.with_id_column(col.clone());
     }

@@ -66,7 +66,12 @@ impl Progress for Bars {
             return;
         }
         if total == 0 {
-            self.spinner(stage.name());
+            // No count to show: the stage's name and how long it has run.
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.set_style(ProgressStyle::with_template("{spinner} {msg:10} {elapsed}").unwrap());
+            bar.set_message(stage.name());
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            self.set(Some(bar));
             return;
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());

@@ -847,3 +847,38 @@ fn a_closed_stdout_pipe_ends_quietly() {
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
     assert!(first.starts_with(b"{\"a\":"));
 }
+
+/// The skipped list follows the inputs' order, directories in walk order included.
+#[test]
+fn skipped_list_is_in_input_order_across_files_and_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("d");
+    std::fs::create_dir_all(d.join("a")).unwrap();
+    std::fs::write(d.join("a.txt"), b"bin\0").unwrap();
+    std::fs::write(d.join("a/b.txt"), b"bin\0").unwrap();
+    std::fs::write(d.join("c.txt"), "some text here").unwrap();
+    let first = dir.path().join("first.jsonl");
+    std::fs::write(&first, "{\"text\":\"hello there world\"}\n{bad\n").unwrap();
+    let list = dir.path().join("sk.jsonl");
+    ok(&[
+        "clusters",
+        first.to_str().unwrap(),
+        d.to_str().unwrap(),
+        "-q",
+        "--skipped",
+        list.to_str().unwrap(),
+    ]);
+    let root = dir.path().to_str().unwrap().to_string() + "/";
+    let sources: Vec<String> = json_lines(&std::fs::read_to_string(&list).unwrap())
+        .iter()
+        .map(|s| {
+            s["source"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches(&root)
+                .to_string()
+        })
+        .collect();
+    // first.jsonl's bad line 2, then the directory in walk order ("a" sorts before "a.txt").
+    assert_eq!(sources, ["first.jsonl", "d/a/b.txt", "d/a.txt"]);
+}

@@ -373,6 +373,12 @@ mod tests {
             text(Some("[1,2]"), "x")
         );
         assert_eq!(parse(r#"{"text":"x","id":null}"#), text(None, "x"));
+        // Beyond f64, still a JSON number: its text is the id (found by the jsonl fuzz
+        // target, where serde_json's own `Value` refuses it).
+        assert_eq!(
+            parse(r#"{"text":"x","id":7.5e00000800000}"#),
+            text(Some("7.5e00000800000"), "x")
+        );
         assert_eq!(parse(r#"{"text":"x"}"#), text(None, "x"));
         assert_eq!(
             parse(r#"{"text":"a\"b\u00e9\n","id":"q\"1"}"#),

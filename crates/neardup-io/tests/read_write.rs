@@ -543,3 +543,27 @@ fn ndjson_name_and_single_line_without_newline() {
 mod properties;
 #[path = "read_write/stdio.rs"]
 mod stdio;
+
+// ---------------------------------------------------------------- fuzzing regressions
+
+/// Found by the `csv`, `tsv` and `round_trip` fuzz targets (inputs in
+/// `fuzz/corpus/*/regression-lone-cr-line-numbers`): a row ended by a lone `\r` did not
+/// advance the line count, so the next row had the same line number.
+#[test]
+fn regression_rows_ended_by_a_lone_cr_have_increasing_lines() {
+    let data = b"\xEF\xBB\xBFid,text\r\n1,\"a, b\"\r\n3,\"x\r\ny\"\rRed city bike,b\r\n5,c";
+    let opts = ReadOptions::default()
+        .with_format(Format::Csv)
+        .with_id_column("id");
+    let reader = Reader::from_reader(std::io::Cursor::new(data.to_vec()), "-", &opts).unwrap();
+    let es: Vec<Entry> = reader.map(Result::unwrap).collect();
+    assert_eq!(
+        summary(&es),
+        [
+            (2, 1, Some("1"), "record"),
+            (3, 2, Some("3"), "record"),
+            (5, 3, Some("Red city bike"), "record"),
+            (6, 4, Some("5"), "record"),
+        ]
+    );
+}
