@@ -1,0 +1,231 @@
+"""Builds the benchmark corpora in bench/data/ as JSONL ({"id": ..., "text": ...}).
+
+Every tool reads the same JSONL file, so parsing is the same work for all of them and
+neardup's reader needs no options. A corpus is rebuilt only when its recipe (the `spec`
+in its .meta.json) changes.
+
+Only documents that still have text after normalization are kept: neardup would skip
+the others ("empty") and the peers would have nothing to sketch, so keeping them would
+only make the document counts disagree.
+"""
+
+import glob
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+
+from shingling import normalize
+
+# Size of the quick-mode sample of PyPI summaries.
+QUICK_SUMMARIES = 50_000
+# A fixed seed: the quick sample must be the same on every machine.
+SAMPLE_SEED = 20240601
+# Standard-library files smaller than this are mostly empty __init__.py files and
+# one-line shims; the long-document corpus is about documents of several KB.
+MIN_SOURCE_BYTES = 1024
+# Directories of a standard library that are not part of it (third-party packages) or
+# are its test suite (left out to keep the corpus at a size datasketch can finish).
+SKIP_DIRS = {"site-packages", "dist-packages", "test", "tests", "idle_test", "__pycache__"}
+
+
+class CorpusError(Exception):
+    pass
+
+
+def _write_jsonl(path, records):
+    tmp = path + ".tmp"
+    docs = 0
+    text_bytes = 0
+    with open(tmp, "w", encoding="utf-8") as out:
+        for rid, text in records:
+            out.write(json.dumps({"id": rid, "text": text}, ensure_ascii=False))
+            out.write("\n")
+            docs += 1
+            text_bytes += len(text.encode("utf-8"))
+    os.replace(tmp, path)
+    return docs, text_bytes
+
+
+def _up_to_date(meta_path, data_path, spec):
+    if not (os.path.exists(meta_path) and os.path.exists(data_path)):
+        return None
+    with open(meta_path, encoding="utf-8") as f:
+        meta = json.load(f)
+    return meta if meta.get("spec") == spec else None
+
+
+def _build(data_dir, name, spec, describe, records):
+    """Writes data_dir/name.jsonl and its .meta.json unless they match `spec` already."""
+    os.makedirs(data_dir, exist_ok=True)
+    data_path = os.path.join(data_dir, name + ".jsonl")
+    meta_path = os.path.join(data_dir, name + ".meta.json")
+    meta = _up_to_date(meta_path, data_path, spec)
+    if meta is None:
+        print(f"[corpus] building {name} ...", file=sys.stderr, flush=True)
+        docs, text_bytes = _write_jsonl(data_path, records())
+        meta = {"name": name, "spec": spec, "docs": docs, "text_bytes": text_bytes}
+        meta.update(describe)
+        with open(meta_path, "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1)
+    meta["path"] = data_path
+    return meta
+
+
+# ---------------------------------------------------------------------------------------
+# PyPI package summaries
+
+
+def pypi_summaries(data_dir, tsv_path, quick):
+    """Non-empty summaries of the package list, id = package name."""
+    if not os.path.isfile(tsv_path):
+        raise CorpusError(
+            f"the PyPI package list is missing: {tsv_path}\n"
+            "  (a TSV with the columns name, version, month, rank, summary; "
+            "pass another path with --pypi-tsv, or skip this corpus with --corpus stdlib)"
+        )
+    tsv_path = os.path.abspath(tsv_path)
+    stat = os.stat(tsv_path)
+    name = "pypi-summaries-50k" if quick else "pypi-summaries"
+    spec = {
+        "source": tsv_path,
+        "source_size": stat.st_size,
+        "sample": QUICK_SUMMARIES if quick else None,
+        "seed": SAMPLE_SEED,
+        "version": 1,
+    }
+
+    def rows():
+        with open(tsv_path, encoding="utf-8", errors="replace", newline="") as f:
+            header = f.readline().rstrip("\n").split("\t")
+            if len(header) < 5 or header[0] != "name":
+                raise CorpusError(
+                    f"{tsv_path}: expected the columns name, version, month, rank, summary; "
+                    f"got {header}"
+                )
+            for line in f:
+                cols = line.rstrip("\n").split("\t")
+                if len(cols) >= 5 and normalize(cols[4]):
+                    yield cols[0], cols[4]
+
+    def records():
+        if not quick:
+            yield from rows()
+            return
+        # A random sample rather than the first N rows: the list is sorted by name, and
+        # neighbouring names (foo-1, foo-2, ...) are unusually often near-duplicates.
+        everything = list(rows())
+        keep = sorted(random.Random(SAMPLE_SEED).sample(range(len(everything)), QUICK_SUMMARIES))
+        for i in keep:
+            yield everything[i]
+
+    describe = {
+        "title": "PyPI package summaries" + (f" (random sample of {QUICK_SUMMARIES:,})" if quick else ""),
+        "origin": (
+            f"the non-empty `summary` column of {tsv_path} (one line per package on PyPI, "
+            "the package authors' own one-line descriptions); id = package name"
+            + (f"; a random sample (seed {SAMPLE_SEED})" if quick else "")
+        ),
+    }
+    return _build(data_dir, name, spec, describe, records)
+
+
+# ---------------------------------------------------------------------------------------
+# Python standard library sources of several installations
+
+
+def _python_version(executable, fallback):
+    try:
+        out = subprocess.run(
+            [executable, "-c", "import sys; print(sys.version.split()[0])"],
+            capture_output=True, text=True, timeout=30, check=True,
+        )
+        return out.stdout.strip() or fallback
+    except (OSError, subprocess.SubprocessError):
+        return fallback
+
+
+def find_stdlibs(minors):
+    """(label, lib dir) of pyenv's newest 3.N for each N in `minors`, then Debian's own.
+
+    pyenv's builds are complete standard libraries of different releases (files that
+    changed a little between releases are the near-duplicates); Debian's python3.11 is
+    the same release line as pyenv's 3.11, patched and split differently by Debian.
+    """
+    found = []
+    pyenv_root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    for minor in minors:
+        versions = []
+        for d in glob.glob(os.path.join(pyenv_root, "versions", f"3.{minor}.*")):
+            m = re.fullmatch(rf"3\.{minor}\.(\d+)", os.path.basename(d))
+            lib = os.path.join(d, "lib", f"python3.{minor}")
+            if m and os.path.isfile(os.path.join(lib, "os.py")):
+                versions.append((int(m.group(1)), os.path.basename(d), lib))
+        if versions:
+            _, version, lib = max(versions)
+            found.append((f"pyenv-{version}", lib))
+    for lib in sorted(glob.glob("/usr/lib/python3.*")):
+        if re.fullmatch(r"/usr/lib/python3\.\d+", lib) and os.path.isfile(os.path.join(lib, "os.py")):
+            minor = lib.rsplit(".", 1)[1]
+            version = _python_version(f"/usr/bin/python3.{minor}", f"3.{minor}")
+            found.append((f"debian-{version}", lib))
+    return found
+
+
+def _source_files(lib, top_level_only):
+    for dirpath, dirnames, filenames in os.walk(lib):
+        dirnames[:] = [] if top_level_only else sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for fn in sorted(filenames):
+            if fn.endswith(".py"):
+                path = os.path.join(dirpath, fn)
+                if os.path.getsize(path) >= MIN_SOURCE_BYTES:
+                    yield path
+
+
+def python_stdlib(data_dir, quick):
+    """The .py files of several Python standard libraries, id = install/relative path.
+
+    Quick mode: pyenv's 3.12 and 3.13 only, top-level modules only (about 300 files).
+    """
+    minors = [12, 13] if quick else [10, 11, 12, 13]
+    installs = find_stdlibs(minors)
+    if quick:
+        installs = [i for i in installs if i[0].startswith("pyenv-")]
+    if len(installs) < 2:
+        raise CorpusError(
+            "the long-document corpus needs the standard libraries of at least two Python "
+            f"installations (pyenv's 3.{'/3.'.join(map(str, minors))} under $PYENV_ROOT or "
+            f"~/.pyenv, Debian's /usr/lib/python3.N); found {installs or 'none'}.\n"
+            "  Skip it with --corpus pypi."
+        )
+    name = "python-stdlib-quick" if quick else "python-stdlib"
+    # Lists, not tuples: the spec is compared with its JSON copy.
+    spec = {
+        "installs": [list(i) for i in installs],
+        "min_bytes": MIN_SOURCE_BYTES,
+        "skip": sorted(SKIP_DIRS),
+        "top_level_only": quick,
+        "version": 1,
+    }
+
+    def records():
+        for label, lib in installs:
+            for path in _source_files(lib, quick):
+                with open(path, "rb") as f:
+                    text = f.read().decode("utf-8", errors="replace")
+                if normalize(text):
+                    yield f"{label}/{os.path.relpath(path, lib)}", text
+
+    labels = ", ".join(label for label, _ in installs)
+    describe = {
+        "title": f"Python standard library sources ({labels}{'; top-level modules' if quick else ''})",
+        "origin": (
+            f"every {'top-level ' if quick else ''}.py file of at least 1 KB in the standard library of each of these "
+            f"installations on this machine: {'; '.join(f'{l} = {p}' for l, p in installs)} "
+            "(without test suites and site-/dist-packages); id = installation/relative path. "
+            "The same module in two releases is the typical near-duplicate."
+        ),
+    }
+    return _build(data_dir, name, spec, describe, records)
