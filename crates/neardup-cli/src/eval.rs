@@ -148,13 +148,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         }
     }
     if let Some(path) = &args.report {
-        let inputs: Vec<String> = args
-            .input
-            .inputs
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        let title = format!("neardup eval {}", inputs.join(" "));
+        let title = report_run::title("eval", &args.input.inputs);
         let mut data = report_run::base(title, &config, false, &docs, &lsh_stats, read_time);
         report_run::add_pairs(&mut data, &lsh, &docs);
         data.counts.push(("exact pairs".into(), exact.len() as u64));

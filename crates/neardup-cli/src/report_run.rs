@@ -14,6 +14,12 @@ const SAMPLE_PAIRS: usize = 50;
 /// Largest clusters listed.
 const LARGEST_CLUSTERS: usize = 10;
 
+/// The report's title: the command and its inputs as the user gave them.
+pub fn title(command: &str, inputs: &[std::path::PathBuf]) -> String {
+    let inputs: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+    format!("neardup {command} {}", inputs.join(" "))
+}
+
 /// What every report shows: parameters, plan, counts, timings, similarity histograms.
 pub fn base(
     title: String,

@@ -96,7 +96,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             if let Some(path) = &args.report {
                 let start = Instant::now();
                 let mut data = report_run::base(
-                    title(mode, args),
+                    report_run::title(name(mode), &args.input.inputs),
                     &config,
                     args.exact,
                     &docs,
@@ -204,20 +204,13 @@ fn write_skipped(path: &std::path::Path, skipped: &[crate::input::SkippedRecord]
     Ok(())
 }
 
-/// The report's title: the command as the user ran it.
-fn title(mode: Mode, args: &RunArgs) -> String {
-    let name = match mode {
+/// The command's name, for the report's title.
+fn name(mode: Mode) -> &'static str {
+    match mode {
         Mode::Pairs => "pairs",
         Mode::Clusters => "clusters",
         Mode::Dedup => "dedup",
-    };
-    let inputs: Vec<String> = args
-        .input
-        .inputs
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    format!("neardup {name} {}", inputs.join(" "))
+    }
 }
 
 /// Writes every document that is neither removed nor skipped, in input order.

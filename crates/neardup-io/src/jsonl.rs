@@ -22,9 +22,8 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde_json::value::RawValue;
 
 use crate::error::Result;
-use crate::line_source::{take_raw, Line, LineSource};
+use crate::line_source::{line_content, take_raw, LineSource, NextLine};
 use crate::record::{Entry, Record, SkipReason, Skipped};
-use crate::text::{strip_bom, strip_line_end};
 
 /// Reads records from JSONL.
 pub(crate) struct JsonlReader {
@@ -47,23 +46,12 @@ impl JsonlReader {
 
     /// The next entry, `None` at the end.
     pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
-        let Some((location, line)) = self.lines.next_record(&mut self.buf)? else {
-            return Ok(None);
+        let location = match self.lines.next_line_record(&mut self.buf)? {
+            NextLine::End => return Ok(None),
+            NextLine::TooLarge(skipped) => return Ok(Some(skipped)),
+            NextLine::Line(location) => location,
         };
-        if let Line::TooLarge(size) = line {
-            return Ok(Some(Entry::Skipped(Skipped {
-                location,
-                id: None,
-                reason: SkipReason::TooLarge {
-                    size,
-                    limit: self.lines.limit() as u64,
-                },
-            })));
-        }
-        let mut content = strip_line_end(&self.buf);
-        if location.line == 1 {
-            content = strip_bom(content);
-        }
+        let content = line_content(&self.buf, &location);
         let entry = match parse_line(content, &self.text_field, &self.id_field) {
             Parsed::Text { id, text, lossy } => Entry::Record(Record {
                 id,

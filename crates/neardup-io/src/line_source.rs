@@ -7,7 +7,28 @@ use std::io::{self, BufRead};
 
 use crate::error::Result;
 use crate::open::{ErrorContext, Input};
-use crate::record::Location;
+use crate::record::{Entry, Location, SkipReason, Skipped};
+use crate::text::{strip_bom, strip_line_end};
+
+/// What [`LineSource::next_line_record`] found.
+pub(crate) enum NextLine {
+    /// The end of the input.
+    End,
+    /// A line over the size limit, as the skipped entry it becomes.
+    TooLarge(Entry),
+    /// A line, at this location.
+    Line(Location),
+}
+
+/// A line's content: without its line end, and without the input's BOM on line 1.
+pub(crate) fn line_content<'b>(buf: &'b [u8], location: &Location) -> &'b [u8] {
+    let content = strip_line_end(buf);
+    if location.line == 1 {
+        strip_bom(content)
+    } else {
+        content
+    }
+}
 
 /// A buffer that grew past this is given back after its line, so one long line does
 /// not pin its memory for the rest of the input.
@@ -53,6 +74,26 @@ impl LineSource {
     }
 
     /// The record-size limit.
+    /// Reads the next line as one record of a line-per-record format: `End`, the
+    /// `too_large` skip of a line over the limit, or the line's location (its content is
+    /// [`line_content`] of `buf`).
+    pub(crate) fn next_line_record(&mut self, buf: &mut Vec<u8>) -> Result<NextLine> {
+        let Some((location, line)) = self.next_record(buf)? else {
+            return Ok(NextLine::End);
+        };
+        Ok(match line {
+            Line::TooLarge(size) => NextLine::TooLarge(Entry::Skipped(Skipped {
+                location,
+                id: None,
+                reason: SkipReason::TooLarge {
+                    size,
+                    limit: self.limit() as u64,
+                },
+            })),
+            _ => NextLine::Line(location),
+        })
+    }
+
     pub(crate) fn limit(&self) -> usize {
         self.limit
     }

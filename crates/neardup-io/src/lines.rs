@@ -9,9 +9,9 @@
 //! format.
 
 use crate::error::Result;
-use crate::line_source::{take_raw, Line, LineSource};
-use crate::record::{Entry, Record, SkipReason, Skipped};
-use crate::text::{decode, strip_bom, strip_line_end};
+use crate::line_source::{line_content, take_raw, LineSource, NextLine};
+use crate::record::{Entry, Record};
+use crate::text::decode;
 
 /// Reads records from the lines format.
 pub(crate) struct LinesReader {
@@ -30,23 +30,12 @@ impl LinesReader {
 
     /// The next entry, `None` at the end.
     pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
-        let Some((location, line)) = self.lines.next_record(&mut self.buf)? else {
-            return Ok(None);
+        let location = match self.lines.next_line_record(&mut self.buf)? {
+            NextLine::End => return Ok(None),
+            NextLine::TooLarge(skipped) => return Ok(Some(skipped)),
+            NextLine::Line(location) => location,
         };
-        if let Line::TooLarge(size) = line {
-            return Ok(Some(Entry::Skipped(Skipped {
-                location,
-                id: None,
-                reason: SkipReason::TooLarge {
-                    size,
-                    limit: self.lines.limit() as u64,
-                },
-            })));
-        }
-        let mut content = strip_line_end(&self.buf);
-        if location.line == 1 {
-            content = strip_bom(content);
-        }
+        let content = line_content(&self.buf, &location);
         let (id, text, lossy) = match memchr::memchr(b'\t', content) {
             Some(tab) => {
                 let (id, id_lossy) = decode(&content[..tab]);
