@@ -83,7 +83,7 @@ def run_measured(cmd, log_prefix, timeout):
         "wall": wall,
         "cpu": cpu,
         "maxrss_bytes": maxrss_kb * 1024,
-        "exit": status if proc.returncode == 0 else (proc.returncode or status),
+        "exit": proc.returncode or status,  # time's own failure, else the command's status
         "timed_out": timed_out,
         "stderr": stderr,
     }
