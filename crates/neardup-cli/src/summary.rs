@@ -9,18 +9,8 @@ use neardup::{Config, Stats};
 /// Similarities at which the plan shows the S-curve.
 const CURVE_POINTS: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
 
-/// Groups digits by thousands: 1234567 → "1,234,567".
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// Groups digits by thousands: 1234567 → "1,234,567" (the report's formatting).
+pub use crate::report::html::thousands;
 
 /// Seconds with a precision that suits the magnitude.
 pub fn secs(d: Duration) -> String {
