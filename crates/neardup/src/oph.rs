@@ -83,9 +83,9 @@ impl Sketch for OnePermutation {
             // bijection that makes the seed matter, at one multiply per shingle.
             let h = (x ^ self.key).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let slot = &mut out[self.bin(h)];
-            if h < *slot {
-                *slot = h;
-            }
+            // Branch-free: whether a hash lowers its bin is a coin toss the predictor
+            // cannot learn, and a conditional move is cheaper than its misses.
+            *slot = (*slot).min(h);
         }
         if shingles.is_empty() {
             return;
