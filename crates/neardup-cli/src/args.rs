@@ -103,6 +103,15 @@ pub struct InputArgs {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormatArg {
+    /// One JSON object per line (the default).
+    Jsonl,
+    /// Tab-separated values with a header line; tabs, line breaks and backslashes in ids
+    /// escaped as \t, \n, \r and \\.
+    Tsv,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnError {
     /// Skip malformed records, count them and go on.
     Skip,
@@ -172,6 +181,9 @@ pub struct RunArgs {
     /// Output file (default: standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Format of the pairs or clusters written (dedup writes the input's own format).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<OutputFormatArg>,
     /// Write every skipped record's location and reason here, one JSON object per line.
     #[arg(long, value_name = "FILE")]
     pub skipped: Option<PathBuf>,

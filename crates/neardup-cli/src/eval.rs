@@ -45,7 +45,8 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     let mut prepared = pipeline.shingle(&docs.texts);
     let (exact, exact_stats) = pipeline.exact_pairs(&prepared);
     pipeline.sketch(&mut prepared);
-    let (lsh, lsh_stats) = pipeline.pairs(&prepared);
+    let (lsh_set, lsh_stats) = pipeline.pair_set(&prepared);
+    let lsh = lsh_set.to_vec();
 
     let shingle = stage_time(&lsh_stats, &[Stage::Shingle]);
     let lsh_time = shingle + stage_time(&lsh_stats, &[Stage::Sketch, Stage::Group, Stage::Verify]);
@@ -150,7 +151,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     if let Some(path) = &args.report {
         let title = report_run::title("eval", &args.input.inputs);
         let mut data = report_run::base(title, &config, false, &docs, &lsh_stats, read_time);
-        report_run::add_pairs(&mut data, &lsh, &docs);
+        report_run::add_pairs(&mut data, &lsh_set, &docs);
         data.counts.push(("exact pairs".into(), exact.len() as u64));
         data.eval = Some(metrics);
         report_run::write(path, &data)?;

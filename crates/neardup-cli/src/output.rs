@@ -5,7 +5,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use neardup::{Cluster, Pair};
+use neardup::{Cluster, Pair, PairSet};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::input::DocId;
@@ -29,38 +30,113 @@ fn round(x: Option<f64>) -> Option<f64> {
     x.map(|v| (v * 1e6).round() / 1e6)
 }
 
-/// One line per pair. Ids repeat across many pairs, so each id's JSON is rendered once.
-pub fn write_pairs(out: &mut dyn Write, pairs: &[Pair], ids: &[DocId]) -> io::Result<()> {
-    let mut rendered: Vec<Option<Vec<u8>>> = vec![None; ids.len()];
-    let mut line = Vec::with_capacity(256);
-    for p in pairs {
-        line.clear();
-        line.extend_from_slice(b"{\"a\":");
-        push_id(&mut line, &mut rendered, ids, p.a)?;
-        line.extend_from_slice(b",\"b\":");
-        push_id(&mut line, &mut rendered, ids, p.b)?;
-        line.extend_from_slice(b",\"jaccard\":");
-        serde_json::to_writer(&mut line, &round(p.similarity.jaccard))?;
-        line.extend_from_slice(b",\"estimate\":");
-        serde_json::to_writer(&mut line, &round(p.similarity.estimate))?;
-        line.extend_from_slice(b"}\n");
-        out.write_all(&line)?;
+/// Pairs formatted per parallel task.
+const FORMAT_TASK: usize = 1 << 14;
+
+/// Pairs expanded per chunk: bounds what is held between expanding and writing.
+const WRITE_CHUNK: usize = 1 << 20;
+
+/// How pairs and clusters are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// One JSON object per line.
+    Jsonl,
+    /// Tab-separated values with a header line; tabs, newlines and backslashes in ids
+    /// are escaped as `\t`, `\n`, `\r` and `\\`; an absent value is an empty field.
+    Tsv,
+}
+
+/// One line per pair, in order. Ids repeat across many pairs, so each id is rendered
+/// once; chunks of pairs are expanded and formatted in parallel, then written in order.
+pub fn write_pairs(
+    out: &mut dyn Write,
+    pairs: &PairSet,
+    ids: &[DocId],
+    format: OutputFormat,
+) -> io::Result<()> {
+    let rendered: Vec<Vec<u8>> = ids
+        .par_iter()
+        .map(|id| render_id(id, format))
+        .collect::<io::Result<_>>()?;
+    if format == OutputFormat::Tsv {
+        out.write_all(b"a\tb\tjaccard\testimate\n")?;
     }
+    pairs.for_each_chunk(WRITE_CHUNK, |chunk| {
+        let parts: Vec<Vec<u8>> = chunk
+            .par_chunks(FORMAT_TASK)
+            .map(|part| format_pairs(part, &rendered, format))
+            .collect::<io::Result<_>>()?;
+        parts.iter().try_for_each(|p| out.write_all(p))
+    })?;
     out.flush()
 }
 
-fn push_id(
-    line: &mut Vec<u8>,
-    rendered: &mut [Option<Vec<u8>>],
-    ids: &[DocId],
-    doc: u32,
-) -> io::Result<()> {
-    let slot = &mut rendered[doc as usize];
-    if slot.is_none() {
-        *slot = Some(serde_json::to_vec(&ids[doc as usize])?);
+/// An id as it appears in the output: JSON, or escaped for TSV.
+fn render_id(id: &DocId, format: OutputFormat) -> io::Result<Vec<u8>> {
+    Ok(match format {
+        OutputFormat::Jsonl => serde_json::to_vec(id)?,
+        OutputFormat::Tsv => tsv_field(&id.to_string()).into_bytes(),
+    })
+}
+
+/// A value for a TSV field: tabs, line breaks and backslashes escaped.
+fn tsv_field(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
     }
-    line.extend_from_slice(slot.as_deref().unwrap_or_default());
+    out
+}
+
+/// A similarity in TSV: rounded like the JSON output, empty if absent.
+fn push_tsv_number(buf: &mut Vec<u8>, x: Option<f64>) -> io::Result<()> {
+    if let Some(v) = round(x) {
+        serde_json::to_writer(&mut *buf, &v)?;
+    }
     Ok(())
+}
+
+fn format_pairs(pairs: &[Pair], ids: &[Vec<u8>], format: OutputFormat) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(pairs.len() * 64);
+    for p in pairs {
+        let (a, b) = (&ids[p.a as usize], &ids[p.b as usize]);
+        match format {
+            OutputFormat::Jsonl => {
+                buf.extend_from_slice(b"{\"a\":");
+                buf.extend_from_slice(a);
+                buf.extend_from_slice(b",\"b\":");
+                buf.extend_from_slice(b);
+                // Absent values are left out, as in the cluster lines.
+                for (key, value) in [
+                    (&b",\"jaccard\":"[..], p.similarity.jaccard),
+                    (&b",\"estimate\":"[..], p.similarity.estimate),
+                ] {
+                    if let Some(v) = round(value) {
+                        buf.extend_from_slice(key);
+                        serde_json::to_writer(&mut buf, &v)?;
+                    }
+                }
+                buf.extend_from_slice(b"}\n");
+            }
+            OutputFormat::Tsv => {
+                buf.extend_from_slice(a);
+                buf.push(b'\t');
+                buf.extend_from_slice(b);
+                buf.push(b'\t');
+                push_tsv_number(&mut buf, p.similarity.jaccard)?;
+                buf.push(b'\t');
+                push_tsv_number(&mut buf, p.similarity.estimate)?;
+                buf.push(b'\n');
+            }
+        }
+    }
+    Ok(buf)
 }
 
 #[derive(Serialize)]
@@ -76,8 +152,41 @@ struct ClusterLine<'a> {
     estimate: Option<f64>,
 }
 
+impl ClusterLine<'_> {
+    fn write(&self, out: &mut dyn Write, format: OutputFormat) -> io::Result<()> {
+        match format {
+            OutputFormat::Jsonl => serde_json::to_writer(&mut *out, self)?,
+            OutputFormat::Tsv => {
+                let mut buf = Vec::new();
+                buf.extend_from_slice(tsv_field(&self.id.to_string()).as_bytes());
+                let of = self.duplicate_of.map(|d| tsv_field(&d.to_string()));
+                write!(
+                    buf,
+                    "\t{}\t{}\t{}\t",
+                    self.cluster,
+                    self.kept,
+                    of.unwrap_or_default()
+                )?;
+                push_tsv_number(&mut buf, self.jaccard)?;
+                buf.push(b'\t');
+                push_tsv_number(&mut buf, self.estimate)?;
+                out.write_all(&buf)?;
+            }
+        }
+        out.write_all(b"\n")
+    }
+}
+
 /// One line per document of each cluster: the kept one first, then its duplicates.
-pub fn write_clusters(out: &mut dyn Write, clusters: &[Cluster], ids: &[DocId]) -> io::Result<()> {
+pub fn write_clusters(
+    out: &mut dyn Write,
+    clusters: &[Cluster],
+    ids: &[DocId],
+    format: OutputFormat,
+) -> io::Result<()> {
+    if format == OutputFormat::Tsv {
+        out.write_all(b"id\tcluster\tkept\tduplicate_of\tjaccard\testimate\n")?;
+    }
     for (n, c) in clusters.iter().enumerate() {
         let kept = &ids[c.kept as usize];
         let head = ClusterLine {
@@ -88,8 +197,7 @@ pub fn write_clusters(out: &mut dyn Write, clusters: &[Cluster], ids: &[DocId]) 
             jaccard: None,
             estimate: None,
         };
-        serde_json::to_writer(&mut *out, &head)?;
-        out.write_all(b"\n")?;
+        head.write(out, format)?;
         for d in &c.duplicates {
             let line = ClusterLine {
                 id: &ids[d.doc as usize],
@@ -99,8 +207,7 @@ pub fn write_clusters(out: &mut dyn Write, clusters: &[Cluster], ids: &[DocId]) 
                 jaccard: round(d.similarity.jaccard),
                 estimate: round(d.similarity.estimate),
             };
-            serde_json::to_writer(&mut *out, &line)?;
-            out.write_all(b"\n")?;
+            line.write(out, format)?;
         }
     }
     out.flush()

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use neardup::{Cluster, Config, Pair, Stats};
+use neardup::{Cluster, Config, Pair, PairSet, Stats};
 
 use crate::input::Documents;
 use crate::report::{self, ClusterView, DocView, PairView, ReportData};
@@ -131,10 +131,22 @@ fn sample_pairs(mut pairs: Vec<Pair>, docs: &Documents) -> Vec<PairView> {
         .collect()
 }
 
-/// Adds the pairs' count and a sample of them.
-pub fn add_pairs(data: &mut ReportData, pairs: &[Pair], docs: &Documents) {
-    data.counts.push(("pairs".into(), pairs.len() as u64));
-    data.sample_pairs = sample_pairs(pairs.to_vec(), docs);
+/// Groups of identical documents shown among the sample pairs, at most.
+const SAMPLE_GROUPS: usize = 1000;
+
+/// Adds the pairs' count and a sample of them: drawn from the pairs of distinct shingle
+/// sets and a pair from each of the first groups of identical ones, so the millions of
+/// identical pairs a corpus of copies has do not crowd out the rest.
+pub fn add_pairs(data: &mut ReportData, pairs: &PairSet, docs: &Documents) {
+    data.counts.push(("pairs".into(), pairs.len()));
+    let identical = pairs.identical_groups().iter().take(SAMPLE_GROUPS);
+    let mut pool = pairs.distinct().to_vec();
+    pool.extend(identical.map(|g| Pair {
+        a: g[0],
+        b: g[1],
+        similarity: pairs.identical_similarity(),
+    }));
+    data.sample_pairs = sample_pairs(pool, docs);
 }
 
 /// Adds cluster counts, sizes, the largest clusters and a sample of kept–removed pairs.

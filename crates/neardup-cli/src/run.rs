@@ -9,9 +9,9 @@ use neardup::{
 };
 use neardup_io::{DedupWriter, Format};
 
-use crate::args::{KeepArg, MatchArgs, RunArgs, SketchArg, VerifyArg};
+use crate::args::{KeepArg, MatchArgs, OutputFormatArg, RunArgs, SketchArg, VerifyArg};
 use crate::input::Documents;
-use crate::output::{open_output, write_clusters, write_pairs};
+use crate::output::{open_output, write_clusters, write_pairs, OutputFormat};
 use crate::progress::Bars;
 use crate::report_run;
 use crate::summary::{self, secs, thousands, Summary};
@@ -58,6 +58,13 @@ pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config>
 pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let started = Instant::now();
     let config = config(&args.matching, args.verify, args.keep)?;
+    let format = match args.output_format {
+        Some(_) if mode == Mode::Dedup => {
+            bail!("--output-format is for pairs and clusters; dedup writes the input's format")
+        }
+        Some(OutputFormatArg::Tsv) => OutputFormat::Tsv,
+        Some(OutputFormatArg::Jsonl) | None => OutputFormat::Jsonl,
+    };
     let quiet = args.runtime.quiet;
     if !quiet {
         eprint!("{}", summary::plan(&config, args.exact));
@@ -113,20 +120,17 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let (stats, result_line) = match mode {
         Mode::Pairs => {
             let (pairs, stats) = if args.exact {
-                pipeline.exact_pairs(&prepared)
+                pipeline.exact_pair_set(&prepared)
             } else {
-                pipeline.pairs(&prepared)
+                pipeline.pair_set(&prepared)
             };
             write_start = Instant::now();
             let mut out = open_output(args.output.as_deref())?;
-            write_pairs(&mut out, &pairs, &docs.ids)?;
-            let mut in_pair: Vec<u32> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
-            in_pair.sort_unstable();
-            in_pair.dedup();
+            write_pairs(&mut out, &pairs, &docs.ids, format)?;
             let line = format!(
                 "{} pairs among {} documents",
-                thousands(pairs.len() as u64),
-                thousands(in_pair.len() as u64)
+                thousands(pairs.len()),
+                thousands(pairs.documents())
             );
             report(&stats, &|data| report_run::add_pairs(data, &pairs, &docs))?;
             (stats, line)
@@ -140,7 +144,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             write_start = Instant::now();
             if mode == Mode::Clusters {
                 let mut out = open_output(args.output.as_deref())?;
-                write_clusters(&mut out, &clusters, &docs.ids)?;
+                write_clusters(&mut out, &clusters, &docs.ids, format)?;
             } else {
                 write_survivors(&docs, &clusters, &prepared.corpus, args)?;
             }

@@ -882,3 +882,46 @@ fn skipped_list_is_in_input_order_across_files_and_directories() {
     // first.jsonl's bad line 2, then the directory in walk order ("a" sorts before "a.txt").
     assert_eq!(sources, ["first.jsonl", "d/a/b.txt", "d/a.txt"]);
 }
+
+#[test]
+fn tsv_output_holds_the_same_pairs_and_clusters_as_jsonl() {
+    let args = ["cli/stories.txt", "-q"];
+    for mode in ["pairs", "clusters"] {
+        let json = ok(&[&[mode][..], &args].concat());
+        let tsv = ok(&[&[mode][..], &args, &["--output-format", "tsv"]].concat());
+        let mut lines = tsv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split('\t').collect()).collect();
+        let objects = json_lines(&json);
+        assert!(!objects.is_empty());
+        assert_eq!(rows.len(), objects.len(), "{mode}: one row per JSON line");
+        for (row, obj) in rows.iter().zip(&objects) {
+            assert_eq!(row.len(), header.len());
+            for (name, field) in header.iter().zip(row) {
+                let expected = match &obj[name] {
+                    Value::Null => String::new(),
+                    Value::String(s) => s.clone(),
+                    v => v.to_string(),
+                };
+                assert_eq!(*field, expected, "{mode}: column {name}");
+            }
+        }
+    }
+    // Ids with tabs, line breaks or backslashes are escaped, one row per pair.
+    let jsonl = "{\"id\":\"a\\tb\",\"text\":\"the same words twice over\"}\n\
+                 {\"id\":\"c\\\\d\\ne\",\"text\":\"the same words twice over\"}\n";
+    let o = Command::cargo_bin("neardup")
+        .unwrap()
+        .args(["pairs", "-", "-q", "--output-format", "tsv"])
+        .write_stdin(jsonl)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        "a\tb\tjaccard\testimate\na\\tb\tc\\\\d\\ne\t1.0\t\n"
+    );
+    // dedup writes the input's own format: the option is a usage error there.
+    let o = neardup(&["dedup", "cli/stories.txt", "--output-format", "tsv"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--output-format"));
+}

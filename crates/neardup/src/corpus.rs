@@ -5,6 +5,7 @@ use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_128_with_seed;
 
 use crate::family::Family;
+use crate::lsh::BandPlan;
 use crate::shingle::Shingler;
 
 /// Seed of the 128-bit hash that finds identical shingle sets.
@@ -26,21 +27,39 @@ impl SkipReason {
     }
 }
 
-/// Signatures of one sketch family: a row for each document sketched with it.
+/// What one sketch family holds: a row for each document sketched with it, with the
+/// row's band keys and, when verification needs them, its signature.
 #[derive(Clone, Debug, Default)]
-struct FamilySignatures {
+struct FamilySketches {
     num_perm: usize,
+    bands: usize,
     /// Row of each document, or `NO_ROW`.
     slot: Vec<u32>,
-    rows: Vec<u64>,
+    /// `bands` keys per row, computed from the full 64-bit signature.
+    keys: Vec<u64>,
+    /// `num_perm` values per row, each the low 32 bits of the signature's value (enough
+    /// for estimates: two different values agree by chance with probability 2⁻³²); empty
+    /// if signatures are not kept.
+    signatures: Vec<u32>,
 }
 
 const NO_ROW: u32 = u32::MAX;
 
-impl FamilySignatures {
-    fn get(&self, doc: u32) -> Option<&[u64]> {
+impl FamilySketches {
+    fn row(&self, doc: u32) -> Option<usize> {
         let row = *self.slot.get(doc as usize)?;
-        (row != NO_ROW).then(|| &self.rows[row as usize * self.num_perm..][..self.num_perm])
+        (row != NO_ROW).then_some(row as usize)
+    }
+
+    fn signature(&self, doc: u32) -> Option<&[u32]> {
+        let row = self.row(doc)?;
+        self.signatures
+            .get(row * self.num_perm..(row + 1) * self.num_perm)
+    }
+
+    fn band_keys(&self, doc: u32) -> Option<&[u64]> {
+        let row = self.row(doc)?;
+        Some(&self.keys[row * self.bands..(row + 1) * self.bands])
     }
 }
 
@@ -53,7 +72,7 @@ pub struct Corpus {
     lengths: Vec<usize>,
     /// The representative (first document) of each document's group of identical sets.
     rep: Vec<u32>,
-    families: Vec<FamilySignatures>,
+    families: Vec<FamilySketches>,
     truncated: u64,
 }
 
@@ -116,9 +135,13 @@ impl Corpus {
         rep
     }
 
-    /// Sketches every representative with the family its size belongs to, in parallel.
-    pub fn sketch(&mut self, families: &[Family]) {
+    /// Sketches every representative with the family its size belongs to, in parallel,
+    /// and keeps each signature's band keys under `plan`; the signatures themselves are
+    /// kept (as 32-bit values) only if `keep_signatures`, as estimates need them and
+    /// exact verification does not.
+    pub fn sketch(&mut self, families: &[Family], plan: BandPlan, keep_signatures: bool) {
         let reps = self.members();
+        let b = plan.bands();
         self.families = families
             .iter()
             .map(|family| {
@@ -132,14 +155,34 @@ impl Corpus {
                 for (row, &d) in chosen.iter().enumerate() {
                     slot[d as usize] = row as u32;
                 }
-                let mut rows = vec![0u64; chosen.len() * k];
-                rows.par_chunks_mut(k.max(1))
-                    .zip(chosen.par_iter())
-                    .for_each(|(out, &d)| family.sketch.sketch_into(self.set(d), out));
-                FamilySignatures {
+                let mut keys = vec![0u64; chosen.len() * b];
+                let mut signatures = vec![0u32; if keep_signatures { chosen.len() * k } else { 0 }];
+                let set = |d: u32| self.set(d);
+                let one =
+                    |sig: &mut Vec<u64>, d: u32, keys: &mut [u64], out: Option<&mut [u32]>| {
+                        family.sketch.sketch_into(set(d), sig);
+                        plan.band_keys_into(sig, keys);
+                        for (o, &v) in out.into_iter().flatten().zip(sig.iter()) {
+                            *o = v as u32;
+                        }
+                    };
+                let init = || vec![0u64; k];
+                if keep_signatures {
+                    keys.par_chunks_mut(b.max(1))
+                        .zip(signatures.par_chunks_mut(k.max(1)))
+                        .zip(chosen.par_iter())
+                        .for_each_init(init, |sig, ((keys, out), &d)| one(sig, d, keys, Some(out)));
+                } else {
+                    keys.par_chunks_mut(b.max(1))
+                        .zip(chosen.par_iter())
+                        .for_each_init(init, |sig, (keys, &d)| one(sig, d, keys, None));
+                }
+                FamilySketches {
                     num_perm: k,
+                    bands: b,
                     slot,
-                    rows,
+                    keys,
+                    signatures,
                 }
             })
             .collect();
@@ -171,10 +214,29 @@ impl Corpus {
         self.families.len()
     }
 
-    /// A document's signature in one family, if it has one there (copies use their
-    /// representative's).
-    pub fn signature_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
-        self.families.get(family)?.get(self.representative(doc))
+    /// True if signatures were kept when sketching (estimates are available).
+    pub fn has_signatures(&self) -> bool {
+        self.families.iter().any(|f| !f.signatures.is_empty())
+    }
+
+    /// True if the document (or its representative) was sketched in a family.
+    pub fn in_family(&self, family: usize, doc: u32) -> bool {
+        self.families
+            .get(family)
+            .is_some_and(|f| f.row(self.representative(doc)).is_some())
+    }
+
+    /// A document's signature in one family (32-bit values), if it has one there and
+    /// signatures were kept (copies use their representative's).
+    pub fn signature_in(&self, family: usize, doc: u32) -> Option<&[u32]> {
+        self.families
+            .get(family)?
+            .signature(self.representative(doc))
+    }
+
+    /// A representative's band keys in one family, if it was sketched there.
+    pub fn band_keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
+        self.families.get(family)?.band_keys(doc)
     }
 
     /// The family in which two documents are compared: the last one both are in
@@ -182,12 +244,12 @@ impl Corpus {
     pub fn shared_family(&self, a: u32, b: u32) -> usize {
         (0..self.families.len())
             .rev()
-            .find(|&f| self.signature_in(f, a).is_some() && self.signature_in(f, b).is_some())
+            .find(|&f| self.in_family(f, a) && self.in_family(f, b))
             .unwrap_or(usize::MAX)
     }
 
-    /// Signatures of two documents in the family they are compared in.
-    pub fn signature_pair(&self, a: u32, b: u32) -> Option<(&[u64], &[u64])> {
+    /// Signatures of two documents in the family they are compared in, if kept.
+    pub fn signature_pair(&self, a: u32, b: u32) -> Option<(&[u32], &[u32])> {
         let f = self.shared_family(a, b);
         Some((self.signature_in(f, a)?, self.signature_in(f, b)?))
     }
@@ -276,12 +338,27 @@ mod tests {
         assert_eq!(c.total_shingles(), 2 + 2 + 1 + 2);
         assert_eq!(c.text_len(2), 2);
         assert!(c.signature_pair(0, 4).is_none());
-        c.sketch(&families(SketchKind::OnePermutation, 16, 3, 0.8).unwrap());
+        let plan = BandPlan::new(4, 4, 16).unwrap();
+        c.sketch(
+            &families(SketchKind::OnePermutation, 16, 3, 0.8).unwrap(),
+            plan,
+            true,
+        );
         let (a, b) = c.signature_pair(0, 3).unwrap();
         assert_eq!(a, b, "a copy uses its representative's signature");
         let (a, b) = c.signature_pair(0, 4).unwrap();
         assert_ne!(a, b);
         // Small documents are in the classic family only.
         assert!(c.signature_in(0, 0).is_some() && c.signature_in(1, 0).is_none());
+        assert!(c.in_family(0, 3) && !c.in_family(1, 3));
+        assert_eq!(c.band_keys_in(0, 0).map(<[u64]>::len), Some(4));
+        // Without kept signatures, families and band keys stay; estimates go.
+        c.sketch(
+            &families(SketchKind::OnePermutation, 16, 3, 0.8).unwrap(),
+            plan,
+            false,
+        );
+        assert!(c.signature_pair(0, 4).is_none());
+        assert!(c.in_family(0, 4) && c.band_keys_in(0, 4).is_some());
     }
 }

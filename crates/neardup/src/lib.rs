@@ -37,6 +37,7 @@ pub mod family;
 pub mod group;
 pub mod lsh;
 pub mod oph;
+pub mod pairs;
 pub mod pipeline;
 pub mod shingle;
 pub mod sketch;
@@ -47,9 +48,9 @@ pub use corpus::{Corpus, SkipReason};
 pub use error::{Error, Result};
 pub use family::SketchKind;
 pub use lsh::BandPlan;
+pub use pairs::{Pair, PairSet};
 pub use pipeline::{
-    Config, ConfigBuilder, NoProgress, Pair, Pipeline, Prepared, Progress, Similarities, Stage,
-    Stats,
+    Config, ConfigBuilder, NoProgress, Pipeline, Prepared, Progress, Similarities, Stage, Stats,
 };
 pub use shingle::{ShingleKind, Shingler};
 pub use sketch::{ClassicMinHash, Sketch};

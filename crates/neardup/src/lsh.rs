@@ -101,13 +101,21 @@ impl BandPlan {
             "signature too short"
         );
         assert_eq!(out.len(), self.bands, "band key buffer length");
-        let mut bytes = vec![0u8; self.rows * 8];
+        // On the stack for the usual band widths: this runs once per document and family.
+        let mut stack = [0u8; 256];
+        let mut heap = Vec::new();
+        let bytes = if self.rows * 8 <= stack.len() {
+            &mut stack[..self.rows * 8]
+        } else {
+            heap.resize(self.rows * 8, 0);
+            &mut heap[..]
+        };
         for (band, key) in out.iter_mut().enumerate() {
             let rows = &signature[band * self.rows..(band + 1) * self.rows];
             for (chunk, v) in bytes.chunks_exact_mut(8).zip(rows) {
                 chunk.copy_from_slice(&v.to_le_bytes());
             }
-            *key = xxh3_64_with_seed(&bytes, BAND_SEED);
+            *key = xxh3_64_with_seed(bytes, BAND_SEED);
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::exact::ExactJoin;
 use crate::family::{families, Family, SketchKind};
 use crate::group::{absent_key, BandIndex, Candidate};
 use crate::lsh::BandPlan;
+use crate::pairs::{Groups, Pair, PairSet};
 use crate::shingle::{ShingleKind, Shingler};
 use crate::verify::{estimate, jaccard, meets_threshold, triage_margin, Verification};
 
@@ -287,17 +288,6 @@ impl Stats {
     }
 }
 
-/// A reported pair of documents `a < b`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pair {
-    /// The lower document index.
-    pub a: u32,
-    /// The higher document index.
-    pub b: u32,
-    /// How similar they are.
-    pub similarity: Similarity,
-}
-
 /// The pipeline over one configuration.
 ///
 /// ```
@@ -396,7 +386,11 @@ impl Pipeline {
     pub fn sketch(&self, prepared: &mut Prepared) {
         self.progress.start(Stage::Sketch, 0);
         let Prepared { corpus, stats } = prepared;
-        stats.time(Stage::Sketch, || corpus.sketch(&self.families));
+        // Exact verification needs no signatures, only their band keys.
+        let keep = self.config.verification != Verification::Exact;
+        stats.time(Stage::Sketch, || {
+            corpus.sketch(&self.families, self.config.plan, keep)
+        });
         self.progress.finish();
     }
 
@@ -471,8 +465,15 @@ impl Pipeline {
     /// All similar pairs found by LSH, sorted by `(a, b)`. Needs a sketched corpus.
     ///
     /// Documents with identical shingle sets are paired with each other directly and
-    /// share their representative's pairs.
+    /// share their representative's pairs. [`Pipeline::pair_set`] gives the same pairs
+    /// without holding them all.
     pub fn pairs(&self, prepared: &Prepared) -> (Vec<Pair>, Stats) {
+        let (set, stats) = self.pair_set(prepared);
+        (set.to_vec(), stats)
+    }
+
+    /// All similar pairs found by LSH, held compactly. Needs a sketched corpus.
+    pub fn pair_set(&self, prepared: &Prepared) -> (PairSet, Stats) {
         let mut stats = prepared.stats.clone();
         let index = band_index(self.config.plan, &prepared.corpus, &mut stats);
         let corpus = &prepared.corpus;
@@ -512,7 +513,7 @@ impl Pipeline {
                 self.progress.advance(chunk.len() as u64);
             });
             verified = rep_pairs.len() as u64;
-            Groups::new(corpus).expand(rep_pairs, self.identical_similarity(corpus))
+            PairSet::new(corpus, rep_pairs, self.identical_similarity(corpus))
         });
         self.progress.finish();
         stats.candidates = candidates;
@@ -526,7 +527,7 @@ impl Pipeline {
     fn identical_similarity(&self, corpus: &Corpus) -> Similarity {
         Similarity {
             jaccard: (self.config.verification == Verification::Exact).then_some(1.0),
-            estimate: (corpus.num_families() > 0).then_some(1.0),
+            estimate: corpus.has_signatures().then_some(1.0),
         }
     }
 
@@ -633,15 +634,20 @@ impl Pipeline {
     ///
     /// The corpus need only be shingled; estimates are given if it was also sketched.
     pub fn exact_pairs(&self, prepared: &Prepared) -> (Vec<Pair>, Stats) {
+        let (set, stats) = self.exact_pair_set(prepared);
+        (set.to_vec(), stats)
+    }
+
+    /// The exact join's pairs, held compactly.
+    pub fn exact_pair_set(&self, prepared: &Prepared) -> (PairSet, Stats) {
         let mut stats = prepared.stats.clone();
         let corpus = &prepared.corpus;
         let rep_pairs = self.exact_rep_pairs(corpus, &mut stats);
         let identical = Similarity {
             jaccard: Some(1.0),
-            estimate: (corpus.num_families() > 0).then_some(1.0),
+            estimate: corpus.has_signatures().then_some(1.0),
         };
-        let pairs = Groups::new(corpus).expand(rep_pairs, identical);
-        (pairs, stats)
+        (PairSet::new(corpus, rep_pairs, identical), stats)
     }
 
     /// Clusters from the exact join's pairs, verified exactly against each kept document.
@@ -679,11 +685,8 @@ fn band_index(plan: BandPlan, corpus: &Corpus, stats: &mut Stats) -> BandIndex {
         keys.par_chunks_mut(width).enumerate().for_each(|(d, out)| {
             let d = d as u32;
             for (f, out) in out.chunks_mut(b).enumerate() {
-                match corpus
-                    .signature_in(f, d)
-                    .filter(|_| corpus.representative(d) == d)
-                {
-                    Some(sig) => plan.band_keys_into(sig, out),
+                match corpus.band_keys_in(f, d) {
+                    Some(keys) => out.copy_from_slice(keys),
                     None => out.fill(absent_key(d)),
                 }
             }
@@ -694,7 +697,7 @@ fn band_index(plan: BandPlan, corpus: &Corpus, stats: &mut Stats) -> BandIndex {
                 members
                     .iter()
                     .copied()
-                    .filter(|&d| corpus.signature_in(f, d).is_some())
+                    .filter(|&d| corpus.in_family(f, d))
                     .collect()
             })
             .collect();
@@ -708,62 +711,4 @@ fn band_index(plan: BandPlan, corpus: &Corpus, stats: &mut Stats) -> BandIndex {
     stats.buckets = buckets;
     stats.largest_bucket = largest as u64;
     index
-}
-
-/// The documents of each representative's group of identical sets (itself if alone).
-struct Groups {
-    /// For a representative, the index of its group in `groups`.
-    of: std::collections::HashMap<u32, usize>,
-    groups: Vec<Vec<u32>>,
-}
-
-impl Groups {
-    fn new(corpus: &Corpus) -> Self {
-        let groups = corpus.identical_groups();
-        let of = groups.iter().enumerate().map(|(i, g)| (g[0], i)).collect();
-        Groups { of, groups }
-    }
-
-    fn members<'a>(&'a self, rep: &'a u32) -> &'a [u32] {
-        match self.of.get(rep) {
-            Some(&i) => &self.groups[i],
-            None => std::slice::from_ref(rep),
-        }
-    }
-
-    /// Pairs between representatives, expanded to every pair of their groups' documents,
-    /// plus every pair inside a group (identical sets: Jaccard exactly 1); sorted.
-    fn expand(&self, rep_pairs: Vec<Pair>, identical: Similarity) -> Vec<Pair> {
-        let mut pairs: Vec<Pair> = rep_pairs
-            .par_iter()
-            .flat_map_iter(|p| {
-                let (ga, gb) = (self.members(&p.a), self.members(&p.b));
-                ga.iter().flat_map(move |&a| {
-                    gb.iter().map(move |&b| Pair {
-                        a: a.min(b),
-                        b: a.max(b),
-                        similarity: p.similarity,
-                    })
-                })
-            })
-            .collect();
-        pairs.par_extend(self.groups.par_iter().flat_map_iter(|g| {
-            g.iter().enumerate().flat_map(move |(i, &a)| {
-                g[i + 1..].iter().map(move |&b| Pair {
-                    a,
-                    b,
-                    similarity: identical,
-                })
-            })
-        }));
-        pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
-        pairs
-    }
-
-    /// Links from each group's representative to its copies.
-    fn links(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.groups
-            .iter()
-            .flat_map(|g| g[1..].iter().map(move |&d| (g[0], d)))
-    }
 }

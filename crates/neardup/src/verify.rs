@@ -63,7 +63,7 @@ pub fn triage_margin(threshold: f64, num_perm: usize) -> f64 {
 }
 
 /// MinHash estimate of Jaccard similarity: the share of signature positions that agree.
-pub fn estimate(sig_a: &[u64], sig_b: &[u64]) -> f64 {
+pub fn estimate<T: PartialEq>(sig_a: &[T], sig_b: &[T]) -> f64 {
     debug_assert_eq!(sig_a.len(), sig_b.len());
     if sig_a.is_empty() {
         return 0.0;
@@ -95,7 +95,7 @@ mod tests {
     #[test]
     fn estimate_counts_agreeing_positions() {
         assert_eq!(estimate(&[1, 2, 3, 4], &[1, 9, 3, 9]), 0.5);
-        assert_eq!(estimate(&[], &[]), 0.0);
+        assert_eq!(estimate::<u64>(&[], &[]), 0.0);
     }
 
     #[test]

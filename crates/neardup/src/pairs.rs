@@ -1,0 +1,321 @@
+//! Verified pairs, held compactly and expanded to document pairs on demand.
+//!
+//! A corpus full of copies has far more pairs than documents: 841,708 PyPI summaries give
+//! 27.6 million pairs, 26.9 million of them between identical texts. Pairs are kept as
+//! the pairs between representatives (one per group of identical sets) plus the groups,
+//! and expanded in document order, a bounded chunk at a time, when they are written.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::cluster::Similarity;
+use crate::corpus::Corpus;
+
+/// A reported pair of documents `a < b`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pair {
+    /// The lower document index.
+    pub a: u32,
+    /// The higher document index.
+    pub b: u32,
+    /// How similar they are.
+    pub similarity: Similarity,
+}
+
+/// Documents expanded per parallel task: small enough to balance, large enough to amortize.
+const DOCS_PER_TASK: usize = 1 << 12;
+
+/// The documents of each representative's group of identical sets (itself if alone).
+pub(crate) struct Groups {
+    /// For a representative, the index of its group in `groups`.
+    of: HashMap<u32, usize>,
+    groups: Vec<Vec<u32>>,
+}
+
+impl Groups {
+    pub(crate) fn new(corpus: &Corpus) -> Self {
+        let groups = corpus.identical_groups();
+        let of = groups.iter().enumerate().map(|(i, g)| (g[0], i)).collect();
+        Groups { of, groups }
+    }
+
+    /// The sorted members of a representative's group.
+    fn members<'a>(&'a self, rep: &'a u32) -> &'a [u32] {
+        match self.of.get(rep) {
+            Some(&i) => &self.groups[i],
+            None => std::slice::from_ref(rep),
+        }
+    }
+
+    /// Links from each group's representative to its copies.
+    pub(crate) fn links(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.groups
+            .iter()
+            .flat_map(|g| g[1..].iter().map(move |&d| (g[0], d)))
+    }
+}
+
+/// All verified pairs of a corpus: pairs between representatives, and identical copies.
+///
+/// Every pair of documents from two paired groups is a pair, with the representatives'
+/// similarity; every two documents of one group are a pair with similarity 1.
+pub struct PairSet {
+    groups: Groups,
+    /// Each document's representative, or `u32::MAX` for a skipped document.
+    rep: Vec<u32>,
+    /// For each representative, the representatives it is paired with (CSR).
+    start: Vec<usize>,
+    neighbours: Vec<(u32, Similarity)>,
+    rep_pairs: Vec<Pair>,
+    identical: Similarity,
+    len: u64,
+}
+
+impl PairSet {
+    /// The pairs from pairs between representatives (`a < b`, each once), with identical
+    /// documents paired at `identical`.
+    pub(crate) fn new(corpus: &Corpus, mut rep_pairs: Vec<Pair>, identical: Similarity) -> Self {
+        rep_pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
+        let groups = Groups::new(corpus);
+        let n = corpus.len();
+        let rep: Vec<u32> = (0..n as u32)
+            .map(|d| match corpus.skip_reason(d) {
+                None => corpus.representative(d),
+                Some(_) => u32::MAX,
+            })
+            .collect();
+        let mut degree = vec![0usize; n + 1];
+        for p in &rep_pairs {
+            degree[p.a as usize] += 1;
+            degree[p.b as usize] += 1;
+        }
+        let mut start = Vec::with_capacity(n + 1);
+        let mut total = 0;
+        for d in &degree {
+            start.push(total);
+            total += d;
+        }
+        let mut fill = start.clone();
+        let mut neighbours = vec![(0u32, identical); total];
+        for p in &rep_pairs {
+            for (x, y) in [(p.a, p.b), (p.b, p.a)] {
+                neighbours[fill[x as usize]] = (y, p.similarity);
+                fill[x as usize] += 1;
+            }
+        }
+        let size = |r: u32| groups.members(&r).len() as u64;
+        let len = rep_pairs.iter().map(|p| size(p.a) * size(p.b)).sum::<u64>()
+            + groups
+                .groups
+                .iter()
+                .map(|g| g.len() as u64 * (g.len() as u64 - 1) / 2)
+                .sum::<u64>();
+        PairSet {
+            groups,
+            rep,
+            start,
+            neighbours,
+            rep_pairs,
+            identical,
+            len,
+        }
+    }
+
+    /// Number of pairs.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True if there are no pairs.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The pairs between representatives: one per pair of distinct shingle sets.
+    pub fn distinct(&self) -> &[Pair] {
+        &self.rep_pairs
+    }
+
+    /// Groups of two or more documents with identical shingle sets, representative first.
+    pub fn identical_groups(&self) -> &[Vec<u32>] {
+        &self.groups.groups
+    }
+
+    /// The similarity reported for two documents with identical shingle sets.
+    pub fn identical_similarity(&self) -> Similarity {
+        self.identical
+    }
+
+    /// Number of documents in at least one pair.
+    pub fn documents(&self) -> u64 {
+        (0..self.rep.len())
+            .filter(|&d| {
+                let r = self.rep[d];
+                r != u32::MAX
+                    && (self.groups.members(&r).len() > 1
+                        || self.start[r as usize] < self.start[r as usize + 1])
+            })
+            .count() as u64
+    }
+
+    /// Appends the pairs whose lower document is `a`, sorted by `b`.
+    fn pairs_of(&self, a: u32, out: &mut Vec<Pair>) {
+        let r = self.rep[a as usize];
+        if r == u32::MAX {
+            return;
+        }
+        let from = out.len();
+        let own = self.groups.members(&r);
+        let mut push = |members: &[u32], similarity: Similarity| {
+            let i = members.partition_point(|&d| d <= a);
+            out.extend(members[i..].iter().map(|&b| Pair { a, b, similarity }));
+        };
+        push(own, self.identical);
+        for &(other, similarity) in
+            &self.neighbours[self.start[r as usize]..self.start[r as usize + 1]]
+        {
+            push(self.groups.members(&other), similarity);
+        }
+        out[from..].sort_unstable_by_key(|p| p.b);
+    }
+
+    /// The pairs whose lower document is in `docs`, sorted by `(a, b)`.
+    fn pairs_in(&self, docs: std::ops::Range<usize>) -> Vec<Pair> {
+        let mut out = Vec::new();
+        for a in docs {
+            self.pairs_of(a as u32, &mut out);
+        }
+        out
+    }
+
+    /// Calls `f` with every pair, sorted by `(a, b)`, in chunks of about `chunk` pairs
+    /// (a chunk holds whole documents' pairs, so one may be larger). Chunks are expanded
+    /// in parallel; only a few are held at a time.
+    pub fn for_each_chunk<E>(
+        &self,
+        chunk: usize,
+        mut f: impl FnMut(&[Pair]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let n = self.rep.len();
+        let tasks: Vec<std::ops::Range<usize>> = (0..n)
+            .step_by(DOCS_PER_TASK)
+            .map(|s| s..(s + DOCS_PER_TASK).min(n))
+            .collect();
+        // Tasks per parallel round: one per thread's share, several for balance.
+        let round = rayon::current_num_threads().max(1) * 4;
+        let mut pending: Vec<Pair> = Vec::new();
+        for batch in tasks.chunks(round) {
+            let expanded: Vec<Vec<Pair>> =
+                batch.par_iter().map(|r| self.pairs_in(r.clone())).collect();
+            for part in expanded {
+                pending.extend_from_slice(&part);
+                if pending.len() >= chunk {
+                    f(&pending)?;
+                    pending.clear();
+                }
+            }
+        }
+        if !pending.is_empty() {
+            f(&pending)?;
+        }
+        Ok(())
+    }
+
+    /// All pairs, sorted by `(a, b)`.
+    pub fn to_vec(&self) -> Vec<Pair> {
+        let mut all = Vec::with_capacity(self.len as usize);
+        let _ = self.for_each_chunk(1 << 16, |c| {
+            all.extend_from_slice(c);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shingle::{ShingleKind, Shingler};
+    use crate::verify::jaccard;
+
+    /// Copies of three texts and a near-copy, interleaved, with an empty document.
+    fn corpus() -> Corpus {
+        let base = [
+            "the cat sat on the mat and looked at the door",
+            "the cat sat on the mat and looked at the doors",
+            "a completely different sentence about the weather",
+        ];
+        let order = [0, 2, 1, 0, 9, 2, 0, 1, 2, 2, 0];
+        let texts: Vec<&str> = order
+            .iter()
+            .map(|&i| base.get(i).copied().unwrap_or(""))
+            .collect();
+        Corpus::shingle(&Shingler::new(ShingleKind::Char(3)), &texts)
+    }
+
+    #[test]
+    fn expands_to_every_pair_in_order_whatever_the_chunk() {
+        let c = corpus();
+        let sim = |j: f64| Similarity {
+            jaccard: Some(j),
+            estimate: None,
+        };
+        let members = c.members();
+        let mut rep_pairs = Vec::new();
+        for (i, &a) in members.iter().enumerate() {
+            for &b in &members[i + 1..] {
+                let j = jaccard(c.set(a), c.set(b));
+                if j >= 0.5 {
+                    rep_pairs.push(Pair {
+                        a: b.min(a),
+                        b: a.max(b),
+                        similarity: sim(j),
+                    });
+                }
+            }
+        }
+        assert_eq!(rep_pairs.len(), 1, "only the near-copy pairs across groups");
+        // Brute force over all documents: every pair of non-empty documents ≥ 0.5.
+        let n = c.len() as u32;
+        let mut expected = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                if c.skip_reason(a).is_none() && c.skip_reason(b).is_none() {
+                    let j = jaccard(c.set(a), c.set(b));
+                    if j >= 0.5 {
+                        expected.push(Pair {
+                            a,
+                            b,
+                            similarity: sim(j),
+                        });
+                    }
+                }
+            }
+        }
+        let set = PairSet::new(&c, rep_pairs, sim(1.0));
+        assert_eq!(set.to_vec(), expected);
+        assert_eq!(set.len(), expected.len() as u64);
+        let mut in_pairs: Vec<u32> = expected.iter().flat_map(|p| [p.a, p.b]).collect();
+        in_pairs.sort_unstable();
+        in_pairs.dedup();
+        assert_eq!(set.documents(), in_pairs.len() as u64);
+        for chunk in [1, 3, 1 << 20] {
+            let mut seen = Vec::new();
+            set.for_each_chunk(chunk, |c| {
+                assert!(!c.is_empty());
+                seen.extend_from_slice(c);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+            assert_eq!(seen, expected, "chunk {chunk}");
+        }
+        // A failing consumer stops the walk with its error.
+        let mut calls = 0;
+        let stopped = set.for_each_chunk(1, |_| {
+            calls += 1;
+            Err("full disk")
+        });
+        assert_eq!((stopped, calls), (Err("full disk"), 1));
+    }
+}
