@@ -85,6 +85,25 @@ pub struct Documents {
 impl Documents {
     /// Reads every input. A hard error (unreadable file, bad header) stops the run.
     pub fn read(args: &InputArgs, keep_raw: bool, bars: &Bars) -> Result<Documents> {
+        let mut texts = Vec::new();
+        let mut docs = Self::read_batches(args, keep_raw, bars, usize::MAX, |batch| {
+            texts.extend(batch);
+            Ok(())
+        })?;
+        docs.texts = texts;
+        Ok(docs)
+    }
+
+    /// Reads every input, handing the texts to `sink` in batches of `batch` documents,
+    /// in order, as they are read; the documents come back without their texts.
+    pub fn read_batches(
+        args: &InputArgs,
+        keep_raw: bool,
+        bars: &Bars,
+        batch: usize,
+        mut sink: impl FnMut(Vec<String>) -> Result<()>,
+    ) -> Result<Documents> {
+        let mut pending = Vec::new();
         let opts = read_options(args);
         let numbered_with_source = args.inputs.len() > 1;
         let mut docs = Documents::default();
@@ -110,7 +129,10 @@ impl Documents {
                         let id = doc_id(&record, format, numbered_with_source);
                         docs.lossy += record.lossy as u64;
                         docs.ids.push(id);
-                        docs.texts.push(std::mem::take(&mut record.text));
+                        pending.push(std::mem::take(&mut record.text));
+                        if pending.len() >= batch {
+                            sink(std::mem::take(&mut pending))?;
+                        }
                         if !keep_raw {
                             record.raw = Vec::new();
                         }
@@ -125,6 +147,9 @@ impl Documents {
                     }),
                 }
             }
+        }
+        if !pending.is_empty() {
+            sink(pending)?;
         }
         bars.done();
         Ok(docs)
@@ -149,7 +174,7 @@ impl Documents {
 
     /// Number of records read, documents and skipped ones.
     pub fn read_count(&self) -> u64 {
-        (self.texts.len() + self.skipped.len()) as u64
+        (self.ids.len() + self.skipped.len()) as u64
     }
 
     /// Skipped records by reason code, plus `extra` (e.g. empty documents).

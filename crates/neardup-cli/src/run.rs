@@ -70,8 +70,11 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         eprint!("{}", summary::plan(&config, args.exact));
     }
     let bars = Bars::new(quiet);
+    let pipeline = Pipeline::new(config.clone())?
+        .with_progress(Box::new(bars.clone()))
+        .record_similarities(args.report.is_some());
     let read_start = Instant::now();
-    let docs = Documents::read(&args.input, mode == Mode::Dedup, &bars)?;
+    let (docs, prepared) = read_and_shingle(args, mode, &pipeline, &bars)?;
     let read_time = read_start.elapsed();
     if let Some(out) = &args.output {
         if docs.is_input(out) {
@@ -81,17 +84,10 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             );
         }
     }
-    if docs.texts.len() > u32::MAX as usize {
-        bail!(neardup::Error::TooManyDocuments(docs.texts.len()));
+    let mut prepared = prepared;
+    if !args.exact {
+        pipeline.sketch(&mut prepared);
     }
-    let pipeline = Pipeline::new(config.clone())?
-        .with_progress(Box::new(bars.clone()))
-        .record_similarities(args.report.is_some());
-    let prepared = if args.exact {
-        pipeline.shingle(&docs.texts)
-    } else {
-        pipeline.prepare(&docs.texts)
-    };
     if let Some(path) = &args.skipped {
         write_skipped(path, &docs.all_skipped(&prepared.corpus))?;
     }
@@ -197,6 +193,52 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Documents handed from the reading thread to shingling at a time.
+const READ_BATCH: usize = 1 << 14;
+
+/// Reads the inputs on one thread while the documents read so far are shingled on the
+/// others, so neither waits for the other; texts are kept only for the report's examples.
+fn read_and_shingle(
+    args: &RunArgs,
+    mode: Mode,
+    pipeline: &Pipeline,
+    bars: &Bars,
+) -> Result<(Documents, neardup::Prepared)> {
+    let keep_texts = args.report.is_some();
+    // A few batches in flight bound what is read ahead of shingling.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<String>>(4);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            Documents::read_batches(&args.input, mode == Mode::Dedup, bars, READ_BATCH, |b| {
+                tx.send(b).context("shingling stopped")
+            })
+        });
+        let mut preparer = pipeline.preparer();
+        let mut texts = Vec::new();
+        let mut count = 0usize;
+        for batch in rx {
+            count += batch.len();
+            if count > u32::MAX as usize {
+                // Dropping the receiver stops the reader at its next send.
+                break;
+            }
+            preparer.add(&batch);
+            if keep_texts {
+                texts.extend(batch);
+            }
+        }
+        let read = reader
+            .join()
+            .map_err(|_| anyhow::anyhow!("the reading thread panicked"))?;
+        if count > u32::MAX as usize {
+            bail!(neardup::Error::TooManyDocuments(count));
+        }
+        let mut docs = read?;
+        docs.texts = texts;
+        Ok((docs, preparer.finish()))
+    })
+}
+
 /// The skipped list: one JSON object per skipped record.
 fn write_skipped(path: &std::path::Path, skipped: &[crate::input::SkippedRecord]) -> Result<()> {
     let mut out = open_output(Some(path))?;
@@ -246,7 +288,7 @@ fn write_survivors(
     if first.format == Format::Dir && args.output.is_none() {
         bail!("dedup of a directory needs -o DIR");
     }
-    let mut removed = vec![false; docs.texts.len()];
+    let mut removed = vec![false; docs.ids.len()];
     for c in clusters {
         for d in &c.duplicates {
             removed[d.doc as usize] = true;

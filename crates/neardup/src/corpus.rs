@@ -63,6 +63,85 @@ impl FamilySketches {
     }
 }
 
+/// Builds a corpus batch by batch, so documents can be shingled while later ones are
+/// still being read, and each batch's sets go straight into the flat arrays.
+///
+/// ```
+/// use neardup::corpus::CorpusBuilder;
+/// use neardup::Shingler;
+/// let mut builder = CorpusBuilder::new(Shingler::default());
+/// builder.add(&["the first batch of texts"]);
+/// builder.add(&["the second batch", "the first batch of texts"]);
+/// let corpus = builder.finish();
+/// assert_eq!(corpus.len(), 3);
+/// assert_eq!(corpus.representative(2), 0);
+/// ```
+pub struct CorpusBuilder {
+    shingler: Shingler,
+    corpus: Corpus,
+}
+
+impl CorpusBuilder {
+    /// An empty corpus to be shingled with `shingler`.
+    pub fn new(shingler: Shingler) -> Self {
+        CorpusBuilder {
+            shingler,
+            corpus: Corpus {
+                offsets: vec![0],
+                ..Corpus::default()
+            },
+        }
+    }
+
+    /// Shingles a batch of texts in parallel and appends them, in order.
+    pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) {
+        // Per parallel task, its documents' sets back to back: one buffer per task, not
+        // one allocation per document.
+        const TASK: usize = 256;
+        let parts: Vec<(Vec<u64>, Vec<usize>, u64)> = texts
+            .par_chunks(TASK)
+            .map_init(Vec::new, |buf, chunk| {
+                let mut flat = Vec::new();
+                let mut lens = Vec::with_capacity(chunk.len());
+                let mut truncated = 0;
+                for t in chunk {
+                    truncated += self.shingler.set_into(t.as_ref(), buf) as u64;
+                    flat.extend_from_slice(buf);
+                    lens.push(buf.len());
+                }
+                (flat, lens, truncated)
+            })
+            .collect();
+        let c = &mut self.corpus;
+        for (flat, lens, truncated) in parts {
+            c.hashes.extend_from_slice(&flat);
+            let mut end = *c.offsets.last().unwrap_or(&0);
+            for len in lens {
+                end += len;
+                c.offsets.push(end);
+            }
+            c.truncated += truncated;
+        }
+        c.lengths.extend(texts.iter().map(|t| t.as_ref().len()));
+    }
+
+    /// Number of documents added so far.
+    pub fn len(&self) -> usize {
+        self.corpus.len()
+    }
+
+    /// True if no document was added.
+    pub fn is_empty(&self) -> bool {
+        self.corpus.is_empty()
+    }
+
+    /// The corpus, with its groups of identical sets found.
+    pub fn finish(mut self) -> Corpus {
+        self.corpus.rep = self.corpus.group_identical();
+        self.corpus
+    }
+}
+
 /// Shingle sets (sorted, deduplicated) of all documents, stored back to back, with the
 /// groups of identical sets and the signatures of each group's representative.
 #[derive(Clone, Debug, Default)]
@@ -80,34 +159,9 @@ impl Corpus {
     /// Shingles every text in parallel (the order of documents is kept) and groups
     /// documents whose shingle sets are identical.
     pub fn shingle<T: AsRef<str> + Sync>(shingler: &Shingler, texts: &[T]) -> Self {
-        let (sets, truncated): (Vec<Vec<u64>>, Vec<bool>) = texts
-            .par_iter()
-            .map_init(Vec::new, |buf, t| {
-                let cut = shingler.set_into(t.as_ref(), buf);
-                (buf.clone(), cut)
-            })
-            .unzip();
-        let mut offsets = Vec::with_capacity(sets.len() + 1);
-        offsets.push(0);
-        let mut total = 0;
-        for s in &sets {
-            total += s.len();
-            offsets.push(total);
-        }
-        let mut hashes = Vec::with_capacity(total);
-        for s in sets {
-            hashes.extend_from_slice(&s);
-        }
-        let mut corpus = Corpus {
-            offsets,
-            hashes,
-            lengths: texts.iter().map(|t| t.as_ref().len()).collect(),
-            rep: Vec::new(),
-            families: Vec::new(),
-            truncated: truncated.iter().filter(|&&t| t).count() as u64,
-        };
-        corpus.rep = corpus.group_identical();
-        corpus
+        let mut builder = CorpusBuilder::new(*shingler);
+        builder.add(texts);
+        builder.finish()
     }
 
     /// The exact-duplicate pre-pass: a 128-bit hash of each set, sorted, so identical sets

@@ -50,7 +50,8 @@ pub use family::SketchKind;
 pub use lsh::BandPlan;
 pub use pairs::{Pair, PairSet};
 pub use pipeline::{
-    Config, ConfigBuilder, NoProgress, Pipeline, Prepared, Progress, Similarities, Stage, Stats,
+    Config, ConfigBuilder, NoProgress, Pipeline, Prepared, Preparer, Progress, Similarities, Stage,
+    Stats,
 };
 pub use shingle::{ShingleKind, Shingler};
 pub use sketch::{ClassicMinHash, Sketch};

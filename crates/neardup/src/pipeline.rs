@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::cluster::{cluster, Cluster, KeepPolicy, Similarity};
-use crate::corpus::Corpus;
+use crate::corpus::{Corpus, CorpusBuilder};
 use crate::error::{Error, Result};
 use crate::exact::ExactJoin;
 use crate::family::{families, Family, SketchKind};
@@ -364,22 +364,18 @@ impl Pipeline {
 
     /// Shingles the texts only (all the exact join needs).
     pub fn shingle<T: AsRef<str> + Sync>(&self, texts: &[T]) -> Prepared {
-        let mut stats = Stats {
-            documents: texts.len() as u64,
-            ..Stats::default()
-        };
-        self.progress.start(Stage::Shingle, 0);
-        let corpus = stats.time(Stage::Shingle, || {
-            Corpus::shingle(&self.config.shingler, texts)
-        });
-        self.progress.finish();
-        stats.shingles = corpus.total_shingles();
-        stats.empty = (0..corpus.len() as u32)
-            .filter(|&d| corpus.skip_reason(d).is_some())
-            .count() as u64;
-        stats.identical = corpus.identical_copies();
-        stats.truncated = corpus.truncated();
-        Prepared { corpus, stats }
+        let mut preparer = self.preparer();
+        preparer.add(texts);
+        preparer.finish()
+    }
+
+    /// Shingles texts batch by batch as they arrive (see [`Preparer`]).
+    pub fn preparer(&self) -> Preparer<'_> {
+        Preparer {
+            _pipeline: std::marker::PhantomData,
+            builder: CorpusBuilder::new(self.config.shingler),
+            elapsed: Duration::ZERO,
+        }
     }
 
     /// Adds signatures to a shingled corpus.
@@ -669,6 +665,56 @@ impl Pipeline {
             })
         });
         (clusters, stats)
+    }
+}
+
+/// Shingles a corpus batch by batch, so that reading the next batch can overlap
+/// shingling this one. [`Preparer::finish`] groups identical sets.
+///
+/// ```
+/// use neardup::{Config, Pipeline};
+/// let pipeline = Pipeline::new(Config::builder().threshold(0.7).build().unwrap()).unwrap();
+/// let mut preparer = pipeline.preparer();
+/// preparer.add(&["the quick brown fox jumps over the lazy dog"]);
+/// preparer.add(&["The quick brown fox jumps over the lazy dog!"]);
+/// let mut prepared = preparer.finish();
+/// pipeline.sketch(&mut prepared);
+/// assert_eq!(pipeline.pairs(&prepared).0.len(), 1);
+/// ```
+pub struct Preparer<'p> {
+    /// Ties the preparer to the pipeline whose shingler it uses.
+    _pipeline: std::marker::PhantomData<&'p Pipeline>,
+    builder: CorpusBuilder,
+    /// Time spent shingling, not waiting for batches.
+    elapsed: Duration,
+}
+
+impl Preparer<'_> {
+    /// Shingles a batch of texts in parallel and appends them in order.
+    pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) {
+        let start = Instant::now();
+        self.builder.add(texts);
+        self.elapsed += start.elapsed();
+    }
+
+    /// The shingled corpus, identical sets grouped, with its counters.
+    pub fn finish(self) -> Prepared {
+        let start = Instant::now();
+        let corpus = self.builder.finish();
+        let mut stats = Stats {
+            documents: corpus.len() as u64,
+            ..Stats::default()
+        };
+        stats
+            .timings
+            .push((Stage::Shingle, self.elapsed + start.elapsed()));
+        stats.shingles = corpus.total_shingles();
+        stats.empty = (0..corpus.len() as u32)
+            .filter(|&d| corpus.skip_reason(d).is_some())
+            .count() as u64;
+        stats.identical = corpus.identical_copies();
+        stats.truncated = corpus.truncated();
+        Prepared { corpus, stats }
     }
 }
 
