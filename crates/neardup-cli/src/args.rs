@@ -144,6 +144,10 @@ pub struct MatchArgs {
     /// their start), so one huge document cannot exhaust memory.
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub max_shingles: usize,
+    /// pairs: do not check pairs of documents that are both verified near-duplicates of a
+    /// third without sharing a bucket (LSH candidates only, recall on the S-curve).
+    #[arg(long)]
+    pub no_neighbours: bool,
     /// LSH bands (with --rows; default: chosen from the threshold for high recall).
     #[arg(long, requires = "rows")]
     pub bands: Option<usize>,

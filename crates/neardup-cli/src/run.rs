@@ -33,6 +33,7 @@ pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config>
         .num_perm(m.num_perm)
         .seed(m.seed)
         .max_shingles(m.max_shingles)
+        .neighbours(!m.no_neighbours)
         .sketch(match m.sketch {
             SketchArg::Oph => SketchKind::OnePermutation,
             SketchArg::Classic => SketchKind::Classic,

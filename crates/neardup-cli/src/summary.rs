@@ -131,6 +131,20 @@ impl Summary {
                     thousands(stats.buckets),
                     thousands(stats.largest_bucket)
                 ),
+                neardup::Stage::Verify
+                    if stats.neighbour_candidates + stats.large_group_candidates > 0 =>
+                {
+                    format!(
+                        "{} candidates, {} verified (beyond the buckets: {} with large groups \
+                         of copies, {} verified; {} through a shared neighbour, {} verified)",
+                        thousands(stats.candidates),
+                        thousands(stats.verified),
+                        thousands(stats.large_group_candidates),
+                        thousands(stats.large_group_verified),
+                        thousands(stats.neighbour_candidates),
+                        thousands(stats.neighbour_verified)
+                    )
+                }
                 neardup::Stage::Verify | neardup::Stage::ExactJoin => format!(
                     "{} candidates, {} verified",
                     thousands(stats.candidates),

@@ -120,6 +120,15 @@ impl BandIndex {
         ka.iter().zip(kb).any(|(x, y)| x == y)
     }
 
+    /// True if `a` and `b` share a bucket in some band of a family: LSH made them a
+    /// candidate there.
+    pub fn collide_in_family(&self, a: u32, b: u32, family: usize) -> bool {
+        let range = family * self.family_width..((family + 1) * self.family_width).min(self.bands);
+        let ka = &self.keys[a as usize * self.bands..][range.clone()];
+        let kb = &self.keys[b as usize * self.bands..][range];
+        ka.iter().zip(kb).any(|(x, y)| x == y)
+    }
+
     /// Walks every pair of every bucket, band by band, handing them to `f` in chunks of at
     /// most `chunk` (memory stays bounded however large a bucket is).
     ///
@@ -217,6 +226,9 @@ mod tests {
         let idx = BandIndex::build(2, 1, keys, &[all, all]);
         assert!(!idx.collided_earlier(0, 1, 0));
         assert!(!idx.collided_earlier(0, 1, 1), "band 0 is another family");
+        assert!(idx.collide_in_family(0, 1, 0) && idx.collide_in_family(0, 1, 1));
+        let apart = BandIndex::build(2, 1, vec![5, 6, 5, 7], &[all, all]);
+        assert!(apart.collide_in_family(0, 1, 0) && !apart.collide_in_family(0, 1, 1));
         assert_eq!(idx.family_of(1), 1);
     }
 

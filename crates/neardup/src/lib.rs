@@ -35,6 +35,7 @@ pub mod error;
 pub mod exact;
 pub mod family;
 pub mod group;
+pub mod heavy;
 pub mod lsh;
 pub mod oph;
 pub mod pairs;

@@ -29,6 +29,7 @@ pub struct Config {
     verification: Verification,
     keep: KeepPolicy,
     sketch: SketchKind,
+    neighbours: bool,
 }
 
 impl Config {
@@ -67,6 +68,11 @@ impl Config {
         self.keep
     }
     /// Which sketch signatures are made with.
+    pub fn neighbours(&self) -> bool {
+        self.neighbours
+    }
+
+    /// The sketch family kind.
     pub fn sketch(&self) -> SketchKind {
         self.sketch
     }
@@ -86,6 +92,7 @@ pub struct ConfigBuilder {
     keep: KeepPolicy,
     sketch: SketchKind,
     max_shingles: usize,
+    neighbours: bool,
 }
 
 impl Default for ConfigBuilder {
@@ -102,6 +109,7 @@ impl Default for ConfigBuilder {
             keep: KeepPolicy::First,
             sketch: SketchKind::OnePermutation,
             max_shingles: crate::shingle::DEFAULT_MAX_SHINGLES,
+            neighbours: true,
         }
     }
 }
@@ -163,6 +171,15 @@ impl ConfigBuilder {
         self
     }
 
+    /// Whether pairs mode also looks beyond the buckets (default on): every pair with one
+    /// of the largest groups of identical documents, found exactly, and two documents that
+    /// are both verified near-duplicates of a third. Every pair it adds is verified like
+    /// any candidate; it lifts recall above the S-curve where near-duplicates cluster.
+    pub fn neighbours(mut self, on: bool) -> Self {
+        self.neighbours = on;
+        self
+    }
+
     /// Validates the settings.
     pub fn build(self) -> Result<Config> {
         if !(self.threshold > 0.0 && self.threshold <= 1.0) {
@@ -190,6 +207,7 @@ impl ConfigBuilder {
             verification: self.verification,
             keep: self.keep,
             sketch: self.sketch,
+            neighbours: self.neighbours,
         })
     }
 }
@@ -262,6 +280,17 @@ pub struct Stats {
     pub candidates: u64,
     /// Candidates that passed verification.
     pub verified: u64,
+    /// Pairs mode: candidates found by the exact search around the largest groups of
+    /// identical documents (not through a bucket), included in `candidates`. In clusters
+    /// mode only the verified ones are counted, as links, not in `verified`.
+    pub large_group_candidates: u64,
+    /// Of those, the ones that passed verification, included in `verified`.
+    pub large_group_verified: u64,
+    /// Pairs mode: candidates found through a shared verified neighbour (not through a
+    /// bucket), included in `candidates`.
+    pub neighbour_candidates: u64,
+    /// Of those, the ones that passed verification, included in `verified`.
+    pub neighbour_verified: u64,
     /// Time spent per stage, in order.
     pub timings: Vec<(Stage, Duration)>,
     /// Similarities of verified and rejected candidates, when the pipeline records them
@@ -475,6 +504,7 @@ impl Pipeline {
         let corpus = &prepared.corpus;
         let mut rep_pairs = Vec::new();
         let (mut candidates, mut verified) = (0u64, 0u64);
+        let mut through = [(0u64, 0u64); 2];
         let mut recorded = self.record_similarities.then(Similarities::default);
         self.progress.start(Stage::Verify, 0);
         let pairs = stats.time(Stage::Verify, || {
@@ -508,14 +538,83 @@ impl Pipeline {
                 }
                 self.progress.advance(chunk.len() as u64);
             });
+            if self.config.neighbours {
+                through = self.beyond_buckets(corpus, &index, &mut rep_pairs, recorded.as_mut());
+                candidates += through[0].0 + through[1].0;
+            }
             verified = rep_pairs.len() as u64;
             PairSet::new(corpus, rep_pairs, self.identical_similarity(corpus))
         });
         self.progress.finish();
         stats.candidates = candidates;
         stats.verified = verified;
+        (stats.large_group_candidates, stats.large_group_verified) = through[0];
+        (stats.neighbour_candidates, stats.neighbour_verified) = through[1];
         stats.similarities = recorded;
         (pairs, stats)
+    }
+
+    /// Candidates beyond the buckets, checked like any other: first every pair with one of
+    /// the largest groups of copies (found exactly, see [`crate::heavy`]), then pairs of
+    /// representatives that are both verified near-duplicates of a third. A document that
+    /// misses one member of a family of near-duplicates in every band often hits another;
+    /// the second finds the pair anyway. Returns (checked, verified) for each.
+    fn beyond_buckets(
+        &self,
+        corpus: &Corpus,
+        index: &BandIndex,
+        rep_pairs: &mut Vec<Pair>,
+        mut recorded: Option<&mut Similarities>,
+    ) -> [(u64, u64); 2] {
+        let t = self.config.threshold;
+        let large = self.check_fresh(corpus, index, rep_pairs, recorded.as_deref_mut(), |_| {
+            crate::heavy::pairs_near_large_groups(corpus, t)
+        });
+        let near = self.check_fresh(corpus, index, rep_pairs, recorded, |known| {
+            neighbour_pairs(known, corpus.len())
+        });
+        [large, near]
+    }
+
+    /// Verifies the pairs `propose` gives (from the sorted known pairs) that are neither
+    /// known nor LSH candidates already; adds those that pass.
+    fn check_fresh(
+        &self,
+        corpus: &Corpus,
+        index: &BandIndex,
+        rep_pairs: &mut Vec<Pair>,
+        recorded: Option<&mut Similarities>,
+        propose: impl FnOnce(&[(u32, u32)]) -> Vec<(u32, u32)>,
+    ) -> (u64, u64) {
+        let mut known: Vec<(u32, u32)> = rep_pairs.iter().map(|p| (p.a, p.b)).collect();
+        known.par_sort_unstable();
+        let fresh: Vec<(u32, u32)> = propose(&known)
+            .into_par_iter()
+            .filter(|&(a, b)| {
+                let family = corpus.shared_family(a, b);
+                family != usize::MAX
+                    && known.binary_search(&(a, b)).is_err()
+                    && !index.collide_in_family(a, b, family)
+            })
+            .collect();
+        let scored: Vec<(Option<Similarity>, f64)> = fresh
+            .par_iter()
+            .map(|&(a, b)| self.score(corpus, a, b))
+            .collect();
+        let before = rep_pairs.len();
+        let mut recorded = recorded;
+        for (&(a, b), (verdict, value)) in fresh.iter().zip(scored) {
+            if let Some(rec) = recorded.as_deref_mut() {
+                match verdict {
+                    Some(_) => rec.verified.push(value),
+                    None => rec.rejected.push(value),
+                }
+            }
+            if let Some(similarity) = verdict {
+                rep_pairs.push(Pair { a, b, similarity });
+            }
+        }
+        (fresh.len() as u64, (rep_pairs.len() - before) as u64)
     }
 
     /// How identical documents are reported: Jaccard 1 (exactly known) under exact
@@ -560,6 +659,19 @@ impl Pipeline {
         }
         stats.candidates = links.len() as u64;
         stats.verified = verified.len() as u64;
+        if self.config.neighbours {
+            // Shared neighbours end up in one cluster anyway; a near-copy of a large group
+            // of copies that LSH missed would stay alone.
+            verified.sort_unstable();
+            let large: Vec<(u32, u32)> =
+                crate::heavy::pairs_near_large_groups(corpus, self.config.threshold)
+                    .into_par_iter()
+                    .filter(|l| verified.binary_search(l).is_err())
+                    .filter(|&(a, b)| self.check(corpus, a, b).is_some())
+                    .collect();
+            stats.large_group_verified = large.len() as u64;
+            verified.extend(large);
+        }
         verified.extend(Groups::new(corpus).links());
         let clusters = self.cluster_links(corpus, &verified, &mut stats, |kept, doc| {
             self.check(corpus, kept.min(doc), kept.max(doc))
@@ -716,6 +828,47 @@ impl Preparer<'_> {
         stats.truncated = corpus.truncated();
         Prepared { corpus, stats }
     }
+}
+
+/// A document's verified neighbours are paired with each other only up to this many:
+/// beyond it, a hub of near-duplicates would make C(d, 2) candidates.
+const MAX_NEIGHBOURS: usize = 256;
+
+/// Pairs `(a, b)`, `a < b`, of documents that share a neighbour in `pairs` (sorted,
+/// `a < b`), sorted and without repeats; documents are numbered below `n`.
+fn neighbour_pairs(pairs: &[(u32, u32)], n: usize) -> Vec<(u32, u32)> {
+    let mut start = vec![0usize; n + 1];
+    for &(a, b) in pairs {
+        start[a as usize + 1] += 1;
+        start[b as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut adjacent = vec![0u32; start[n]];
+    for &(a, b) in pairs {
+        for (x, y) in [(a, b), (b, a)] {
+            adjacent[fill[x as usize]] = y;
+            fill[x as usize] += 1;
+        }
+    }
+    let mut out: Vec<(u32, u32)> = (0..n)
+        .into_par_iter()
+        .filter(|&d| (2..=MAX_NEIGHBOURS).contains(&(start[d + 1] - start[d])))
+        .flat_map_iter(|d| {
+            let mut near = adjacent[start[d]..start[d + 1]].to_vec();
+            near.sort_unstable();
+            let mut pairs = Vec::with_capacity(near.len() * (near.len() - 1) / 2);
+            for (i, &a) in near.iter().enumerate() {
+                pairs.extend(near[i + 1..].iter().map(|&b| (a, b)));
+            }
+            pairs
+        })
+        .collect();
+    out.par_sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Band keys of every sketched document, grouped by sorting; records bucket counters.

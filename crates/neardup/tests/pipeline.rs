@@ -4,7 +4,7 @@
 mod common;
 
 use common::Rng;
-use neardup::{Cluster, Config, KeepPolicy, Pair, Pipeline, Verification};
+use neardup::{Cluster, Config, KeepPolicy, Pair, Pipeline, Prepared, Stats, Verification};
 use proptest::prelude::*;
 
 const WORDS: &[&str] = &[
@@ -239,4 +239,89 @@ proptest! {
         prop_assert!(kept >= in_clusters_kept);
         prop_assert_eq!(kept + removed + skipped, texts.len());
     }
+}
+
+fn banded(t: f64, bands: usize, rows: usize, beyond: bool) -> Pipeline {
+    Pipeline::new(
+        Config::builder()
+            .threshold(t)
+            .bands(Some(bands))
+            .rows(Some(rows))
+            .neighbours(beyond)
+            .build()
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+/// Pairs found by LSH alone and by looking beyond the buckets too, under a `bands × rows`
+/// plan, with the exact join's; checks that LSH alone ⊆ beyond ⊆ exact and that every
+/// reported pair is verified. Returns (alone, beyond, exact, beyond's stats, pipeline with
+/// beyond on, prepared corpus).
+fn alone_and_beyond(
+    texts: &[String],
+    t: f64,
+    bands: usize,
+    rows: usize,
+) -> (Vec<Pair>, Vec<Pair>, Vec<Pair>, Stats, Pipeline, Prepared) {
+    let off = banded(t, bands, rows, false);
+    let on = banded(t, bands, rows, true);
+    let prepared = on.prepare(texts);
+    let (alone, off_stats) = off.pairs(&prepared);
+    assert_eq!(
+        off_stats.neighbour_candidates + off_stats.large_group_candidates,
+        0
+    );
+    let (beyond, stats) = on.pairs(&prepared);
+    let (exact, _) = on.exact_pairs(&prepared);
+    let (alone_k, beyond_k, exact_k) = (keys(&alone), keys(&beyond), keys(&exact));
+    assert!(alone_k.iter().all(|k| beyond_k.binary_search(k).is_ok()));
+    assert!(beyond_k.iter().all(|k| exact_k.binary_search(k).is_ok()));
+    assert!(beyond.iter().all(|p| p.similarity.jaccard.unwrap() >= t));
+    (alone, beyond, exact, stats, on, prepared)
+}
+
+#[test]
+fn pairs_with_a_large_group_of_copies_are_all_found() {
+    // One band of 32 rows: a pair at J = 0.85 shares its bucket with probability
+    // 0.85^32 ≈ 0.006, so LSH alone misses near-copies of the group almost surely.
+    let mut texts = near_duplicate_corpus(4, 200);
+    let copy = "bright studio apartment near the metro with a balcony and a small garden";
+    let near = "bright studio apartment near the metro with a balcony and a small garden!!";
+    let first = texts.len() as u32;
+    texts.extend(std::iter::repeat_n(copy.to_string(), 40));
+    texts.push(near.to_string());
+    let near_doc = texts.len() as u32 - 1;
+    let (_, beyond, exact, stats, on, prepared) = alone_and_beyond(&texts, 0.8, 1, 32);
+    let with_group = |pairs: &[Pair]| {
+        pairs
+            .iter()
+            .filter(|p| p.b == near_doc && p.a >= first)
+            .count()
+    };
+    assert_eq!(
+        with_group(&exact),
+        40,
+        "the near-copy pairs with every copy"
+    );
+    assert_eq!(with_group(&beyond), 40);
+    assert!(stats.large_group_verified >= 1);
+    // Clusters: the near-copy is removed as a duplicate of the group's kept document.
+    let (clusters, _) = on.clusters(&prepared);
+    let group = clusters.iter().find(|c| c.kept == first).unwrap();
+    assert!(group.duplicates.iter().any(|d| d.doc == near_doc));
+}
+
+#[test]
+fn shared_neighbours_lift_recall_above_the_s_curve() {
+    // 4 bands of 8 rows find a pair at J = 0.8 with probability 0.52 only.
+    let texts = near_duplicate_corpus(5, 600);
+    let (lsh_only, beyond, _, stats, _, _) = alone_and_beyond(&texts, 0.7, 4, 8);
+    assert!(stats.neighbour_verified > 0, "{stats:?}");
+    assert!(
+        beyond.len() > lsh_only.len(),
+        "{} vs {}",
+        beyond.len(),
+        lsh_only.len()
+    );
 }

@@ -72,6 +72,8 @@ fn lsh_candidate_rate_follows_the_s_curve() {
             .bands(Some(bands))
             .rows(Some(rows))
             .verification(Verification::None)
+            // The S-curve of the buckets alone, without the candidates found beyond them.
+            .neighbours(false)
             .seed(3)
             .build()
             .unwrap();

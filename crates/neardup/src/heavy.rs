@@ -1,0 +1,145 @@
+//! An exact search around the largest groups of identical documents.
+//!
+//! A representative stands for its whole group: when LSH misses a pair with it, every copy
+//! misses with it, so one unlucky band draw costs thousands of pairs. For the few largest
+//! groups the pairs are found exactly instead, in one pass over all shingles: each
+//! document counts the shingles it shares with each large group's set (the intersection
+//! size), which gives the Jaccard similarity directly.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use rayon::prelude::*;
+
+use crate::corpus::Corpus;
+use crate::verify::meets_threshold;
+
+/// Groups of at least this many identical documents are searched exactly.
+pub const MIN_COPIES: usize = 32;
+
+/// At most this many groups, the largest first: bounds the per-shingle work.
+pub const MAX_GROUPS: usize = 256;
+
+/// Shingle hashes are uniform already: the table uses them as they are.
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | b as u64;
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
+}
+
+/// Pairs `(a, b)`, `a < b`, of representatives with Jaccard ≥ `threshold` where one of
+/// them stands for one of the largest groups of identical documents; sorted.
+pub(crate) fn pairs_near_large_groups(corpus: &Corpus, threshold: f64) -> Vec<(u32, u32)> {
+    let mut groups: Vec<(usize, u32)> = corpus
+        .identical_groups()
+        .iter()
+        .filter(|g| g.len() >= MIN_COPIES)
+        .map(|g| (g.len(), g[0]))
+        .collect();
+    // Largest first, ties by document, so the choice does not depend on thread timing.
+    groups.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+    groups.truncate(MAX_GROUPS);
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    let reps: Vec<u32> = groups.iter().map(|&(_, r)| r).collect();
+    let mut owners: HashMap<u64, Vec<u16>, BuildHasherDefault<Identity>> = HashMap::default();
+    for (i, &r) in reps.iter().enumerate() {
+        for &s in corpus.set(r) {
+            owners.entry(s).or_default().push(i as u16);
+        }
+    }
+    let sizes: Vec<usize> = reps.iter().map(|&r| corpus.set(r).len()).collect();
+    // A set of size n can reach t only with sets of size in [t·n, n/t].
+    let smallest = sizes.iter().copied().min().unwrap_or(0) as f64 * threshold;
+    let largest = sizes.iter().copied().max().unwrap_or(0) as f64 / threshold;
+    let mut out: Vec<(u32, u32)> = corpus
+        .members()
+        .into_par_iter()
+        .filter(|&d| {
+            let n = corpus.set(d).len() as f64;
+            n >= smallest.floor() && n <= largest.ceil()
+        })
+        .map_init(
+            || (vec![0u32; reps.len()], Vec::new()),
+            |(counts, touched), d| {
+                for s in corpus.set(d) {
+                    for &i in owners.get(s).map(Vec::as_slice).unwrap_or_default() {
+                        if counts[i as usize] == 0 {
+                            touched.push(i);
+                        }
+                        counts[i as usize] += 1;
+                    }
+                }
+                let n = corpus.set(d).len();
+                let mut found = Vec::new();
+                for &i in touched.iter() {
+                    let shared = counts[i as usize] as usize;
+                    counts[i as usize] = 0;
+                    let r = reps[i as usize];
+                    let j = shared as f64 / (n + sizes[i as usize] - shared) as f64;
+                    if r != d && meets_threshold(j, threshold) {
+                        found.push((d.min(r), d.max(r)));
+                    }
+                }
+                touched.clear();
+                found
+            },
+        )
+        .flatten_iter()
+        .collect();
+    out.par_sort_unstable();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shingle::{ShingleKind, Shingler};
+    use crate::verify::jaccard;
+
+    #[test]
+    fn finds_every_pair_with_a_large_group_and_only_those() {
+        let copy = "add your description here for the package";
+        let near = "add your description here for the packages";
+        let far = "something else entirely, a different text";
+        let small = "a small group of two copies only here";
+        let mut texts = vec![near, far, small, small];
+        texts.extend(std::iter::repeat_n(copy, MIN_COPIES));
+        let c = Corpus::shingle(&Shingler::new(ShingleKind::Char(3)), &texts);
+        let rep = c.representative(4);
+        let t = 0.8;
+        assert!(jaccard(c.set(0), c.set(rep)) >= t);
+        // Only the large group is searched: the small one and the far text pair with nothing.
+        assert_eq!(pairs_near_large_groups(&c, t), vec![(0, rep)]);
+        // Brute force over representatives agrees for pairs that involve the large group.
+        let brute: Vec<(u32, u32)> = c
+            .members()
+            .into_iter()
+            .filter(|&d| d != rep && meets_threshold(jaccard(c.set(d), c.set(rep)), t))
+            .map(|d| (d.min(rep), d.max(rep)))
+            .collect();
+        assert_eq!(brute, vec![(0, rep)]);
+    }
+
+    #[test]
+    fn nothing_to_do_without_large_groups() {
+        let c = Corpus::shingle(
+            &Shingler::new(ShingleKind::Char(3)),
+            &["abcd", "abcd", "abce"],
+        );
+        assert!(pairs_near_large_groups(&c, 0.5).is_empty());
+    }
+}
