@@ -224,7 +224,8 @@ pub const PAIR_BYTES: u64 = 40;
 /// Estimated memory, bytes per component.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Memory {
-    /// N · K · 8.
+    /// N · K · 4 when verification uses estimates; 0 under exact verification, which
+    /// keeps only each signature's band keys.
     pub signatures: u64,
     /// N · b · 8.
     pub band_keys: u64,
@@ -236,7 +237,8 @@ pub struct Memory {
     pub texts: u64,
     /// Raw records kept for dedup.
     pub raw: u64,
-    /// The pairs found, [`PAIR_BYTES`] each.
+    /// The pairs found between distinct shingle sets, [`PAIR_BYTES`] each (pairs of
+    /// identical copies are expanded as they are written, never held).
     pub results: u64,
 }
 
@@ -316,13 +318,15 @@ pub struct Estimate {
     pub time: Time,
 }
 
-/// Extrapolates a sample to the whole input for `plan` with signatures of `num_perm`.
+/// Extrapolates a sample to the whole input for `plan` with signatures of `num_perm`,
+/// kept in memory only if `keep_signatures` (verification by estimate).
 /// Pairs scale with the number of pairs, N(N − 1) / (n(n − 1)), which is unbiased for a
 /// uniform sample without replacement; per-document quantities scale with N / n.
 pub fn estimate(
     sample: &SampleStats,
     plan: Plan,
     num_perm: usize,
+    keep_signatures: bool,
     t: f64,
     throughput: &Throughput,
 ) -> Estimate {
@@ -345,6 +349,12 @@ pub fn estimate(
     let candidates = sample.collisions as f64 * pair_scale;
     let similar_pairs = similar.len() as f64 * pair_scale;
     let found_pairs = found_in_sample * pair_scale;
+    let found_distinct: f64 = similar
+        .iter()
+        .filter(|&&s| s < 1.0)
+        .map(|&s| plan.probability(s))
+        .sum::<f64>()
+        * pair_scale;
 
     let set_total: u64 = sample.set_sizes.iter().sum();
     let mean_set = if sample.set_sizes.is_empty() {
@@ -356,13 +366,17 @@ pub fn estimate(
     let shingles = mean_set * big_n;
     let records = big_n * plan.bands as f64;
     let memory = Memory {
-        signatures: (big_n * num_perm as f64 * 8.0) as u64,
+        signatures: if keep_signatures {
+            (big_n * num_perm as f64 * 4.0) as u64
+        } else {
+            0
+        },
         band_keys: (records * 8.0) as u64,
         sort_records: (records * 16.0) as u64,
         shingle_sets: (shingles * 8.0) as u64,
         texts: texts as u64,
         raw: (sample.raw_bytes as f64 * doc_scale) as u64,
-        results: (found_pairs * PAIR_BYTES as f64) as u64,
+        results: (found_distinct * PAIR_BYTES as f64) as u64,
     };
     let per = |work: f64, rate: f64| if rate > 0.0 { work / rate } else { 0.0 };
     let time = Time {
@@ -572,7 +586,7 @@ mod tests {
             group_records: 1e7,
             verify_shingles: 1e8,
         };
-        let e = estimate(&sample, plan, 128, 0.8, &tp);
+        let e = estimate(&sample, plan, 128, false, 0.8, &tp);
         let scale = 1e6 * (1e6 - 1.0) / (1000.0 * 999.0);
         assert!(close(e.pair_scale, scale, 1e-6));
         assert!(close(e.candidates, 3.0 * scale, 1e-3));
@@ -587,14 +601,19 @@ mod tests {
             1.0 - plan.recall_above(0.8),
             1e-12
         ));
-        // Memory: 10⁶·128·8, 10⁶·16·8, 10⁶·16·16, 10⁶·100·8, 10⁶·120.
-        assert_eq!(e.memory.signatures, 1_024_000_000);
+        // Memory: no signatures under exact verification, 10⁶·16·8, 10⁶·16·16,
+        // 10⁶·100·8, 10⁶·120; with signatures kept, 10⁶·128·4.
+        assert_eq!(e.memory.signatures, 0);
+        let kept = estimate(&sample, plan, 128, true, 0.8, &tp);
+        assert_eq!(kept.memory.signatures, 512_000_000);
         assert_eq!(e.memory.band_keys, 128_000_000);
         assert_eq!(e.memory.sort_records, 256_000_000);
         assert_eq!(e.memory.shingle_sets, 800_000_000);
         assert_eq!(e.memory.texts, 120_000_000);
         assert_eq!(e.memory.raw, 0);
-        assert_eq!(e.memory.results, (found * scale * PAIR_BYTES as f64) as u64);
+        // Only the pair at 0.8 is held; the one at 1.0 is between identical sets.
+        let held = plan.probability(0.8) * scale * PAIR_BYTES as f64;
+        assert_eq!(e.memory.results, held as u64);
         // Time: 1.2e8 B / 1e8, / 5e7; 1e8 shingles × 128 / 1e9; 1.6e7 / 1e7;
         // candidates × 200 / 1e8.
         assert!(close(e.time.read, 1.2, 1e-9));
@@ -605,7 +624,7 @@ mod tests {
         let text = render_estimate(&e);
         println!("{text}");
         assert!(text.contains("candidates  ≈ 3,003,000 (from 3 in the sample)"));
-        assert!(text.contains("memory      ≈ 2.2 GiB"));
+        assert!(text.contains("memory      ≈ 1.2 GiB"), "{text}");
     }
 
     #[test]
@@ -614,6 +633,7 @@ mod tests {
             &SampleStats::default(),
             Plan::new(16, 8),
             128,
+            false,
             0.8,
             &Throughput {
                 read_bytes: 0.0,
