@@ -23,6 +23,16 @@ fn neardup(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs `neardup ARGS` with `input` on its standard input.
+fn neardup_stdin(args: &[&str], input: impl Into<Vec<u8>>) -> Output {
+    Command::cargo_bin("neardup")
+        .unwrap()
+        .args(args)
+        .write_stdin(input.into())
+        .output()
+        .unwrap()
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
@@ -184,19 +194,13 @@ fn gzip_input_reads_like_plain() {
 #[test]
 fn stdin_is_read_with_dash() {
     let text = std::fs::read(testdata("cli/stories.txt")).unwrap();
-    let o = Command::cargo_bin("neardup")
-        .unwrap()
-        .args(["pairs", "-", "-q"])
-        .write_stdin(text)
-        .output()
-        .unwrap();
+    let o = neardup_stdin(&["pairs", "-", "-q"], text);
     assert!(o.status.success());
     assert_eq!(stdout(&o), ok(&["pairs", "cli/stories.txt", "-q"]));
     // JSONL on stdin is recognized by its first byte.
     let jsonl = std::fs::read(testdata("cli/reviews.jsonl")).unwrap();
-    let o = Command::cargo_bin("neardup")
-        .unwrap()
-        .args([
+    let o = neardup_stdin(
+        &[
             "pairs",
             "-",
             "--text-field",
@@ -204,10 +208,9 @@ fn stdin_is_read_with_dash() {
             "--id-field",
             "review_id",
             "-q",
-        ])
-        .write_stdin(jsonl)
-        .output()
-        .unwrap();
+        ],
+        jsonl,
+    );
     let from_file = ok(&[
         "pairs",
         "cli/reviews.jsonl",
@@ -910,12 +913,7 @@ fn tsv_output_holds_the_same_pairs_and_clusters_as_jsonl() {
     // Ids with tabs, line breaks or backslashes are escaped, one row per pair.
     let jsonl = "{\"id\":\"a\\tb\",\"text\":\"the same words twice over\"}\n\
                  {\"id\":\"c\\\\d\\ne\",\"text\":\"the same words twice over\"}\n";
-    let o = Command::cargo_bin("neardup")
-        .unwrap()
-        .args(["pairs", "-", "-q", "--output-format", "tsv"])
-        .write_stdin(jsonl)
-        .output()
-        .unwrap();
+    let o = neardup_stdin(&["pairs", "-", "-q", "--output-format", "tsv"], jsonl);
     assert_eq!(
         stdout(&o),
         "a\tb\tjaccard\testimate\na\\tb\tc\\\\d\\ne\t1.0\t\n"

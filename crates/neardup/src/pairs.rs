@@ -23,6 +23,32 @@ pub struct Pair {
     pub similarity: Similarity,
 }
 
+/// Both directions of every edge `(a, b, value)`, grouped by node (compressed rows): node
+/// `x`'s neighbours are `adjacent[start[x]..start[x + 1]]`, in edge order. Nodes are
+/// numbered below `n`.
+pub(crate) fn adjacency<T: Copy + Default>(
+    n: usize,
+    edges: impl Iterator<Item = (u32, u32, T)> + Clone,
+) -> (Vec<usize>, Vec<(u32, T)>) {
+    let mut start = vec![0usize; n + 1];
+    for (a, b, _) in edges.clone() {
+        start[a as usize + 1] += 1;
+        start[b as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut adjacent = vec![(0u32, T::default()); start[n]];
+    for (a, b, v) in edges {
+        for (x, y) in [(a, b), (b, a)] {
+            adjacent[fill[x as usize]] = (y, v);
+            fill[x as usize] += 1;
+        }
+    }
+    (start, adjacent)
+}
+
 /// Documents expanded per parallel task: small enough to balance, large enough to amortize.
 const DOCS_PER_TASK: usize = 1 << 12;
 
@@ -85,25 +111,7 @@ impl PairSet {
                 Some(_) => u32::MAX,
             })
             .collect();
-        let mut degree = vec![0usize; n + 1];
-        for p in &rep_pairs {
-            degree[p.a as usize] += 1;
-            degree[p.b as usize] += 1;
-        }
-        let mut start = Vec::with_capacity(n + 1);
-        let mut total = 0;
-        for d in &degree {
-            start.push(total);
-            total += d;
-        }
-        let mut fill = start.clone();
-        let mut neighbours = vec![(0u32, identical); total];
-        for p in &rep_pairs {
-            for (x, y) in [(p.a, p.b), (p.b, p.a)] {
-                neighbours[fill[x as usize]] = (y, p.similarity);
-                fill[x as usize] += 1;
-            }
-        }
+        let (start, neighbours) = adjacency(n, rep_pairs.iter().map(|p| (p.a, p.b, p.similarity)));
         let size = |r: u32| groups.members(&r).len() as u64;
         let len = rep_pairs.iter().map(|p| size(p.a) * size(p.b)).sum::<u64>()
             + groups

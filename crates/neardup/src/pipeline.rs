@@ -837,27 +837,15 @@ const MAX_NEIGHBOURS: usize = 256;
 /// Pairs `(a, b)`, `a < b`, of documents that share a neighbour in `pairs` (sorted,
 /// `a < b`), sorted and without repeats; documents are numbered below `n`.
 fn neighbour_pairs(pairs: &[(u32, u32)], n: usize) -> Vec<(u32, u32)> {
-    let mut start = vec![0usize; n + 1];
-    for &(a, b) in pairs {
-        start[a as usize + 1] += 1;
-        start[b as usize + 1] += 1;
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut adjacent = vec![0u32; start[n]];
-    for &(a, b) in pairs {
-        for (x, y) in [(a, b), (b, a)] {
-            adjacent[fill[x as usize]] = y;
-            fill[x as usize] += 1;
-        }
-    }
+    let (start, adjacent) = crate::pairs::adjacency(n, pairs.iter().map(|&(a, b)| (a, b, ())));
     let mut out: Vec<(u32, u32)> = (0..n)
         .into_par_iter()
         .filter(|&d| (2..=MAX_NEIGHBOURS).contains(&(start[d + 1] - start[d])))
         .flat_map_iter(|d| {
-            let mut near = adjacent[start[d]..start[d + 1]].to_vec();
+            let mut near: Vec<u32> = adjacent[start[d]..start[d + 1]]
+                .iter()
+                .map(|&(x, ())| x)
+                .collect();
             near.sort_unstable();
             let mut pairs = Vec::with_capacity(near.len() * (near.len() - 1) / 2);
             for (i, &a) in near.iter().enumerate() {
