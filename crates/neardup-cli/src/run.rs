@@ -75,7 +75,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         .with_progress(Box::new(bars.clone()))
         .record_similarities(args.report.is_some());
     let read_start = Instant::now();
-    let (docs, prepared) = read_and_shingle(args, mode, &pipeline, &bars)?;
+    let (docs, mut prepared) = read_and_shingle(args, mode, &pipeline, &bars)?;
     let read_time = read_start.elapsed();
     if let Some(out) = &args.output {
         if docs.is_input(out) {
@@ -85,7 +85,6 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             );
         }
     }
-    let mut prepared = prepared;
     if !args.exact {
         pipeline.sketch(&mut prepared);
     }

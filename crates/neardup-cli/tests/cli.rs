@@ -13,6 +13,17 @@ fn testdata(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// The shipped listings, matched on two columns at t = 0.7.
+const LISTINGS: &[&str] = &[
+    "cli/listings.tsv",
+    "--text-columns",
+    "Title,Short Description",
+    "--id-column",
+    "id",
+    "-t",
+    "0.7",
+];
+
 /// Runs `neardup ARGS` with the test data folder as working directory.
 fn neardup(args: &[&str]) -> Output {
     Command::cargo_bin("neardup")
@@ -110,17 +121,7 @@ fn pairs_on_plain_lines_with_ids_golden() {
 
 #[test]
 fn clusters_on_tsv_listings_golden() {
-    let out = ok(&[
-        "clusters",
-        "cli/listings.tsv",
-        "--text-columns",
-        "Title,Short Description",
-        "--id-column",
-        "id",
-        "-t",
-        "0.7",
-        "--quiet",
-    ]);
+    let out = ok(&[&["clusters"][..], LISTINGS, &["--quiet"]].concat());
     insta::assert_snapshot!("clusters_listings", out);
     for line in json_lines(&out) {
         if line["kept"] == false {
@@ -255,18 +256,11 @@ fn dedup_tsv_keeps_survivors_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("listings.dedup.tsv");
     ok(&[
-        "dedup",
-        "cli/listings.tsv",
-        "--text-columns",
-        "Title,Short Description",
-        "--id-column",
-        "id",
-        "-t",
-        "0.7",
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
+        &["dedup"][..],
+        LISTINGS,
+        &["-o", out.to_str().unwrap(), "-q"],
+    ]
+    .concat());
     let input = std::fs::read_to_string(testdata("cli/listings.tsv")).unwrap();
     let written = std::fs::read_to_string(&out).unwrap();
     // L3, L5 (a quoted record over two lines) and L7 are removed; the rest stays as it was.
@@ -611,18 +605,11 @@ fn report_shows_parameters_counts_and_a_known_pair() {
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("report.html");
     ok(&[
-        "clusters",
-        "cli/listings.tsv",
-        "--text-columns",
-        "Title,Short Description",
-        "--id-column",
-        "id",
-        "-t",
-        "0.7",
-        "-q",
-        "--report",
-        html.to_str().unwrap(),
-    ]);
+        &["clusters"][..],
+        LISTINGS,
+        &["-q", "--report", html.to_str().unwrap()],
+    ]
+    .concat());
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"));
     assert!(page.contains("21 x 6"), "the band plan chosen for t = 0.7");

@@ -399,9 +399,8 @@ impl Pipeline {
     }
 
     /// Shingles texts batch by batch as they arrive (see [`Preparer`]).
-    pub fn preparer(&self) -> Preparer<'_> {
+    pub fn preparer(&self) -> Preparer {
         Preparer {
-            _pipeline: std::marker::PhantomData,
             builder: CorpusBuilder::new(self.config.shingler),
             elapsed: Duration::ZERO,
         }
@@ -793,15 +792,13 @@ impl Pipeline {
 /// pipeline.sketch(&mut prepared);
 /// assert_eq!(pipeline.pairs(&prepared).0.len(), 1);
 /// ```
-pub struct Preparer<'p> {
-    /// Ties the preparer to the pipeline whose shingler it uses.
-    _pipeline: std::marker::PhantomData<&'p Pipeline>,
+pub struct Preparer {
     builder: CorpusBuilder,
     /// Time spent shingling, not waiting for batches.
     elapsed: Duration,
 }
 
-impl Preparer<'_> {
+impl Preparer {
     /// Shingles a batch of texts in parallel and appends them in order.
     pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) {
         let start = Instant::now();

@@ -118,21 +118,24 @@ pub fn similarity_section(out: &mut String, data: &ReportData) {
         thousands(data.rejected_similarities.len() as u64),
         1.0 / SIMILARITY_BINS as f64
     );
-    out.push_str(&charts::similarity_histogram(
-        "Verified pairs by Jaccard similarity",
-        &data.verified_similarities,
-        SIMILARITY_BINS,
-        t,
-        svg::PALETTE[0],
-    ));
-    out.push_str("</div><div><h3>Rejected candidates</h3>");
-    out.push_str(&charts::similarity_histogram(
-        "Rejected candidates by Jaccard similarity",
-        &data.rejected_similarities,
-        SIMILARITY_BINS,
-        t,
-        svg::PALETTE[1],
-    ));
+    let panels = [
+        ("", "Verified pairs", &data.verified_similarities),
+        (
+            "</div><div><h3>Rejected candidates</h3>",
+            "Rejected candidates",
+            &data.rejected_similarities,
+        ),
+    ];
+    for (i, (head, what, values)) in panels.into_iter().enumerate() {
+        out.push_str(head);
+        out.push_str(&charts::similarity_histogram(
+            &format!("{what} by Jaccard similarity"),
+            values,
+            SIMILARITY_BINS,
+            t,
+            svg::PALETTE[i],
+        ));
+    }
     out.push_str("</div></div></section>");
 }
 
