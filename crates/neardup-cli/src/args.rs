@@ -38,12 +38,12 @@ pub struct PlanArgs {
     /// Input format (default: from the file name).
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// JSONL: the field holding the text.
-    #[arg(long, default_value = "text", value_name = "NAME")]
-    pub text_field: String,
-    /// CSV/TSV: columns joined with a space to make the text.
-    #[arg(long, default_value = "text", value_name = "COLS")]
-    pub text_columns: String,
+    /// JSONL: the field holding the text [default: text].
+    #[arg(long, value_name = "NAME")]
+    pub text_field: Option<String>,
+    /// CSV/TSV: columns joined with a space to make the text [default: text].
+    #[arg(long, value_name = "COLS")]
+    pub text_columns: Option<String>,
     /// Documents in the sample.
     #[arg(long, default_value_t = 2000, value_name = "N")]
     pub sample: usize,
@@ -61,7 +61,7 @@ impl PlanArgs {
             inputs: self.input.clone(),
             format: self.format,
             text_field: self.text_field.clone(),
-            id_field: "id".into(),
+            id_field: None,
             text_columns: self.text_columns.clone(),
             id_column: None,
             max_record_bytes: neardup_io::DEFAULT_MAX_RECORD_BYTES,
@@ -79,15 +79,17 @@ pub struct InputArgs {
     /// Input format (default: from the file name; stdin: JSONL if it starts with `{`).
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// JSONL: the field holding the text.
-    #[arg(long, default_value = "text", value_name = "NAME")]
-    pub text_field: String,
-    /// JSONL: the field holding the id (else the line number).
-    #[arg(long, default_value = "id", value_name = "NAME")]
-    pub id_field: String,
-    /// CSV/TSV: columns joined with a space to make the text, e.g. "Title,Short Description".
-    #[arg(long, default_value = "text", value_name = "COLS")]
-    pub text_columns: String,
+    /// JSONL: the field holding the text [default: text].
+    #[arg(long, value_name = "NAME")]
+    pub text_field: Option<String>,
+    /// JSONL: the field holding the id [default: id, else the line number]. A field
+    /// named here must be in the records.
+    #[arg(long, value_name = "NAME")]
+    pub id_field: Option<String>,
+    /// CSV/TSV: columns joined with a space to make the text, e.g. "Title,Short
+    /// Description" [default: text].
+    #[arg(long, value_name = "COLS")]
+    pub text_columns: Option<String>,
     /// CSV/TSV: the column holding the id (else the record number).
     #[arg(long, value_name = "COL")]
     pub id_column: Option<String>,
@@ -176,15 +178,30 @@ pub struct RunArgs {
     /// How candidates are confirmed.
     #[arg(long, value_enum, default_value_t = VerifyArg::Exact)]
     pub verify: VerifyArg,
-    /// Which document a cluster keeps.
-    #[arg(long, value_enum, default_value_t = KeepArg::First)]
-    pub keep: KeepArg,
-    /// Find every pair ≥ t with the exact set-similarity join instead of LSH.
-    #[arg(long)]
+    /// clusters, dedup: which document a cluster keeps [default: first].
+    #[arg(long, value_enum, conflicts_with = "keep_by")]
+    pub keep: Option<KeepArg>,
+    /// clusters, dedup: keep the document with the smallest (`:asc`, the default) or
+    /// largest (`:desc`) value of this JSONL field or CSV/TSV column, e.g.
+    /// `Timestamp:desc` keeps the newest. Values compare as numbers when every value is a
+    /// number, else as text; records without a value are kept last; ties keep the first.
+    #[arg(long, value_name = "FIELD[:asc|:desc]")]
+    pub keep_by: Option<String>,
+    /// Find every pair ≥ t with the exact set-similarity join instead of LSH (no
+    /// sketch, no bands: the LSH options do not apply).
+    #[arg(long, conflicts_with_all = ["verify", "bands", "rows", "num_perm", "sketch", "no_neighbours"])]
     pub exact: bool,
-    /// Output file (default: standard output).
+    /// Output file (default: standard output); for dedup of a directory, a new or empty
+    /// output directory.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// dedup: replace an existing, non-empty output directory (never an input).
+    #[arg(long)]
+    pub force: bool,
+    /// dedup: write every removed record here, one JSON object per line, with the id of
+    /// the record it duplicates and their Jaccard similarity.
+    #[arg(long, value_name = "FILE")]
+    pub removed: Option<PathBuf>,
     /// Format of the pairs or clusters written (dedup writes the input's own format).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormatArg>,
@@ -208,6 +225,18 @@ pub struct EvalArgs {
     /// ({"id","cluster"} / CSV id,cluster), JSONL or CSV.
     #[arg(long, value_name = "FILE")]
     pub labels: Option<PathBuf>,
+    /// Count label ids that are not in the input without failing (by default any is
+    /// an error: they usually mean the labels name records another way).
+    #[arg(long, requires = "labels")]
+    pub allow_unknown_labels: bool,
+    /// Write the pairs that one method found and the other did not here, one JSON
+    /// object per line: LSH's misses against the exact join (and, with --labels, each
+    /// method's missed and false pairs against the labels), with their exact Jaccard.
+    #[arg(long, value_name = "FILE")]
+    pub missed: Option<PathBuf>,
+    /// Print the metrics as one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
     /// Write a self-contained HTML report of the comparison here.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
@@ -217,10 +246,14 @@ pub struct EvalArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct SimArgs {
-    /// First text, or a file holding it.
+    /// First text, or a file holding it (an argument with a `/` or a file extension
+    /// must name an existing file, unless --text is given).
     pub a: String,
     /// Second text, or a file holding it.
     pub b: String,
+    /// Take both arguments as text, never as file names.
+    #[arg(long)]
+    pub text: bool,
     #[command(flatten)]
     pub matching: MatchArgs,
     /// Print one JSON object instead of text.
@@ -259,7 +292,12 @@ pub enum SketchArg {
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeepArg {
+    /// The first in input order.
     First,
+    /// The last in input order (e.g. the latest re-post in a log).
+    Last,
+    /// The longest text (ties: the first).
     Longest,
+    /// The shortest text (ties: the first).
     Shortest,
 }

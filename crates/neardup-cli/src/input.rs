@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::args::{FormatArg, InputArgs, OnError};
 use crate::progress::Bars;
+use crate::usage::usage;
 
 /// A document's id as the user sees it: theirs, or its line/record number.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -80,6 +81,8 @@ pub struct Documents {
     pub inputs: Vec<InputInfo>,
     /// Documents whose bytes were not valid UTF-8 and were decoded lossily.
     pub lossy: u64,
+    /// Things the user should know about the input, for the summary.
+    pub warnings: Vec<String>,
 }
 
 impl Documents {
@@ -109,6 +112,10 @@ impl Documents {
         let mut docs = Documents::default();
         bars.spinner("read");
         for path in &args.inputs {
+            if path != Path::new("-") {
+                let format = opts.format.unwrap_or_else(|| Format::detect(path));
+                refuse_options_for(format, path, args)?;
+            }
             // The reader's errors name the file and line already.
             let mut reader = neardup_io::open(path, &opts)?;
             let format = reader.format();
@@ -117,13 +124,16 @@ impl Documents {
                 format,
                 header: reader.header_raw().map(<[u8]>::to_vec),
             });
+            refuse_options_for(format, path, args)?;
             let input = docs.inputs.len() - 1;
+            let mut tally = InputTally::default();
             for entry in reader.by_ref() {
                 bars.tick();
                 let entry = entry?;
                 if args.on_error == OnError::Fail {
                     fail_on_bad(&entry)?;
                 }
+                tally.count(&entry);
                 match entry {
                     Entry::Record(mut record) => {
                         let id = doc_id(&record, format, numbered_with_source);
@@ -147,6 +157,8 @@ impl Documents {
                     }),
                 }
             }
+            let fields: Vec<String> = Vec::new(); // MERGE: reader.fields_seen()
+            tally.check(path, format, args, &fields, &mut docs.warnings)?;
         }
         if !pending.is_empty() {
             sink(pending)?;
@@ -208,12 +220,136 @@ impl Documents {
         all.sort_by_key(|s| (s.input, s.location.record));
         all
     }
+}
 
-    /// True if `path` is one of the inputs (so must not be overwritten).
-    pub fn is_input(&self, path: &Path) -> bool {
-        self.inputs
-            .iter()
-            .any(|i| neardup_io::same_file(&i.path, path))
+/// Refuses input options that do not apply to an input's format: a JSONL field option on
+/// a CSV file, a CSV column option on JSONL, either on plain lines or a directory.
+fn refuse_options_for(format: Format, path: &Path, args: &InputArgs) -> Result<()> {
+    let jsonl = [
+        ("--text-field", args.text_field.is_some()),
+        ("--id-field", args.id_field.is_some()),
+    ];
+    let delimited = [
+        ("--text-columns", args.text_columns.is_some()),
+        ("--id-column", args.id_column.is_some()),
+    ];
+    let (refused, instead): (&[(&str, bool)], &str) = match format {
+        Format::Jsonl => (&delimited, "; JSONL takes --text-field and --id-field"),
+        Format::Csv | Format::Tsv => (&jsonl, "; CSV/TSV take --text-columns and --id-column"),
+        Format::Lines => (
+            &[jsonl, delimited].concat(),
+            ": each line is a document, \"ID<TAB>TEXT\" gives its id (--format jsonl|csv|tsv for other layouts)",
+        ),
+        Format::Dir => (
+            &[jsonl, delimited].concat(),
+            ": each file is a document, named by its path",
+        ),
+    };
+    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+        usage!(
+            "{flag} does not apply to {}, read as {}{instead}",
+            path.display(),
+            format.name()
+        );
+    }
+    Ok(())
+}
+
+/// What one input yielded, to tell a run that read nothing by mistake from one that read
+/// an input with nothing in it.
+#[derive(Default)]
+struct InputTally {
+    records: u64,
+    with_id: u64,
+    /// Skipped entries by reason code, with the first one's location and reason.
+    skipped: BTreeMap<&'static str, (u64, String)>,
+}
+
+impl InputTally {
+    fn count(&mut self, entry: &Entry) {
+        match entry {
+            Entry::Record(r) => {
+                self.records += 1;
+                self.with_id += r.id.is_some() as u64;
+            }
+            Entry::Skipped(s) => {
+                let e = self
+                    .skipped
+                    .entry(s.reason.code())
+                    .or_insert_with(|| (0, format!("{}: {}", s.location, s.reason)));
+                e.0 += 1;
+            }
+        }
+    }
+
+    /// Fails when every record of the input was skipped for one reason (a wrong field
+    /// name, the wrong format), or when a named id field is in no record; warns when it
+    /// is in only some.
+    fn check(
+        &self,
+        path: &Path,
+        format: Format,
+        args: &InputArgs,
+        fields: &[String],
+        warnings: &mut Vec<String>,
+    ) -> Result<()> {
+        let have = || {
+            if fields.is_empty() {
+                String::new()
+            } else {
+                let kind = if format == Format::Jsonl {
+                    "fields"
+                } else {
+                    "columns"
+                };
+                format!("; the first records have the {kind}: {}", fields.join(", "))
+            }
+        };
+        let skipped: u64 = self.skipped.values().map(|(n, _)| n).sum();
+        let blank = self.skipped.get("blank_line").map_or(0, |(n, _)| *n);
+        if self.records == 0 && skipped > blank {
+            let reasons: Vec<_> = self
+                .skipped
+                .iter()
+                .filter(|(c, _)| **c != "blank_line")
+                .collect();
+            if let [(code, (n, first))] = reasons.as_slice() {
+                let message = match **code {
+                    "missing_field" => format!(
+                        "no record of {} has the text field {:?} (all {n} skipped){}; \
+                         name the text field with --text-field",
+                        path.display(),
+                        args.text_field.as_deref().unwrap_or("text"),
+                        have()
+                    ),
+                    _ => format!(
+                        "all {n} records of {} were skipped as {code} (first: {first}); \
+                         nothing to compare",
+                        path.display()
+                    ),
+                };
+                return Err(BadRecord(message).into());
+            }
+        }
+        if let Some(field) = args.id_field.as_deref().filter(|_| format == Format::Jsonl) {
+            if self.records > 0 && self.with_id == 0 {
+                return Err(BadRecord(format!(
+                    "no record of {} has the id field {field:?}{}",
+                    path.display(),
+                    have()
+                ))
+                .into());
+            }
+            if self.with_id < self.records {
+                warnings.push(format!(
+                    "{} of {} records of {} have no id field {field:?}; they are named by line number",
+                    self.records - self.with_id,
+                    self.records,
+                    path.display()
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -246,11 +382,14 @@ impl std::error::Error for BadRecord {}
 
 /// Reader options from the input arguments.
 pub fn read_options(args: &InputArgs) -> ReadOptions {
+    let defaults = ReadOptions::default();
     let mut opts = ReadOptions::default()
-        .with_text_field(args.text_field.clone())
-        .with_id_field(args.id_field.clone())
-        .with_text_columns(args.text_columns.split(',').map(str::trim))
+        .with_text_field(args.text_field.clone().unwrap_or(defaults.text_field))
+        .with_id_field(args.id_field.clone().unwrap_or(defaults.id_field))
         .with_max_record_bytes(args.max_record_bytes);
+    if let Some(columns) = &args.text_columns {
+        opts = opts.with_text_columns(columns.split(',').map(str::trim));
+    }
     if let Some(col) = &args.id_column {
         opts = opts.with_id_column(col.clone());
     }

@@ -247,6 +247,61 @@ impl Grouping {
         }
     }
 
+    /// The ids this grouping names.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.ids.keys().map(|id| &**id)
+    }
+
+    /// Whether `a` and `b` are duplicates here: a listed pair, or in one cluster.
+    pub fn together(&self, a: &str, b: &str) -> bool {
+        let (Some(&x), Some(&y)) = (self.ids.get(a), self.ids.get(b)) else {
+            return false;
+        };
+        match &self.kind {
+            Kind::Pairs(set) => set.contains(&(x.min(y), x.max(y))),
+            Kind::Clusters { cluster_of, .. } => {
+                x != y && cluster_of[x as usize] == cluster_of[y as usize]
+            }
+        }
+    }
+
+    /// Every unordered pair, by id, in a fixed order (sorted): the listed pairs, or all
+    /// pairs within each cluster.
+    pub fn pair_ids(&self) -> Vec<(&str, &str)> {
+        let mut names = vec![""; self.ids.len()];
+        for (id, &i) in &self.ids {
+            names[i as usize] = id;
+        }
+        let ordered = |x: u32, y: u32| {
+            let (a, b) = (names[x as usize], names[y as usize]);
+            if a <= b {
+                (a, b)
+            } else {
+                (b, a)
+            }
+        };
+        let mut out: Vec<(&str, &str)> = match &self.kind {
+            Kind::Pairs(set) => set.iter().map(|&(x, y)| ordered(x, y)).collect(),
+            Kind::Clusters { cluster_of, .. } => {
+                let mut members: HashMap<u32, Vec<u32>> = HashMap::new();
+                for (x, &c) in cluster_of.iter().enumerate() {
+                    members.entry(c).or_default().push(x as u32);
+                }
+                members
+                    .values()
+                    .flat_map(|m| {
+                        m.iter()
+                            .enumerate()
+                            .flat_map(move |(i, &x)| m[i + 1..].iter().map(move |&y| (x, y)))
+                    })
+                    .map(|(x, y)| ordered(x, y))
+                    .collect()
+            }
+        };
+        out.sort_unstable();
+        out
+    }
+
     /// For each document of `self`, its index in `other` if `other` names it.
     fn translate(&self, other: &Grouping) -> Vec<Option<u32>> {
         let mut to = vec![None; self.ids.len()];

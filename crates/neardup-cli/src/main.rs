@@ -13,6 +13,7 @@ mod report_run;
 mod run;
 mod sim;
 mod summary;
+mod usage;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -80,6 +81,9 @@ fn exit_code(e: &anyhow::Error) -> u8 {
     for c in e.chain() {
         if c.downcast_ref::<input::BadRecord>().is_some() {
             return EXIT_INPUT;
+        }
+        if c.downcast_ref::<usage::Usage>().is_some() {
+            return EXIT_USAGE;
         }
         if c.downcast_ref::<neardup::Error>().is_some() {
             return EXIT_USAGE;

@@ -26,7 +26,7 @@ pub fn open_output(path: Option<&Path>) -> Result<Box<dyn Write>> {
 }
 
 /// Similarities are printed to 6 decimals: rounding is monotone, so a value ≥ t stays ≥ t.
-fn round(x: Option<f64>) -> Option<f64> {
+pub fn round(x: Option<f64>) -> Option<f64> {
     x.map(|v| (v * 1e6).round() / 1e6)
 }
 

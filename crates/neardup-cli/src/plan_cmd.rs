@@ -30,7 +30,12 @@ pub fn run(args: &PlanArgs) -> Result<String> {
     let k = config.num_perm();
     let chosen = Plan::new(config.plan().bands(), config.plan().rows());
     let plans = plan::alternatives(chosen, t, k);
-    let mut out = format!("S-curves at threshold {t}, {k} permutations:\n\n");
+    let mut out = format!(
+        "S-curves at threshold {t}, {k} permutations. Each column is a band plan written \
+         bands × rows: {} × {} is {} bands of {} rows, and a pair becomes a candidate when \
+         its signatures agree on every row of at least one band.\n\n",
+        chosen.bands, chosen.rows, chosen.bands, chosen.rows
+    );
     out.push_str(&plan::curve_table(&plans, t));
     if let Some(svg) = &args.svg {
         std::fs::write(svg, plan::curve_svg_file(&plans, t))?;

@@ -1,6 +1,7 @@
 //! `pairs`, `clusters` and `dedup`: read, match, write, summarize.
 
 use std::io::Write;
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -10,11 +11,12 @@ use neardup::{
 use neardup_io::{DedupWriter, Format};
 
 use crate::args::{KeepArg, MatchArgs, OutputFormatArg, RunArgs, SketchArg, VerifyArg};
-use crate::input::Documents;
+use crate::input::{DocId, Documents};
 use crate::output::{open_output, write_clusters, write_pairs, OutputFormat};
 use crate::progress::Bars;
 use crate::report_run;
 use crate::summary::{self, secs, thousands, Summary};
+use crate::usage::usage;
 
 /// What a run produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,20 +51,100 @@ pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config>
         })
         .keep(match keep {
             KeepArg::First => KeepPolicy::First,
+            KeepArg::Last => KeepPolicy::Last,
             KeepArg::Longest => KeepPolicy::Longest,
             KeepArg::Shortest => KeepPolicy::Shortest,
         })
         .build()?)
 }
 
+/// Refuses options that do not apply to the command, before any work.
+fn refuse_inapplicable(mode: Mode, args: &RunArgs) -> Result<()> {
+    let command = name(mode);
+    if mode == Mode::Pairs {
+        if args.keep.is_some() {
+            usage!("--keep chooses the document a cluster keeps; pairs has no clusters (use clusters or dedup)");
+        }
+        if args.keep_by.is_some() {
+            usage!("--keep-by chooses the document a cluster keeps; pairs has no clusters (use clusters or dedup)");
+        }
+    }
+    if mode == Mode::Dedup && args.output_format.is_some() {
+        usage!("--output-format is for pairs and clusters; dedup writes the input's own format");
+    }
+    if mode != Mode::Dedup {
+        if args.removed.is_some() {
+            usage!("--removed is for dedup; {command} writes every removed document already");
+        }
+        if args.force {
+            usage!("--force replaces dedup's output directory; {command} writes one file");
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an output that is an input (by device and inode), an output named twice, and
+/// a `--force` that would delete a directory holding an input.
+fn check_outputs(args: &RunArgs) -> Result<()> {
+    let outputs: Vec<(&str, &Path)> = [
+        ("-o", args.output.as_deref()),
+        ("--skipped", args.skipped.as_deref()),
+        ("--report", args.report.as_deref()),
+        ("--removed", args.removed.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| p.filter(|p| *p != Path::new("-")).map(|p| (flag, p)))
+    .collect();
+    for (flag, out) in &outputs {
+        for input in args.input.inputs.iter().filter(|p| *p != Path::new("-")) {
+            if neardup_io::same_file(input, out) {
+                usage!(
+                    "refusing to overwrite input {} with the output of {flag}; choose another file",
+                    input.display()
+                );
+            }
+            if *flag == "-o" && args.force && contains(out, input) {
+                usage!(
+                    "--force would replace {}, which holds input {}; choose another output directory",
+                    out.display(),
+                    input.display()
+                );
+            }
+        }
+    }
+    for (i, (flag, out)) in outputs.iter().enumerate() {
+        if let Some((other, _)) = outputs[..i]
+            .iter()
+            .find(|(_, o)| o == out || neardup_io::same_file(o, out))
+        {
+            usage!(
+                "{other} and {flag} both name {}; give each output its own file",
+                out.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// True if `dir` is `path` or one of its ancestors (both resolved).
+fn contains(dir: &Path, path: &Path) -> bool {
+    match (std::fs::canonicalize(dir), std::fs::canonicalize(path)) {
+        (Ok(dir), Ok(path)) => path.starts_with(dir),
+        _ => false,
+    }
+}
+
 /// Runs one of the three matching commands.
 pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let started = Instant::now();
-    let config = config(&args.matching, args.verify, args.keep)?;
+    refuse_inapplicable(mode, args)?;
+    check_outputs(args)?;
+    let config = config(
+        &args.matching,
+        args.verify,
+        args.keep.unwrap_or(KeepArg::First),
+    )?;
     let format = match args.output_format {
-        Some(_) if mode == Mode::Dedup => {
-            bail!("--output-format is for pairs and clusters; dedup writes the input's format")
-        }
         Some(OutputFormatArg::Tsv) => OutputFormat::Tsv,
         Some(OutputFormatArg::Jsonl) | None => OutputFormat::Jsonl,
     };
@@ -77,14 +159,6 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let read_start = Instant::now();
     let (docs, mut prepared) = read_and_shingle(args, mode, &pipeline, &bars)?;
     let read_time = read_start.elapsed();
-    if let Some(out) = &args.output {
-        if docs.is_input(out) {
-            bail!(
-                "refusing to overwrite input {} with the output",
-                out.display()
-            );
-        }
-    }
     if !args.exact {
         pipeline.sketch(&mut prepared);
     }
@@ -172,6 +246,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             docs.lossy,
             &stats,
         );
+        for w in &docs.warnings {
+            summary.line("warning", w);
+        }
         let (dup_ids, first) = docs.duplicate_ids();
         if let Some(first) = first {
             summary.line(
@@ -298,7 +375,18 @@ fn write_survivors(
         .output
         .as_deref()
         .filter(|p| *p != std::path::Path::new("-"));
-    let mut writer = DedupWriter::create(output, first.format, first.header.as_deref())?;
+    let header = first.header.as_deref();
+    let created = if args.force {
+        DedupWriter::create_replacing(output, first.format, header)
+    } else {
+        DedupWriter::create(output, first.format, header)
+    };
+    let mut writer = match created {
+        Err(neardup_io::Error::OutputDirNotEmpty { path }) => usage!(
+            "output directory {path} exists and is not empty; --force replaces it, or name a new directory"
+        ),
+        other => other?,
+    };
     for (doc, record) in docs.records.iter().enumerate() {
         // Empty documents are skipped, not kept: they are reported, not written.
         if !removed[doc] && corpus.skip_reason(doc as u32).is_none() {
@@ -306,5 +394,54 @@ fn write_survivors(
         }
     }
     writer.finish()?;
+    if let Some(path) = &args.removed {
+        write_removed(path, docs, clusters)?;
+    }
+    Ok(())
+}
+
+/// One removed record of `dedup --removed`.
+#[derive(serde::Serialize)]
+struct RemovedRecord<'a> {
+    id: &'a DocId,
+    duplicate_of: &'a DocId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jaccard: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimate: Option<f64>,
+    source: &'a str,
+    line: u64,
+    /// The record as it stands in the input, without its line end (absent for a file of
+    /// a directory, which `source` names).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    record: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// `dedup --removed`: every removed record, in input order, with the record it duplicates.
+fn write_removed(path: &Path, docs: &Documents, clusters: &[Cluster]) -> Result<()> {
+    let mut removed: Vec<(u32, u32, neardup::Similarity)> = clusters
+        .iter()
+        .flat_map(|c| c.duplicates.iter().map(|d| (d.doc, c.kept, d.similarity)))
+        .collect();
+    removed.sort_unstable_by_key(|r| r.0);
+    let mut out = open_output(Some(path))?;
+    for (doc, kept, similarity) in removed {
+        let record = &docs.records[doc as usize];
+        let raw = record.raw.strip_suffix(b"\n").unwrap_or(&record.raw);
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let line = RemovedRecord {
+            id: &docs.ids[doc as usize],
+            duplicate_of: &docs.ids[kept as usize],
+            jaccard: crate::output::round(similarity.jaccard),
+            estimate: crate::output::round(similarity.estimate),
+            source: &record.location.source,
+            line: record.location.line,
+            record: (!record.raw.is_empty()).then(|| String::from_utf8_lossy(raw)),
+        };
+        serde_json::to_writer(&mut out, &line)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }

@@ -10,21 +10,49 @@ use serde_json::json;
 
 use crate::args::{KeepArg, SimArgs, VerifyArg};
 use crate::run::config;
+use crate::usage::usage;
 
-/// A file's content if `arg` names a file, else `arg` itself.
-fn text_of(arg: &str) -> Result<String> {
+/// File extensions that make an argument a file name rather than a text.
+const FILE_EXTENSIONS: [&str; 14] = [
+    "txt", "text", "md", "json", "jsonl", "ndjson", "csv", "tsv", "tab", "html", "htm", "xml",
+    "gz", "log",
+];
+
+/// A file's content if `arg` names a file, else `arg` itself. An argument that looks like
+/// a path (it has a `/`, or ends in a file extension) but names no file is an error, so a
+/// typo in a file name is not compared as text.
+fn text_of(arg: &str, force_text: bool) -> Result<String> {
     let path = Path::new(arg);
+    if force_text {
+        return Ok(arg.to_string());
+    }
     if path.is_file() {
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {arg}"))?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    } else {
-        Ok(arg.to_string())
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
     }
+    if path.is_dir() {
+        usage!("{arg} is a directory; sim compares two texts or two files (--text to compare the words themselves)");
+    }
+    if looks_like_path(arg) {
+        usage!("no file {arg}; to compare it as text, add --text");
+    }
+    Ok(arg.to_string())
+}
+
+/// True for an argument with a `/` or a short file extension and no space.
+fn looks_like_path(arg: &str) -> bool {
+    if arg.contains(char::is_whitespace) || arg.contains('\n') {
+        return false;
+    }
+    arg.contains('/')
+        || arg.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty() && FILE_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+        })
 }
 
 pub fn run(args: &SimArgs) -> Result<String> {
     let config = config(&args.matching, VerifyArg::Exact, KeepArg::First)?;
-    let (a, b) = (text_of(&args.a)?, text_of(&args.b)?);
+    let (a, b) = (text_of(&args.a, args.text)?, text_of(&args.b, args.text)?);
     let sh = config.shingler();
     let (sa, sb) = (sh.shingle_set(&a), sh.shingle_set(&b));
     let shared = intersection_size(&sa, &sb);
@@ -60,4 +88,22 @@ pub fn run(args: &SimArgs) -> Result<String> {
             config.threshold(),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like_path;
+
+    #[test]
+    fn paths_are_told_from_texts() {
+        assert!(looks_like_path("data/a.txt"));
+        assert!(looks_like_path("a.TXT"));
+        assert!(looks_like_path("./a"));
+        assert!(looks_like_path("review.jsonl.gz"));
+        assert!(!looks_like_path("the cat sat on the mat."));
+        assert!(!looks_like_path("hello"));
+        assert!(!looks_like_path("version 1.2"));
+        assert!(!looks_like_path(".txt"));
+        assert!(!looks_like_path("and/or with spaces"));
+    }
 }

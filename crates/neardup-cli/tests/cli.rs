@@ -910,3 +910,308 @@ fn tsv_output_holds_the_same_pairs_and_clusters_as_jsonl() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--output-format"));
 }
+
+// ---- options, outputs, eval and keep policies (issue 9) ----
+
+/// Writes `content` to `name` in a new temporary folder; returns both.
+fn temp_file(name: &str, content: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, content).unwrap();
+    (dir, path)
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+#[test]
+fn every_record_missing_the_text_field_is_an_error_naming_the_fields() {
+    let (_d, path) = temp_file(
+        "data.jsonl",
+        "{\"id\": 1, \"title\": \"a\", \"text\": \"red bike\"}\n{\"id\": 2, \"title\": \"b\", \"text\": \"blue car\"}\n",
+    );
+    let out = path.with_extension("out.jsonl");
+    let p = path.to_str().unwrap();
+    let o = neardup(&[
+        "dedup",
+        p,
+        "--text-field",
+        "body",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("\"body\"") && err.contains("all 2 skipped"),
+        "{err}"
+    );
+    assert!(err.contains("id, title, text"), "{err}");
+    assert!(!out.exists(), "no output is written");
+    // A wrong id field is an error too, not a silent fallback to line numbers.
+    let o = neardup(&["pairs", p, "--id-field", "key", "-q"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(stderr(&o).contains("id field \"key\""), "{}", stderr(&o));
+    // An id field in only some records is named in a warning.
+    let (_d2, some) = temp_file(
+        "some.jsonl",
+        "{\"key\": \"a\", \"text\": \"red bike\"}\n{\"text\": \"blue car\"}\n",
+    );
+    let o = neardup(&["pairs", some.to_str().unwrap(), "--id-field", "key"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 of 2 records") && stderr(&o).contains("named by line number"),
+        "{}",
+        stderr(&o)
+    );
+    // Every record skipped for another single reason fails as well.
+    let (_d3, csvish) = temp_file("rows.jsonl", "a,b\n1,2\n3,4\n");
+    let o = neardup(&["pairs", csvish.to_str().unwrap(), "-q"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(stderr(&o).contains("all 3 records"), "{}", stderr(&o));
+}
+
+#[test]
+fn options_that_do_not_apply_are_refused() {
+    let refused: &[&[&str]] = &[
+        &["pairs", "cli/notes.txt", "--text-columns", "Title"],
+        &["pairs", "cli/reviews.jsonl", "--text-columns", "Title"],
+        &["pairs", "cli/listings.tsv", "--text-field", "body"],
+        &["pairs", "cli/articles", "--id-field", "id"],
+        &["pairs", "cli/stories.txt", "--keep", "longest"],
+        &["pairs", "cli/stories.txt", "--keep-by", "date"],
+        &["dedup", "cli/stories.txt", "--output-format", "tsv"],
+        &["clusters", "cli/stories.txt", "--removed", "r.jsonl"],
+        &["clusters", "cli/stories.txt", "--force"],
+        &["pairs", "cli/stories.txt", "--exact", "--verify", "none"],
+        &[
+            "pairs",
+            "cli/stories.txt",
+            "--exact",
+            "--bands",
+            "4",
+            "--rows",
+            "2",
+        ],
+        &[
+            "clusters",
+            "cli/stories.txt",
+            "--keep",
+            "last",
+            "--keep-by",
+            "x",
+        ],
+        &["eval", "cli/stories.txt", "--allow-unknown-labels"],
+    ];
+    for args in refused {
+        let o = neardup(args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn outputs_never_replace_an_input_and_folders_need_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("stories.txt");
+    std::fs::copy(testdata("cli/stories.txt"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let i = input.to_str().unwrap();
+    let other = dir.path().join("o.txt");
+    let o_ = other.to_str().unwrap();
+    for args in [
+        vec!["dedup", i, "-o", i],
+        vec!["dedup", i, "-o", o_, "--skipped", i],
+        vec!["dedup", i, "-o", o_, "--report", i],
+        vec!["dedup", i, "-o", o_, "--removed", i],
+        vec!["dedup", i, "-o", o_, "--removed", o_],
+    ] {
+        let o = neardup(&args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert_eq!(std::fs::read(&input).unwrap(), before);
+    }
+    // A non-empty output folder: exit 2 naming --force; --force replaces it.
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("old.txt"), "old").unwrap();
+    let args = ["dedup", "cli/articles", "-o", out.to_str().unwrap(), "-q"];
+    let o = neardup(&args);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert!(out.join("old.txt").exists());
+    let o = neardup(&[&args[..], &["--force"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!out.join("old.txt").exists());
+    assert!(out.join("tech").is_dir());
+    // --force never deletes a folder that holds an input.
+    let o = neardup(&[
+        "dedup",
+        out.join("tech").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--force",
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(out.join("tech").is_dir());
+}
+
+#[test]
+fn sim_refuses_a_missing_file_and_text_forces_text() {
+    let o = neardup(&["sim", "cli/missing.txt", "some text"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--text"), "{}", stderr(&o));
+    let o = neardup(&["sim", "data/x", "some text"]);
+    assert_eq!(code(&o), 2);
+    let j = |args: &[&str]| -> f64 {
+        let v: Value = serde_json::from_str(&ok(&[&["sim", "--json"], args].concat())).unwrap();
+        v["jaccard"].as_f64().unwrap()
+    };
+    assert_eq!(j(&["--text", "cli/missing.txt", "cli/missing.txt"]), 1.0);
+    // A sentence with a full stop or a slash and spaces is text.
+    assert_eq!(j(&["red and/or blue.", "red and/or blue."]), 1.0);
+}
+
+#[test]
+fn eval_reports_unknown_labels_missed_pairs_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let labels = dir.path().join("labels.jsonl");
+    std::fs::write(
+        &labels,
+        "{\"a\": \"s1\", \"b\": \"s3\"}\n{\"a\": \"s4\", \"b\": \"s6\"}\n{\"a\": \"s1\", \"b\": \"zz9\"}\n",
+    )
+    .unwrap();
+    let l = labels.to_str().unwrap();
+    let o = neardup(&["eval", "cli/stories.txt", "--labels", l, "-q"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 of the 5 ids") && stderr(&o).contains("zz9"),
+        "{}",
+        stderr(&o)
+    );
+    let missed = dir.path().join("missed.jsonl");
+    let out = ok(&[
+        "eval",
+        "cli/stories.txt",
+        "--labels",
+        l,
+        "--allow-unknown-labels",
+        "--missed",
+        missed.to_str().unwrap(),
+        "--json",
+        "-q",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["labels"]["unknown_ids"], 1);
+    assert_eq!(v["labels"]["ids"], 5);
+    assert_eq!(v["exact"]["pairs"], 2);
+    assert_eq!(v["recall"], 1.0);
+    let lsh = &v["labels"]["methods"][0];
+    assert_eq!(lsh["method"], "lsh");
+    // Found s1~s3 and s2~s5; labelled s1~s3, s4~s6, s1~zz9: precision 1/2, recall 1/3.
+    assert_eq!(lsh["precision"], 0.5);
+    assert!((lsh["recall"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    let lines = json_lines(&std::fs::read_to_string(&missed).unwrap());
+    let of = |kind: &str, method: &str| -> Vec<(String, String, Option<f64>)> {
+        lines
+            .iter()
+            .filter(|x| x["kind"] == kind && x["method"] == method)
+            .map(|x| {
+                (
+                    x["a"].as_str().unwrap().to_string(),
+                    x["b"].as_str().unwrap().to_string(),
+                    x["jaccard"].as_f64(),
+                )
+            })
+            .collect()
+    };
+    assert!(of("missed_by_lsh", "lsh").is_empty());
+    let missed_lsh = of("missed_label", "lsh");
+    assert_eq!(missed_lsh.len(), 2, "{lines:?}");
+    assert_eq!(missed_lsh[0].0, "s1");
+    assert_eq!(missed_lsh[0].1, "zz9");
+    assert_eq!(missed_lsh[0].2, None, "an unknown id has no Jaccard");
+    assert_eq!(
+        (missed_lsh[1].0.as_str(), missed_lsh[1].1.as_str()),
+        ("s4", "s6")
+    );
+    let j = missed_lsh[1].2.unwrap();
+    assert!(j > 0.0 && j < 0.8, "{j}");
+    let false_lsh = of("false_pair", "lsh");
+    assert_eq!(false_lsh.len(), 1);
+    assert_eq!(
+        (false_lsh[0].0.as_str(), false_lsh[0].1.as_str()),
+        ("s2", "s5")
+    );
+    assert!(false_lsh[0].2.unwrap() >= 0.8);
+}
+
+#[test]
+fn eval_never_prints_negative_zero() {
+    let (_d, path) = temp_file("distinct.txt", "red bike for sale\nblue car, like new\n");
+    let out = ok(&["eval", path.to_str().unwrap(), "-q"]);
+    assert!(!out.contains("-0.0"), "{out}");
+    assert!(out.contains("expected 0.0000"), "{out}");
+}
+
+#[test]
+fn plan_explains_bands_by_rows_in_words() {
+    let out = ok(&["plan"]);
+    assert!(out.contains("16 × 8 is 16 bands of 8 rows"), "{out}");
+}
+
+#[test]
+fn keep_last_and_removed_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let removed = dir.path().join("removed.jsonl");
+    let out = dir.path().join("out.jsonl");
+    let common = [
+        "dedup",
+        "cli/reviews.jsonl",
+        "--text-field",
+        "body",
+        "--id-field",
+        "review_id",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+        "--removed",
+        removed.to_str().unwrap(),
+    ];
+    let first = ok(&[&common[..], &["--keep", "first"]].concat());
+    assert!(first.is_empty());
+    let lines = json_lines(&std::fs::read_to_string(&removed).unwrap());
+    let kept: Vec<Value> = json_lines(&std::fs::read_to_string(&out).unwrap());
+    let kept_ids: Vec<u64> = kept
+        .iter()
+        .map(|k| k["review_id"].as_u64().unwrap())
+        .collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        // Each removed record names a kept record, with a Jaccard ≥ t and its source.
+        let of = l["duplicate_of"].as_u64().unwrap();
+        assert!(kept_ids.contains(&of), "{l}");
+        assert!(!kept_ids.contains(&l["id"].as_u64().unwrap()), "{l}");
+        assert!(l["jaccard"].as_f64().unwrap() >= 0.8, "{l}");
+        assert_eq!(l["source"], "cli/reviews.jsonl");
+        let record: Value = serde_json::from_str(l["record"].as_str().unwrap()).unwrap();
+        assert_eq!(record["review_id"], l["id"]);
+    }
+    // Kept + removed = every review.
+    let total = std::fs::read_to_string(testdata("cli/reviews.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    assert_eq!(kept.len() + lines.len(), total);
+    // --keep last keeps the last of each cluster in input order.
+    ok(&[&common[..], &["--keep", "last"]].concat());
+    let last: Vec<Value> = json_lines(&std::fs::read_to_string(&removed).unwrap());
+    for l in &last {
+        let (id, of) = (
+            l["id"].as_u64().unwrap(),
+            l["duplicate_of"].as_u64().unwrap(),
+        );
+        assert!(id < of, "{id} removed for the later {of}");
+    }
+}

@@ -78,6 +78,8 @@ enum Target {
     Dir {
         staging: TempDir,
         path: PathBuf,
+        /// Replace a non-empty directory at `path` on finish.
+        replace: bool,
     },
 }
 
@@ -93,10 +95,36 @@ impl DedupWriter {
     /// directory; [`Error::Write`] if the temporary file or directory cannot be created
     /// or the header cannot be written; [`Error::BrokenPipe`] if standard output is closed.
     pub fn create(output: Option<&Path>, format: Format, header: Option<&[u8]>) -> Result<Self> {
+        Self::create_with(output, format, header, false)
+    }
+
+    /// [`DedupWriter::create`], except that for the dir format an existing output
+    /// directory, empty or not, is replaced on [`finish`](DedupWriter::finish): the new
+    /// tree is built beside it and swapped in, and the old one is deleted only after the
+    /// swap, so a failed run leaves it as it was. The caller must make sure it holds no
+    /// input.
+    ///
+    /// # Errors
+    ///
+    /// As [`DedupWriter::create`], less [`Error::OutputDirNotEmpty`] for a directory.
+    pub fn create_replacing(
+        output: Option<&Path>,
+        format: Format,
+        header: Option<&[u8]>,
+    ) -> Result<Self> {
+        Self::create_with(output, format, header, true)
+    }
+
+    fn create_with(
+        output: Option<&Path>,
+        format: Format,
+        header: Option<&[u8]>,
+        replace: bool,
+    ) -> Result<Self> {
         let output = output.filter(|p| *p != Path::new("-"));
         let target = match (format, output) {
             (Format::Dir, None) => return Err(Error::DirNeedsOutput),
-            (Format::Dir, Some(path)) => create_dir_target(path)?,
+            (Format::Dir, Some(path)) => create_dir_target(path, replace)?,
             (_, None) => Target::Stdout(BufWriter::with_capacity(BUF_SIZE, io::stdout())),
             (_, Some(path)) => create_file_target(path)?,
         };
@@ -195,8 +223,8 @@ impl DedupWriter {
     /// [`Error::UnsafeId`] if the id is not a plain relative path and [`Error::Copy`] if
     /// the file cannot be copied.
     pub fn write(&mut self, record: &Record) -> Result<()> {
-        if let Target::Dir { staging, .. } = &self.target {
-            copy_into(staging.path(), record)?;
+        if let Target::Dir { staging, path, .. } = &self.target {
+            copy_into(staging.path(), path, record)?;
         } else {
             self.write_bytes(&record.raw)?;
         }
@@ -272,12 +300,32 @@ impl DedupWriter {
                 file.persist(&path).map_err(|e| err(e.error))?;
                 Ok(())
             }
-            Target::Dir { staging, path } => {
+            Target::Dir {
+                staging,
+                path,
+                replace,
+            } => {
                 let err = |error: io::Error| Error::Write {
                     path: path.display().to_string(),
                     error,
                 };
-                if path.is_dir() {
+                let is_dir = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+                if replace && is_dir {
+                    // Swap, then delete the old tree: a failure before the swap keeps it.
+                    let old = tempfile::Builder::new()
+                        .prefix(".neardup-old-")
+                        .tempdir_in(parent_dir(&path))
+                        .map_err(err)?;
+                    let aside = old.path().join("old");
+                    fs::rename(&path, &aside).map_err(err)?;
+                    if let Err(e) = fs::rename(staging.path(), &path) {
+                        let _ = fs::rename(&aside, &path);
+                        return Err(err(e));
+                    }
+                    let _ = staging.keep();
+                    return old.close().map_err(err);
+                }
+                if is_dir {
                     // Checked empty at creation; `remove_dir` fails if that changed.
                     fs::remove_dir(&path).map_err(err)?;
                 }
@@ -338,14 +386,15 @@ fn create_file_target(path: &Path) -> Result<Target> {
     })
 }
 
-fn create_dir_target(path: &Path) -> Result<Target> {
+fn create_dir_target(path: &Path, replace: bool) -> Result<Target> {
     let err = |error: io::Error| Error::Write {
         path: path.display().to_string(),
         error,
     };
     match fs::symlink_metadata(path) {
         Ok(meta) => {
-            let empty = meta.is_dir() && fs::read_dir(path).map_err(err)?.next().is_none();
+            let empty =
+                meta.is_dir() && (replace || fs::read_dir(path).map_err(err)?.next().is_none());
             if !empty {
                 return Err(Error::OutputDirNotEmpty {
                     path: path.display().to_string(),
@@ -369,11 +418,13 @@ fn create_dir_target(path: &Path) -> Result<Target> {
     Ok(Target::Dir {
         staging,
         path: path.to_path_buf(),
+        replace,
     })
 }
 
-/// Copies the record's file to `dir/<id>`, creating subdirectories.
-fn copy_into(dir: &Path, record: &Record) -> Result<()> {
+/// Copies the record's file to `dir/<id>`, creating subdirectories; errors name the
+/// place it is going to, `target/<id>`, not the staging directory the user never sees.
+fn copy_into(dir: &Path, target: &Path, record: &Record) -> Result<()> {
     let id = record.id.as_deref().unwrap_or("");
     let rel = Path::new(id);
     let plain = !id.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
@@ -384,7 +435,7 @@ fn copy_into(dir: &Path, record: &Record) -> Result<()> {
     let to = dir.join(rel);
     let err = |error: io::Error| Error::Copy {
         from: from.display().to_string(),
-        to: to.display().to_string(),
+        to: target.join(rel).display().to_string(),
         error,
     };
     if let Some(parent) = to.parent() {

@@ -18,6 +18,8 @@ pub enum KeepPolicy {
     /// The one that comes first in the input (default).
     #[default]
     First,
+    /// The one that comes last in the input (e.g. the latest re-post of a listing).
+    Last,
     /// The longest text (ties: the first).
     Longest,
     /// The shortest text (ties: the first).
@@ -29,10 +31,11 @@ impl FromStr for KeepPolicy {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "first" => Ok(KeepPolicy::First),
+            "last" => Ok(KeepPolicy::Last),
             "longest" => Ok(KeepPolicy::Longest),
             "shortest" => Ok(KeepPolicy::Shortest),
             _ => Err(format!(
-                "unknown keep policy {s:?}: expected first, longest or shortest"
+                "unknown keep policy {s:?}: expected first, last, longest or shortest"
             )),
         }
     }
@@ -42,6 +45,7 @@ impl fmt::Display for KeepPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             KeepPolicy::First => "first",
+            KeepPolicy::Last => "last",
             KeepPolicy::Longest => "longest",
             KeepPolicy::Shortest => "shortest",
         })
@@ -50,9 +54,10 @@ impl fmt::Display for KeepPolicy {
 
 impl KeepPolicy {
     /// Sort key: smaller is kept first. `len` is the document's length.
-    fn rank(self, doc: u32, len: usize) -> (i128, u32) {
+    pub fn rank(self, doc: u32, len: usize) -> (i128, u32) {
         match self {
             KeepPolicy::First => (0, doc),
+            KeepPolicy::Last => (-i128::from(doc), doc),
             KeepPolicy::Longest => (-(len as i128), doc),
             KeepPolicy::Shortest => (len as i128, doc),
         }
@@ -155,6 +160,21 @@ where
     L: Fn(u32) -> usize + Sync,
     S: Fn(u32, u32) -> Option<Similarity> + Sync,
 {
+    cluster_ranked(num_docs, links, |d| keep.rank(d, len(d)), similar)
+}
+
+/// [`cluster`] with the keep order given directly: in each cluster the document with the
+/// smallest `rank(doc)` is kept (ranks must be distinct, e.g. end in the document).
+pub fn cluster_ranked<R, S>(
+    num_docs: usize,
+    links: &[(u32, u32)],
+    rank: R,
+    similar: S,
+) -> Vec<Cluster>
+where
+    R: Fn(u32) -> (i128, u32) + Sync,
+    S: Fn(u32, u32) -> Option<Similarity> + Sync,
+{
     let mut uf = UnionFind::new(num_docs);
     for &(a, b) in links {
         uf.union(a, b);
@@ -170,7 +190,7 @@ where
         .par_iter()
         .flat_map_iter(|component| {
             let mut docs: Vec<u32> = component.iter().map(|&(_, d)| d).collect();
-            docs.sort_by_key(|&d| keep.rank(d, len(d)));
+            docs.sort_by_key(|&d| rank(d));
             stars(&docs, &similar)
         })
         .collect();
@@ -231,6 +251,7 @@ mod tests {
         let links = [(0, 1), (1, 2)];
         let run = |k| cluster(3, &links, k, |d| lens[d as usize], |_, _| sim());
         assert_eq!(run(KeepPolicy::First)[0].kept, 0);
+        assert_eq!(run(KeepPolicy::Last)[0].kept, 2);
         assert_eq!(run(KeepPolicy::Longest)[0].kept, 1);
         assert_eq!(run(KeepPolicy::Shortest)[0].kept, 2);
         let c = &run(KeepPolicy::Longest)[0];
@@ -274,6 +295,7 @@ mod tests {
     #[test]
     fn parses_policies() {
         assert_eq!("longest".parse::<KeepPolicy>(), Ok(KeepPolicy::Longest));
+        assert_eq!("last".parse::<KeepPolicy>(), Ok(KeepPolicy::Last));
         assert!("biggest".parse::<KeepPolicy>().is_err());
     }
 }

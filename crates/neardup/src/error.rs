@@ -30,6 +30,14 @@ pub enum Error {
     /// Only one of `bands` and `rows` was given.
     #[error("--bands and --rows go together: give both or neither")]
     IncompleteBands,
+    /// Keep ranks must be given for every document.
+    #[error("{ranks} keep ranks for {documents} documents: give one per document")]
+    KeepRanks {
+        /// Ranks given.
+        ranks: usize,
+        /// Documents in the corpus.
+        documents: usize,
+    },
     /// Document indices are 32-bit.
     #[error("too many documents: {0} (at most 4294967295)")]
     TooManyDocuments(usize),

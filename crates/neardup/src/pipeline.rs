@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::cluster::{cluster, Cluster, KeepPolicy, Similarity};
+use crate::cluster::{cluster_ranked, Cluster, KeepPolicy, Similarity};
 use crate::corpus::{Corpus, CorpusBuilder};
 use crate::error::{Error, Result};
 use crate::exact::ExactJoin;
@@ -347,6 +347,24 @@ pub struct Prepared {
     pub corpus: Corpus,
     /// Counters so far.
     pub stats: Stats,
+    /// The caller's keep order, if set: it replaces the keep policy.
+    keep_ranks: Option<Vec<u32>>,
+}
+
+impl Prepared {
+    /// Sets which document each cluster keeps, overriding the configured keep policy:
+    /// the one with the smallest rank (ties: the first in input order). One rank per
+    /// document, e.g. each document's position when sorted by a timestamp.
+    pub fn set_keep_ranks(&mut self, ranks: Vec<u32>) -> Result<()> {
+        if ranks.len() != self.corpus.len() {
+            return Err(Error::KeepRanks {
+                ranks: ranks.len(),
+                documents: self.corpus.len(),
+            });
+        }
+        self.keep_ranks = Some(ranks);
+        Ok(())
+    }
 }
 
 impl Pipeline {
@@ -409,7 +427,7 @@ impl Pipeline {
     /// Adds signatures to a shingled corpus.
     pub fn sketch(&self, prepared: &mut Prepared) {
         self.progress.start(Stage::Sketch, 0);
-        let Prepared { corpus, stats } = prepared;
+        let Prepared { corpus, stats, .. } = prepared;
         // Exact verification needs no signatures, only their band keys.
         let keep = self.config.verification != Verification::Exact;
         stats.time(Stage::Sketch, || {
@@ -672,7 +690,8 @@ impl Pipeline {
             verified.extend(large);
         }
         verified.extend(Groups::new(corpus).links());
-        let clusters = self.cluster_links(corpus, &verified, &mut stats, |kept, doc| {
+        let ranks = prepared.keep_ranks.as_deref();
+        let clusters = self.cluster_links(corpus, ranks, &verified, &mut stats, |kept, doc| {
             self.check(corpus, kept.min(doc), kept.max(doc))
         });
         (clusters, stats)
@@ -681,19 +700,26 @@ impl Pipeline {
     fn cluster_links(
         &self,
         corpus: &Corpus,
+        ranks: Option<&[u32]>,
         links: &[(u32, u32)],
         stats: &mut Stats,
         similar: impl Fn(u32, u32) -> Option<Similarity> + Sync,
     ) -> Vec<Cluster> {
         self.progress.start(Stage::Cluster, 0);
-        let out = stats.time(Stage::Cluster, || {
-            cluster(
+        let keep = self.config.keep;
+        let out = stats.time(Stage::Cluster, || match ranks {
+            Some(ranks) => cluster_ranked(
                 corpus.len(),
                 links,
-                self.config.keep,
-                |d| corpus.text_len(d),
+                |d| (i128::from(ranks[d as usize]), d),
                 similar,
-            )
+            ),
+            None => cluster_ranked(
+                corpus.len(),
+                links,
+                |d| keep.rank(d, corpus.text_len(d)),
+                similar,
+            ),
         });
         self.progress.finish();
         out
@@ -768,7 +794,8 @@ impl Pipeline {
             .collect();
         links.extend(Groups::new(corpus).links());
         let t = self.config.threshold;
-        let clusters = self.cluster_links(corpus, &links, &mut stats, |kept, doc| {
+        let ranks = prepared.keep_ranks.as_deref();
+        let clusters = self.cluster_links(corpus, ranks, &links, &mut stats, |kept, doc| {
             let j = jaccard(corpus.set(kept), corpus.set(doc));
             meets_threshold(j, t).then_some(Similarity {
                 jaccard: Some(j),
@@ -823,7 +850,11 @@ impl Preparer {
             .count() as u64;
         stats.identical = corpus.identical_copies();
         stats.truncated = corpus.truncated();
-        Prepared { corpus, stats }
+        Prepared {
+            corpus,
+            stats,
+            keep_ranks: None,
+        }
     }
 }
 
