@@ -111,7 +111,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     let config = config(&args.matching, VerifyArg::Exact, KeepArg::First)?;
     let quiet = args.runtime.quiet;
     if !quiet {
-        eprint!("{}", summary::plan(&config, false));
+        summary::to_stderr(&summary::plan(&config, false));
     }
     let bars = Bars::new(quiet);
     let read_start = Instant::now();
@@ -191,7 +191,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
                 secs(stage_time(&exact_stats, &[Stage::ExactJoin]))
             ),
         );
-        eprint!("{}", s.render());
+        summary::to_stderr(&s.render());
     }
     Ok(if args.json {
         serde_json::to_string(&eval)? + "\n"

@@ -39,7 +39,7 @@ fn main() -> ExitCode {
             .num_threads(n)
             .build_global()
         {
-            eprintln!("neardup: cannot start {n} threads: {e}");
+            summary::to_stderr(&format!("neardup: cannot start {n} threads: {e}\n"));
             return ExitCode::from(EXIT_IO);
         }
     }
@@ -55,7 +55,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("neardup: {e:#}");
+            summary::to_stderr(&format!("neardup: {e:#}\n"));
             ExitCode::from(exit_code(&e))
         }
     }

@@ -150,7 +150,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     };
     let quiet = args.runtime.quiet;
     if !quiet {
-        eprint!("{}", summary::plan(&config, args.exact));
+        summary::to_stderr(&summary::plan(&config, args.exact));
     }
     let bars = Bars::new(quiet);
     let pipeline = Pipeline::new(config.clone())?
@@ -265,7 +265,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         }
         summary.line("result", result_line);
         summary.line("total", secs(started.elapsed()));
-        eprint!("{}", summary.render());
+        summary::to_stderr(&summary.render());
     }
     Ok(())
 }

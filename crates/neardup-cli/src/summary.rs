@@ -12,6 +12,14 @@ const CURVE_POINTS: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
 /// Groups digits by thousands: 1234567 → "1,234,567" (the report's formatting).
 pub use crate::report::html::thousands;
 
+/// Writes to stderr, ignoring failure: the summary and messages are for a person, and a
+/// closed or full stderr (`2>/dev/full`, `2>&1 | head -1`) must neither panic nor change
+/// the exit code, which reports the main output only.
+pub fn to_stderr(text: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
 /// Seconds with a precision that suits the magnitude.
 pub fn secs(d: Duration) -> String {
     let s = d.as_secs_f64();

@@ -1215,3 +1215,44 @@ fn keep_last_and_removed_list() {
         assert!(id < of, "{id} removed for the later {of}");
     }
 }
+
+#[test]
+fn a_full_or_closed_stderr_neither_panics_nor_fails_the_run() {
+    let bin = assert_cmd::cargo::cargo_bin("neardup");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = std::process::Command::new(&bin)
+        .current_dir(testdata(""))
+        .args(["pairs", "cli/stories.txt"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains("\"s1\""), "{}", stdout(&o));
+    // A reader of stderr that has gone away before anything was written.
+    let mut child = std::process::Command::new(&bin)
+        .current_dir(testdata(""))
+        .args(["clusters", "cli/stories.txt"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0);
+    assert!(!o.stdout.is_empty());
+    // Errors still give their exit code with nowhere to say them.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = std::process::Command::new(&bin)
+        .current_dir(testdata(""))
+        .args(["pairs", "cli/stories.txt", "--keep", "last"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+}
