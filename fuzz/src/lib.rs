@@ -266,6 +266,10 @@ pub struct FuzzOptions {
     pub text2: Option<String>,
     /// A record-size limit (small, to reach the too_large path), if any.
     pub limit: Option<u16>,
+    /// TSV: read with CSV-style quoting (`"`), else as TSV is defined (no quoting).
+    pub quote: bool,
+    /// TSV: decode the escapes `\t`, `\n`, `\r`, `\\`.
+    pub escapes: bool,
 }
 
 impl FuzzOptions {
@@ -287,6 +291,10 @@ impl FuzzOptions {
                     opts = opts.with_id_column(id.clone());
                 }
             }
+        }
+        if format == Format::Tsv {
+            opts.quote = self.quote.then_some(b'"');
+            opts.tsv_escapes = self.escapes;
         }
         set_limit(&mut opts, self.limit);
         opts

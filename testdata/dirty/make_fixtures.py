@@ -56,7 +56,10 @@ write("bom.txt", BOM + b"first line\nsecond line\n")
 # CRLF everywhere -----------------------------------------------------------------
 write("crlf.jsonl", b'{"text":"a"}\r\n\r\n{"text":"b with an escaped \\r\\n"}\r\n')
 write("crlf.csv", b'id,text\r\n1,"multi\r\nline"\r\n\r\n2,plain\r\n')
-write("crlf.tsv", b'id\ttext\r\n1\t"multi\r\nline"\r\n\r\n2\tplain\r\n')
+# TSV has no quoting: a line break in a field is written as an escape (read with
+# tsv_escapes); CSV-style quoted TSV is read only with a quote byte.
+write("crlf.tsv", b'id\ttext\r\n1\tmulti\\r\\nline\r\n\r\n2\tplain\r\n')
+write("crlf_quoted.tsv", b'id\ttext\r\n1\t"multi\r\nline"\r\n\r\n2\tplain\r\n')
 write("crlf.txt", b"a\r\n\r\nb\r\n")
 
 # Empty and whitespace-only documents -----------------------------------------------
@@ -118,7 +121,16 @@ write("missing_requested_column.csv", b"id,title,body\n1,t,b\n")
 # Unbalanced quotes at the end of the input -----------------------------------------
 write("unclosed_quote.csv",
       b'id,text\n1,fine\n2,"opened but never closed\n3,swallowed\n4,also swallowed\n')
+# Without a quote byte, TSV has no quoting: the quote is text and nothing is swallowed.
 write("unclosed_quote.tsv", b'id\ttext\n1\tfine\n2\t"never closed\r\n3\tswallowed')
+write("unclosed_quote_quoted.tsv", b'id\ttext\n1\tfine\n2\t"never closed\r\n3\tswallowed')
+# A TSV title that starts with a quote (real listings data): every row is a record.
+write("leading_quote.tsv",
+      b'id\ttitle\tprice\n'
+      b'1\t"Bilocale" luminoso\t900\n'
+      b'2\tTrilocale con "vista" mare\t1200\n'
+      b'3\t"Monolocale\t500\n'
+      b'4\tAttico "panoramico"\t2000\n')
 write("unclosed_quote_header.csv", b'id,"text\n1,a\n2,b\n')
 
 # NUL bytes in JSONL and in lines ---------------------------------------------------

@@ -66,6 +66,12 @@ impl PlanArgs {
             id_column: None,
             max_record_bytes: neardup_io::DEFAULT_MAX_RECORD_BYTES,
             on_error: OnError::Skip,
+            tsv_escapes: false,
+            quote: None,
+            hidden: false,
+            globs: Vec::new(),
+            follow: false,
+            key_field: None,
         }
     }
 }
@@ -102,6 +108,41 @@ pub struct InputArgs {
     /// under fail.
     #[arg(long, value_enum, default_value_t = OnError::Skip)]
     pub on_error: OnError,
+    /// TSV: decode the escapes \t, \n, \r and \\ in fields (TSV has no quoting: a field
+    /// ends at a tab or a line end).
+    #[arg(long)]
+    pub tsv_escapes: bool,
+    /// TSV: read fields quoted as in CSV with this quote character, e.g. --quote '"'
+    /// (default: no quoting, a `"` is text). CSV always quotes with '"'.
+    #[arg(long, value_name = "CHAR", value_parser = parse_quote)]
+    pub quote: Option<u8>,
+    /// Directories: include hidden files and folders (names starting with `.`; left out
+    /// and counted by default).
+    #[arg(long)]
+    pub hidden: bool,
+    /// Directories: read only the files matching this glob (repeatable); a pattern
+    /// without `/` matches the file name (`*.txt`), one with `/` the path relative to the
+    /// directory (`docs/**/*.md`). Files not matched are left out and counted.
+    #[arg(long = "glob", value_name = "PATTERN")]
+    pub globs: Vec<String>,
+    /// Directories: follow symbolic links (a link loop is detected and skipped); by
+    /// default a link is skipped with reason symlink.
+    #[arg(long)]
+    pub follow: bool,
+    /// The field (JSONL) or column (CSV/TSV) whose value each record carries as its key
+    /// (set from --keep-by; not an option of its own).
+    #[arg(skip)]
+    pub key_field: Option<String>,
+}
+
+/// Parses --quote: one ASCII character that is not a tab or a line end.
+fn parse_quote(s: &str) -> Result<u8, String> {
+    match s.as_bytes() {
+        [b] if b.is_ascii() && !matches!(b, b'\t' | b'\n' | b'\r') => Ok(*b),
+        _ => Err(format!(
+            "the quote must be one ASCII character other than a tab or a line end, e.g. '\"' (got {s:?})"
+        )),
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -81,8 +81,15 @@ pub struct Documents {
     pub inputs: Vec<InputInfo>,
     /// Documents whose bytes were not valid UTF-8 and were decoded lossily.
     pub lossy: u64,
-    /// Things the user should know about the input, for the summary.
+    /// The readers' warnings (e.g. a quoted CSV field running over 100 lines), as
+    /// `FILE:LINE: message`, in input order.
     pub warnings: Vec<String>,
+    /// Entries of input directories left out (not records), summed over the inputs, by
+    /// reason: `hidden`, `not_matched`; nonzero counts only.
+    pub excluded: Vec<(&'static str, u64)>,
+    /// The field names each input has (JSONL: the keys of its first 10 objects; CSV/TSV:
+    /// the header's columns), for telling the user what is there.
+    pub fields_seen: Vec<(PathBuf, Vec<String>)>,
 }
 
 impl Documents {
@@ -157,14 +164,53 @@ impl Documents {
                     }),
                 }
             }
-            let fields: Vec<String> = Vec::new(); // MERGE: reader.fields_seen()
-            tally.check(path, format, args, &fields, &mut docs.warnings)?;
+            docs.note_reader(path, &mut reader);
+            let fields = &docs.fields_seen.last().map(|(_, f)| f.as_slice()).unwrap_or(&[]);
+            tally.check(path, format, args, fields, &mut docs.warnings)?;
         }
         if !pending.is_empty() {
             sink(pending)?;
         }
         bars.done();
         Ok(docs)
+    }
+
+    /// Keeps what a reader tells after reading: warnings, entries left out, fields seen.
+    fn note_reader(&mut self, path: &Path, reader: &mut neardup_io::Reader) {
+        self.warnings
+            .extend(reader.take_warnings().iter().map(ToString::to_string));
+        for (reason, n) in reader.excluded() {
+            match self.excluded.iter_mut().find(|(r, _)| *r == reason) {
+                Some((_, total)) => *total += n,
+                None => self.excluded.push((reason, n)),
+            }
+        }
+        self.fields_seen
+            .push((path.to_path_buf(), reader.fields_seen()));
+    }
+
+    /// The summary's line for the entries of directories left out, e.g. "12 files or
+    /// folders (hidden 10, not matched by --glob 2)"; `None` if none were.
+    pub fn excluded_line(&self) -> Option<String> {
+        let total: u64 = self.excluded.iter().map(|(_, n)| n).sum();
+        if total == 0 {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .excluded
+            .iter()
+            .map(|(reason, n)| match *reason {
+                "hidden" => format!("hidden {n}"),
+                "not_matched" => format!("not matched by --glob {n}"),
+                other => format!("{other} {n}"),
+            })
+            .collect();
+        let noun = if total == 1 {
+            "file or folder"
+        } else {
+            "files or folders"
+        };
+        Some(format!("{total} {noun} ({})", parts.join(", ")))
     }
 
     /// User ids given to more than one record: how many such ids, and the first of them.
@@ -393,6 +439,12 @@ pub fn read_options(args: &InputArgs) -> ReadOptions {
     if let Some(col) = &args.id_column {
         opts = opts.with_id_column(col.clone());
     }
+    opts.tsv_escapes = args.tsv_escapes;
+    opts.quote = args.quote;
+    opts.hidden = args.hidden;
+    opts.globs = args.globs.clone();
+    opts.follow_links = args.follow;
+    opts.key_field = args.key_field.clone();
     if let Some(f) = args.format {
         opts = opts.with_format(match f {
             FormatArg::Jsonl => Format::Jsonl,

@@ -259,6 +259,12 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 ),
             );
         }
+        for w in &docs.warnings {
+            summary.line("warning", w.clone());
+        }
+        if let Some(line) = docs.excluded_line() {
+            summary.line("left out", line);
+        }
         summary.line("write", secs(write_start.elapsed()));
         if let Some(t) = report_time.get() {
             summary.line("report", secs(t));

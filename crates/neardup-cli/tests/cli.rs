@@ -263,7 +263,7 @@ fn dedup_tsv_keeps_survivors_byte_for_byte() {
     .concat());
     let input = std::fs::read_to_string(testdata("cli/listings.tsv")).unwrap();
     let written = std::fs::read_to_string(&out).unwrap();
-    // L3, L5 (a quoted record over two lines) and L7 are removed; the rest stays as it was.
+    // L3, L5 and L7 are removed; the rest stays as it was.
     let expected: String = {
         let mut keep = String::new();
         let mut skip = false;
@@ -1255,4 +1255,185 @@ fn a_full_or_closed_stderr_neither_panics_nor_fails_the_run() {
         .output()
         .unwrap();
     assert_eq!(code(&o), 2);
+
+// ---- input formats (issue 9) ----
+
+/// Listings whose titles start with a quote: TSV has no quoting, so every row is a
+/// listing (the CSV parser had merged 18 rows into one and dropped the rest of the file).
+const QUOTED_TITLES_TSV: &str = "id\ttitle\tdescription\tprice\n\
+    1\t\"Bilocale\" luminoso\tDue camere con balcone, cucina abitabile, vicino alla metro\t900\n\
+    2\tTrilocale con \"vista\" mare\tTre camere, terrazzo sul mare, garage e cantina inclusi\t1200\n\
+    3\t\"Monolocale arredato\tUn ambiente con angolo cottura, arredato, ideale per studenti\t500\n\
+    4\tAttico \"panoramico\"\tUltimo piano con terrazza panoramica e ascensore privato\t2000\n\
+    5\t\"Bilocale\" luminoso\tDue camere con balcone, cucina abitabile, vicino alla metro!\t910\n\
+    6\tBox auto\tPosto auto coperto in garage condominiale, accesso con telecomando\t100\n";
+
+#[test]
+fn dedup_tsv_with_quoted_titles_keeps_every_distinct_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("listings.tsv");
+    std::fs::write(&input, QUOTED_TITLES_TSV).unwrap();
+    let out = dir.path().join("out.tsv");
+    let o = neardup(&[
+        "dedup",
+        input.to_str().unwrap(),
+        "--text-columns",
+        "title,description",
+        "--id-column",
+        "id",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written = std::fs::read_to_string(&out).unwrap();
+    // Only listing 5 (a copy of 1) is removed; the rest is written byte for byte.
+    let expected: String = QUOTED_TITLES_TSV
+        .split_inclusive('\n')
+        .filter(|line| !line.starts_with("5\t"))
+        .collect();
+    assert_eq!(written, expected);
+    let err = stderr(&o);
+    assert!(
+        err.contains("read 6 = kept 5 + removed 1 + skipped 0"),
+        "{err}"
+    );
+    assert!(!err.contains("warning"), "{err}");
+}
+
+#[test]
+fn tsv_quote_and_escapes_options() {
+    let dir = tempfile::tempdir().unwrap();
+    // A TSV written with CSV-style quotes (a field over two lines): --quote '"' reads it.
+    let quoted = dir.path().join("quoted.tsv");
+    std::fs::write(
+        &quoted,
+        "id\ttext\n1\t\"a quoted\nfield\"\n2\tsomething else entirely\n",
+    )
+    .unwrap();
+    let o = neardup(&["clusters", quoted.to_str().unwrap(), "--quote", "\""]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("read 2 = "), "{}", stderr(&o));
+    // Without it, the quote is text and the field's second line is a short row.
+    let o = neardup(&["clusters", quoted.to_str().unwrap()]);
+    assert!(stderr(&o).contains("read 3 = "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("missing_columns 1"), "{}", stderr(&o));
+    // --tsv-escapes decodes \t \n \r \\ in fields (a backslash before anything else stays).
+    let escaped = dir.path().join("escaped.tsv");
+    std::fs::write(
+        &escaped,
+        "id\ttext\n1\tsee C:\\\\Users\\\\docs for the files\n2\tsee C:\\Users\\docs for the files\n",
+    )
+    .unwrap();
+    let pairs = |extra: &[&str]| {
+        let o = neardup(&[&["pairs", escaped.to_str().unwrap(), "-q"][..], extra].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    assert!(pairs(&["--tsv-escapes"]).contains("\"jaccard\":1.0"));
+    assert!(!pairs(&[]).contains("\"jaccard\":1.0"));
+    // A bad quote is a usage error (exit 2) that says what is wanted.
+    let o = neardup(&["pairs", quoted.to_str().unwrap(), "--quote", "ab"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("one ASCII character"), "{}", stderr(&o));
+}
+
+#[test]
+fn csv_runaway_quote_is_a_warning_naming_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("notes.csv");
+    let mut data = String::from("id,text\n1,first note\n2,\"a stray quote\n");
+    for i in 3..150 {
+        data.push_str(&format!("{i},note number {i}\n"));
+    }
+    std::fs::write(&csv, data).unwrap();
+    let o = neardup(&["clusters", csv.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("notes.csv:3: a quoted field opened here runs 148 lines"),
+        "{err}"
+    );
+    assert!(err.contains("is a quote stray?"), "{err}");
+}
+
+#[test]
+fn tab_separated_csv_gets_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("export.csv");
+    std::fs::write(&csv, "id\ttext\n1\thello\n").unwrap();
+    let o = neardup(&["pairs", csv.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("looks tab-separated"), "{err}");
+    assert!(err.contains("try --format tsv"), "{err}");
+    assert!(err.contains("\"id\", \"text\""), "{err}");
+}
+
+#[test]
+fn directories_leave_out_hidden_and_unmatched_files_and_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("docs");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main").unwrap();
+    std::fs::write(root.join(".notes.txt"), "a hidden note about nothing").unwrap();
+    std::fs::write(root.join("a.txt"), "the first document, about apples").unwrap();
+    std::fs::write(root.join("b.md"), "the second document, about pears").unwrap();
+    let path = root.to_str().unwrap();
+    let o = neardup(&["clusters", path]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("read 2 = "), "{err}");
+    assert!(err.contains("2 files or folders (hidden 2)"), "{err}");
+    let o = neardup(&["clusters", path, "--hidden"]);
+    assert!(stderr(&o).contains("read 4 = "), "{}", stderr(&o));
+    let o = neardup(&["clusters", path, "--glob", "*.md"]);
+    let err = stderr(&o);
+    assert!(err.contains("read 1 = "), "{err}");
+    assert!(
+        err.contains("3 files or folders (hidden 2, not matched by --glob 1)"),
+        "{err}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn directories_skip_links_and_fifos_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("docs");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.txt"), "the only document").unwrap();
+    std::os::unix::fs::symlink(root.join("a.txt"), root.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(&root, root.join("loop")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(root.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let skipped = dir.path().join("skipped.jsonl");
+    let o = neardup(&[
+        "clusters",
+        root.to_str().unwrap(),
+        "--skipped",
+        skipped.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let codes: Vec<String> = json_lines(&std::fs::read_to_string(&skipped).unwrap())
+        .iter()
+        .map(|v| v["code"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(codes, ["symlink", "symlink", "special_file"]);
+    // Followed, the file link is read and the loop ends as unreadable.
+    let o = neardup(&[
+        "clusters",
+        root.to_str().unwrap(),
+        "--follow",
+        "--skipped",
+        skipped.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let codes: Vec<String> = json_lines(&std::fs::read_to_string(&skipped).unwrap())
+        .iter()
+        .map(|v| v["code"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(codes, ["unreadable", "special_file"]);
 }

@@ -11,7 +11,9 @@
 //! if the target exists, otherwise the usual ones for a new file.
 //!
 //! For the dir format the output is a directory: each kept record's file
-//! ([`Location::source`](crate::Location::source)) is copied to `output/<id>`. The files
+//! ([`Record::path`](crate::Record::path), else
+//! [`Location::source`](crate::Location::source)) is copied to `output/<id>` (to its
+//! exact relative path when a file name is not UTF-8, which the id shows lossily). The files
 //! are copied into a temporary directory beside the output, which `finish` renames to
 //! the output path; the output must not exist or be an empty directory.
 
@@ -431,8 +433,23 @@ fn copy_into(dir: &Path, target: &Path, record: &Record) -> Result<()> {
     if !plain {
         return Err(Error::UnsafeId { id: id.to_string() });
     }
-    let from = Path::new(&record.location.source);
-    let to = dir.join(rel);
+    // The exact path (a file name that is not UTF-8 is lossy in the id and the source):
+    // copied from there, to the same relative path, its last components.
+    let (from, to) = match &record.path {
+        Some(path) => {
+            let parts = id.split('/').count();
+            let names: Vec<_> = path.components().collect();
+            let tail = &names[names.len().saturating_sub(parts)..];
+            let exact: PathBuf = tail.iter().collect();
+            let safe =
+                tail.len() == parts && tail.iter().all(|c| matches!(c, Component::Normal(_)));
+            (
+                path.as_path(),
+                dir.join(if safe { exact.as_path() } else { rel }),
+            )
+        }
+        None => (Path::new(&record.location.source), dir.join(rel)),
+    };
     let err = |error: io::Error| Error::Copy {
         from: from.display().to_string(),
         to: target.join(rel).display().to_string(),
@@ -471,6 +488,9 @@ mod tests {
                 record: 1,
             },
             lossy: false,
+            key: None,
+            numeric_id: false,
+            path: None,
         }
     }
 

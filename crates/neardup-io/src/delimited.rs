@@ -1,15 +1,24 @@
 //! CSV and TSV: a header row, then one record per row.
 //!
-//! Parsing is `csv-core`'s (the parser of the `csv` crate: RFC 4180 quoting, `""` inside
-//! quotes, quoted fields may span lines; TSV is the same with a tab delimiter), driven
-//! here field by field straight from the input buffer. So each record's exact source
-//! bytes are known — from the first byte of the row through its line end (`\n`, `\r\n`
-//! or a lone `\r`) — and writing every record's `raw` after the header gives back the
-//! input; and only the fields that are read (text and id columns) are kept, so memory
-//! is bounded by the record-size limit however many fields a row has.
+//! **CSV** (and TSV read with a quote byte, [`ReadOptions::quote`]) is parsed by
+//! `csv-core` (the parser of the `csv` crate: RFC 4180 quoting, `""` inside quotes,
+//! quoted fields may span lines), driven here field by field straight from the input
+//! buffer. So each record's exact source bytes are known — from the first byte of the
+//! row through its line end (`\n`, `\r\n` or a lone `\r`) — and writing every record's
+//! `raw` after the header gives back the input; and only the fields that are read (text,
+//! id and key columns) are kept, so memory is bounded by the record-size limit however
+//! many fields a row has.
+//!
+//! **TSV** without a quote byte is read as the format is defined (IANA
+//! `text/tab-separated-values`): no quoting at all. A row is a line, ending at `\n` or
+//! `\r\n` (a lone `\r` is data), its fields split at tabs; a `"` is an ordinary
+//! character, so a title like `"Bilocale" luminoso` cannot swallow the rows after it.
+//! With [`ReadOptions::tsv_escapes`] the escapes `\t`, `\n`, `\r` and `\\` in the kept
+//! fields are decoded (another backslash is kept as is); `raw` stays the exact line.
 //!
 //! The text is the values of [`ReadOptions::text_columns`] joined with one space; the id
-//! is the value of [`ReadOptions::id_column`]. Both are looked up by exact name in the
+//! is the value of [`ReadOptions::id_column`], the key that of [`ReadOptions::key_field`].
+//! All are looked up by exact name in the
 //! header (whose UTF-8 BOM is ignored); a missing one is an [`Error::MissingColumn`].
 //! Blank lines before the header belong to the header. Then every line end that starts
 //! a row (a blank line: only `\n`, `\r\n` or `\r`) is skipped as
@@ -24,13 +33,18 @@
 //! in the header it is an [`Error::BadHeader`] (the columns cannot be trusted), as is a
 //! header over the record-size limit or of more than 2²⁰ columns. A stray
 //! quote that a later quote closes cannot be told from a valid quoted field: the record
-//! is read as the parser sees it.
+//! is read as the parser sees it, but a quoted field spanning more than
+//! [`LONG_QUOTED_FIELD_LINES`] lines (and one never closed) is a [`Warning`] naming the
+//! line of its opening quote.
 //!
-//! Lines are counted at `\n`, `\r\n` and lone `\r` line ends: the parser ends a row at
-//! each of them, so each row starts on a new line.
+//! With quoting, lines are counted at `\n`, `\r\n` and lone `\r` line ends: the parser
+//! ends a row at each of them, so each row starts on a new line. Without, at `\n`.
 //!
+//! [`ReadOptions::quote`]: crate::ReadOptions::quote
+//! [`ReadOptions::tsv_escapes`]: crate::ReadOptions::tsv_escapes
 //! [`ReadOptions::text_columns`]: crate::ReadOptions::text_columns
 //! [`ReadOptions::id_column`]: crate::ReadOptions::id_column
+//! [`ReadOptions::key_field`]: crate::ReadOptions::key_field
 
 use std::io::{self, BufRead};
 
@@ -41,6 +55,7 @@ use crate::open::{peek_until, ErrorContext, Input};
 use crate::options::ReadOptions;
 use crate::record::{Entry, Location, Record, SkipReason, Skipped};
 use crate::text::{decode, decode_owned, BOM};
+use crate::warning::{Warning, WarningKind, LONG_QUOTED_FIELD_LINES};
 
 /// The scratch buffer for the bytes of fields that are not kept.
 const SCRATCH: usize = 8 * 1024;
@@ -55,6 +70,10 @@ pub(crate) struct DelimitedReader {
     ctx: ErrorContext,
     core: csv_core::Reader,
     delimiter: u8,
+    /// The quote byte; `None` for TSV as defined (no quoting: rows are lines).
+    quote: Option<u8>,
+    /// Unquoted TSV: decode `\t`, `\n`, `\r`, `\\` in the kept fields.
+    escapes: bool,
     /// True once the parser has been given input (see [`DelimitedReader::feed`]).
     started: bool,
     limit: usize,
@@ -62,6 +81,7 @@ pub(crate) struct DelimitedReader {
     columns: Vec<String>,
     text_idx: Vec<usize>,
     id_idx: Option<usize>,
+    key_idx: Option<usize>,
     /// The number of fields a row needs to hold every column read from.
     needed: usize,
     /// The line number of the next byte of the input.
@@ -73,6 +93,21 @@ pub(crate) struct DelimitedReader {
     store: Vec<u8>,
     ends: Vec<usize>,
     scratch: Box<[u8]>,
+    /// The longest quoted field of the last row read: the line ends before its opening
+    /// quote (in the row), the line ends inside it, and whether it is still open.
+    quoted_span: Option<QuotedSpan>,
+    warnings: Vec<Warning>,
+}
+
+/// Where the longest quoted field of a row is, and how long it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct QuotedSpan {
+    /// Line ends in the row before its opening quote.
+    start: u64,
+    /// The lines it spans.
+    lines: u64,
+    /// True if it is open at the end of the input.
+    to_end: bool,
 }
 
 /// One row as parsed.
@@ -106,15 +141,42 @@ enum Quoting {
     AfterQuote,
 }
 
+/// A change of [`Quoting`] that [`Quoting::feed_with`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum QuoteEvent {
+    /// A quote at the start of a field opens a quoted field.
+    Open,
+    /// A quote inside a quoted field: it closes the field unless another follows.
+    Close,
+}
+
 impl Quoting {
-    fn feed(mut self, delimiter: u8, mut bytes: &[u8]) -> Quoting {
+    #[cfg(test)]
+    fn feed(self, delimiter: u8, quote: u8, bytes: &[u8]) -> Quoting {
+        self.feed_with(delimiter, quote, bytes, |_, _| {})
+    }
+
+    /// Follows `bytes`, calling `on(i, event)` at the index of each quote that opens or
+    /// (perhaps) closes a quoted field.
+    fn feed_with(
+        mut self,
+        delimiter: u8,
+        quote: u8,
+        all: &[u8],
+        mut on: impl FnMut(usize, QuoteEvent),
+    ) -> Quoting {
         use Quoting::*;
+        let mut bytes = all;
+        let at = |rest: &[u8]| all.len() - rest.len();
         while let Some((&b, rest)) = bytes.split_first() {
             let is_end = |b: u8| b == delimiter || b == b'\r' || b == b'\n';
             self = match self {
-                StartField if b == b'"' => InQuoted,
+                StartField if b == quote => {
+                    on(at(bytes), QuoteEvent::Open);
+                    InQuoted
+                }
                 StartField | InField | AfterQuote if is_end(b) => StartField,
-                AfterQuote if b == b'"' => InQuoted,
+                AfterQuote if b == quote => InQuoted,
                 StartField | AfterQuote => InField,
                 InField => {
                     // Skip to the next byte that can end the field.
@@ -126,8 +188,9 @@ impl Quoting {
                         None => return InField,
                     }
                 }
-                InQuoted => match memchr::memchr(b'"', bytes) {
+                InQuoted => match memchr::memchr(quote, bytes) {
                     Some(i) => {
+                        on(at(bytes) + i, QuoteEvent::Close);
                         bytes = &bytes[i + 1..];
                         self = AfterQuote;
                         continue;
@@ -141,6 +204,38 @@ impl Quoting {
     }
 }
 
+/// True if a row's raw bytes are only a line end.
+fn is_blank_line(raw: &[u8]) -> bool {
+    matches!(raw, b"\n" | b"\r\n")
+}
+
+/// Appends `field` to `out` with the TSV escapes `\t`, `\n`, `\r` and `\\` decoded; a
+/// backslash before any other byte (or at the end) is kept as is.
+fn unescape_into(out: &mut Vec<u8>, field: &[u8]) {
+    let mut rest = field;
+    while let Some(i) = memchr::memchr(b'\\', rest) {
+        out.extend_from_slice(&rest[..i]);
+        let decoded = match rest.get(i + 1) {
+            Some(b't') => Some(b'\t'),
+            Some(b'n') => Some(b'\n'),
+            Some(b'r') => Some(b'\r'),
+            Some(b'\\') => Some(b'\\'),
+            _ => None,
+        };
+        match decoded {
+            Some(b) => {
+                out.push(b);
+                rest = &rest[i + 2..];
+            }
+            None => {
+                out.push(b'\\');
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out.extend_from_slice(rest);
+}
+
 /// Makes room for `more` bytes in `buf`, doubling its capacity as usual but never past
 /// `limit` (the caller checked that `buf.len() + more <= limit`).
 pub(crate) fn grow_within(buf: &mut Vec<u8>, more: usize, limit: usize) {
@@ -152,7 +247,7 @@ pub(crate) fn grow_within(buf: &mut Vec<u8>, more: usize, limit: usize) {
 }
 
 /// Counts line ends (`\n`, `\r\n`, lone `\r`) in a stream of chunks.
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct LineEnds {
     count: u64,
     after_cr: bool,
@@ -180,13 +275,30 @@ impl LineEnds {
 
 impl DelimitedReader {
     /// Reads the header of `input` and checks that the columns of `opts` are in it.
-    pub(crate) fn new(input: Input, delimiter: u8, opts: &ReadOptions) -> Result<Self> {
+    /// `quote` is the quote byte (`None`: no quoting, a row is a line).
+    pub(crate) fn new(
+        input: Input,
+        delimiter: u8,
+        quote: Option<u8>,
+        opts: &ReadOptions,
+    ) -> Result<Self> {
         if opts.text_columns.is_empty() {
             return Err(Error::InvalidOptions(
                 "at least one text column is needed for CSV/TSV".to_string(),
             ));
         }
-        let core = csv_core::ReaderBuilder::new().delimiter(delimiter).build();
+        if let Some(q) = quote {
+            if q == delimiter || q == b'\r' || q == b'\n' {
+                return Err(Error::InvalidOptions(format!(
+                    "the quote byte {:?} cannot be the delimiter or a line end",
+                    q as char
+                )));
+            }
+        }
+        let core = csv_core::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .quote(quote.unwrap_or(b'"'))
+            .build();
         let Input { reader, ctx } = input;
         let (reader, prefix) =
             peek_until(reader, |p| p.len() >= BOM.len()).map_err(|e| ctx.read_error(Some(1), e))?;
@@ -195,12 +307,15 @@ impl DelimitedReader {
             ctx,
             core,
             delimiter,
+            quote,
+            escapes: opts.tsv_escapes && quote.is_none(),
             started: false,
             limit: opts.max_record_bytes,
             header_raw: None,
             columns: Vec::new(),
             text_idx: Vec::new(),
             id_idx: None,
+            key_idx: None,
             needed: 0,
             line: 1,
             records: 0,
@@ -208,6 +323,8 @@ impl DelimitedReader {
             store: vec![0; 256],
             ends: Vec::new(),
             scratch: vec![0; SCRATCH].into_boxed_slice(),
+            quoted_span: None,
+            warnings: Vec::new(),
         };
         let bom = prefix.starts_with(BOM);
         if bom {
@@ -227,22 +344,70 @@ impl DelimitedReader {
         &self.columns
     }
 
+    /// The warnings collected so far, emptied.
+    pub(crate) fn take_warnings(&mut self) -> Vec<Warning> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// Notes a warning if the last row read had a long or unclosed quoted field; `line`
+    /// is the row's first line.
+    fn check_quoted_span(&mut self, line: u64) {
+        if let Some(span) = self.quoted_span.take() {
+            if span.to_end || span.lines > LONG_QUOTED_FIELD_LINES {
+                self.warnings.push(Warning {
+                    source: self.ctx.source.clone(),
+                    line: line + span.start,
+                    kind: WarningKind::LongQuotedField {
+                        lines: span.lines,
+                        to_end: span.to_end,
+                    },
+                });
+            }
+        }
+    }
+
+    /// Reads the next row, as a line (no quoting) or with the parser.
+    fn next_row(&mut self, keep: usize) -> Result<Row> {
+        if self.quote.is_none() {
+            self.read_line_row(keep)
+        } else {
+            let line = self.line;
+            let row = self.read_row(keep)?;
+            self.check_quoted_span(line);
+            Ok(row)
+        }
+    }
+
     fn read_header(&mut self, bom: bool, opts: &ReadOptions) -> Result<()> {
         let mut raw = if bom { BOM.to_vec() } else { Vec::new() };
         // Blank lines before the header are part of it.
-        while let Some(end) = self.take_line_end()? {
-            raw.extend_from_slice(end);
-            self.line += 1;
-        }
-        if self.peek()?.is_none() {
-            self.header_raw = (!raw.is_empty()).then_some(raw);
-            self.finished = true;
-            return Ok(());
-        }
+        let row = loop {
+            if self.quote.is_some() {
+                if let Some(end) = self.take_line_end()? {
+                    raw.extend_from_slice(end);
+                    self.line += 1;
+                    continue;
+                }
+            }
+            if self.peek()?.is_none() {
+                self.header_raw = (!raw.is_empty()).then_some(raw);
+                self.finished = true;
+                return Ok(());
+            }
+            match self.next_row(MAX_COLUMNS)? {
+                Row::Held {
+                    raw: blank, lines, ..
+                } if is_blank_line(&blank) => {
+                    raw.extend_from_slice(&blank);
+                    self.line += lines;
+                }
+                row => break row,
+            }
+        };
         let line = self.line;
         let path = self.ctx.source.clone();
         let bad = |reason: String| Error::BadHeader { path, line, reason };
-        let (row, fields, lines) = match self.read_row(MAX_COLUMNS)? {
+        let (row, fields, lines) = match row {
             Row::Held { fields, .. } if fields > MAX_COLUMNS => {
                 return Err(bad(format!(
                     "{fields} columns, more than the {MAX_COLUMNS} a header may have"
@@ -273,10 +438,14 @@ impl DelimitedReader {
         if let Some(name) = &opts.id_column {
             self.id_idx = Some(self.column_index(name)?);
         }
+        if let Some(name) = &opts.key_field {
+            self.key_idx = Some(self.column_index(name)?);
+        }
         self.needed = self
             .text_idx
             .iter()
             .chain(self.id_idx.iter())
+            .chain(self.key_idx.iter())
             .map(|&i| i + 1)
             .max()
             .unwrap_or(0);
@@ -342,6 +511,11 @@ impl DelimitedReader {
         self.ends.clear();
         let limit = self.limit as u64;
         let mut quoting = Quoting::StartField;
+        let quote = self.quote.unwrap_or(b'"');
+        // Line ends before the open quoted field's opening quote, and the longest
+        // closed quoted field so far (as in `QuotedSpan`).
+        let mut open_at = 0;
+        let mut longest: Option<QuotedSpan> = None;
         let mut last = None;
         let DelimitedReader {
             delimiter,
@@ -393,8 +567,25 @@ impl DelimitedReader {
                 store_len += nout;
             }
             let consumed = &chunk[..nin];
-            line_ends.feed(consumed);
-            quoting = quoting.feed(*delimiter, consumed);
+            let mut fed = 0;
+            quoting = quoting.feed_with(*delimiter, quote, consumed, |i, event| {
+                line_ends.feed(&consumed[fed..i]);
+                fed = i;
+                match event {
+                    QuoteEvent::Open => open_at = line_ends.count,
+                    QuoteEvent::Close => {
+                        let lines = line_ends.count - open_at + 1;
+                        if longest.is_none_or(|l| lines > l.lines) {
+                            longest = Some(QuotedSpan {
+                                start: open_at,
+                                lines,
+                                to_end: false,
+                            });
+                        }
+                    }
+                }
+            });
+            line_ends.feed(&consumed[fed..]);
             if !too_large {
                 if size + nin as u64 > limit {
                     too_large = true;
@@ -437,10 +628,16 @@ impl DelimitedReader {
             }
             size += 1;
         }
+        self.quoted_span = longest;
         if unclosed {
             // The lines holding bytes of the row: one more than its line ends, unless it
             // ends with one.
             let open_line = !matches!(last, Some(b'\r' | b'\n'));
+            self.quoted_span = Some(QuotedSpan {
+                start: open_at,
+                lines: line_ends.count - open_at + u64::from(open_line),
+                to_end: true,
+            });
             return Ok(Row::Unclosed {
                 lines: line_ends.count + u64::from(open_line),
             });
@@ -456,6 +653,72 @@ impl DelimitedReader {
             fields,
             lines: line_ends.count,
         })
+    }
+
+    /// Reads one row of TSV without quoting: one line, through its `\n` (or to the end of
+    /// the input), split at tabs; keeps its first `keep` fields (without the line end,
+    /// `\r\n` or `\n`), escapes decoded if asked for.
+    fn read_line_row(&mut self, keep: usize) -> Result<Row> {
+        let limit = self.limit as u64;
+        let mut raw = Vec::new();
+        let mut size: u64 = 0;
+        let mut too_large = false;
+        let mut ended = false;
+        loop {
+            let chunk = loop {
+                match self.input.fill_buf() {
+                    Ok(chunk) => break chunk,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(self.ctx.read_error(Some(self.line), e)),
+                }
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            let (n, end) = match memchr::memchr(b'\n', chunk) {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            if !too_large {
+                if size + n as u64 > limit {
+                    too_large = true;
+                    raw = Vec::new();
+                } else {
+                    grow_within(&mut raw, n, self.limit);
+                    raw.extend_from_slice(&chunk[..n]);
+                }
+            }
+            size += n as u64;
+            self.input.consume(n);
+            if end {
+                ended = true;
+                break;
+            }
+        }
+        let lines = u64::from(ended);
+        if too_large {
+            return Ok(Row::TooLarge { size, lines });
+        }
+        let mut content = &raw[..];
+        if ended {
+            content = &content[..content.len() - 1];
+            content = content.strip_suffix(b"\r").unwrap_or(content);
+        }
+        self.store.clear();
+        self.ends.clear();
+        let mut fields = 0;
+        for field in content.split(|&b| b == b'\t') {
+            if fields < keep {
+                if self.escapes {
+                    unescape_into(&mut self.store, field);
+                } else {
+                    self.store.extend_from_slice(field);
+                }
+                self.ends.push(self.store.len());
+            }
+            fields += 1;
+        }
+        Ok(Row::Held { raw, fields, lines })
     }
 
     /// The bytes of kept field `i` of the current row.
@@ -486,7 +749,7 @@ impl DelimitedReader {
         if self.finished {
             return Ok(None);
         }
-        if self.take_line_end()?.is_some() {
+        if self.quote.is_some() && self.take_line_end()?.is_some() {
             let entry = self.skipped(None, SkipReason::BlankLine);
             self.line += 1;
             return Ok(Some(entry));
@@ -495,7 +758,7 @@ impl DelimitedReader {
             self.finished = true;
             return Ok(None);
         }
-        let row = self.read_row(self.needed);
+        let row = self.next_row(self.needed);
         let row = match row {
             Ok(row) => row,
             Err(e) => {
@@ -504,6 +767,11 @@ impl DelimitedReader {
             }
         };
         let entry = match row {
+            Row::Held { raw, lines, .. } if is_blank_line(&raw) => {
+                let entry = self.skipped(None, SkipReason::BlankLine);
+                self.line += lines;
+                entry
+            }
             Row::Held { raw, fields, lines } => {
                 let entry = self.row_entry(raw, fields);
                 self.line += lines;
@@ -554,12 +822,16 @@ impl DelimitedReader {
         }
         let (text, text_lossy) = decode_owned(joined);
         let id_lossy = id.as_ref().is_some_and(|(_, lossy)| *lossy);
+        let key = self.key_idx.map(|i| decode(self.field(i)).0);
         Entry::Record(Record {
             id: id.map(|(id, _)| id),
             text,
             raw,
             location: self.location(),
             lossy: text_lossy || id_lossy,
+            key,
+            numeric_id: false,
+            path: None,
         })
     }
 }
@@ -585,7 +857,13 @@ mod tests {
                 gzip: false,
             },
         };
-        DelimitedReader::new(input, delimiter, opts)
+        // As `Reader` does: CSV always quotes, TSV only when asked to.
+        let quote = if delimiter == b',' {
+            Some(b'"')
+        } else {
+            opts.quote
+        };
+        DelimitedReader::new(input, delimiter, quote, opts)
     }
 
     fn reader(bytes: &[u8], delimiter: u8, opts: &ReadOptions) -> Result<DelimitedReader> {
@@ -637,7 +915,7 @@ mod tests {
         let q = |chunks: &[&[u8]]| {
             chunks
                 .iter()
-                .fold(Quoting::StartField, |q, c| q.feed(b',', c))
+                .fold(Quoting::StartField, |q, c| q.feed(b',', b'"', c))
         };
         assert_eq!(q(&[b"text"]), Quoting::InField);
         assert_eq!(q(&[b"\"abc"]), Quoting::InQuoted);
@@ -674,8 +952,8 @@ mod tests {
             let in_quotes = res == ReadFieldResult::Field { record_end: true } && nout == 0;
             let split = split.min(bytes.len());
             let tracked = Quoting::StartField
-                .feed(delimiter, &bytes[..split])
-                .feed(delimiter, &bytes[split..]);
+                .feed(delimiter, b'"', &bytes[..split])
+                .feed(delimiter, b'"', &bytes[split..]);
             proptest::prop_assert_eq!(tracked == Quoting::InQuoted, in_quotes);
         }
     }
@@ -967,5 +1245,221 @@ mod tests {
         assert_eq!(last.id.as_deref(), Some("19999"));
         assert_eq!(last.location.line, 2 + 2 * 19_999);
         assert_eq!(rebuild(&r, &es, b""), data);
+    }
+
+    #[test]
+    fn tsv_has_no_quoting() {
+        // A title that starts with a quote (real listings data): the parser of CSV would
+        // read the rows after it as one quoted field.
+        let data: &[u8] = b"id\ttitle\tprice\n\
+            1\t\"Bilocale\" luminoso\t900\n\
+            2\tTrilocale con \"vista\" mare\t1200\r\n\
+            3\t\"Monolocale\t500\n\
+            4\tAttico\t2000\n";
+        for capacity in [1, 2, 3, 64] {
+            let mut r = reader_with(data, b'\t', &opts(&["title"], Some("id")), capacity).unwrap();
+            assert_eq!(r.columns(), ["id", "title", "price"]);
+            let es = entries(&mut r);
+            assert_eq!(
+                summary(&es),
+                [
+                    (2, 1, "record"),
+                    (3, 2, "record"),
+                    (4, 3, "record"),
+                    (5, 4, "record")
+                ]
+            );
+            let texts: Vec<&str> = es
+                .iter()
+                .map(|e| e.record().unwrap().text.as_str())
+                .collect();
+            assert_eq!(
+                texts,
+                [
+                    "\"Bilocale\" luminoso",
+                    "Trilocale con \"vista\" mare",
+                    "\"Monolocale",
+                    "Attico"
+                ]
+            );
+            assert_eq!(
+                es[1].record().unwrap().raw,
+                b"2\tTrilocale con \"vista\" mare\t1200\r\n"
+            );
+            assert_eq!(rebuild(&r, &es, b""), data);
+            assert!(r.take_warnings().is_empty());
+        }
+    }
+
+    #[test]
+    fn tsv_rows_end_at_line_feeds_only() {
+        // A lone `\r` is data; `\r\n` and `\n` end rows; blank lines are counted.
+        let data = b"\n\r\ntext\tn\r\na\rb\t1\n\r\n\nlast";
+        for capacity in [1, 2, 64] {
+            let mut r = reader_with(data, b'\t', &opts(&["text"], None), capacity).unwrap();
+            assert_eq!(r.header_raw(), Some(&b"\n\r\ntext\tn\r\n"[..]));
+            assert_eq!(r.columns(), ["text", "n"]);
+            let es = entries(&mut r);
+            assert_eq!(
+                summary(&es),
+                [
+                    (4, 1, "record"),
+                    (5, 2, "blank_line"),
+                    (6, 3, "blank_line"),
+                    (7, 4, "record")
+                ]
+            );
+            assert_eq!(es[0].record().unwrap().text, "a\rb");
+            assert_eq!(es[3].record().unwrap().text, "last");
+            assert_eq!(es[3].record().unwrap().raw, b"last");
+        }
+    }
+
+    #[test]
+    fn tsv_short_rows_long_rows_and_many_fields() {
+        let data = b"id\tx\ttext\n1\ta\n2\tb\tlong enough to be over\n3\tc\tok\n";
+        let o = opts(&["text"], Some("id")).with_max_record_bytes(12);
+        let mut r = reader(data, b'\t', &o).unwrap();
+        let es = entries(&mut r);
+        assert_eq!(
+            summary(&es),
+            [
+                (2, 1, "missing_columns"),
+                (3, 2, "too_large"),
+                (4, 3, "record")
+            ]
+        );
+        let mut data = b"text\trest\nx".to_vec();
+        data.extend(std::iter::repeat_n(b'\t', 100_000));
+        data.push(b'\n');
+        let mut r = reader_with(&data, b'\t', &opts(&["text"], None), 4096).unwrap();
+        assert_eq!(entries(&mut r)[0].record().unwrap().text, "x");
+        assert!(r.ends.capacity() < 100);
+    }
+
+    #[test]
+    fn tsv_escapes_are_decoded_only_when_asked() {
+        let data = b"id\ttext\na\\tb\tone\\ttwo\\nthree\\r\\\\ \\x end\\\n";
+        let mut r = reader(data, b'\t', &opts(&["text"], Some("id"))).unwrap();
+        let rec = entries(&mut r).remove(0).into_record().unwrap();
+        assert_eq!(rec.text, "one\\ttwo\\nthree\\r\\\\ \\x end\\");
+        assert_eq!(rec.id.as_deref(), Some("a\\tb"));
+        let o = opts(&["text"], Some("id")).with_tsv_escapes(true);
+        let mut r = reader(data, b'\t', &o).unwrap();
+        let rec = entries(&mut r).remove(0).into_record().unwrap();
+        assert_eq!(rec.text, "one\ttwo\nthree\r\\ \\x end\\");
+        assert_eq!(rec.id.as_deref(), Some("a\tb"));
+        assert_eq!(rec.raw, &data[8..]);
+    }
+
+    #[test]
+    fn a_quote_byte_gives_tsv_csv_quoting() {
+        let data = b"id\ttext\n1\t\"two\nlines\ttab\"\n2\t'single'\n";
+        let o = opts(&["text"], Some("id")).with_quote(b'"');
+        let mut r = reader(data, b'\t', &o).unwrap();
+        let es = entries(&mut r);
+        assert_eq!(summary(&es), [(2, 1, "record"), (4, 2, "record")]);
+        assert_eq!(es[0].record().unwrap().text, "two\nlines\ttab");
+        assert_eq!(rebuild(&r, &es, b""), data);
+        let o = opts(&["text"], Some("id")).with_quote(b'\'');
+        let mut r = reader(data, b'\t', &o).unwrap();
+        let es = entries(&mut r);
+        assert_eq!(es[0].record().unwrap().text, "\"two");
+        assert_eq!(es.last().unwrap().record().unwrap().text, "single");
+        let o = opts(&["text"], None).with_quote(b'\t');
+        assert!(matches!(
+            reader(data, b'\t', &o).err(),
+            Some(Error::InvalidOptions(_))
+        ));
+    }
+
+    #[test]
+    fn a_long_quoted_field_is_a_warning_at_its_opening_line() {
+        // Row 3 opens a quote on its second line that a quote 150 lines later closes.
+        let mut data = b"id,text\n1,fine\n2,\"ok\nstill ok\",x\"y\n3,\"stray\n".to_vec();
+        for i in 0..150 {
+            data.extend_from_slice(format!("{},swallowed\n", i + 4).as_bytes());
+        }
+        data.extend_from_slice(b"closing\",z\n5,after\n");
+        let mut r = reader_with(&data, b',', &opts(&["text"], Some("id")), 64).unwrap();
+        let es = entries(&mut r);
+        assert_eq!(es.len(), 4);
+        assert_eq!(es[3].record().unwrap().location.line, 157);
+        let warnings = r.take_warnings();
+        assert_eq!(
+            warnings,
+            [Warning {
+                source: "t.csv".into(),
+                line: 5,
+                kind: WarningKind::LongQuotedField {
+                    lines: 152,
+                    to_end: false
+                }
+            }]
+        );
+        assert_eq!(
+            warnings[0].to_string(),
+            "t.csv:5: a quoted field opened here runs 152 lines; is a quote stray?"
+        );
+        assert!(r.take_warnings().is_empty());
+        // 100 lines is not long; the same at the end of the input is, and is skipped.
+        let mut data = b"text\n\"a".to_vec();
+        data.extend(std::iter::repeat_n(b'\n', 99));
+        data.extend_from_slice(b"\"\n\"open\nx\n");
+        let mut r = reader(&data, b',', &opts(&["text"], None)).unwrap();
+        let es = entries(&mut r);
+        assert_eq!(summary(&es), [(2, 1, "record"), (102, 2, "unclosed_quote")]);
+        assert_eq!(
+            r.take_warnings(),
+            [Warning {
+                source: "t.csv".into(),
+                line: 102,
+                kind: WarningKind::LongQuotedField {
+                    lines: 2,
+                    to_end: true
+                }
+            }]
+        );
+    }
+
+    #[test]
+    fn the_key_column_is_read() {
+        let data = b"id,price,text\n1,900,a\n2,,b\n3\n";
+        let mut o = opts(&["text"], Some("id"));
+        o.key_field = Some("price".into());
+        let mut r = reader(data, b',', &o).unwrap();
+        let es = entries(&mut r);
+        assert_eq!(es[0].record().unwrap().key.as_deref(), Some("900"));
+        assert_eq!(es[1].record().unwrap().key.as_deref(), Some(""));
+        assert_eq!(es[2].location().line, 4);
+        assert!(matches!(&es[2], Entry::Skipped(s) if s.reason.code() == "missing_columns"));
+        o.key_field = Some("cost".into());
+        match reader(data, b',', &o).err() {
+            Some(Error::MissingColumn {
+                column, available, ..
+            }) => {
+                assert_eq!(column, "cost");
+                assert_eq!(available, ["id", "price", "text"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Without a key field there is no key.
+        let mut r = reader(data, b',', &opts(&["text"], None)).unwrap();
+        assert_eq!(entries(&mut r)[0].record().unwrap().key, None);
+    }
+
+    #[test]
+    fn a_tab_separated_file_read_as_csv_gets_a_hint() {
+        let err = reader(b"id\ttext\n1\thello\n", b',', &opts(&["text"], None))
+            .err()
+            .unwrap();
+        let msg = err.to_string();
+        assert!(msg.contains(r#"available columns: "id\ttext""#), "{msg}");
+        assert!(msg.contains("looks tab-separated"), "{msg}");
+        assert!(msg.contains("try --format tsv"), "{msg}");
+        let err = reader(b"a,b\n", b',', &opts(&["text"], None))
+            .err()
+            .unwrap();
+        assert!(!err.to_string().contains("tab-separated"), "{err}");
     }
 }

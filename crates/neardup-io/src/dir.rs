@@ -1,13 +1,38 @@
 //! The dir format: every regular file of a directory tree is one document.
 //!
 //! The tree is walked recursively in file-name order (so the order is the same on every
-//! machine), hidden files included. Symbolic links inside the tree are not followed and
-//! not read (the directory given may itself be a link). A record's id is its path
-//! relative to the directory, with `/` separators; its text is the file's content, decoded
-//! lossily, without a leading UTF-8 BOM; its `raw` is empty (the writer copies the file by
-//! path, [`Location::source`]). A file or subdirectory that cannot be read is skipped as
-//! [`SkipReason::Unreadable`], so one bad file does not stop a large walk; a file larger
-//! than the record-size limit is skipped as [`SkipReason::TooLarge`] without being read.
+//! machine). A record's id is its path relative to the directory, with `/` separators
+//! (lossy for a file name that is not UTF-8: [`Record::path`] keeps the exact path, which
+//! the dedup writer copies from); its text is the file's content, decoded lossily,
+//! without a leading UTF-8 BOM; its `raw` is empty (the writer copies the file by path).
+//! A file whose name ends in `.gz` (any case) is decompressed and read like any other
+//! (a corrupt one is unreadable).
+//!
+//! # What is read, what is skipped, what is left out
+//!
+//! Nothing is lost silently: every entry of the tree is read, skipped with a reason, or
+//! left out and counted.
+//!
+//! - **Left out** (not records; counted by [`Reader::excluded`](crate::Reader::excluded)):
+//!   a hidden file or folder (its name starts with `.`; a hidden folder is not entered
+//!   and counts once) unless [`ReadOptions::hidden`] is set (`hidden`); a file that no
+//!   pattern of [`ReadOptions::globs`] matches, when there are patterns (`not_matched`).
+//!   A pattern without `/` matches the file name (`*.txt`), one with `/` the path
+//!   relative to the directory (`docs/**/*.md`; `*` does not cross a `/`, `**` does).
+//!   The directory given is never left out, even if its own name starts with `.`.
+//! - **Skipped** (records with a [`SkipReason`]): a symbolic link, unless
+//!   [`ReadOptions::follow_links`] is set ([`SkipReason::Symlink`]); a FIFO, socket or
+//!   device, which is never opened ([`SkipReason::SpecialFile`]; opening a FIFO would
+//!   wait forever); a file or folder that cannot be read, including a link that leads
+//!   nowhere or back to one of its own parent folders when links are followed
+//!   ([`SkipReason::Unreadable`]; a link loop is detected, never walked round); a file
+//!   larger than the record-size limit ([`SkipReason::TooLarge`], not read; for a `.gz`
+//!   file, its decompressed size); a binary file ([`SkipReason::Binary`], below).
+//!
+//! [`Record::path`]: crate::Record::path
+//! [`ReadOptions::hidden`]: crate::ReadOptions::hidden
+//! [`ReadOptions::globs`]: crate::ReadOptions::globs
+//! [`ReadOptions::follow_links`]: crate::ReadOptions::follow_links
 //!
 //! # Text and binary files
 //!
@@ -30,12 +55,16 @@
 //! replacement characters, which every such file shares. Convert it to UTF-8 first.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, BufReader, Read};
 use std::path::{Component, Path, PathBuf};
 
+use flate2::bufread::MultiGzDecoder;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use walkdir::WalkDir;
 
 use crate::error::{Error, Result};
+use crate::open::is_gzip_name;
+use crate::options::ReadOptions;
 use crate::record::{Entry, Location, Record, SkipReason, Skipped};
 use crate::text::{decode_owned, BOM};
 
@@ -49,6 +78,49 @@ const MAX_NOT_TEXT: f64 = 0.30;
 const UTF16_LE: &[u8] = b"\xFF\xFE";
 const UTF16_BE: &[u8] = b"\xFE\xFF";
 
+/// The glob patterns selecting files: those without `/` match the file name, the
+/// others the relative path.
+struct Globs {
+    names: GlobSet,
+    paths: GlobSet,
+}
+
+impl Globs {
+    fn new(patterns: &[String]) -> Result<Option<Globs>> {
+        if patterns.is_empty() {
+            return Ok(None);
+        }
+        let mut names = GlobSetBuilder::new();
+        let mut paths = GlobSetBuilder::new();
+        for pattern in patterns {
+            let glob = GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| Error::InvalidOptions(format!("glob {pattern:?}: {e}")))?;
+            if pattern.contains('/') {
+                paths.add(glob);
+            } else {
+                names.add(glob);
+            }
+        }
+        let build = |b: GlobSetBuilder| {
+            b.build()
+                .map_err(|e| Error::InvalidOptions(format!("glob patterns: {e}")))
+        };
+        Ok(Some(Globs {
+            names: build(names)?,
+            paths: build(paths)?,
+        }))
+    }
+
+    fn is_match(&self, relative: &Path) -> bool {
+        relative
+            .file_name()
+            .is_some_and(|name| self.names.is_match(name))
+            || self.paths.is_match(relative)
+    }
+}
+
 /// Reads the files of a directory tree.
 pub(crate) struct DirReader {
     root: PathBuf,
@@ -56,21 +128,45 @@ pub(crate) struct DirReader {
     walk: walkdir::IntoIter,
     records: u64,
     limit: usize,
+    hidden: bool,
+    globs: Option<Globs>,
+    excluded_hidden: u64,
+    excluded_not_matched: u64,
 }
 
 impl DirReader {
-    /// Walks the tree under `root`; files over `limit` bytes are skipped.
-    pub(crate) fn new(root: &Path, limit: usize) -> DirReader {
-        DirReader {
-            limit,
+    /// Walks the tree under `root` as `opts` say (record-size limit, hidden entries,
+    /// glob patterns, links).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOptions`] for a glob pattern that is not one.
+    pub(crate) fn new(root: &Path, opts: &ReadOptions) -> Result<DirReader> {
+        Ok(DirReader {
+            limit: opts.max_record_bytes,
             root: root.to_path_buf(),
             source: root.display().to_string(),
             walk: WalkDir::new(root)
-                .follow_links(false)
+                .follow_links(opts.follow_links)
                 .sort_by_file_name()
                 .into_iter(),
             records: 0,
-        }
+            hidden: opts.hidden,
+            globs: Globs::new(&opts.globs)?,
+            excluded_hidden: 0,
+            excluded_not_matched: 0,
+        })
+    }
+
+    /// Entries left out so far, by reason (nonzero counts only).
+    pub(crate) fn excluded(&self) -> Vec<(&'static str, u64)> {
+        [
+            ("hidden", self.excluded_hidden),
+            ("not_matched", self.excluded_not_matched),
+        ]
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+        .collect()
     }
 
     /// The next entry, `None` at the end.
@@ -85,6 +181,10 @@ impl DirReader {
                     let error = io::Error::from(e);
                     match path {
                         Some(path) if depth > 0 => {
+                            if !self.hidden && is_hidden(&path) {
+                                self.excluded_hidden += 1;
+                                continue;
+                            }
                             let skipped =
                                 self.skipped(&path, SkipReason::Unreadable(error.to_string()));
                             return Ok(Some(skipped));
@@ -99,8 +199,33 @@ impl DirReader {
                     }
                 }
             };
-            if !entry.file_type().is_file() {
+            let depth = entry.depth();
+            let file_type = entry.file_type();
+            if depth > 0 && !self.hidden && is_hidden(entry.path()) {
+                if file_type.is_dir() {
+                    self.walk.skip_current_dir();
+                }
+                self.excluded_hidden += 1;
                 continue;
+            }
+            if file_type.is_dir() {
+                continue;
+            }
+            if let Some(globs) = &self.globs {
+                let relative = entry
+                    .path()
+                    .strip_prefix(&self.root)
+                    .unwrap_or(entry.path());
+                if !globs.is_match(relative) {
+                    self.excluded_not_matched += 1;
+                    continue;
+                }
+            }
+            if file_type.is_symlink() {
+                return Ok(Some(self.skipped(entry.path(), SkipReason::Symlink)));
+            }
+            if !file_type.is_file() {
+                return Ok(Some(self.skipped(entry.path(), SkipReason::SpecialFile)));
             }
             return Ok(Some(self.read_file(entry.path())));
         }
@@ -139,7 +264,19 @@ impl DirReader {
             raw: Vec::new(),
             location: self.location(path),
             lossy,
+            key: None,
+            numeric_id: false,
+            path: Some(path.to_path_buf()),
         })
+    }
+}
+
+/// True if the last component of `path` is hidden (starts with `.`, other than `.` and
+/// `..` themselves).
+fn is_hidden(path: &Path) -> bool {
+    match path.components().next_back() {
+        Some(Component::Normal(name)) => name.as_encoded_bytes().starts_with(b"."),
+        _ => false,
     }
 }
 
@@ -157,11 +294,20 @@ enum Content {
 /// Reads a file: its text, or why it has none. A binary or too-large file is not read
 /// past its first 8 KiB.
 fn read_text_file(path: &Path, limit: usize) -> io::Result<Content> {
-    let mut file = File::open(path)?;
+    let file = File::open(path)?;
+    if is_gzip_name(path) {
+        let gz = MultiGzDecoder::new(BufReader::new(file));
+        return read_text(gz, limit);
+    }
     let size = file.metadata()?.len();
     if size > limit as u64 {
         return Ok(Content::TooLarge(size));
     }
+    read_text(file, limit)
+}
+
+/// Reads a file's bytes (decompressed): its text, or why it has none.
+fn read_text(mut file: impl Read, limit: usize) -> io::Result<Content> {
     let mut bytes = Vec::new();
     (&mut file)
         .take(BINARY_PROBE as u64)
@@ -275,7 +421,11 @@ mod tests {
     use std::fs;
 
     fn all(root: &Path) -> Vec<Entry> {
-        let mut r = DirReader::new(root, 1 << 20);
+        all_with(root, &ReadOptions::default().with_max_record_bytes(1 << 20))
+    }
+
+    fn all_with(root: &Path, opts: &ReadOptions) -> Vec<Entry> {
+        let mut r = DirReader::new(root, opts).unwrap();
         let mut out = Vec::new();
         while let Some(e) = r.next_entry().unwrap() {
             out.push(e);
@@ -293,7 +443,7 @@ mod tests {
         fs::write(root.join(".hidden"), "secret").unwrap();
         fs::write(root.join("b/bin.dat"), b"ab\0cd").unwrap();
         fs::write(root.join("c.txt"), b"bad \xFF").unwrap();
-        let es = all(root);
+        let es = all_with(root, &ReadOptions::default().with_hidden(true));
         let ids: Vec<&str> = es.iter().map(|e| e.id().unwrap()).collect();
         assert_eq!(
             ids,
@@ -303,6 +453,7 @@ mod tests {
         assert_eq!(a.text, "alpha");
         assert!(a.raw.is_empty());
         assert_eq!(a.location.source, root.join("a.txt").display().to_string());
+        assert_eq!(a.path.as_deref(), Some(&*root.join("a.txt")));
         assert_eq!(a.location.line, 1);
         assert_eq!(a.location.record, 2);
         assert!(matches!(&es[2], Entry::Skipped(s) if s.reason == SkipReason::Binary));
@@ -330,8 +481,200 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("real.txt"), dir.path().join("link.txt"))
             .unwrap();
         let es = all(dir.path());
-        assert_eq!(es.len(), 1);
-        assert_eq!(es[0].id(), Some("real.txt"));
+        assert_eq!(es.len(), 2);
+        assert!(
+            matches!(&es[0], Entry::Skipped(s) if s.reason == SkipReason::Symlink
+                && s.id.as_deref() == Some("link.txt"))
+        );
+        assert_eq!(es[1].id(), Some("real.txt"));
+        assert!(es[1].record().is_some());
+        // Followed on request: the link is read as the file it leads to.
+        let es = all_with(dir.path(), &ReadOptions::default().with_follow_links(true));
+        assert_eq!(es.len(), 2);
+        assert_eq!(es[0].record().unwrap().text, "x");
+        assert_eq!(es[0].id(), Some("link.txt"));
+    }
+
+    fn ids_and_codes(es: &[Entry]) -> Vec<(String, &'static str)> {
+        es.iter()
+            .map(|e| {
+                let code = match e {
+                    Entry::Record(_) => "record",
+                    Entry::Skipped(s) => s.reason.code(),
+                };
+                (e.id().unwrap_or("").to_string(), code)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hidden_entries_are_left_out_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join(".git/objects")).unwrap();
+        fs::write(root.join(".git/objects/ab"), "blob").unwrap();
+        fs::write(root.join(".git/HEAD"), "ref").unwrap();
+        fs::write(root.join(".env"), "SECRET=1").unwrap();
+        fs::create_dir_all(root.join("sub/.cache")).unwrap();
+        fs::write(root.join("sub/.cache/x"), "x").unwrap();
+        fs::write(root.join("sub/a.txt"), "a").unwrap();
+        let mut r = DirReader::new(root, &ReadOptions::default()).unwrap();
+        let mut es = Vec::new();
+        while let Some(e) = r.next_entry().unwrap() {
+            es.push(e);
+        }
+        assert_eq!(ids_and_codes(&es), [("sub/a.txt".to_string(), "record")]);
+        // .env, .git (not entered) and sub/.cache.
+        assert_eq!(r.excluded(), [("hidden", 3)]);
+        let es = all_with(root, &ReadOptions::default().with_hidden(true));
+        let ids: Vec<&str> = es.iter().map(|e| e.id().unwrap()).collect();
+        assert_eq!(
+            ids,
+            [
+                ".env",
+                ".git/HEAD",
+                ".git/objects/ab",
+                "sub/.cache/x",
+                "sub/a.txt"
+            ]
+        );
+        // A hidden directory given as the root is read.
+        let es = all(&root.join(".git"));
+        assert_eq!(es.len(), 2);
+    }
+
+    #[test]
+    fn globs_select_by_name_or_relative_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("docs/deep")).unwrap();
+        fs::write(root.join("a.txt"), "a").unwrap();
+        fs::write(root.join("b.md"), "b").unwrap();
+        fs::write(root.join("docs/c.md"), "c").unwrap();
+        fs::write(root.join("docs/deep/d.md"), "d").unwrap();
+        fs::write(root.join("docs/deep/e.txt"), "e").unwrap();
+        let read = |globs: &[&str]| {
+            let mut opts = ReadOptions::default();
+            for g in globs {
+                opts = opts.with_glob(*g);
+            }
+            let mut r = DirReader::new(root, &opts).unwrap();
+            let mut ids = Vec::new();
+            while let Some(e) = r.next_entry().unwrap() {
+                ids.push(e.id().unwrap().to_string());
+            }
+            (ids, r.excluded())
+        };
+        let (ids, excluded) = read(&["*.txt"]);
+        assert_eq!(ids, ["a.txt", "docs/deep/e.txt"]);
+        assert_eq!(excluded, [("not_matched", 3)]);
+        let (ids, _) = read(&["docs/*.md"]);
+        assert_eq!(ids, ["docs/c.md"]);
+        let (ids, _) = read(&["docs/**/*.md", "a.*"]);
+        assert_eq!(ids, ["a.txt", "docs/c.md", "docs/deep/d.md"]);
+        let (ids, excluded) = read(&[]);
+        assert_eq!(ids.len(), 5);
+        assert!(excluded.is_empty());
+        let err = DirReader::new(root, &ReadOptions::default().with_glob("a[")).err();
+        assert!(matches!(err, Some(Error::InvalidOptions(_))), "{err:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_loop_ends_when_links_are_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("a")).unwrap();
+        fs::write(root.join("a/f.txt"), "f").unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("a/loop")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("broken")).unwrap();
+        let es = all_with(root, &ReadOptions::default().with_follow_links(true));
+        assert_eq!(
+            ids_and_codes(&es),
+            [
+                ("a/f.txt".to_string(), "record"),
+                ("a/loop".to_string(), "unreadable"),
+                ("broken".to_string(), "unreadable"),
+            ]
+        );
+        let es = all(root);
+        assert_eq!(
+            ids_and_codes(&es),
+            [
+                ("a/f.txt".to_string(), "record"),
+                ("a/loop".to_string(), "symlink"),
+                ("broken".to_string(), "symlink"),
+            ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_skipped_without_being_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::write(root.join("a.txt"), "a").unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join("pipe"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // Opening the FIFO would block this thread forever: read on another one.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = root.to_path_buf();
+        std::thread::spawn(move || tx.send(ids_and_codes(&all(&path))).unwrap());
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("reading a directory with a FIFO hung");
+        assert_eq!(
+            got,
+            [
+                ("a.txt".to_string(), "record"),
+                ("pipe".to_string(), "special_file"),
+            ]
+        );
+    }
+
+    #[test]
+    fn gz_files_are_decompressed() {
+        use flate2::{write::GzEncoder, Compression};
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+        gz.write_all("compressed text, caf\u{e9}".as_bytes())
+            .unwrap();
+        fs::write(root.join("doc.txt.gz"), gz.finish().unwrap()).unwrap();
+        fs::write(root.join("bad.gz"), b"\x1f\x8bnot really").unwrap();
+        let mut big = GzEncoder::new(Vec::new(), Compression::default());
+        big.write_all(&vec![b'a'; 5000]).unwrap();
+        fs::write(root.join("big.gz"), big.finish().unwrap()).unwrap();
+        let es = all_with(root, &ReadOptions::default().with_max_record_bytes(1000));
+        assert_eq!(
+            ids_and_codes(&es),
+            [
+                ("bad.gz".to_string(), "unreadable"),
+                ("big.gz".to_string(), "too_large"),
+                ("doc.txt.gz".to_string(), "record"),
+            ]
+        );
+        assert_eq!(es[2].record().unwrap().text, "compressed text, caf\u{e9}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_name_that_is_not_utf8_is_read() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let name = OsStr::from_bytes(b"caf\xE9.txt");
+        fs::write(root.join(name), "latin-1 name").unwrap();
+        let es = all(root);
+        let r = es[0].record().unwrap();
+        assert_eq!(r.id.as_deref(), Some("caf\u{FFFD}.txt"));
+        assert_eq!(r.path.as_deref(), Some(&*root.join(name)));
+        assert_eq!(r.text, "latin-1 name");
     }
 
     #[test]
@@ -380,7 +723,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("big.txt"), "0123456789").unwrap();
         fs::write(dir.path().join("small.txt"), "01234").unwrap();
-        let mut r = DirReader::new(dir.path(), 5);
+        let mut r =
+            DirReader::new(dir.path(), &ReadOptions::default().with_max_record_bytes(5)).unwrap();
         let big = r.next_entry().unwrap().unwrap();
         assert!(matches!(&big, Entry::Skipped(s)
             if s.reason == SkipReason::TooLarge { size: 10, limit: 5 }));

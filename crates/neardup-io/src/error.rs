@@ -36,10 +36,14 @@ pub enum Error {
         /// The decoder's error.
         error: io::Error,
     },
-    /// A CSV/TSV column asked for (`text_columns` or `id_column`) is not in the header.
+    /// A CSV/TSV column asked for (`text_columns`, `id_column` or `key_field`) is not in
+    /// the header. The message lists the header's columns; if the header is one column
+    /// holding tabs (a tab-separated file read as CSV), it says so and lists the
+    /// tab-separated names: `looks tab-separated; try --format tsv`.
     #[error(
-        "{path}: column {column:?} is not in the header (available columns: {})",
-        Quoted(.available)
+        "{path}: column {column:?} is not in the header (available columns: {}){}",
+        Quoted(.available),
+        TabHint(.available)
     )]
     MissingColumn {
         /// The input as given.
@@ -159,6 +163,26 @@ impl fmt::Display for At<'_> {
     }
 }
 
+/// The hint for a missing column when the header looks tab-separated: a single column
+/// (no delimiter found) that holds tabs.
+struct TabHint<'a>(&'a [String]);
+
+impl fmt::Display for TabHint<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            [only] if only.contains('\t') => {
+                let names: Vec<String> = only.split('\t').map(str::to_string).collect();
+                write!(
+                    f,
+                    "; the header looks tab-separated ({}); try --format tsv",
+                    Quoted(&names)
+                )
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Displays a list of names as `"a", "b"`.
 struct Quoted<'a>(&'a [String]);
 
@@ -208,6 +232,19 @@ mod tests {
         assert_eq!(
             e.to_string(),
             r#"x.csv: column "body" is not in the header (available columns: "id", "text")"#
+        );
+    }
+
+    #[test]
+    fn missing_column_in_a_tab_separated_header_hints_at_tsv() {
+        let e = Error::MissingColumn {
+            path: "x.csv".into(),
+            column: "text".into(),
+            available: vec!["id\ttext".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"x.csv: column "text" is not in the header (available columns: "id\ttext"); the header looks tab-separated ("id", "text"); try --format tsv"#
         );
     }
 

@@ -13,7 +13,12 @@ pub enum Format {
     Jsonl,
     /// Comma-separated values with a header row.
     Csv,
-    /// Tab-separated values with a header row; quoting works as in CSV.
+    /// Tab-separated values with a header row, as the format is defined (IANA
+    /// `text/tab-separated-values`): no quoting at all; a field ends at a tab or a line
+    /// end, a row at `\n` or `\r\n`, so a `"` is an ordinary character. Escapes `\t`,
+    /// `\n`, `\r`, `\\` are decoded only with
+    /// [`ReadOptions::tsv_escapes`](crate::ReadOptions::tsv_escapes); CSV-style quoting
+    /// only with a [`ReadOptions::quote`](crate::ReadOptions::quote) byte.
     Tsv,
     /// One document per line, optionally `ID<TAB>TEXT`.
     Lines,

@@ -30,18 +30,40 @@ pub(crate) struct JsonlReader {
     lines: LineSource,
     text_field: String,
     id_field: String,
+    key_field: Option<String>,
     buf: Vec<u8>,
+    /// The top-level keys of the first [`FIELDS_SEEN_OBJECTS`] objects, in first-seen
+    /// order.
+    fields_seen: Vec<String>,
+    /// Objects parsed so far, up to [`FIELDS_SEEN_OBJECTS`].
+    objects: usize,
 }
 
+/// How many objects [`JsonlReader::fields_seen`] looks at.
+const FIELDS_SEEN_OBJECTS: usize = 10;
+
 impl JsonlReader {
-    /// Reads `lines`, taking text and id from the named fields.
-    pub(crate) fn new(lines: LineSource, text_field: &str, id_field: &str) -> JsonlReader {
+    /// Reads `lines`, taking text, id and key from the named fields.
+    pub(crate) fn new(
+        lines: LineSource,
+        text_field: &str,
+        id_field: &str,
+        key_field: Option<&str>,
+    ) -> JsonlReader {
         JsonlReader {
             lines,
             text_field: text_field.to_string(),
             id_field: id_field.to_string(),
+            key_field: key_field.map(str::to_string),
             buf: Vec::new(),
+            fields_seen: Vec::new(),
+            objects: 0,
         }
+    }
+
+    /// The top-level keys of the first 10 JSON objects read, in first-seen order.
+    pub(crate) fn fields_seen(&self) -> &[String] {
+        &self.fields_seen
     }
 
     /// The next entry, `None` at the end.
@@ -52,13 +74,46 @@ impl JsonlReader {
             NextLine::Line(location) => location,
         };
         let content = line_content(&self.buf, &location);
-        let entry = match parse_line(content, &self.text_field, &self.id_field) {
-            Parsed::Text { id, text, lossy } => Entry::Record(Record {
+        let wanted = Wanted {
+            text: &self.text_field,
+            id: &self.id_field,
+            key: self.key_field.as_deref(),
+        };
+        let collect = self.objects < FIELDS_SEEN_OBJECTS;
+        let mut seen = Vec::new();
+        let parsed = parse_wanted(content, wanted, collect.then_some(&mut seen));
+        if collect
+            && !matches!(
+                parsed,
+                Parsed::Skip {
+                    reason: SkipReason::BlankLine | SkipReason::MalformedJson(_),
+                    ..
+                }
+            )
+        {
+            self.objects += 1;
+            for name in seen {
+                if !self.fields_seen.contains(&name) {
+                    self.fields_seen.push(name);
+                }
+            }
+        }
+        let entry = match parsed {
+            Parsed::Text {
+                id,
+                text,
+                lossy,
+                key,
+                numeric_id,
+            } => Entry::Record(Record {
                 id,
                 text,
                 raw: take_raw(&mut self.buf),
                 location,
                 lossy,
+                key,
+                numeric_id,
+                path: None,
             }),
             Parsed::Skip { id, reason } => Entry::Skipped(Skipped {
                 location,
@@ -81,6 +136,10 @@ pub(crate) enum Parsed {
         text: String,
         /// True if invalid UTF-8 was replaced.
         lossy: bool,
+        /// The key field's value, if one is asked for and present.
+        key: Option<String>,
+        /// True if the id is a JSON number.
+        numeric_id: bool,
     },
     /// Not a document.
     Skip {
@@ -92,7 +151,21 @@ pub(crate) enum Parsed {
 }
 
 /// Parses one line (without its terminator).
+#[cfg(test)]
 pub(crate) fn parse_line(line: &[u8], text_field: &str, id_field: &str) -> Parsed {
+    let wanted = Wanted {
+        text: text_field,
+        id: id_field,
+        key: None,
+    };
+    parse_wanted(line, wanted, None)
+}
+
+/// Parses one line (without its terminator) for the `wanted` fields; pushes every
+/// top-level key onto `seen` if given (keys of a line that is not one JSON object may be
+/// pushed too: the caller discards them).
+fn parse_wanted(line: &[u8], wanted: Wanted<'_>, seen: Option<&mut Vec<String>>) -> Parsed {
+    let text_field = wanted.text;
     if line
         .iter()
         .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
@@ -110,15 +183,9 @@ pub(crate) fn parse_line(line: &[u8], text_field: &str, id_field: &str) -> Parse
             (replaced.as_str(), true)
         }
     };
-    let wanted = Wanted {
-        text: text_field,
-        id: id_field,
-    };
     let mut de = serde_json::Deserializer::from_str(json);
-    let fields = match wanted
-        .deserialize(&mut de)
-        .and_then(|f| de.end().map(|()| f))
-    {
+    let seed = WantedSeed { wanted, seen };
+    let fields = match seed.deserialize(&mut de).and_then(|f| de.end().map(|()| f)) {
         Ok(fields) => fields,
         Err(e) => {
             return Parsed::Skip {
@@ -127,9 +194,16 @@ pub(crate) fn parse_line(line: &[u8], text_field: &str, id_field: &str) -> Parse
             }
         }
     };
+    let numeric_id = fields.numeric_id;
     let id = fields.id.flatten();
     match fields.text {
-        Some(TextValue::Text(text)) => Parsed::Text { id, text, lossy },
+        Some(TextValue::Text(text)) => Parsed::Text {
+            id,
+            text,
+            lossy,
+            key: fields.key,
+            numeric_id,
+        },
         Some(TextValue::NotText) => Parsed::Skip {
             id,
             reason: SkipReason::FieldNotText(text_field.to_string()),
@@ -156,6 +230,13 @@ fn json_message(e: &serde_json::Error) -> String {
 struct Wanted<'a> {
     text: &'a str,
     id: &'a str,
+    key: Option<&'a str>,
+}
+
+/// [`Wanted`], and where to note every key seen (the first objects of an input).
+struct WantedSeed<'a, 's> {
+    wanted: Wanted<'a>,
+    seen: Option<&'s mut Vec<String>>,
 }
 
 /// The fields picked out of an object.
@@ -165,6 +246,10 @@ struct Fields {
     text: Option<TextValue>,
     /// The id field if present: `Some(None)` for `null`.
     id: Option<Option<String>>,
+    /// True if the id field is a JSON number.
+    numeric_id: bool,
+    /// The key field's value (`None` if absent or `null`).
+    key: Option<String>,
 }
 
 /// The value of the text field.
@@ -175,15 +260,15 @@ enum TextValue {
     NotText,
 }
 
-/// Which wanted field a key names.
-enum Key {
-    Text,
-    Id,
-    Both,
-    Other,
+/// Which wanted fields a key names.
+#[derive(Clone, Copy)]
+struct Key {
+    text: bool,
+    id: bool,
+    key: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for Wanted<'_> {
+impl<'de> DeserializeSeed<'de> for WantedSeed<'_, '_> {
     type Value = Fields;
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Fields, D::Error> {
@@ -191,7 +276,7 @@ impl<'de> DeserializeSeed<'de> for Wanted<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Wanted<'_> {
+impl<'de> Visitor<'de> for WantedSeed<'_, '_> {
     type Value = Fields;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -199,22 +284,40 @@ impl<'de> Visitor<'de> for Wanted<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Fields, A::Error> {
+        let WantedSeed { wanted, mut seen } = self;
         let mut fields = Fields::default();
-        while let Some(key) = map.next_key_seed(KeySeed(self))? {
+        while let Some(key) = map.next_key_seed(KeySeed {
+            wanted,
+            seen: seen.as_deref_mut(),
+        })? {
             match key {
-                Key::Text => fields.text = Some(map.next_value()?),
-                Key::Id => fields.id = Some(id_text(map.next_value()?)),
-                Key::Both => {
-                    let raw: &RawValue = map.next_value()?;
-                    let text = serde_json::from_str::<String>(raw.get()).ok();
-                    fields.id = Some(id_text(raw));
-                    fields.text = Some(match text {
-                        Some(t) => TextValue::Text(t),
-                        None => TextValue::NotText,
-                    });
-                }
-                Key::Other => {
+                Key {
+                    text: false,
+                    id: false,
+                    key: false,
+                } => {
                     map.next_value::<IgnoredAny>()?;
+                }
+                Key {
+                    text: true,
+                    id: false,
+                    key: false,
+                } => fields.text = Some(map.next_value()?),
+                Key { text, id, key } => {
+                    let raw: &RawValue = map.next_value()?;
+                    if text {
+                        fields.text = Some(match serde_json::from_str::<String>(raw.get()) {
+                            Ok(t) => TextValue::Text(t),
+                            Err(_) => TextValue::NotText,
+                        });
+                    }
+                    if id {
+                        fields.numeric_id = is_number(raw.get());
+                        fields.id = Some(id_text(raw));
+                    }
+                    if key {
+                        fields.key = id_text(raw);
+                    }
                 }
             }
         }
@@ -222,7 +325,13 @@ impl<'de> Visitor<'de> for Wanted<'_> {
     }
 }
 
-/// An id from its raw JSON: a string unescaped, `null` as none, anything else verbatim.
+/// True if `json` (a valid JSON value) is a number.
+fn is_number(json: &str) -> bool {
+    json.starts_with(|c: char| c == '-' || c.is_ascii_digit())
+}
+
+/// An id (or key) from its raw JSON: a string unescaped, `null` as none, anything else
+/// verbatim.
 fn id_text(raw: &RawValue) -> Option<String> {
     let json = raw.get();
     if json.starts_with('"') {
@@ -234,10 +343,14 @@ fn id_text(raw: &RawValue) -> Option<String> {
     }
 }
 
-/// Matches an object key against the wanted names without allocating.
-struct KeySeed<'a>(Wanted<'a>);
+/// Matches an object key against the wanted names without allocating (unless the key
+/// is to be noted in `seen`).
+struct KeySeed<'a, 's> {
+    wanted: Wanted<'a>,
+    seen: Option<&'s mut Vec<String>>,
+}
 
-impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+impl<'de> DeserializeSeed<'de> for KeySeed<'_, '_> {
     type Value = Key;
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Key, D::Error> {
@@ -245,7 +358,7 @@ impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for KeySeed<'_> {
+impl<'de> Visitor<'de> for KeySeed<'_, '_> {
     type Value = Key;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -253,11 +366,15 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
     }
 
     fn visit_str<E: de::Error>(self, key: &str) -> std::result::Result<Key, E> {
-        Ok(match (key == self.0.text, key == self.0.id) {
-            (true, true) => Key::Both,
-            (true, false) => Key::Text,
-            (false, true) => Key::Id,
-            (false, false) => Key::Other,
+        if let Some(seen) = self.seen {
+            if !seen.iter().any(|s| s == key) {
+                seen.push(key.to_string());
+            }
+        }
+        Ok(Key {
+            text: key == self.wanted.text,
+            id: key == self.wanted.id,
+            key: self.wanted.key == Some(key),
         })
     }
 }
@@ -336,6 +453,8 @@ mod tests {
             id: id.map(str::to_string),
             text: text.to_string(),
             lossy: false,
+            key: None,
+            numeric_id: id.is_some_and(is_number),
         }
     }
 
@@ -450,7 +569,9 @@ mod tests {
             Parsed::Text {
                 id: None,
                 text: "caf\u{FFFD}".into(),
-                lossy: true
+                lossy: true,
+                key: None,
+                numeric_id: false,
             }
         );
     }
@@ -495,6 +616,7 @@ mod tests {
             ),
             "text",
             "id",
+            None,
         );
         let mut entries = Vec::new();
         while let Some(e) = r.next_entry().unwrap() {
@@ -512,5 +634,112 @@ mod tests {
         assert_eq!(last.id.as_deref(), Some("2"));
         assert_eq!(last.raw, b"{\"text\":\"b\",\"id\":2}");
         assert_eq!(last.location.record, 4);
+    }
+
+    fn read_all(data: &[u8], key: Option<&str>) -> (Vec<Entry>, Vec<String>) {
+        let mut r = JsonlReader::new(
+            LineSource::new(
+                Input {
+                    reader: Box::new(Cursor::new(data.to_vec())),
+                    ctx: ErrorContext {
+                        source: "k.jsonl".into(),
+                        gzip: false,
+                    },
+                },
+                1 << 20,
+            ),
+            "text",
+            "id",
+            key,
+        );
+        let mut entries = Vec::new();
+        while let Some(e) = r.next_entry().unwrap() {
+            entries.push(e);
+        }
+        (entries, r.fields_seen().to_vec())
+    }
+
+    #[test]
+    fn the_key_field_is_read_as_text() {
+        let data = br#"{"text":"a","price":"9\u00e9"}
+{"text":"b","price":12.50}
+{"text":"c"}
+{"text":"d","price":null}
+{"text":"e","price":[1, 2]}
+{"text":"f","price":true}
+{"price":"p","text":"g","id":"price"}
+{"text":"h","text2":"x","price":{"a":1}}
+"#;
+        let (es, _) = read_all(data, Some("price"));
+        let keys: Vec<Option<&str>> = es
+            .iter()
+            .map(|e| e.record().unwrap().key.as_deref())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                Some("9é"),
+                Some("12.50"),
+                None,
+                None,
+                Some("[1, 2]"),
+                Some("true"),
+                Some("p"),
+                Some(r#"{"a":1}"#)
+            ]
+        );
+        // The key may be the text or id field too.
+        let (es, _) = read_all(b"{\"id\":7,\"text\":\"t\"}\n", Some("id"));
+        let r = es[0].record().unwrap();
+        assert_eq!((r.key.as_deref(), r.id.as_deref()), (Some("7"), Some("7")));
+        let (es, _) = read_all(b"{\"id\":7,\"text\":\"t\"}\n", Some("text"));
+        assert_eq!(es[0].record().unwrap().key.as_deref(), Some("t"));
+        assert_eq!(es[0].record().unwrap().text, "t");
+        // Without a key field there is no key.
+        let (es, _) = read_all(data, None);
+        assert!(es.iter().all(|e| e.record().unwrap().key.is_none()));
+    }
+
+    #[test]
+    fn numeric_ids_are_marked() {
+        let data = b"{\"id\":8.50,\"text\":\"a\"}\n{\"id\":\"8.50\",\"text\":\"b\"}\n\
+            {\"id\":-1,\"text\":\"c\"}\n{\"id\":true,\"text\":\"d\"}\n{\"text\":\"e\"}\n\
+            {\"text\":\"f\",\"id\":3}\n";
+        let (es, _) = read_all(data, None);
+        let got: Vec<(Option<&str>, bool)> = es
+            .iter()
+            .map(|e| {
+                let r = e.record().unwrap();
+                (r.id.as_deref(), r.numeric_id)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("8.50"), true),
+                (Some("8.50"), false),
+                (Some("-1"), true),
+                (Some("true"), false),
+                (None, false),
+                (Some("3"), true)
+            ]
+        );
+    }
+
+    #[test]
+    fn fields_seen_are_the_keys_of_the_first_ten_objects() {
+        let mut data =
+            b"\n{bad\n{\"body\":\"x\",\"id\":1}\n[1]\n{\"id\":2,\"title\":\"t\",\"body\":\"y\"}\n"
+                .to_vec();
+        for i in 0..8 {
+            data.extend_from_slice(format!("{{\"f{i}\":0}}\n").as_bytes());
+        }
+        data.extend_from_slice(b"{\"late\":1}\n");
+        let (es, seen) = read_all(&data, None);
+        assert_eq!(es.len(), 14);
+        assert_eq!(
+            seen,
+            ["body", "id", "title", "f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7"]
+        );
     }
 }

@@ -17,9 +17,10 @@
 //! | [`Format`] | a record is | text | id |
 //! |---|---|---|---|
 //! | [`Jsonl`](Format::Jsonl) | a line holding a JSON object | the `text` field (a string) | the `id` field (string or number) |
-//! | [`Csv`](Format::Csv), [`Tsv`](Format::Tsv) | a row after the header (quoted fields may span lines) | the `text` columns joined by a space | the id column, if one is named |
+//! | [`Csv`](Format::Csv) | a row after the header (quoted fields may span lines) | the `text` columns joined by a space | the id column, if one is named |
+//! | [`Tsv`](Format::Tsv) | a line after the header (no quoting, unless a quote byte is given) | the `text` columns joined by a space | the id column, if one is named |
 //! | [`Lines`](Format::Lines) | a line | the line, or what follows the first tab | what precedes the first tab |
-//! | [`Dir`](Format::Dir) | a regular file of a directory tree | the file's content | the relative path |
+//! | [`Dir`](Format::Dir) | a regular file of a directory tree (hidden ones and those not matching the globs left out and counted) | the file's content (`.gz` decompressed) | the relative path |
 //!
 //! The format is guessed from the file name ([`Format::detect`]) or, for standard input,
 //! from the first non-whitespace byte after any UTF-8 BOM (`{` means JSONL, anything else
@@ -40,13 +41,19 @@
 //! - **Encodings.** A UTF-8 BOM at the start of the input is ignored (kept in `raw`);
 //!   invalid UTF-8 is replaced and the record marked lossy; a directory file in UTF-16
 //!   with a BOM is decoded; what counts as a binary file is said at [`Format::Dir`].
-//! - **Line ends.** `\n` and `\r\n` everywhere; CSV/TSV also end a row at a lone `\r`
-//!   and count it as a line end. A line of only `\r` (or only whitespace) is a blank
-//!   line in JSONL, a record with that text in the lines format.
-//! - **CSV/TSV quotes.** A quoted field still open at the end of the input is skipped as
-//!   [`SkipReason::UnclosedQuote`] (its first line is where the stray quote is) rather
-//!   than read as one field holding the rest of the file; in the header it is
-//!   [`Error::BadHeader`].
+//! - **Line ends.** `\n` and `\r\n` everywhere; CSV (and quoted TSV) also end a row at
+//!   a lone `\r` and count it as a line end. A line of only `\r` (or only whitespace) is
+//!   a blank line in JSONL, a record with that text in the lines format.
+//! - **Quotes.** TSV has none (unless [`ReadOptions::quote`] is given): a field that
+//!   starts with `"` is text, and every line is its own row. In CSV, a quoted field
+//!   still open at the end of the input is skipped as [`SkipReason::UnclosedQuote`]
+//!   (its first line is where the stray quote is) rather than read as one field holding
+//!   the rest of the file; in the header it is [`Error::BadHeader`]. A quoted field
+//!   spanning more than [`LONG_QUOTED_FIELD_LINES`] lines, or never closed, is also a
+//!   [`Warning`] ([`Reader::take_warnings`]) naming the line where the quote opened.
+//! - **Directories.** Symbolic links (unless followed) and FIFOs, sockets, devices are
+//!   skipped with a reason, never opened; hidden entries and files not matching
+//!   [`ReadOptions::globs`] are left out and counted ([`Reader::excluded`]).
 //! - **Truncated gzip** is [`Error::Gzip`] naming the file and the line reached, after
 //!   the intact records; a `.gz` file of zero bytes is an error too, as for `gzip -d`.
 //! - **Empty input** (an empty file, an empty standard input) has no entries and no error.
@@ -115,6 +122,7 @@ mod options;
 mod reader;
 mod record;
 mod text;
+mod warning;
 
 pub use dedup_writer::{same_file, DedupWriter};
 pub use error::{Error, Result};
@@ -122,3 +130,4 @@ pub use format::Format;
 pub use options::{ReadOptions, DEFAULT_MAX_RECORD_BYTES};
 pub use reader::{open, Reader};
 pub use record::{Entry, Location, Record, SkipReason, Skipped};
+pub use warning::{Warning, WarningKind, LONG_QUOTED_FIELD_LINES};

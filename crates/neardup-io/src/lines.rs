@@ -53,6 +53,9 @@ impl LinesReader {
             raw: take_raw(&mut self.buf),
             location,
             lossy,
+            key: None,
+            numeric_id: false,
+            path: None,
         })))
     }
 }

@@ -35,6 +35,33 @@ pub struct ReadOptions {
     /// [`SkipReason::TooLarge`](crate::SkipReason::TooLarge) without being held in
     /// memory. Default [`DEFAULT_MAX_RECORD_BYTES`] (64 MiB).
     pub max_record_bytes: usize,
+    /// The field (JSONL) or column (CSV/TSV) whose value becomes [`Record::key`], for
+    /// choosing which record of a cluster to keep. A CSV/TSV column not in the header is
+    /// an [`Error::MissingColumn`](crate::Error::MissingColumn); ignored by the lines and
+    /// dir formats. Default `None`.
+    ///
+    /// [`Record::key`]: crate::Record::key
+    pub key_field: Option<String>,
+    /// TSV: the quote byte that turns on CSV-style quoting (a field that starts with it
+    /// may hold tabs and line ends, and a doubled quote stands for one). `None`, the
+    /// default, reads TSV as the format is defined: no quoting at all, a field ends at a
+    /// tab or a line end. CSV always quotes with `"`: any other byte is an
+    /// [`Error::InvalidOptions`](crate::Error::InvalidOptions) for CSV.
+    pub quote: Option<u8>,
+    /// TSV without quoting: decode the escapes `\t`, `\n`, `\r` and `\\` in field values
+    /// (a backslash before any other byte is kept as is). Default `false`: fields are
+    /// taken verbatim.
+    pub tsv_escapes: bool,
+    /// Dir: include hidden files and folders (whose name starts with `.`). Default
+    /// `false`: they are left out and counted ([`Reader::excluded`](crate::Reader::excluded)).
+    pub hidden: bool,
+    /// Dir: glob patterns (as `globset` reads them) selecting the files read by their
+    /// path relative to the directory; a pattern without `/` matches the file name.
+    /// Empty, the default, reads every file. Files not matched are left out and counted.
+    pub globs: Vec<String>,
+    /// Dir: follow symbolic links (loops are detected and skipped as unreadable).
+    /// Default `false`: a link is skipped as [`SkipReason::Symlink`](crate::SkipReason::Symlink).
+    pub follow_links: bool,
 }
 
 /// The default of [`ReadOptions::max_record_bytes`]: 64 MiB. A record is held in memory
@@ -52,6 +79,12 @@ impl Default for ReadOptions {
             text_columns: vec!["text".to_string()],
             id_column: None,
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
+            key_field: None,
+            quote: None,
+            tsv_escapes: false,
+            hidden: false,
+            globs: Vec::new(),
+            follow_links: false,
         }
     }
 }
@@ -99,6 +132,42 @@ impl ReadOptions {
     /// Sets the largest record that is read, in bytes (at least 1).
     pub fn with_max_record_bytes(mut self, bytes: usize) -> Self {
         self.max_record_bytes = bytes;
+        self
+    }
+
+    /// Sets the field (JSONL) or column (CSV/TSV) that gives [`Record::key`](crate::Record::key).
+    pub fn with_key_field(mut self, field: impl Into<String>) -> Self {
+        self.key_field = Some(field.into());
+        self
+    }
+
+    /// Sets the TSV quote byte (CSV-style quoting for TSV).
+    pub fn with_quote(mut self, quote: u8) -> Self {
+        self.quote = Some(quote);
+        self
+    }
+
+    /// Decodes `\t`, `\n`, `\r`, `\\` in TSV fields.
+    pub fn with_tsv_escapes(mut self, on: bool) -> Self {
+        self.tsv_escapes = on;
+        self
+    }
+
+    /// Includes hidden files and folders of a directory tree.
+    pub fn with_hidden(mut self, on: bool) -> Self {
+        self.hidden = on;
+        self
+    }
+
+    /// Adds a glob pattern selecting the files of a directory tree.
+    pub fn with_glob(mut self, pattern: impl Into<String>) -> Self {
+        self.globs.push(pattern.into());
+        self
+    }
+
+    /// Follows symbolic links in a directory tree.
+    pub fn with_follow_links(mut self, on: bool) -> Self {
+        self.follow_links = on;
         self
     }
 }

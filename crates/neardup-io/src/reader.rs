@@ -13,6 +13,7 @@ use crate::lines::LinesReader;
 use crate::open::{open_file, open_stdin, Input};
 use crate::options::ReadOptions;
 use crate::record::Entry;
+use crate::warning::Warning;
 
 /// Opens `input` for reading documents; `-` is standard input.
 ///
@@ -61,7 +62,7 @@ pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
     check_options(opts)?;
     match (format, meta.is_dir()) {
         (Format::Dir, true) => Ok(Reader {
-            inner: Inner::Dir(DirReader::new(input, opts.max_record_bytes)),
+            inner: Inner::Dir(DirReader::new(input, opts)?),
             format,
             source,
             failed: false,
@@ -127,10 +128,23 @@ impl Reader {
                 LineSource::new(input, limit),
                 &opts.text_field,
                 &opts.id_field,
+                opts.key_field.as_deref(),
             )),
             Format::Lines => Inner::Lines(LinesReader::new(LineSource::new(input, limit))),
-            Format::Csv => Inner::Delimited(Box::new(DelimitedReader::new(input, b',', opts)?)),
-            Format::Tsv => Inner::Delimited(Box::new(DelimitedReader::new(input, b'\t', opts)?)),
+            Format::Csv => {
+                if let Some(q) = opts.quote.filter(|&q| q != b'"') {
+                    return Err(Error::InvalidOptions(format!(
+                        "CSV quotes with '\"' only; the quote {:?} applies to TSV",
+                        q as char
+                    )));
+                }
+                let reader = DelimitedReader::new(input, b',', Some(b'"'), opts)?;
+                Inner::Delimited(Box::new(reader))
+            }
+            Format::Tsv => {
+                let reader = DelimitedReader::new(input, b'\t', opts.quote, opts)?;
+                Inner::Delimited(Box::new(reader))
+            }
             Format::Dir => return Err(Error::NotADirectory { path: source }),
         };
         Ok(Reader {
@@ -188,6 +202,41 @@ impl Reader {
         match &self.inner {
             Inner::Delimited(r) => r.columns(),
             _ => &[],
+        }
+    }
+
+    /// The field names the input has, for telling the user what is there when a field
+    /// asked for is not: for JSONL the top-level keys of the first 10 JSON objects read
+    /// so far, in first-seen order (only those objects pay for it); for CSV/TSV the
+    /// header's columns; empty for the lines and dir formats.
+    pub fn fields_seen(&self) -> Vec<String> {
+        match &self.inner {
+            Inner::Jsonl(r) => r.fields_seen().to_vec(),
+            Inner::Delimited(r) => r.columns().to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The [`Warning`]s collected since the last call (so far: quoted fields that span
+    /// more than [`LONG_QUOTED_FIELD_LINES`](crate::LONG_QUOTED_FIELD_LINES) lines or
+    /// never close, in CSV and quoted TSV), in input order. Call it after reading (or
+    /// now and then while reading); they are not repeated.
+    pub fn take_warnings(&mut self) -> Vec<Warning> {
+        match &mut self.inner {
+            Inner::Delimited(r) => r.take_warnings(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The files of a directory tree left out so far, by reason, as (reason, count)
+    /// with a nonzero count: `hidden` (a hidden file, or a file in a hidden folder,
+    /// without [`ReadOptions::hidden`]; a hidden folder counts as one) and
+    /// `not_matched` (a file no pattern of [`ReadOptions::globs`] matches). These are
+    /// not records: they were never asked for. Empty for other formats.
+    pub fn excluded(&self) -> Vec<(&'static str, u64)> {
+        match &self.inner {
+            Inner::Dir(r) => r.excluded(),
+            _ => Vec::new(),
         }
     }
 }

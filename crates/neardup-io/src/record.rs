@@ -24,6 +24,20 @@ pub struct Record {
     pub location: Location,
     /// True if invalid UTF-8 in the text or id was replaced by U+FFFD.
     pub lossy: bool,
+    /// The value to order records by when choosing which one a cluster keeps, from the
+    /// field or column named by [`ReadOptions::key_field`](crate::ReadOptions::key_field):
+    /// JSONL: the top-level field's value (a string unescaped, a number as its source
+    /// text, an array, object or boolean as its JSON text; absent or `null` is `None`);
+    /// CSV/TSV: that column's value. Always `None` without a key field, and for the
+    /// lines and dir formats.
+    pub key: Option<String>,
+    /// True if the id was a JSON number (JSONL; [`Record::id`] holds its source text,
+    /// e.g. `8.50`), so it can be written back as a number. False for every other id.
+    pub numeric_id: bool,
+    /// For a file of a directory tree: its exact path (the directory as given joined
+    /// with the relative path), which a non-UTF-8 file name keeps while [`Record::id`]
+    /// and [`Location::source`] are lossy. `None` in every other format.
+    pub path: Option<std::path::PathBuf>,
 }
 
 /// Where a record (or skipped record) is in its input.
@@ -147,12 +161,18 @@ pub enum SkipReason {
         /// The number of lines from the record's first line to the end of the input.
         lines: u64,
     },
+    /// A symbolic link inside a directory tree, not followed (the walk follows links
+    /// only when asked to, see [`ReadOptions::follow_links`](crate::ReadOptions::follow_links)).
+    Symlink,
+    /// A FIFO, socket or device inside a directory tree: never opened (opening a FIFO
+    /// would wait for a writer forever).
+    SpecialFile,
 }
 
 impl SkipReason {
     /// A stable snake_case name for reports: `malformed_json`, `missing_field`,
     /// `field_not_text`, `missing_columns`, `binary`, `blank_line`, `unreadable`,
-    /// `too_large`, `unclosed_quote`.
+    /// `too_large`, `unclosed_quote`, `symlink`, `special_file`.
     pub fn code(&self) -> &'static str {
         match self {
             SkipReason::MalformedJson(_) => "malformed_json",
@@ -164,6 +184,8 @@ impl SkipReason {
             SkipReason::Unreadable(_) => "unreadable",
             SkipReason::TooLarge { .. } => "too_large",
             SkipReason::UnclosedQuote { .. } => "unclosed_quote",
+            SkipReason::Symlink => "symlink",
+            SkipReason::SpecialFile => "special_file",
         }
     }
 }
@@ -194,6 +216,10 @@ impl fmt::Display for SkipReason {
                 "a quoted field is never closed: the record runs to the end of the input \
                  ({lines} lines)"
             ),
+            SkipReason::Symlink => f.write_str("symbolic link, not followed (--follow reads it)"),
+            SkipReason::SpecialFile => {
+                f.write_str("not a regular file (a FIFO, socket or device), not opened")
+            }
         }
     }
 }
@@ -217,6 +243,8 @@ mod tests {
             SkipReason::Unreadable("denied".into()),
             SkipReason::TooLarge { size: 9, limit: 8 },
             SkipReason::UnclosedQuote { lines: 3 },
+            SkipReason::Symlink,
+            SkipReason::SpecialFile,
         ];
         let codes: Vec<&str> = all.iter().map(SkipReason::code).collect();
         assert_eq!(
@@ -230,7 +258,9 @@ mod tests {
                 "blank_line",
                 "unreadable",
                 "too_large",
-                "unclosed_quote"
+                "unclosed_quote",
+                "symlink",
+                "special_file"
             ]
         );
         for reason in &all {
@@ -281,6 +311,9 @@ mod tests {
             raw: b"t\n".to_vec(),
             location: loc,
             lossy: false,
+            key: None,
+            numeric_id: false,
+            path: None,
         });
         assert_eq!(record.id(), None);
         assert_eq!(record.into_record().unwrap().text, "t");

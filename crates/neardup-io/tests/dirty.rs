@@ -107,6 +107,8 @@ fn options(fixture: &Value) -> ReadOptions {
                     .collect()
             }
             "max_record_bytes" => opts.max_record_bytes = value.as_u64().unwrap() as usize,
+            "quote" => opts.quote = Some(*s().as_bytes().first().unwrap()),
+            "tsv_escapes" => opts.tsv_escapes = value.as_bool().unwrap(),
             other => panic!("unknown option {other}"),
         }
     }

@@ -61,10 +61,12 @@ fn round_trip(path: &Path, opts: &ReadOptions) -> Vec<u8> {
     fs::read(&out).unwrap()
 }
 
+/// listings.tsv is quoted as CSV is (a quoted field spans two lines): it needs the quote.
 fn tsv_opts() -> ReadOptions {
     ReadOptions::default()
         .with_text_columns(["Title", "Short Description"])
         .with_id_column("id")
+        .with_quote(b'"')
 }
 
 fn csv_opts() -> ReadOptions {
@@ -275,6 +277,70 @@ fn tsv_fixture_reads_columns_and_quoted_newlines() {
 }
 
 #[test]
+fn tsv_without_a_quote_byte_has_no_quoting() {
+    // The same fixture as TSV is defined: the quote is text, and the quoted field's second
+    // line is a row of its own (too short: skipped, and counted).
+    let path = fixture("listings.tsv");
+    let opts = tsv_opts();
+    let opts = ReadOptions {
+        quote: None,
+        ..opts
+    };
+    let es: Vec<Entry> = open(&path, &opts).unwrap().map(Result::unwrap).collect();
+    assert_eq!(
+        summary(&es)
+            .iter()
+            .map(|&(line, _, _, code)| (line, code))
+            .collect::<Vec<_>>(),
+        [
+            (2, "record"),
+            (3, "record"),
+            (4, "record"),
+            (5, "missing_columns"),
+            (6, "record"),
+            (7, "record"),
+            (8, "missing_columns"),
+        ]
+    );
+    assert_eq!(records(&es)[2].text, "Oak dining table \"Seats six.");
+}
+
+/// Real listings data: titles that start with a quote. Every row is its own record, and
+/// writing every record back gives the file byte for byte.
+#[test]
+fn tsv_with_leading_quotes_keeps_every_row() {
+    let data: &[u8] = b"id\ttitle\tprice\r\n\
+        1\t\"Bilocale\" luminoso\t900\r\n\
+        2\tTrilocale con \"vista\" mare\t1200\r\n\
+        3\t\"Monolocale arredato\t500\r\n\
+        4\tAttico \"panoramico\"\t2000\r\n\
+        5\tBox auto\t100";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("listings.tsv");
+    fs::write(&path, data).unwrap();
+    let opts = ReadOptions::default()
+        .with_text_columns(["title"])
+        .with_id_column("id");
+    let es: Vec<Entry> = open(&path, &opts).unwrap().map(Result::unwrap).collect();
+    let rs = records(&es);
+    assert_eq!(rs.len(), 5);
+    assert_eq!(
+        rs.iter().map(|r| r.text.as_str()).collect::<Vec<_>>(),
+        [
+            "\"Bilocale\" luminoso",
+            "Trilocale con \"vista\" mare",
+            "\"Monolocale arredato",
+            "Attico \"panoramico\"",
+            "Box auto"
+        ]
+    );
+    assert_eq!(rs[0].raw, b"1\t\"Bilocale\" luminoso\t900\r\n");
+    assert_eq!(rs[2].raw, b"3\t\"Monolocale arredato\t500\r\n");
+    assert_eq!(rs[4].raw, b"5\tBox auto\t100");
+    assert_eq!(round_trip(&path, &opts), data);
+}
+
+#[test]
 fn tsv_round_trips() {
     let path = fixture("listings.tsv");
     assert_eq!(round_trip(&path, &tsv_opts()), fs::read(&path).unwrap());
@@ -430,8 +496,21 @@ fn invalid_utf8_is_lossy() {
 #[test]
 fn dir_fixture_walks_sorted_and_skips_binary() {
     let root = fixture("dir");
-    let reader = open(&root, &ReadOptions::default()).unwrap();
+    let mut reader = open(&root, &ReadOptions::default()).unwrap();
     assert_eq!(reader.format(), Format::Dir);
+    let es: Vec<Entry> = reader.by_ref().map(Result::unwrap).collect();
+    assert_eq!(
+        summary(&es),
+        [
+            (1, 1, Some("a.txt"), "record"),
+            (1, 2, Some("sub/b.txt"), "record"),
+            (1, 3, Some("sub/deeper/c.md"), "record"),
+            (1, 4, Some("sub/image.bin"), "binary"),
+        ]
+    );
+    // The hidden file is left out, and counted.
+    assert_eq!(reader.excluded(), [("hidden", 1)]);
+    let reader = open(&root, &ReadOptions::default().with_hidden(true)).unwrap();
     let es: Vec<Entry> = reader.map(Result::unwrap).collect();
     assert_eq!(
         summary(&es),
@@ -565,5 +644,94 @@ fn regression_rows_ended_by_a_lone_cr_have_increasing_lines() {
             (5, 3, Some("Red city bike"), "record"),
             (6, 4, Some("5"), "record"),
         ]
+    );
+}
+
+// ---------------------------------------------------------------- issue 9: input formats
+
+/// A file name that is not UTF-8: read (id lossy), and dedup copies it by its exact name.
+#[cfg(target_os = "linux")]
+#[test]
+fn dir_with_a_non_utf8_file_name_round_trips() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("in");
+    fs::create_dir_all(root.join("sub")).unwrap();
+    let name = OsStr::from_bytes(b"caf\xE9.txt");
+    fs::write(root.join("sub").join(name), "latin-1 name").unwrap();
+    fs::write(root.join("plain.txt"), "plain").unwrap();
+    let reader = open(&root, &ReadOptions::default()).unwrap();
+    let out = tmp.path().join("kept");
+    let mut w = DedupWriter::create(Some(&out), Format::Dir, None).unwrap();
+    let mut ids = Vec::new();
+    for entry in reader {
+        let r = entry.unwrap().into_record().unwrap();
+        ids.push(r.id.clone().unwrap());
+        w.write(&r).unwrap();
+    }
+    w.finish().unwrap();
+    assert_eq!(ids, ["plain.txt", "sub/caf\u{FFFD}.txt"]);
+    assert_eq!(
+        fs::read(out.join("sub").join(name)).unwrap(),
+        b"latin-1 name"
+    );
+    assert_eq!(fs::read(out.join("plain.txt")).unwrap(), b"plain");
+}
+
+/// The reader's accessors for the CLI: warnings, fields seen, keys.
+#[test]
+fn reader_reports_warnings_fields_and_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("runaway.csv");
+    let mut data = b"id,text,price\n1,fine,3\n2,\"stray quote,4\n".to_vec();
+    for i in 0..120 {
+        data.extend_from_slice(format!("{},row,{i}\n", i + 3).as_bytes());
+    }
+    fs::write(&csv, &data).unwrap();
+    let opts = ReadOptions::default()
+        .with_id_column("id")
+        .with_key_field("price");
+    let mut reader = open(&csv, &opts).unwrap();
+    assert_eq!(reader.fields_seen(), ["id", "text", "price"]);
+    let es: Vec<Entry> = reader.by_ref().map(Result::unwrap).collect();
+    assert_eq!(es.len(), 2);
+    assert_eq!(es[0].record().unwrap().key.as_deref(), Some("3"));
+    assert!(matches!(&es[1], Entry::Skipped(s) if s.reason.code() == "unclosed_quote"));
+    let warnings = reader.take_warnings();
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(
+        warnings[0].to_string(),
+        format!(
+            "{}:3: a quoted field opened here runs 121 lines to the end of the input; \
+             is a quote stray?",
+            csv.display()
+        )
+    );
+    assert!(reader.take_warnings().is_empty());
+
+    let jsonl = tmp.path().join("docs.jsonl");
+    fs::write(
+        &jsonl,
+        "{\"id\":1,\"body\":\"a\",\"price\":9.90}\n{\"id\":\"x\",\"body\":\"b\"}\n",
+    )
+    .unwrap();
+    let mut reader = open(&jsonl, &ReadOptions::default().with_key_field("price")).unwrap();
+    let es: Vec<Entry> = reader.by_ref().map(Result::unwrap).collect();
+    assert!(es.iter().all(|e| e.record().is_none()), "no text field");
+    assert_eq!(reader.fields_seen(), ["id", "body", "price"]);
+    let reader = open(
+        &jsonl,
+        &ReadOptions::default()
+            .with_text_field("body")
+            .with_key_field("price"),
+    )
+    .unwrap();
+    let rs: Vec<Record> = reader.map(|e| e.unwrap().into_record().unwrap()).collect();
+    assert_eq!(
+        rs.iter()
+            .map(|r| (r.id.as_deref(), r.numeric_id, r.key.as_deref()))
+            .collect::<Vec<_>>(),
+        [(Some("1"), true, Some("9.90")), (Some("x"), false, None)]
     );
 }

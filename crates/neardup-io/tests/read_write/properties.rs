@@ -4,8 +4,11 @@ use super::*;
 use proptest::prelude::*;
 
 fn read_bytes(bytes: &[u8], format: Format) -> (Vec<Entry>, Option<Vec<u8>>) {
-    let opts = ReadOptions::default().with_format(format);
-    let mut reader = match Reader::from_reader(std::io::Cursor::new(bytes.to_vec()), "-", &opts) {
+    read_bytes_with(bytes, &ReadOptions::default().with_format(format))
+}
+
+fn read_bytes_with(bytes: &[u8], opts: &ReadOptions) -> (Vec<Entry>, Option<Vec<u8>>) {
+    let mut reader = match Reader::from_reader(std::io::Cursor::new(bytes.to_vec()), "-", opts) {
         Ok(r) => r,
         Err(Error::MissingColumn { .. } | Error::BadHeader { .. }) => return (Vec::new(), None),
         Err(e) => panic!("unexpected error {e}"),
@@ -72,12 +75,18 @@ proptest! {
     }
 
     #[test]
-    fn csv_accounts_for_every_byte(body in messy_bytes(), tsv in any::<bool>()) {
-        // One column, so every row that is not blank is a record.
-        let format = if tsv { Format::Tsv } else { Format::Csv };
+    fn csv_accounts_for_every_byte(body in messy_bytes(), kind in 0..3usize) {
+        // One column, so every row that is not blank is a record. CSV, TSV quoted as CSV,
+        // TSV as defined (no quoting; only `\n` ends a line).
+        let opts = match kind {
+            0 => ReadOptions::default().with_format(Format::Csv),
+            1 => ReadOptions::default().with_format(Format::Tsv).with_quote(b'"'),
+            _ => ReadOptions::default().with_format(Format::Tsv),
+        };
+        let plain = kind == 2;
         let mut bytes = b"text\n".to_vec();
         bytes.extend_from_slice(&body);
-        let (es, header) = read_bytes(&bytes, format);
+        let (es, header) = read_bytes_with(&bytes, &opts);
         prop_assert_eq!(header.as_deref(), Some(&b"text\n"[..]));
         let mut at = 5;
         let mut line = 2;
@@ -88,12 +97,21 @@ proptest! {
                     prop_assert!(!r.raw.is_empty());
                     prop_assert!(bytes[at..].starts_with(&r.raw), "raw out of place");
                     at += r.raw.len();
-                    // Line ends: `\n`, `\r\n`, lone `\r`.
-                    line += r.raw.iter().filter(|&&b| b == b'\r').count() as u64
-                        + r.raw.iter().filter(|&&b| b == b'\n').count() as u64
-                        - r.raw.windows(2).filter(|w| w == b"\r\n").count() as u64;
+                    if plain {
+                        // One line, through its `\n`.
+                        let lf = r.raw.iter().filter(|&&b| b == b'\n').count();
+                        prop_assert!(lf <= 1 && (lf == 0 || r.raw.ends_with(b"\n")));
+                        prop_assert!(lf == 1 || at == bytes.len());
+                        line += lf as u64;
+                    } else {
+                        // Line ends: `\n`, `\r\n`, lone `\r`.
+                        line += r.raw.iter().filter(|&&b| b == b'\r').count() as u64
+                            + r.raw.iter().filter(|&&b| b == b'\n').count() as u64
+                            - r.raw.windows(2).filter(|w| w == b"\r\n").count() as u64;
+                    }
                 }
                 Entry::Skipped(s) if s.reason.code() == "unclosed_quote" => {
+                    prop_assert!(!plain);
                     // The rest of the input, from a row whose quote is never closed.
                     prop_assert!(bytes[at..].contains(&b'"'));
                     at = bytes.len();
@@ -102,6 +120,9 @@ proptest! {
                     prop_assert_eq!(&s.reason, &SkipReason::BlankLine);
                     let width = if bytes[at..].starts_with(b"\r\n") {
                         2
+                    } else if plain {
+                        prop_assert_eq!(bytes.get(at), Some(&b'\n'));
+                        1
                     } else {
                         prop_assert!(matches!(bytes.get(at), Some(b'\r' | b'\n')));
                         1
@@ -307,8 +328,13 @@ proptest! {
         if bom {
             data.splice(0..0, b"\xEF\xBB\xBF".iter().copied());
         }
-        let format = if tsv { Format::Tsv } else { Format::Csv };
-        let opts = ReadOptions::default().with_format(format).with_id_column("id");
+        // The csv crate quotes as CSV does, in TSV too: read it with the quote byte.
+        let opts = if tsv {
+            ReadOptions::default().with_format(Format::Tsv).with_quote(b'"')
+        } else {
+            ReadOptions::default().with_format(Format::Csv)
+        };
+        let opts = opts.with_id_column("id");
         let (es, written) = write_back(&data, &opts);
         prop_assert_eq!(es.len(), rows.len());
         for (e, row) in es.iter().zip(&rows) {
@@ -319,4 +345,40 @@ proptest! {
         assert_numbering(&es)?;
         prop_assert_eq!(written, data);
     }
+
+    #[test]
+    fn generated_tsv_round_trips_through_the_writer(
+        rows in prop::collection::vec(prop::collection::vec(tsv_field(), 3), 0..12),
+        crlf in any::<bool>(),
+        final_newline in any::<bool>(),
+    ) {
+        // TSV as defined: fields hold anything but tabs and line feeds (quotes included);
+        // the id is never empty, so no row is blank.
+        let end: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+        let mut data = b"id\ttext\tmore".to_vec();
+        data.extend_from_slice(end);
+        for row in &rows {
+            data.extend_from_slice(format!("#{}\t{}\t{}", row[0], row[1], row[2]).as_bytes());
+            data.extend_from_slice(end);
+        }
+        if !final_newline && !rows.is_empty() {
+            data.truncate(data.len() - end.len());
+        }
+        let opts = ReadOptions::default().with_format(Format::Tsv).with_id_column("id");
+        let (es, written) = write_back(&data, &opts);
+        prop_assert_eq!(es.len(), rows.len());
+        for (i, (e, row)) in es.iter().zip(&rows).enumerate() {
+            prop_assert_eq!(e.location().line, i as u64 + 2);
+            let r = e.record().expect("every generated row is a record");
+            prop_assert_eq!(r.id.clone(), Some(format!("#{}", row[0])));
+            prop_assert_eq!(&r.text, &row[1]);
+        }
+        prop_assert_eq!(written, data);
+    }
+}
+
+/// A TSV field: anything but a tab or a line feed, quotes and `\r` inside included (but
+/// not at the end, where a `\n` after it would make a CRLF line end).
+fn tsv_field() -> impl Strategy<Value = String> {
+    "[a-z \",;'\\\\\r\u{0}é日🙂]{0,10}[a-z\"]?".prop_map(|s| s.trim_end_matches('\r').to_string())
 }

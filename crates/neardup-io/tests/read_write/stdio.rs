@@ -40,6 +40,9 @@ fn child_process() {
                     record: 1,
                 },
                 lossy: false,
+                key: None,
+                numeric_id: false,
+                path: None,
             };
             let mut w = DedupWriter::create(None, Format::Lines, None).unwrap();
             for _ in 0..10_000_000 {
