@@ -12,20 +12,40 @@ use crate::progress::Bars;
 use crate::usage::usage;
 
 /// A document's id as the user sees it: theirs, or its line/record number.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
+///
+/// In JSON output an id keeps the type it had: a user's id is written as given (a JSON
+/// number in the input stays a number, with its source text, e.g. `8.50`; every other
+/// id is a string), and a line or record number is a number. So an output line can be
+/// joined back to the input on the id field without conversion.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DocId {
     /// A 1-based line or record number (one input without ids).
     Number(u64),
     /// The user's id, or `source:number` when several inputs are numbered.
     Text(String),
+    /// The user's id, a JSON number in the input: its source text.
+    JsonNumber(String),
 }
 
 impl std::fmt::Display for DocId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DocId::Number(n) => write!(f, "{n}"),
-            DocId::Text(t) => f.write_str(t),
+            DocId::Text(t) | DocId::JsonNumber(t) => f.write_str(t),
+        }
+    }
+}
+
+impl Serialize for DocId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DocId::Number(n) => serializer.serialize_u64(*n),
+            DocId::Text(t) => serializer.serialize_str(t),
+            // The reader kept a valid JSON number's text; fall back to a string if not.
+            DocId::JsonNumber(t) => match serde_json::value::RawValue::from_string(t.clone()) {
+                Ok(raw) => raw.serialize(serializer),
+                Err(_) => serializer.serialize_str(t),
+            },
         }
     }
 }
@@ -165,7 +185,11 @@ impl Documents {
                 }
             }
             docs.note_reader(path, &mut reader);
-            let fields = &docs.fields_seen.last().map(|(_, f)| f.as_slice()).unwrap_or(&[]);
+            let fields = &docs
+                .fields_seen
+                .last()
+                .map(|(_, f)| f.as_slice())
+                .unwrap_or(&[]);
             tally.check(path, format, args, fields, &mut docs.warnings)?;
         }
         if !pending.is_empty() {
@@ -187,6 +211,22 @@ impl Documents {
         }
         self.fields_seen
             .push((path.to_path_buf(), reader.fields_seen()));
+    }
+
+    /// "; the first records have the fields: a, b" for the first input with field names,
+    /// to follow a message about a field that is not there.
+    pub fn fields_hint(&self) -> String {
+        self.fields_seen
+            .iter()
+            .find(|(_, f)| !f.is_empty())
+            .map(|(path, f)| {
+                format!(
+                    "; the first records of {} have: {}",
+                    path.display(),
+                    f.join(", ")
+                )
+            })
+            .unwrap_or_default()
     }
 
     /// The summary's line for the entries of directories left out, e.g. "12 files or
@@ -291,6 +331,13 @@ fn refuse_options_for(format: Format, path: &Path, args: &InputArgs) -> Result<(
             ": each file is a document, named by its path",
         ),
     };
+    if args.key_field.is_some() && matches!(format, Format::Lines | Format::Dir) {
+        usage!(
+            "--keep-by needs a JSONL field or a CSV/TSV column, but {} is read as {}",
+            path.display(),
+            format.name()
+        );
+    }
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
         usage!(
             "{flag} does not apply to {}, read as {}{instead}",
@@ -377,8 +424,9 @@ impl InputTally {
                 return Err(BadRecord(message).into());
             }
         }
-        if let Some(field) = args.id_field.as_deref().filter(|_| format == Format::Jsonl) {
-            if self.records > 0 && self.with_id == 0 {
+        if format == Format::Jsonl {
+            let field = args.id_field.as_deref().unwrap_or("id");
+            if args.id_field.is_some() && self.records > 0 && self.with_id == 0 {
                 return Err(BadRecord(format!(
                     "no record of {} has the id field {field:?}{}",
                     path.display(),
@@ -386,7 +434,7 @@ impl InputTally {
                 ))
                 .into());
             }
-            if self.with_id < self.records {
+            if self.with_id > 0 && self.with_id < self.records {
                 warnings.push(format!(
                     "{} of {} records of {} have no id field {field:?}; they are named by line number",
                     self.records - self.with_id,
@@ -459,7 +507,11 @@ pub fn read_options(args: &InputArgs) -> ReadOptions {
 
 fn doc_id(record: &Record, format: Format, with_source: bool) -> DocId {
     if let Some(id) = &record.id {
-        return DocId::Text(id.clone());
+        return if record.numeric_id {
+            DocId::JsonNumber(id.clone())
+        } else {
+            DocId::Text(id.clone())
+        };
     }
     // Lines and JSONL are numbered by line; CSV/TSV by record (a record may span lines).
     let n = match format {

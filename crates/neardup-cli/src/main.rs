@@ -3,6 +3,7 @@
 mod args;
 mod eval;
 mod input;
+mod keep_by;
 mod labels;
 mod output;
 mod plan;

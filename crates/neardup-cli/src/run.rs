@@ -10,8 +10,9 @@ use neardup::{
 };
 use neardup_io::{DedupWriter, Format};
 
-use crate::args::{KeepArg, MatchArgs, OutputFormatArg, RunArgs, SketchArg, VerifyArg};
-use crate::input::{DocId, Documents};
+use crate::args::{InputArgs, KeepArg, MatchArgs, OutputFormatArg, RunArgs, SketchArg, VerifyArg};
+use crate::input::{BadRecord, DocId, Documents};
+use crate::keep_by::KeepBy;
 use crate::output::{open_output, write_clusters, write_pairs, OutputFormat};
 use crate::progress::Bars;
 use crate::report_run;
@@ -156,9 +157,33 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let pipeline = Pipeline::new(config.clone())?
         .with_progress(Box::new(bars.clone()))
         .record_similarities(args.report.is_some());
+    let keep_by = args.keep_by.as_deref().map(KeepBy::parse).transpose()?;
+    let mut input = args.input.clone();
+    input.key_field = keep_by.as_ref().map(|k| k.field.clone());
     let read_start = Instant::now();
-    let (docs, mut prepared) = read_and_shingle(args, mode, &pipeline, &bars)?;
+    let (mut docs, mut prepared) = read_and_shingle(args, &input, mode, &pipeline, &bars)?;
     let read_time = read_start.elapsed();
+    if let Some(keep_by) = &keep_by {
+        let values: Vec<Option<String>> = docs.records.iter().map(|r| r.key.clone()).collect();
+        let ranks = keep_by.ranks(&values);
+        if ranks.missing == values.len() as u64 && !values.is_empty() {
+            return Err(BadRecord(format!(
+                "no record has a value for --keep-by {:?}{}",
+                keep_by.field,
+                docs.fields_hint()
+            ))
+            .into());
+        }
+        if ranks.missing > 0 {
+            docs.warnings.push(format!(
+                "{} of {} records have no {:?}; a cluster keeps them only when no member has one",
+                thousands(ranks.missing),
+                thousands(values.len() as u64),
+                keep_by.field
+            ));
+        }
+        prepared.set_keep_ranks(ranks.ranks)?;
+    }
     if !args.exact {
         pipeline.sketch(&mut prepared);
     }
@@ -283,6 +308,7 @@ const READ_BATCH: usize = 1 << 14;
 /// others, so neither waits for the other; texts are kept only for the report's examples.
 fn read_and_shingle(
     args: &RunArgs,
+    input: &InputArgs,
     mode: Mode,
     pipeline: &Pipeline,
     bars: &Bars,
@@ -292,7 +318,7 @@ fn read_and_shingle(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<String>>(4);
     std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
-            Documents::read_batches(&args.input, mode == Mode::Dedup, bars, READ_BATCH, |b| {
+            Documents::read_batches(input, mode == Mode::Dedup, bars, READ_BATCH, |b| {
                 tx.send(b).context("shingling stopped")
             })
         });

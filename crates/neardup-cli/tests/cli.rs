@@ -149,13 +149,14 @@ fn clusters_on_jsonl_count_every_record() {
     assert_eq!(skipped, 3, "empty body, a malformed line, a missing field");
     let skipped_count = skipped;
     let lines = json_lines(&stdout(&o));
-    let removed_ids: Vec<&str> = lines
+    // review_id is a JSON number in the input: the output keeps it a number.
+    let removed_ids: Vec<u64> = lines
         .iter()
         .filter(|l| l["kept"] == false)
-        .map(|l| l["id"].as_str().unwrap())
+        .map(|l| l["id"].as_u64().unwrap())
         .collect();
     assert_eq!(removed_ids.len() as u64, removed);
-    assert_eq!(removed_ids, ["103", "106", "109"]);
+    assert_eq!(removed_ids, [103, 106, 109]);
 
     // The skipped list names each skipped record's line and reason, in input order.
     let dir = tempfile::tempdir().unwrap();
@@ -362,17 +363,18 @@ fn keep_policies_choose_the_kept_document() {
         "review_id",
         "-q",
     ];
-    let kept = |policy: &str| -> Vec<String> {
+    let kept = |policy: &str| -> Vec<u64> {
         json_lines(&ok(&[&common[..], &["--keep", policy]].concat()))
             .iter()
             .filter(|l| l["kept"] == true)
-            .map(|l| l["id"].as_str().unwrap().to_string())
+            .map(|l| l["id"].as_u64().unwrap())
             .collect()
     };
-    assert_eq!(kept("first"), ["101", "102"]);
+    assert_eq!(kept("first"), [101, 102]);
     // 106 is the longest of the coffee reviews, 109 the shortest of the blender ones.
-    assert_eq!(kept("longest"), ["102", "106"]);
-    assert_eq!(kept("shortest"), ["101", "109"]);
+    assert_eq!(kept("longest"), [102, 106]);
+    assert_eq!(kept("shortest"), [101, 109]);
+    assert_eq!(kept("last"), [106, 109]);
 }
 
 #[test]
@@ -1197,13 +1199,13 @@ fn keep_last_and_removed_list() {
         let record: Value = serde_json::from_str(l["record"].as_str().unwrap()).unwrap();
         assert_eq!(record["review_id"], l["id"]);
     }
-    // Kept + removed = every review.
+    // Kept + removed + skipped (104 empty, line 7 not JSON, 108 without a body) = every
+    // line.
     let total = std::fs::read_to_string(testdata("cli/reviews.jsonl"))
         .unwrap()
         .lines()
-        .filter(|l| !l.trim().is_empty())
         .count();
-    assert_eq!(kept.len() + lines.len(), total);
+    assert_eq!(kept.len() + lines.len() + 3, total);
     // --keep last keeps the last of each cluster in input order.
     ok(&[&common[..], &["--keep", "last"]].concat());
     let last: Vec<Value> = json_lines(&std::fs::read_to_string(&removed).unwrap());
@@ -1255,6 +1257,7 @@ fn a_full_or_closed_stderr_neither_panics_nor_fails_the_run() {
         .output()
         .unwrap();
     assert_eq!(code(&o), 2);
+}
 
 // ---- input formats (issue 9) ----
 
@@ -1436,4 +1439,87 @@ fn directories_skip_links_and_fifos_with_a_reason() {
         .map(|v| v["code"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(codes, ["unreadable", "special_file"]);
+}
+
+#[test]
+fn keep_by_a_field_or_column_keeps_the_newest_or_cheapest() {
+    let (dir, path) = temp_file(
+        "listings.jsonl",
+        concat!(
+            "{\"id\": \"a\", \"ts\": 9, \"text\": \"Bright two bedroom flat near the park, balcony, new kitchen\"}\n",
+            "{\"id\": \"b\", \"ts\": 10, \"text\": \"Bright two bedroom flat near the park, balcony, new kitchen!\"}\n",
+            "{\"id\": \"c\", \"text\": \"Bright two bedroom flat near the park, balcony, new kitchen.\"}\n",
+            "{\"id\": \"d\", \"ts\": 100, \"text\": \"Vintage road bike, steel frame, 54 cm, recently serviced\"}\n",
+            "{\"id\": \"e\", \"ts\": 20, \"text\": \"Vintage road bike, steel frame, 54 cm, recently serviced!\"}\n",
+        ),
+    );
+    let p = path.to_str().unwrap();
+    let kept = |spec: &str| -> (Vec<String>, String) {
+        let o = neardup(&["clusters", p, "--keep-by", spec]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let kept = json_lines(&stdout(&o))
+            .iter()
+            .filter(|l| l["kept"] == true)
+            .map(|l| l["id"].as_str().unwrap().to_string())
+            .collect();
+        (kept, stderr(&o))
+    };
+    // Numbers compare as numbers (10 > 9 although "10" < "9" as text); c has no ts.
+    let (newest, summary) = kept("ts:desc");
+    assert_eq!(newest, ["b", "d"]);
+    assert!(
+        summary.contains("1 of 5 records have no \"ts\""),
+        "{summary}"
+    );
+    assert_eq!(kept("ts:asc").0, ["a", "e"]);
+    assert_eq!(kept("ts").0, ["a", "e"]);
+    // A CSV column.
+    let csv = dir.path().join("l.csv");
+    std::fs::write(
+        &csv,
+        "id,price,text\nx,300,Vintage road bike steel frame 54 cm serviced\ny,250,Vintage road bike steel frame 54 cm serviced!\n",
+    )
+    .unwrap();
+    let o = neardup(&[
+        "clusters",
+        csv.to_str().unwrap(),
+        "--id-column",
+        "id",
+        "--keep-by",
+        "price",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = json_lines(&stdout(&o));
+    assert_eq!(lines[0]["id"], "y");
+    assert_eq!(lines[0]["kept"], true);
+    // Nowhere to take it from: an error, not a silent first-kept.
+    let o = neardup(&["clusters", p, "--keep-by", "date", "-q"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("\"date\"") && stderr(&o).contains("id, ts, text"),
+        "{}",
+        stderr(&o)
+    );
+    let o = neardup(&["clusters", "cli/stories.txt", "--keep-by", "date", "-q"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let o = neardup(&["clusters", csv.to_str().unwrap(), "--keep-by", "date", "-q"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+}
+
+#[test]
+fn json_ids_keep_their_type() {
+    let (_d, path) = temp_file(
+        "ids.jsonl",
+        concat!(
+            "{\"id\": 8.50, \"text\": \"red bike for sale, barely used, with lights\"}\n",
+            "{\"id\": \"8.50\", \"text\": \"red bike for sale, barely used, with lights!\"}\n",
+            "{\"text\": \"red bike for sale, barely used, with lights.\"}\n",
+        ),
+    );
+    let out = ok(&["pairs", path.to_str().unwrap(), "-q"]);
+    // A JSON number stays a number with its source text, a string a string, and a
+    // record without an id is its line number (a number).
+    assert!(out.contains("{\"a\":8.50,\"b\":\"8.50\""), "{out}");
+    assert!(out.contains("{\"a\":8.50,\"b\":3,"), "{out}");
 }
