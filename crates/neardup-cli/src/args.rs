@@ -109,7 +109,7 @@ pub struct InputArgs {
     #[arg(long, value_enum, default_value_t = OnError::Skip)]
     pub on_error: OnError,
     /// TSV: decode the escapes \t, \n, \r and \\ in fields (TSV has no quoting: a field
-    /// ends at a tab or a line end).
+    /// ends at a tab or a line end). Not with --quote.
     #[arg(long)]
     pub tsv_escapes: bool,
     /// TSV: read fields quoted as in CSV with this quote character, e.g. --quote '"'

@@ -50,7 +50,8 @@ pub struct ReadOptions {
     pub quote: Option<u8>,
     /// TSV without quoting: decode the escapes `\t`, `\n`, `\r` and `\\` in field values
     /// (a backslash before any other byte is kept as is). Default `false`: fields are
-    /// taken verbatim.
+    /// taken verbatim. Together with a [`ReadOptions::quote`] it is an
+    /// [`Error::InvalidOptions`](crate::Error::InvalidOptions).
     pub tsv_escapes: bool,
     /// Dir: include hidden files and folders (whose name starts with `.`). Default
     /// `false`: they are left out and counted ([`Reader::excluded`](crate::Reader::excluded)).

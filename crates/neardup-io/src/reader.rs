@@ -142,6 +142,13 @@ impl Reader {
                 Inner::Delimited(Box::new(reader))
             }
             Format::Tsv => {
+                if opts.tsv_escapes && opts.quote.is_some() {
+                    return Err(Error::InvalidOptions(
+                        "TSV escapes and a quote byte do not go together: quoted TSV is \
+                         read as CSV is, without escapes"
+                            .to_string(),
+                    ));
+                }
                 let reader = DelimitedReader::new(input, b'\t', opts.quote, opts)?;
                 Inner::Delimited(Box::new(reader))
             }

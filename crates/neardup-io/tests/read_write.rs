@@ -341,6 +341,17 @@ fn tsv_with_leading_quotes_keeps_every_row() {
 }
 
 #[test]
+fn tsv_escapes_and_a_quote_do_not_go_together() {
+    let path = fixture("listings.tsv");
+    let err = open(&path, &tsv_opts().with_tsv_escapes(true)).unwrap_err();
+    assert!(matches!(err, Error::InvalidOptions(_)), "{err:?}");
+    // CSV quotes with '"' only.
+    let err = open(&fixture("listings.csv"), &csv_opts().with_quote(b'\'')).unwrap_err();
+    assert!(matches!(err, Error::InvalidOptions(_)), "{err:?}");
+    assert!(open(&fixture("listings.csv"), &csv_opts().with_quote(b'"')).is_ok());
+}
+
+#[test]
 fn tsv_round_trips() {
     let path = fixture("listings.tsv");
     assert_eq!(round_trip(&path, &tsv_opts()), fs::read(&path).unwrap());
