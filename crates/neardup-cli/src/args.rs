@@ -68,6 +68,7 @@ impl PlanArgs {
             on_error: OnError::Skip,
             tsv_escapes: false,
             quote: None,
+            delimiter: None,
             hidden: false,
             globs: Vec::new(),
             follow: false,
@@ -116,6 +117,10 @@ pub struct InputArgs {
     /// (default: no quoting, a `"` is text). CSV always quotes with '"'.
     #[arg(long, value_name = "CHAR", value_parser = parse_quote)]
     pub quote: Option<u8>,
+    /// CSV: the character between fields [default: ,], e.g. --delimiter ';' for the
+    /// semicolon-separated files spreadsheets write where the comma is a decimal mark.
+    #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
+    pub delimiter: Option<u8>,
     /// Directories: include hidden files and folders (names starting with `.`; left out
     /// and counted by default).
     #[arg(long)]
@@ -141,6 +146,16 @@ fn parse_quote(s: &str) -> Result<u8, String> {
         [b] if b.is_ascii() && !matches!(b, b'\t' | b'\n' | b'\r') => Ok(*b),
         _ => Err(format!(
             "the quote must be one ASCII character other than a tab or a line end, e.g. '\"' (got {s:?})"
+        )),
+    }
+}
+
+/// Parses --delimiter: one ASCII character that is not a quote or a line end.
+fn parse_delimiter(s: &str) -> Result<u8, String> {
+    match s.as_bytes() {
+        [b] if b.is_ascii() && !matches!(b, b'"' | b'\n' | b'\r') => Ok(*b),
+        _ => Err(format!(
+            "the delimiter must be one ASCII character other than '\"' or a line end, e.g. ';' (got {s:?})"
         )),
     }
 }

@@ -338,6 +338,18 @@ fn refuse_options_for(format: Format, path: &Path, args: &InputArgs) -> Result<(
             format.name()
         );
     }
+    if args.delimiter.is_some() && format != Format::Csv {
+        usage!(
+            "--delimiter is for CSV, but {} is read as {}{}",
+            path.display(),
+            format.name(),
+            if format == Format::Tsv {
+                " (TSV is tab-separated by definition)"
+            } else {
+                ""
+            }
+        );
+    }
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
         usage!(
             "{flag} does not apply to {}, read as {}{instead}",
@@ -489,6 +501,9 @@ pub fn read_options(args: &InputArgs) -> ReadOptions {
     }
     opts.tsv_escapes = args.tsv_escapes;
     opts.quote = args.quote;
+    if let Some(d) = args.delimiter {
+        opts.delimiter = d;
+    }
     opts.hidden = args.hidden;
     opts.globs = args.globs.clone();
     opts.follow_links = args.follow;

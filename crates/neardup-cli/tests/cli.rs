@@ -1523,3 +1523,44 @@ fn json_ids_keep_their_type() {
     assert!(out.contains("{\"a\":8.50,\"b\":\"8.50\""), "{out}");
     assert!(out.contains("{\"a\":8.50,\"b\":3,"), "{out}");
 }
+
+#[test]
+fn semicolon_csv_reads_with_delimiter_and_headers_give_hints() {
+    let (_d, path) = temp_file(
+        "spreadsheet.csv",
+        "id;Text;price\n1;Lavatrice usata, ottime condizioni, 7 kg;120,50\n2;Lavatrice usata, ottime condizioni, 7 kg!;120,00\n",
+    );
+    let p = path.to_str().unwrap();
+    let o = neardup(&["pairs", p, "-q"]);
+    assert_eq!(code(&o), 3);
+    assert!(stderr(&o).contains("try --delimiter ';'"), "{}", stderr(&o));
+    let o = neardup(&["pairs", p, "--delimiter", ";", "-q"]);
+    assert_eq!(code(&o), 3);
+    assert!(
+        stderr(&o).contains("did you mean \"Text\"?"),
+        "{}",
+        stderr(&o)
+    );
+    let out = ok(&[
+        "pairs",
+        p,
+        "--delimiter",
+        ";",
+        "--text-columns",
+        "Text",
+        "--id-column",
+        "id",
+        "-q",
+    ]);
+    let pairs = json_lines(&out);
+    assert_eq!(pairs.len(), 1);
+    assert_eq!(
+        (pairs[0]["a"].as_str(), pairs[0]["b"].as_str()),
+        (Some("1"), Some("2"))
+    );
+    // Only CSV has a delimiter to choose.
+    let o = neardup(&["pairs", "cli/listings.tsv", "--delimiter", ";", "-q"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let o = neardup(&["pairs", p, "--delimiter", "\"", "-q"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}

@@ -287,6 +287,12 @@ impl DelimitedReader {
                 "at least one text column is needed for CSV/TSV".to_string(),
             ));
         }
+        if delimiter == b'\r' || delimiter == b'\n' || !delimiter.is_ascii() {
+            return Err(Error::InvalidOptions(format!(
+                "the delimiter {:?} must be an ASCII character other than a line end",
+                delimiter as char
+            )));
+        }
         if let Some(q) = quote {
             if q == delimiter || q == b'\r' || q == b'\n' {
                 return Err(Error::InvalidOptions(format!(

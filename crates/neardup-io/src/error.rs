@@ -38,12 +38,14 @@ pub enum Error {
     },
     /// A CSV/TSV column asked for (`text_columns`, `id_column` or `key_field`) is not in
     /// the header. The message lists the header's columns; if the header is one column
-    /// holding tabs (a tab-separated file read as CSV), it says so and lists the
-    /// tab-separated names: `looks tab-separated; try --format tsv`.
+    /// holding tabs or semicolons (a file with another delimiter read as CSV), it says so
+    /// and lists the names it would have: `looks tab-separated; try --format tsv`, `looks
+    /// semicolon-separated; try --delimiter ';'`; if a column differs only in case or
+    /// surrounding spaces, it names it: `did you mean "Text"?`.
     #[error(
         "{path}: column {column:?} is not in the header (available columns: {}){}",
         Quoted(.available),
-        TabHint(.available)
+        HeaderHint(.column, .available)
     )]
     MissingColumn {
         /// The input as given.
@@ -163,22 +165,34 @@ impl fmt::Display for At<'_> {
     }
 }
 
-/// The hint for a missing column when the header looks tab-separated: a single column
-/// (no delimiter found) that holds tabs.
-struct TabHint<'a>(&'a [String]);
+/// The hint for a missing column: a header of a single column (no delimiter found) that
+/// holds tabs or semicolons, or a column that differs from the one asked for only in case
+/// or surrounding spaces.
+struct HeaderHint<'a>(&'a str, &'a [String]);
 
-impl fmt::Display for TabHint<'_> {
+impl fmt::Display for HeaderHint<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            [only] if only.contains('\t') => {
-                let names: Vec<String> = only.split('\t').map(str::to_string).collect();
-                write!(
-                    f,
-                    "; the header looks tab-separated ({}); try --format tsv",
-                    Quoted(&names)
-                )
-            }
-            _ => Ok(()),
+        let (column, available) = (self.0, self.1);
+        let split =
+            |sep: char| -> Vec<String> { available[0].split(sep).map(str::to_string).collect() };
+        match available {
+            [only] if only.contains('\t') => write!(
+                f,
+                "; the header looks tab-separated ({}); try --format tsv",
+                Quoted(&split('\t'))
+            ),
+            [only] if only.contains(';') => write!(
+                f,
+                "; the header looks semicolon-separated ({}); try --delimiter ';'",
+                Quoted(&split(';'))
+            ),
+            _ => match available
+                .iter()
+                .find(|c| c.trim().eq_ignore_ascii_case(column.trim()) || c.trim() == column)
+            {
+                Some(near) => write!(f, "; did you mean {near:?}?"),
+                None => Ok(()),
+            },
         }
     }
 }
@@ -233,6 +247,27 @@ mod tests {
             e.to_string(),
             r#"x.csv: column "body" is not in the header (available columns: "id", "text")"#
         );
+    }
+
+    #[test]
+    fn missing_column_hints_at_semicolons_and_case() {
+        let e = Error::MissingColumn {
+            path: "x.csv".into(),
+            column: "text".into(),
+            available: vec!["id;text".into()],
+        };
+        assert!(
+            e.to_string().ends_with(
+                r#"; the header looks semicolon-separated ("id", "text"); try --delimiter ';'"#
+            ),
+            "{e}"
+        );
+        let e = Error::MissingColumn {
+            path: "x.csv".into(),
+            column: "text".into(),
+            available: vec!["id".into(), " Text".into()],
+        };
+        assert!(e.to_string().ends_with(r#"; did you mean " Text"?"#), "{e}");
     }
 
     #[test]

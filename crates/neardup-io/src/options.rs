@@ -48,6 +48,10 @@ pub struct ReadOptions {
     /// tab or a line end. CSV always quotes with `"`: any other byte is an
     /// [`Error::InvalidOptions`](crate::Error::InvalidOptions) for CSV.
     pub quote: Option<u8>,
+    /// CSV: the byte between fields. Default `b','`; `b';'` reads the semicolon-separated
+    /// CSV that spreadsheets write where the comma is the decimal mark. It cannot be the
+    /// quote or a line end ([`Error::InvalidOptions`](crate::Error::InvalidOptions)).
+    pub delimiter: u8,
     /// TSV without quoting: decode the escapes `\t`, `\n`, `\r` and `\\` in field values
     /// (a backslash before any other byte is kept as is). Default `false`: fields are
     /// taken verbatim. Together with a [`ReadOptions::quote`] it is an
@@ -82,6 +86,7 @@ impl Default for ReadOptions {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             key_field: None,
             quote: None,
+            delimiter: b',',
             tsv_escapes: false,
             hidden: false,
             globs: Vec::new(),
@@ -139,6 +144,12 @@ impl ReadOptions {
     /// Sets the field (JSONL) or column (CSV/TSV) that gives [`Record::key`](crate::Record::key).
     pub fn with_key_field(mut self, field: impl Into<String>) -> Self {
         self.key_field = Some(field.into());
+        self
+    }
+
+    /// Sets the CSV field delimiter (default `,`).
+    pub fn with_delimiter(mut self, delimiter: u8) -> Self {
+        self.delimiter = delimiter;
         self
     }
 

@@ -138,7 +138,7 @@ impl Reader {
                         q as char
                     )));
                 }
-                let reader = DelimitedReader::new(input, b',', Some(b'"'), opts)?;
+                let reader = DelimitedReader::new(input, opts.delimiter, Some(b'"'), opts)?;
                 Inner::Delimited(Box::new(reader))
             }
             Format::Tsv => {
