@@ -217,6 +217,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
             docs.lossy,
             &lsh_stats,
         );
+        s.short_documents(config.shingler().kind(), &lsh_stats);
         let exact_line = stage_time(&exact_stats, &[Stage::ExactJoin]);
         s.line(
             "exact",

@@ -34,7 +34,7 @@ pub fn base(
         ("shingles".to_string(), config.shingler().kind().to_string()),
         (
             "normalize".into(),
-            config.shingler().normalizes().to_string(),
+            config.shingler().normalization_level().to_string(),
         ),
         ("threshold".into(), config.threshold().to_string()),
     ];

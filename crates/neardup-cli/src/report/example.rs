@@ -196,7 +196,7 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
         generated: "neardup 0.1.0 · 2025-01-01 12:00:00 UTC".to_string(),
         parameters: [
             ("shingle", "char:5"),
-            ("normalize", "yes"),
+            ("normalize", "nfkc"),
             ("num_perm", "128"),
             ("seed", "1"),
             ("threshold", "0.8"),
