@@ -235,6 +235,7 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
             ("write".into(), 0.11),
         ],
         verified_similarities: verified,
+        identical_pairs: 0,
         rejected_similarities: rejected,
         cluster_sizes,
         largest_clusters,
