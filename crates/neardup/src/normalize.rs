@@ -112,11 +112,79 @@ pub fn normalize(text: &str) -> String {
     basic(text.chars(), false)
 }
 
+/// NFKC then basic, piece by piece: ASCII runs go straight through; each non-ASCII run,
+/// with the ASCII character before it (a mark may compose with it), is NFKC-normalized only
+/// if the quick check says it may not be already. Splitting before an ASCII character is
+/// exact: it has combining class 0, is never the second of a composition, and is its own
+/// NFKC.
 fn nfkc(text: &str) -> String {
-    if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
-        basic(text.chars(), false)
-    } else {
-        basic(text.nfkc(), false)
+    let bytes = text.as_bytes();
+    let mut out = Basic::new(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii() {
+            i += 1;
+        }
+        if i == bytes.len() {
+            out.push_ascii(&bytes[start..]);
+            break;
+        }
+        let run = if i > start { i - 1 } else { i };
+        out.push_ascii(&bytes[start..run]);
+        while i < bytes.len() && !bytes[i].is_ascii() {
+            i += 1;
+        }
+        let piece = &text[run..i];
+        if is_nfkc_quick(piece.chars()) == IsNormalized::Yes {
+            out.push_chars(piece.chars());
+        } else {
+            out.push_chars(piece.nfkc());
+        }
+    }
+    out.out
+}
+
+/// Builds the basic level's output from pieces.
+struct Basic {
+    out: String,
+    pending_space: bool,
+}
+
+impl Basic {
+    fn new(capacity: usize) -> Self {
+        Basic {
+            out: String::with_capacity(capacity),
+            pending_space: false,
+        }
+    }
+
+    fn push_ascii(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+                self.pending_space = !self.out.is_empty();
+            } else {
+                if self.pending_space {
+                    self.out.push(' ');
+                    self.pending_space = false;
+                }
+                self.out.push(b.to_ascii_lowercase() as char);
+            }
+        }
+    }
+
+    fn push_chars(&mut self, chars: impl Iterator<Item = char>) {
+        for c in chars {
+            if c.is_whitespace() {
+                self.pending_space = !self.out.is_empty();
+            } else {
+                if self.pending_space {
+                    self.out.push(' ');
+                    self.pending_space = false;
+                }
+                self.out.extend(c.to_lowercase());
+            }
+        }
     }
 }
 
@@ -296,6 +364,13 @@ mod tests {
 
         #[test]
         fn nfkc_quick_check_equals_the_general_path(text in "\\PC{0,30}") {
+            proptest::prop_assert_eq!(Nfkc.apply(&text), general(Nfkc, &text));
+        }
+
+        #[test]
+        fn nfkc_by_pieces_equals_the_general_path(
+            text in "[a-eAE \t\u{300}-\u{303}\u{327}\u{0344}éÅＡｂﬁ\u{a0}\u{1100}\u{1161}\u{11a8}가ᄀ]{0,40}"
+        ) {
             proptest::prop_assert_eq!(Nfkc.apply(&text), general(Nfkc, &text));
         }
 

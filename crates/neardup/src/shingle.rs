@@ -341,45 +341,131 @@ fn word_shingles(text: &str, k: usize, out: &mut Vec<u64>) -> bool {
         return false;
     }
     let bytes = text.as_bytes();
-    // joined[i]: words i and i + 1 are separated by exactly one space in the text, so a
-    // window of such words is hashed straight from the text (normalized text, mostly).
-    // bad[i]: how many of the first i gaps are not.
-    let mut bad = Vec::with_capacity(spans.len());
-    bad.push(0u32);
-    for w in spans.windows(2) {
-        let gap = &bytes[w[0].1..w[1].0];
-        bad.push(bad[bad.len() - 1] + (gap != b" ") as u32);
-    }
+    // A window whose words are separated by exactly one space in the text (normalized text,
+    // mostly) is hashed straight from the text; others are joined in a buffer first.
+    let single = |i: usize| &bytes[spans[i - 1].1..spans[i].0] == b" ";
     let mut buf = Vec::new();
-    let mut push = |first: usize, last: usize| {
-        if bad[last] == bad[first] {
-            out.push(hash(&bytes[spans[first].0..spans[last].1]));
-        } else {
-            buf.clear();
-            for (i, &(s, e)) in spans[first..=last].iter().enumerate() {
-                if i > 0 {
-                    buf.push(b' ');
-                }
-                buf.extend_from_slice(&bytes[s..e]);
+    let mut joined = |first: usize, last: usize, out: &mut Vec<u64>| {
+        buf.clear();
+        for (i, &(s, e)) in spans[first..=last].iter().enumerate() {
+            if i > 0 {
+                buf.push(b' ');
             }
-            out.push(hash(&buf));
+            buf.extend_from_slice(&bytes[s..e]);
         }
+        out.push(hash(&buf));
     };
     if spans.len() <= k {
-        push(0, spans.len() - 1);
+        let last = spans.len() - 1;
+        if (1..=last).all(single) {
+            out.push(hash(&bytes[spans[0].0..spans[last].1]));
+        } else {
+            joined(0, last, out);
+        }
         return spans.len() < k;
     }
-    for first in 0..=spans.len() - k {
-        push(first, first + k - 1);
+    out.reserve(spans.len() + 1 - k);
+    // good: how many gaps in a row, ending at the window's last word, are single spaces.
+    let mut good = 0;
+    for last in 0..spans.len() {
+        good = if last > 0 && single(last) {
+            good + 1
+        } else {
+            0
+        };
+        if last + 1 < k {
+            continue;
+        }
+        let first = last + 1 - k;
+        if good >= k - 1 {
+            out.push(hash(&bytes[spans[first].0..spans[last].1]));
+        } else {
+            joined(first, last, out);
+        }
     }
     false
 }
 
 /// Byte spans of the words of `text` (UAX #29 word segments holding a letter or a digit).
+///
+/// The text is cut into pieces, each starting at a run of spaces: UAX #29 always breaks
+/// before such a run (only WB3d joins spaces, and only to spaces) and no rule after it looks
+/// back past a space, so the pieces' words are the text's words. ASCII pieces are split byte
+/// by byte ([`ascii_word_spans`]), the others by the unicode-segmentation crate.
 fn word_spans(text: &str) -> Vec<(usize, usize)> {
-    text.unicode_word_indices()
-        .map(|(i, w)| (i, i + w.len()))
-        .collect()
+    let bytes = text.as_bytes();
+    if text.is_ascii() {
+        return ascii_word_spans(bytes);
+    }
+    let mut spans = Vec::with_capacity(text.len() / 6 + 1);
+    let mut start = 0;
+    while start < bytes.len() {
+        let mut end = start;
+        while end < bytes.len() && bytes[end] == b' ' {
+            end += 1;
+        }
+        while end < bytes.len() && bytes[end] != b' ' {
+            end += 1;
+        }
+        let piece = &text[start..end];
+        if piece.is_ascii() {
+            spans.extend(
+                ascii_word_spans(piece.as_bytes())
+                    .into_iter()
+                    .map(|(s, e)| (start + s, start + e)),
+            );
+        } else {
+            spans.extend(
+                piece
+                    .unicode_word_indices()
+                    .map(|(i, w)| (start + i, start + i + w.len())),
+            );
+        }
+        start = end;
+    }
+    spans
+}
+
+/// [`word_spans`] of ASCII text, byte by byte. UAX #29 restricted to ASCII: letters, digits
+/// and `_` (ExtendNumLet) join; between two letters `:` `.` `'` join too (WB6, WB7), between
+/// two digits `,` `;` `.` `'` (WB11, WB12); everything else breaks. A segment is a word if
+/// it holds a letter or a digit (so `__` is not).
+fn ascii_word_spans(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let joins = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut spans = Vec::with_capacity(bytes.len() / 6 + 1);
+    let mut i = 0;
+    while i < bytes.len() {
+        if !joins(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut alnum = false;
+        loop {
+            while i < bytes.len() && joins(bytes[i]) {
+                alnum |= bytes[i] != b'_';
+                i += 1;
+            }
+            if i + 1 < bytes.len() {
+                let (x, mid, y) = (bytes[i - 1], bytes[i], bytes[i + 1]);
+                let letters = x.is_ascii_alphabetic()
+                    && y.is_ascii_alphabetic()
+                    && matches!(mid, b':' | b'.' | b'\'');
+                let digits = x.is_ascii_digit()
+                    && y.is_ascii_digit()
+                    && matches!(mid, b',' | b';' | b'.' | b'\'');
+                if letters || digits {
+                    i += 1;
+                    continue;
+                }
+            }
+            break;
+        }
+        if alnum {
+            spans.push((start, i));
+        }
+    }
+    spans
 }
 
 #[cfg(test)]
@@ -476,6 +562,54 @@ mod tests {
         let off = on.normalize(false);
         assert_eq!(on.shingle_set("ABC"), on.shingle_set("abc"));
         assert_ne!(off.shingle_set("ABC"), off.shingle_set("abc"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ascii_words_are_unicode_words(text in "[a-cA-C0-2_:.',; \t\n!\"$-]{0,40}") {
+            let expected: Vec<(usize, usize)> = text
+                .unicode_word_indices()
+                .map(|(i, w)| (i, i + w.len()))
+                .collect();
+            proptest::prop_assert_eq!(ascii_word_spans(text.as_bytes()), expected);
+        }
+
+        #[test]
+        fn words_by_pieces_are_unicode_words(
+            text in "[a-c0-1 .'\u{a0}\u{301}\u{e31}\u{200d}\u{1f1e6}\u{1f1e8}\u{1f600}éก北タカ]{0,40}"
+        ) {
+            let expected: Vec<(usize, usize)> = text
+                .unicode_word_indices()
+                .map(|(i, w)| (i, i + w.len()))
+                .collect();
+            proptest::prop_assert_eq!(word_spans(&text), expected);
+        }
+
+        #[test]
+        fn word_shingles_hash_their_words_joined_by_one_space(
+            text in "[a-c .,'\u{301}北\t]{0,30}", k in 1usize..4
+        ) {
+            let words: Vec<&str> = text.unicode_words().collect();
+            let expected: Vec<u64> = if words.is_empty() {
+                Vec::new()
+            } else if words.len() <= k {
+                vec![hash(words.join(" ").as_bytes())]
+            } else {
+                words.windows(k).map(|w| hash(w.join(" ").as_bytes())).collect()
+            };
+            let mut got = Vec::new();
+            word_shingles(&text, k, &mut got);
+            proptest::prop_assert_eq!(got, expected);
+        }
+
+        #[test]
+        fn ascii_words_of_any_ascii_are_unicode_words(text in "[\\x00-\\x7f]{0,40}") {
+            let expected: Vec<(usize, usize)> = text
+                .unicode_word_indices()
+                .map(|(i, w)| (i, i + w.len()))
+                .collect();
+            proptest::prop_assert_eq!(ascii_word_spans(text.as_bytes()), expected);
+        }
     }
 
     proptest::proptest! {
