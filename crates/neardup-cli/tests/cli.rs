@@ -1008,3 +1008,38 @@ fn documents_shorter_than_k_are_warned_about() {
     let all = format!("{}{}", stdout(&o), stderr(&o));
     assert!(all.contains("fewer than 3 words"), "{all}");
 }
+
+#[test]
+fn report_counts_identical_copies_and_diffs_unspaced_text_by_character() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.html");
+    let texts = "今天天气很好，我们一起去公园散步，然后在湖边喝咖啡聊天。\n\
+                 今天天气很好，我们一起去公园散步，然后在湖边喝咖啡聊天。\n\
+                 今天天气很好，我们一起去公园散步，然后在河边喝咖啡聊天。\n";
+    let o = neardup_stdin(
+        &[
+            "pairs",
+            "-",
+            "-q",
+            "-t",
+            "0.5",
+            "--report",
+            report.to_str().unwrap(),
+        ],
+        texts,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json_lines(&stdout(&o)).len(), 3);
+    let html = std::fs::read_to_string(&report).unwrap();
+    // The pair of copies is in the verified histogram, as its own bar.
+    assert!(
+        html.contains("identical copies (J = 1): 1"),
+        "no identical bar"
+    );
+    // Character diff of the near-duplicate pair; exact verification has no estimate.
+    assert!(
+        html.contains("<mark class=\"a\">湖</mark>")
+            || html.contains("<mark class=\"b\">湖</mark>")
+    );
+    assert!(!html.contains("estimate –"));
+}

@@ -270,6 +270,9 @@ mod tests {
             "<mark class=\"b\">",
             "Jaccard 0.",
             "estimate 0.",
+            "identical copies (J = 1)",
+            "去<mark class=\"a\">公园</mark>散步",
+            "<span class=\"sim\">Jaccard 0.810</span>",
         ] {
             assert!(html.contains(needle), "missing {needle}");
         }
