@@ -170,6 +170,18 @@ pub enum OutputFormatArg {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormalizeArg {
+    /// The text as is.
+    None,
+    /// Lowercase, whitespace collapsed, trimmed.
+    Basic,
+    /// Unicode NFKC, then basic (the default).
+    Nfkc,
+    /// NFKC, accents folded (é → e), punctuation removed, then basic.
+    Aggressive,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnError {
     /// Skip malformed records, count them and go on.
     Skip,
@@ -183,8 +195,14 @@ pub struct MatchArgs {
     /// Shingles: `char:K` (characters) or `word:K` (words).
     #[arg(long, default_value = "char:5", value_name = "KIND:K")]
     pub shingle: String,
-    /// Keep text as is (default: lowercase, collapse whitespace, trim).
-    #[arg(long)]
+    /// How text is normalized before shingling: `none` (as is), `basic` (lowercase,
+    /// whitespace collapsed, trimmed), `nfkc` (Unicode NFKC, then basic: NFD and NFC,
+    /// full-width and half-width, ligatures become the same), `aggressive` (nfkc, accents
+    /// folded, punctuation removed).
+    #[arg(long, value_enum, default_value_t = NormalizeArg::Nfkc, value_name = "LEVEL")]
+    pub normalize: NormalizeArg,
+    /// Keep text as is: the same as --normalize none.
+    #[arg(long, conflicts_with = "normalize")]
     pub no_normalize: bool,
     /// MinHash signature length K.
     #[arg(long, default_value_t = 128, value_name = "K")]

@@ -182,6 +182,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         for w in &docs.warnings {
             s.line("warning", w);
         }
+        s.short_documents(config.shingler().kind(), &lsh_stats);
         s.line(
             "exact",
             format!(

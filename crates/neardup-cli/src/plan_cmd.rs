@@ -11,6 +11,7 @@ use crate::args::{KeepArg, PlanArgs, VerifyArg};
 use crate::input::read_options;
 use crate::plan::{self, Plan, SampleStats, Throughput};
 use crate::run::config;
+use crate::summary;
 
 /// A tiny seeded generator for reservoir sampling (the sample is the same every run).
 struct SplitMix(u64);
@@ -113,6 +114,11 @@ pub fn run(args: &PlanArgs) -> Result<String> {
         seen
     );
     out.push_str(&plan::render_estimate(&estimate));
+    let non_empty = prepared.stats.documents - prepared.stats.empty;
+    let short = prepared.stats.short_documents;
+    if let Some(w) = summary::short_documents_warning(config.shingler().kind(), short, non_empty) {
+        let _ = writeln!(out, "\nwarning   {w} (in the sample)");
+    }
     Ok(out)
 }
 

@@ -34,7 +34,7 @@ pub fn base(
         ("shingles".to_string(), config.shingler().kind().to_string()),
         (
             "normalize".into(),
-            config.shingler().normalizes().to_string(),
+            config.shingler().normalization_level().to_string(),
         ),
         ("threshold".into(), config.threshold().to_string()),
     ];
@@ -84,6 +84,9 @@ pub fn base(
             .collect(),
         timings,
         verified_similarities: sims.verified,
+        // Clusters link each identical copy to its representative; pairs mode counts its
+        // pairs of copies in `add_pairs`.
+        identical_pairs: stats.identical,
         rejected_similarities: sims.rejected,
         ..ReportData::default()
     }
@@ -139,6 +142,11 @@ const SAMPLE_GROUPS: usize = 1000;
 /// identical pairs a corpus of copies has do not crowd out the rest.
 pub fn add_pairs(data: &mut ReportData, pairs: &PairSet, docs: &Documents) {
     data.counts.push(("pairs".into(), pairs.len()));
+    data.identical_pairs = pairs
+        .identical_groups()
+        .iter()
+        .map(|g| (g.len() * (g.len() - 1) / 2) as u64)
+        .sum();
     let identical = pairs.identical_groups().iter().take(SAMPLE_GROUPS);
     let mut pool = pairs.distinct().to_vec();
     pool.extend(identical.map(|g| Pair {

@@ -6,11 +6,14 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use neardup::{
-    Cluster, Config, Corpus, KeepPolicy, Pipeline, ShingleKind, SketchKind, Verification,
+    Cluster, Config, Corpus, KeepPolicy, Normalization, Pipeline, ShingleKind, SketchKind,
+    Verification,
 };
 use neardup_io::{DedupWriter, Format};
 
-use crate::args::{InputArgs, KeepArg, MatchArgs, OutputFormatArg, RunArgs, SketchArg, VerifyArg};
+use crate::args::{
+    InputArgs, KeepArg, MatchArgs, NormalizeArg, OutputFormatArg, RunArgs, SketchArg, VerifyArg,
+};
 use crate::input::{BadRecord, DocId, Documents};
 use crate::keep_by::KeepBy;
 use crate::output::{open_output, write_clusters, write_pairs, OutputFormat};
@@ -32,7 +35,12 @@ pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config>
     let shingle: ShingleKind = m.shingle.parse()?;
     Ok(Config::builder()
         .shingle(shingle)
-        .normalize(!m.no_normalize)
+        .normalization(match (m.no_normalize, m.normalize) {
+            (true, _) | (_, NormalizeArg::None) => Normalization::None,
+            (_, NormalizeArg::Basic) => Normalization::Basic,
+            (_, NormalizeArg::Nfkc) => Normalization::Nfkc,
+            (_, NormalizeArg::Aggressive) => Normalization::Aggressive,
+        })
         .num_perm(m.num_perm)
         .seed(m.seed)
         .max_shingles(m.max_shingles)
@@ -274,6 +282,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         for w in &docs.warnings {
             summary.line("warning", w);
         }
+        summary.short_documents(config.shingler().kind(), &stats);
         let (dup_ids, first) = docs.duplicate_ids();
         if let Some(first) = first {
             summary.line(

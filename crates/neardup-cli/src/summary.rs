@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use neardup::{Config, Stats};
+use neardup::{Config, ShingleKind, Stats};
 
 /// Similarities at which the plan shows the S-curve.
 const CURVE_POINTS: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
@@ -34,9 +34,9 @@ pub fn secs(d: Duration) -> String {
 pub fn plan(config: &Config, exact: bool) -> String {
     let sh = config.shingler();
     let mut out = format!(
-        "plan      {} shingles{}, threshold {}, ",
+        "plan      {} shingles (normalization {}), threshold {}, ",
         sh.kind(),
-        if sh.normalizes() { " (normalized)" } else { "" },
+        sh.normalization_level(),
         config.threshold(),
     );
     if exact {
@@ -78,6 +78,35 @@ pub fn plan(config: &Config, exact: bool) -> String {
     }
     out.push('\n');
     out
+}
+
+/// A warning when most non-empty documents have fewer than K tokens: each of them is one
+/// shingle, which matches only exact copies, so near-duplicates among them go unseen.
+pub fn short_documents_warning(kind: ShingleKind, short: u64, documents: u64) -> Option<String> {
+    if short == 0 || short * 2 <= documents {
+        return None;
+    }
+    let (k, unit, smaller) = match kind {
+        ShingleKind::Word(k) => (k, "words", ShingleKind::Word(k.saturating_sub(1).max(1))),
+        ShingleKind::Char(k) => (
+            k,
+            "characters",
+            ShingleKind::Char(k.saturating_sub(1).max(1)),
+        ),
+    };
+    let hint = match kind {
+        ShingleKind::Word(k) if k > 1 => {
+            format!("use a smaller K (--shingle {smaller}) or char shingles")
+        }
+        ShingleKind::Word(_) => "use char shingles".to_string(),
+        ShingleKind::Char(_) => format!("use a smaller K (--shingle {smaller})"),
+    };
+    Some(format!(
+        "{} of {} documents have fewer than {k} {unit}: each is a single shingle and matches \
+         only exact copies; {hint}",
+        thousands(short),
+        thousands(documents),
+    ))
 }
 
 /// Lines of the summary, built up stage by stage.
@@ -183,6 +212,14 @@ impl Summary {
         }
     }
 
+    /// A `warning` line when most documents are shorter than K tokens.
+    pub fn short_documents(&mut self, kind: ShingleKind, stats: &Stats) {
+        let documents = stats.documents - stats.empty;
+        if let Some(w) = short_documents_warning(kind, stats.short_documents, documents) {
+            self.line("warning", w);
+        }
+    }
+
     pub fn render(&self) -> String {
         let mut out = String::new();
         for (label, text) in &self.lines {
@@ -195,6 +232,20 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_documents_are_warned_about_when_most_are() {
+        assert_eq!(short_documents_warning(ShingleKind::Word(3), 5, 10), None);
+        assert_eq!(short_documents_warning(ShingleKind::Word(3), 0, 0), None);
+        assert_eq!(
+            short_documents_warning(ShingleKind::Word(3), 6, 10).unwrap(),
+            "6 of 10 documents have fewer than 3 words: each is a single shingle and \
+             matches only exact copies; use a smaller K (--shingle word:2) or char shingles"
+        );
+        assert!(short_documents_warning(ShingleKind::Char(5), 2, 3)
+            .unwrap()
+            .contains("fewer than 5 characters"));
+    }
 
     #[test]
     fn thousands_separators() {

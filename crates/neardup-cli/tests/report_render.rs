@@ -177,6 +177,11 @@ fn report_renders_in_headless_chromium() {
         "hostile text not shown as text"
     );
     assert_eq!(r.dom.matches("<script").count(), 1);
+    // Identical copies are a bar of their own; unspaced text is diffed by character; a pair
+    // without an estimate shows none.
+    assert!(r.dom.contains("identical copies (J = 1)"));
+    assert!(r.dom.contains("去<mark class=\"a\">公园</mark>散步"));
+    assert!(r.dom.contains("<span class=\"sim\">Jaccard 0.810</span>"));
 
     // The screenshot shows a page with charts and colors, not a blank one.
     let shot = match std::env::var_os("NEARDUP_SCREENSHOT") {

@@ -8,7 +8,7 @@ use neardup::group::BandIndex;
 use neardup::oph::OnePermutation;
 use neardup::sketch::{ClassicMinHash, Sketch};
 use neardup::verify::jaccard;
-use neardup::{BandPlan, Shingler};
+use neardup::{BandPlan, ShingleKind, Shingler};
 
 fn summaries() -> Vec<String> {
     let path = concat!(
@@ -36,21 +36,24 @@ fn bytes(texts: &[String]) -> u64 {
 }
 
 fn shingle(c: &mut Criterion) {
-    let sh = Shingler::default();
+    let char5 = Shingler::default();
+    let word3 = Shingler::new(ShingleKind::Word(3));
     let mut g = c.benchmark_group("shingle");
     for (name, texts) in corpora() {
         g.throughput(Throughput::Bytes(bytes(&texts)));
-        g.bench_function(BenchmarkId::new("char5_set", name), |b| {
-            let mut buf = Vec::new();
-            b.iter(|| {
-                let mut n = 0;
-                for t in &texts {
-                    sh.set_into(t, &mut buf);
-                    n += buf.len();
-                }
-                n
-            })
-        });
+        for (id, sh) in [("char5_set", char5), ("word3_set", word3)] {
+            g.bench_function(BenchmarkId::new(id, name), |b| {
+                let mut buf = Vec::new();
+                b.iter(|| {
+                    let mut n = 0;
+                    for t in &texts {
+                        sh.set_into(t, &mut buf);
+                        n += buf.len();
+                    }
+                    n
+                })
+            });
+        }
     }
     g.finish();
 }

@@ -98,22 +98,24 @@ impl CorpusBuilder {
         // Per parallel task, its documents' sets back to back: one buffer per task, not
         // one allocation per document.
         const TASK: usize = 256;
-        let parts: Vec<(Vec<u64>, Vec<usize>, u64)> = texts
+        let parts: Vec<(Vec<u64>, Vec<usize>, u64, u64)> = texts
             .par_chunks(TASK)
             .map_init(Vec::new, |buf, chunk| {
                 let mut flat = Vec::new();
                 let mut lens = Vec::with_capacity(chunk.len());
-                let mut truncated = 0;
+                let (mut truncated, mut short) = (0, 0);
                 for t in chunk {
-                    truncated += self.shingler.set_into(t.as_ref(), buf) as u64;
+                    let info = self.shingler.shingle_info(t.as_ref(), buf);
+                    truncated += info.truncated as u64;
+                    short += info.short as u64;
                     flat.extend_from_slice(buf);
                     lens.push(buf.len());
                 }
-                (flat, lens, truncated)
+                (flat, lens, truncated, short)
             })
             .collect();
         let c = &mut self.corpus;
-        for (flat, lens, truncated) in parts {
+        for (flat, lens, truncated, short) in parts {
             c.hashes.extend_from_slice(&flat);
             let mut end = *c.offsets.last().unwrap_or(&0);
             for len in lens {
@@ -121,6 +123,7 @@ impl CorpusBuilder {
                 c.offsets.push(end);
             }
             c.truncated += truncated;
+            c.short += short;
         }
         c.lengths.extend(texts.iter().map(|t| t.as_ref().len()));
     }
@@ -153,6 +156,7 @@ pub struct Corpus {
     rep: Vec<u32>,
     families: Vec<FamilySketches>,
     truncated: u64,
+    short: u64,
 }
 
 impl Corpus {
@@ -354,6 +358,12 @@ impl Corpus {
     /// Documents longer than the shingle cap, compared on their first shingles only.
     pub fn truncated(&self) -> u64 {
         self.truncated
+    }
+
+    /// Documents with fewer than `k` tokens (words for `word:K`, characters for `char:K`),
+    /// empty ones not counted: each is a single shingle, so it matches only exact copies.
+    pub fn short_documents(&self) -> u64 {
+        self.short
     }
 
     /// Total number of distinct shingles, summed over documents.

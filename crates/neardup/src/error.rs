@@ -11,6 +11,10 @@ pub enum Error {
     /// A shingle specification could not be parsed (expected `char:K` or `word:K`, K ≥ 1).
     #[error("invalid shingle spec {0:?}: expected char:K or word:K with K >= 1")]
     InvalidShingleSpec(String),
+    /// A normalization level could not be parsed (expected `none`, `basic`, `nfkc` or
+    /// `aggressive`).
+    #[error("invalid normalization {0:?}: expected none, basic, nfkc or aggressive")]
+    InvalidNormalization(String),
     /// The shingle size must be at least 1.
     #[error("shingle size must be at least 1")]
     InvalidShingleSize,

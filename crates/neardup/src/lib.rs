@@ -37,6 +37,7 @@ pub mod family;
 pub mod group;
 pub mod heavy;
 pub mod lsh;
+pub mod normalize;
 pub mod oph;
 pub mod pairs;
 pub mod pipeline;
@@ -49,6 +50,7 @@ pub use corpus::{Corpus, SkipReason};
 pub use error::{Error, Result};
 pub use family::SketchKind;
 pub use lsh::BandPlan;
+pub use normalize::Normalization;
 pub use pairs::{Pair, PairSet};
 pub use pipeline::{
     Config, ConfigBuilder, NoProgress, Pipeline, Prepared, Preparer, Progress, Similarities, Stage,

@@ -11,6 +11,7 @@ use crate::exact::ExactJoin;
 use crate::family::{families, Family, SketchKind};
 use crate::group::{absent_key, BandIndex, Candidate};
 use crate::lsh::BandPlan;
+use crate::normalize::Normalization;
 use crate::pairs::{Groups, Pair, PairSet};
 use crate::shingle::{ShingleKind, Shingler};
 use crate::verify::{estimate, jaccard, meets_threshold, triage_margin, Verification};
@@ -33,7 +34,7 @@ pub struct Config {
 }
 
 impl Config {
-    /// A builder with the defaults: `char:5`, normalized, K = 128, seed 1, t = 0.8, exact
+    /// A builder with the defaults: `char:5`, NFKC-normalized, K = 128, seed 1, t = 0.8, exact
     /// verification, keep the first, one-permutation sketch.
     pub fn builder() -> ConfigBuilder {
         ConfigBuilder::default()
@@ -82,7 +83,7 @@ impl Config {
 #[derive(Clone, Debug)]
 pub struct ConfigBuilder {
     shingle: ShingleKind,
-    normalize: bool,
+    normalization: Normalization,
     num_perm: usize,
     seed: u64,
     threshold: f64,
@@ -99,7 +100,7 @@ impl Default for ConfigBuilder {
     fn default() -> Self {
         ConfigBuilder {
             shingle: ShingleKind::Char(5),
-            normalize: true,
+            normalization: Normalization::default(),
             num_perm: 128,
             seed: 1,
             threshold: 0.8,
@@ -120,10 +121,20 @@ impl ConfigBuilder {
         self.shingle = kind;
         self
     }
-    /// Normalize text before shingling (default on).
-    pub fn normalize(mut self, on: bool) -> Self {
-        self.normalize = on;
+    /// How text is normalized before shingling (default [`Normalization::Nfkc`]: Unicode
+    /// NFKC, lowercase, whitespace collapsed).
+    pub fn normalization(mut self, level: Normalization) -> Self {
+        self.normalization = level;
         self
+    }
+    /// Normalization at the default level (`true`) or none (`false`); shorthand for
+    /// [`ConfigBuilder::normalization`].
+    pub fn normalize(self, on: bool) -> Self {
+        self.normalization(if on {
+            Normalization::default()
+        } else {
+            Normalization::None
+        })
     }
     /// Signature length K (default 128).
     pub fn num_perm(mut self, k: usize) -> Self {
@@ -198,7 +209,7 @@ impl ConfigBuilder {
         };
         Ok(Config {
             shingler: Shingler::new(self.shingle)
-                .normalize(self.normalize)
+                .normalization(self.normalization)
                 .max_shingles(self.max_shingles),
             num_perm: self.num_perm,
             seed: self.seed,
@@ -272,6 +283,11 @@ pub struct Stats {
     pub identical: u64,
     /// Documents with more shingles than the cap, compared on their first shingles.
     pub truncated: u64,
+    /// Documents with fewer than `k` tokens (words for `word:K`, characters for `char:K`),
+    /// empty ones not counted: each is a single shingle, so it matches only exact copies.
+    /// When most documents are such, `k` is too large for the corpus (or, for word
+    /// shingles, its texts are not split into words).
+    pub short_documents: u64,
     /// Buckets of two or more documents, over all bands.
     pub buckets: u64,
     /// The largest bucket.
@@ -850,6 +866,7 @@ impl Preparer {
             .count() as u64;
         stats.identical = corpus.identical_copies();
         stats.truncated = corpus.truncated();
+        stats.short_documents = corpus.short_documents();
         Prepared {
             corpus,
             stats,

@@ -1,13 +1,19 @@
 //! Documents → sets of k-shingles, hashed to 64 bits.
 //!
-//! A character shingle is `k` consecutive Unicode scalar values; a word shingle is `k`
-//! consecutive whitespace-separated words. Each shingle is hashed with xxh3 and a fixed
-//! seed, so a shingle's hash is the same on every machine and in every version.
+//! Text is first normalized ([`Normalization`], NFKC by default). A character shingle is
+//! `k` consecutive Unicode scalar values; a word shingle is `k` consecutive words, joined
+//! by one space. Words are found by Unicode word segmentation (UAX #29): whitespace and
+//! punctuation are not words, so `"fox,"` is the word `fox`; unspaced scripts split into
+//! characters (Han ideographs, Hiragana, and the Thai, Lao, Khmer and Myanmar scripts,
+//! one letter with its marks at a time) or runs (Katakana). Each shingle is hashed with
+//! xxh3 and a fixed seed, so a shingle's hash is the same on every machine and in every
+//! version.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
+use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::{Error, Result};
@@ -67,47 +73,7 @@ impl FromStr for ShingleKind {
     }
 }
 
-/// Unicode lowercase, runs of Unicode whitespace collapsed to one space, trimmed.
-pub fn normalize(text: &str) -> String {
-    if text.is_ascii() {
-        return normalize_ascii(text.as_bytes());
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut pending_space = false;
-    for c in text.chars() {
-        if c.is_whitespace() {
-            pending_space = !out.is_empty();
-        } else {
-            if pending_space {
-                out.push(' ');
-                pending_space = false;
-            }
-            out.extend(c.to_lowercase());
-        }
-    }
-    out
-}
-
-/// [`normalize`] for ASCII text, byte by byte (ASCII whitespace is Unicode whitespace
-/// restricted to ASCII, so the result is the same).
-fn normalize_ascii(bytes: &[u8]) -> String {
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut pending_space = false;
-    for &b in bytes {
-        // What char::is_whitespace accepts in ASCII: \t \n \x0B \x0C \r and space.
-        if matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
-            pending_space = !out.is_empty();
-        } else {
-            if pending_space {
-                out.push(b' ');
-                pending_space = false;
-            }
-            out.push(b.to_ascii_lowercase());
-        }
-    }
-    // Only ASCII bytes were pushed.
-    String::from_utf8(out).unwrap_or_default()
-}
+pub use crate::normalize::{normalize, Normalization};
 
 /// Turns a text into its set of shingle hashes.
 ///
@@ -121,8 +87,18 @@ fn normalize_ascii(bytes: &[u8]) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shingler {
     kind: ShingleKind,
-    normalize: bool,
+    normalization: Normalization,
     max_shingles: usize,
+}
+
+/// What [`Shingler::shingle_info`] learned about one document besides its set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShingleInfo {
+    /// The document had more shingle positions than the cap and was cut.
+    pub truncated: bool,
+    /// The document is not empty but has fewer than `k` tokens (words for `word:K`,
+    /// characters for `char:K`): it is a single shingle and matches only exact copies.
+    pub short: bool,
 }
 
 /// Default cap on the shingles taken from one document: its first million positions
@@ -136,11 +112,11 @@ impl Default for Shingler {
 }
 
 impl Shingler {
-    /// A shingler of the given kind, with normalization on.
+    /// A shingler of the given kind, with the default normalization (NFKC).
     pub fn new(kind: ShingleKind) -> Self {
         Shingler {
             kind,
-            normalize: true,
+            normalization: Normalization::default(),
             max_shingles: DEFAULT_MAX_SHINGLES,
         }
     }
@@ -162,10 +138,20 @@ impl Shingler {
         self.set_into(text, &mut Vec::new())
     }
 
-    /// Turns normalization on (default) or off.
-    pub fn normalize(mut self, on: bool) -> Self {
-        self.normalize = on;
+    /// How text is normalized before shingling (default [`Normalization::Nfkc`]).
+    pub fn normalization(mut self, level: Normalization) -> Self {
+        self.normalization = level;
         self
+    }
+
+    /// Normalization at the default level (`true`) or none (`false`); shorthand for
+    /// [`Shingler::normalization`].
+    pub fn normalize(self, on: bool) -> Self {
+        self.normalization(if on {
+            Normalization::default()
+        } else {
+            Normalization::None
+        })
     }
 
     /// The kind of shingle.
@@ -173,18 +159,19 @@ impl Shingler {
         self.kind
     }
 
-    /// Whether text is normalized before shingling.
+    /// Whether text is normalized at all before shingling.
     pub fn normalizes(&self) -> bool {
-        self.normalize
+        self.normalization != Normalization::None
+    }
+
+    /// The normalization level.
+    pub fn normalization_level(&self) -> Normalization {
+        self.normalization
     }
 
     /// The text as it is shingled: normalized, or as given.
     pub fn prepare<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        if self.normalize {
-            Cow::Owned(normalize(text))
-        } else {
-            Cow::Borrowed(text)
-        }
+        self.normalization.apply(text)
     }
 
     /// Appends the hashes of every shingle of `text` (in text order, with repeats) to `out`.
@@ -194,7 +181,9 @@ impl Shingler {
         self.hashes_uncapped(text, out, self.max_shingles);
     }
 
-    fn hashes_uncapped(&self, text: &str, out: &mut Vec<u64>, cap: usize) {
+    /// Appends the hashes (at most `cap`); returns true if the text is short (non-empty,
+    /// fewer than `k` tokens).
+    fn hashes_uncapped(&self, text: &str, out: &mut Vec<u64>, cap: usize) -> bool {
         let start = out.len();
         // A prefix long enough for `cap` shingles: k·cap characters are at most 4·k·cap bytes.
         let text = if text.len() > cap.saturating_mul(4 * self.kind.size() + 4) {
@@ -207,11 +196,12 @@ impl Shingler {
             text
         };
         let text = self.prepare(text);
-        match self.kind {
+        let short = match self.kind {
             ShingleKind::Char(k) => char_shingles(&text, k, out),
             ShingleKind::Word(k) => word_shingles(&text, k, out),
-        }
+        };
         out.truncate(start + cap);
+        short
     }
 
     /// The set of shingle hashes of `text`: sorted and deduplicated.
@@ -224,13 +214,27 @@ impl Shingler {
     /// Replaces `out` with the set of shingle hashes of `text`, reusing its allocation.
     /// Returns true if the document had more positions than the cap and was cut.
     pub fn set_into(&self, text: &str, out: &mut Vec<u64>) -> bool {
+        self.shingle_info(text, out).truncated
+    }
+
+    /// Replaces `out` with the set of shingle hashes of `text`, reusing its allocation, and
+    /// tells whether the document was cut or is shorter than `k` tokens.
+    ///
+    /// ```
+    /// use neardup::shingle::{Shingler, ShingleKind};
+    /// let shingler = Shingler::new(ShingleKind::Word(3));
+    /// let mut set = Vec::new();
+    /// assert!(shingler.shingle_info("two words", &mut set).short);
+    /// assert!(!shingler.shingle_info("three whole words", &mut set).short);
+    /// ```
+    pub fn shingle_info(&self, text: &str, out: &mut Vec<u64>) -> ShingleInfo {
         out.clear();
-        self.hashes_uncapped(text, out, self.max_shingles + 1);
+        let short = self.hashes_uncapped(text, out, self.max_shingles + 1);
         let truncated = out.len() > self.max_shingles;
         out.truncate(self.max_shingles);
         sort_uniform(out);
         out.dedup();
-        truncated
+        ShingleInfo { truncated, short }
     }
 }
 
@@ -304,13 +308,14 @@ fn ascii_shingles(bytes: &[u8], k: usize, out: &mut Vec<u64>) {
     }
 }
 
-fn char_shingles(text: &str, k: usize, out: &mut Vec<u64>) {
+/// Appends the char k-gram hashes; returns true if the text is short (fewer than k chars).
+fn char_shingles(text: &str, k: usize, out: &mut Vec<u64>) -> bool {
     if text.is_empty() {
-        return;
+        return false;
     }
     if k <= 7 && text.len() > k && text.is_ascii() {
         ascii_shingles(text.as_bytes(), k, out);
-        return;
+        return false;
     }
     // Byte offsets of every char start, plus the end: window i is starts[i]..starts[i + k].
     let mut starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
@@ -318,69 +323,154 @@ fn char_shingles(text: &str, k: usize, out: &mut Vec<u64>) {
     let chars = starts.len() - 1;
     if chars <= k {
         out.push(hash(text.as_bytes()));
-        return;
+        return chars < k;
     }
     out.reserve(chars + 1 - k);
     let bytes = text.as_bytes();
     for w in starts.windows(k + 1) {
         out.push(hash(&bytes[w[0]..w[k]]));
     }
+    false
 }
 
-fn word_shingles(text: &str, k: usize, out: &mut Vec<u64>) {
-    // A word shingle hashes the text from its first word's start to its last word's end:
-    // with normalization that is the words joined by single spaces.
-    let spans: Vec<(usize, usize)> = word_spans(text).collect();
+/// Appends the word k-gram hashes: each the hash of its k words joined by one space.
+/// Returns true if the text is short (some words, fewer than k).
+fn word_shingles(text: &str, k: usize, out: &mut Vec<u64>) -> bool {
+    let spans = word_spans(text);
     if spans.is_empty() {
-        return;
+        return false;
     }
     let bytes = text.as_bytes();
+    // A window whose words are separated by exactly one space in the text (normalized text,
+    // mostly) is hashed straight from the text; others are joined in a buffer first.
+    let single = |i: usize| &bytes[spans[i - 1].1..spans[i].0] == b" ";
+    let mut buf = Vec::new();
+    let mut joined = |first: usize, last: usize, out: &mut Vec<u64>| {
+        buf.clear();
+        for (i, &(s, e)) in spans[first..=last].iter().enumerate() {
+            if i > 0 {
+                buf.push(b' ');
+            }
+            buf.extend_from_slice(&bytes[s..e]);
+        }
+        out.push(hash(&buf));
+    };
     if spans.len() <= k {
-        out.push(hash(&bytes[spans[0].0..spans[spans.len() - 1].1]));
-        return;
+        let last = spans.len() - 1;
+        if (1..=last).all(single) {
+            out.push(hash(&bytes[spans[0].0..spans[last].1]));
+        } else {
+            joined(0, last, out);
+        }
+        return spans.len() < k;
     }
     out.reserve(spans.len() + 1 - k);
-    for w in spans.windows(k) {
-        out.push(hash(&bytes[w[0].0..w[k - 1].1]));
+    // good: how many gaps in a row, ending at the window's last word, are single spaces.
+    let mut good = 0;
+    for last in 0..spans.len() {
+        good = if last > 0 && single(last) {
+            good + 1
+        } else {
+            0
+        };
+        if last + 1 < k {
+            continue;
+        }
+        let first = last + 1 - k;
+        if good >= k - 1 {
+            out.push(hash(&bytes[spans[first].0..spans[last].1]));
+        } else {
+            joined(first, last, out);
+        }
     }
+    false
 }
 
-fn word_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let mut iter = text.char_indices().peekable();
-    std::iter::from_fn(move || {
-        while let Some(&(_, c)) = iter.peek() {
-            if !c.is_whitespace() {
-                break;
-            }
-            iter.next();
-        }
-        let (start, _) = *iter.peek()?;
+/// Byte spans of the words of `text` (UAX #29 word segments holding a letter or a digit).
+///
+/// The text is cut into pieces, each starting at a run of spaces: UAX #29 always breaks
+/// before such a run (only WB3d joins spaces, and only to spaces) and no rule after it looks
+/// back past a space, so the pieces' words are the text's words. ASCII pieces are split byte
+/// by byte ([`ascii_word_spans`]), the others by the unicode-segmentation crate.
+fn word_spans(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    if text.is_ascii() {
+        return ascii_word_spans(bytes);
+    }
+    let mut spans = Vec::with_capacity(text.len() / 6 + 1);
+    let mut start = 0;
+    while start < bytes.len() {
         let mut end = start;
-        while let Some(&(i, c)) = iter.peek() {
-            if c.is_whitespace() {
-                break;
-            }
-            end = i + c.len_utf8();
-            iter.next();
+        while end < bytes.len() && bytes[end] == b' ' {
+            end += 1;
         }
-        Some((start, end))
-    })
+        while end < bytes.len() && bytes[end] != b' ' {
+            end += 1;
+        }
+        let piece = &text[start..end];
+        if piece.is_ascii() {
+            spans.extend(
+                ascii_word_spans(piece.as_bytes())
+                    .into_iter()
+                    .map(|(s, e)| (start + s, start + e)),
+            );
+        } else {
+            spans.extend(
+                piece
+                    .unicode_word_indices()
+                    .map(|(i, w)| (start + i, start + i + w.len())),
+            );
+        }
+        start = end;
+    }
+    spans
+}
+
+/// [`word_spans`] of ASCII text, byte by byte. UAX #29 restricted to ASCII: letters, digits
+/// and `_` (ExtendNumLet) join; between two letters `:` `.` `'` join too (WB6, WB7), between
+/// two digits `,` `;` `.` `'` (WB11, WB12); everything else breaks. A segment is a word if
+/// it holds a letter or a digit (so `__` is not).
+fn ascii_word_spans(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let joins = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut spans = Vec::with_capacity(bytes.len() / 6 + 1);
+    let mut i = 0;
+    while i < bytes.len() {
+        if !joins(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut alnum = false;
+        loop {
+            while i < bytes.len() && joins(bytes[i]) {
+                alnum |= bytes[i] != b'_';
+                i += 1;
+            }
+            if i + 1 < bytes.len() {
+                let (x, mid, y) = (bytes[i - 1], bytes[i], bytes[i + 1]);
+                let letters = x.is_ascii_alphabetic()
+                    && y.is_ascii_alphabetic()
+                    && matches!(mid, b':' | b'.' | b'\'');
+                let digits = x.is_ascii_digit()
+                    && y.is_ascii_digit()
+                    && matches!(mid, b',' | b';' | b'.' | b'\'');
+                if letters || digits {
+                    i += 1;
+                    continue;
+                }
+            }
+            break;
+        }
+        if alnum {
+            spans.push((start, i));
+        }
+    }
+    spans
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn normalize_lowercases_collapses_and_trims() {
-        assert_eq!(
-            normalize("  Hello\t\tWORLD \n\u{00A0}Ünïcode  "),
-            "hello world ünïcode"
-        );
-        assert_eq!(normalize(""), "");
-        assert_eq!(normalize(" \t\n "), "");
-        assert_eq!(normalize("İ"), "i\u{307}");
-    }
 
     #[test]
     fn parses_specs() {
@@ -432,11 +522,11 @@ mod tests {
             h,
             vec![hash(b"the quick"), hash(b"quick brown"), hash(b"brown fox")]
         );
-        // Without normalization the text is hashed as it stands.
+        // Without normalization case counts; words are still joined by one space.
         let raw = w.normalize(false);
         h.clear();
         raw.hashes_into("The quick  brown", &mut h);
-        assert_eq!(h, vec![hash(b"The quick"), hash(b"quick  brown")]);
+        assert_eq!(h, vec![hash(b"The quick"), hash(b"quick brown")]);
     }
 
     #[test]
@@ -474,26 +564,51 @@ mod tests {
         assert_ne!(off.shingle_set("ABC"), off.shingle_set("abc"));
     }
 
-    fn normalize_general(text: &str) -> String {
-        let mut out = String::new();
-        for word in text.split(char::is_whitespace).filter(|w| !w.is_empty()) {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.extend(word.chars().flat_map(char::to_lowercase));
-        }
-        out
-    }
-
     proptest::proptest! {
         #[test]
-        fn ascii_normalization_equals_the_unicode_one(text in "[\\x00-\\x7f]{0,40}") {
-            proptest::prop_assert_eq!(normalize(&text), normalize_general(&text));
+        fn ascii_words_are_unicode_words(text in "[a-cA-C0-2_:.',; \t\n!\"$-]{0,40}") {
+            let expected: Vec<(usize, usize)> = text
+                .unicode_word_indices()
+                .map(|(i, w)| (i, i + w.len()))
+                .collect();
+            proptest::prop_assert_eq!(ascii_word_spans(text.as_bytes()), expected);
         }
 
         #[test]
-        fn normalization_matches_its_definition(text in "\\PC{0,30}") {
-            proptest::prop_assert_eq!(normalize(&text), normalize_general(&text));
+        fn words_by_pieces_are_unicode_words(
+            text in "[a-c0-1 .'\u{a0}\u{301}\u{e31}\u{200d}\u{1f1e6}\u{1f1e8}\u{1f600}éก北タカ]{0,40}"
+        ) {
+            let expected: Vec<(usize, usize)> = text
+                .unicode_word_indices()
+                .map(|(i, w)| (i, i + w.len()))
+                .collect();
+            proptest::prop_assert_eq!(word_spans(&text), expected);
+        }
+
+        #[test]
+        fn word_shingles_hash_their_words_joined_by_one_space(
+            text in "[a-c .,'\u{301}北\t]{0,30}", k in 1usize..4
+        ) {
+            let words: Vec<&str> = text.unicode_words().collect();
+            let expected: Vec<u64> = if words.is_empty() {
+                Vec::new()
+            } else if words.len() <= k {
+                vec![hash(words.join(" ").as_bytes())]
+            } else {
+                words.windows(k).map(|w| hash(w.join(" ").as_bytes())).collect()
+            };
+            let mut got = Vec::new();
+            word_shingles(&text, k, &mut got);
+            proptest::prop_assert_eq!(got, expected);
+        }
+
+        #[test]
+        fn ascii_words_of_any_ascii_are_unicode_words(text in "[\\x00-\\x7f]{0,40}") {
+            let expected: Vec<(usize, usize)> = text
+                .unicode_word_indices()
+                .map(|(i, w)| (i, i + w.len()))
+                .collect();
+            proptest::prop_assert_eq!(ascii_word_spans(text.as_bytes()), expected);
         }
     }
 
@@ -526,6 +641,150 @@ mod tests {
         }
         // Lengths are part of the word: "a" and "a\0" differ.
         assert_ne!(hash(b"a"), hash(b"a\0"));
+    }
+
+    fn jaccard_of(s: &Shingler, a: &str, b: &str) -> f64 {
+        let (x, y) = (s.shingle_set(a), s.shingle_set(b));
+        crate::verify::jaccard(&x, &y)
+    }
+
+    #[test]
+    fn each_level_decides_what_is_the_same_text() {
+        let nfc = "Perché è così città più";
+        let nfd: String = unicode_normalization::UnicodeNormalization::nfd(nfc).collect();
+        let fw = ("ＡＩ技術１２３％", "AI技術123%");
+        let lig = ("ﬁnancial ﬂows", "financial flows");
+        let acc = ("Perché, “così”!", "perche cosi");
+        for kind in [ShingleKind::Char(3), ShingleKind::Word(1)] {
+            let at = |level| Shingler::new(kind).normalization(level);
+            let basic = at(Normalization::Basic);
+            let nfkc = Shingler::new(kind);
+            let aggressive = at(Normalization::Aggressive);
+            assert!(jaccard_of(&basic, nfc, &nfd) < 0.5, "{kind}");
+            assert_eq!(jaccard_of(&nfkc, nfc, &nfd), 1.0, "{kind}");
+            assert_eq!(jaccard_of(&nfkc, fw.0, fw.1), 1.0, "{kind}");
+            assert_eq!(jaccard_of(&nfkc, lig.0, lig.1), 1.0, "{kind}");
+            assert!(jaccard_of(&basic, lig.0, lig.1) < 1.0, "{kind}");
+            assert!(jaccard_of(&nfkc, acc.0, acc.1) < 1.0, "{kind}");
+            assert_eq!(jaccard_of(&aggressive, acc.0, acc.1), 1.0, "{kind}");
+            assert_eq!(jaccard_of(&aggressive, nfc, &nfd), 1.0, "{kind}");
+        }
+        assert_eq!(
+            Shingler::default().normalization_level(),
+            Normalization::Nfkc
+        );
+        assert!(!Shingler::default().normalize(false).normalizes());
+        assert_eq!(
+            Shingler::default().normalize(true).normalization_level(),
+            Normalization::Nfkc
+        );
+    }
+
+    fn words(text: &str) -> Vec<&str> {
+        text.unicode_words().collect()
+    }
+
+    #[test]
+    fn words_of_unspaced_scripts() {
+        // Han ideographs and Hiragana one at a time, Katakana runs whole.
+        assert_eq!(
+            words("我们今天去北京。"),
+            ["我", "们", "今", "天", "去", "北", "京"]
+        );
+        assert_eq!(
+            words("東京タワーへ行きました"),
+            ["東", "京", "タワー", "へ", "行", "き", "ま", "し", "た"]
+        );
+        // Thai, Lao, Khmer, Myanmar: UAX #29 has no dictionary for them; the crate splits
+        // them into letters with their marks.
+        assert_eq!(words("ภาษาไทย"), ["ภ", "า", "ษ", "า", "ไ", "ท", "ย"]);
+        assert_eq!(words("ທີ່ລາວ").len(), 4);
+        assert_eq!(words("ខ្មែរ"), ["ខ្", "មែ", "រ"]);
+        assert_eq!(words("မြန်မာ"), ["မြ", "န်", "မာ"]);
+        // Mixed scripts, spaced words and punctuation.
+        assert_eq!(
+            words("neardup 工具 finds 重复, don't 3.14!"),
+            ["neardup", "工", "具", "finds", "重", "复", "don't", "3.14"]
+        );
+    }
+
+    #[test]
+    fn word_shingles_join_words_by_one_space() {
+        let w = Shingler::new(ShingleKind::Word(2));
+        let mut h = Vec::new();
+        w.hashes_into("我们去北京", &mut h);
+        assert_eq!(
+            h,
+            vec![
+                hash("我 们".as_bytes()),
+                hash("们 去".as_bytes()),
+                hash("去 北".as_bytes()),
+                hash("北 京".as_bytes())
+            ]
+        );
+        // Punctuation is not a word: "fox," and "fox" are the same word.
+        h.clear();
+        w.hashes_into("The quick, brown fox!", &mut h);
+        assert_eq!(
+            h,
+            vec![hash(b"the quick"), hash(b"quick brown"), hash(b"brown fox")]
+        );
+        // Punctuation alone has no words.
+        assert!(w.shingle_set("... !!! --").is_empty());
+    }
+
+    #[test]
+    fn chinese_japanese_and_thai_near_duplicates_match_on_words() {
+        let cases = [
+            (
+                "今天天气很好，我们一起去公园散步，然后在湖边喝咖啡聊天。",
+                "今天天气很好，我们一起去公园散步，然后在河边喝咖啡聊天。",
+            ),
+            (
+                "東京タワーの近くにある小さなレストランで、友達と一緒に晩ご飯を食べました。",
+                "東京タワーの近くにある小さなレストランで、家族と一緒に晩ご飯を食べました。",
+            ),
+            (
+                "วันนี้อากาศดีมากเราจะไปเดินเล่นที่สวนสาธารณะกับเพื่อนๆแล้วกินข้าวเย็นด้วยกัน",
+                "วันนี้อากาศดีมากเราจะไปเดินเล่นที่สวนสาธารณะกับครอบครัวแล้วกินข้าวเย็นด้วยกัน",
+            ),
+        ];
+        for (a, b) in cases {
+            for kind in [
+                ShingleKind::Word(2),
+                ShingleKind::Word(3),
+                ShingleKind::Char(3),
+            ] {
+                let s = Shingler::new(kind);
+                let j = jaccard_of(&s, a, b);
+                assert!((0.6..1.0).contains(&j), "{kind} {a}: {j}");
+                let mut set = Vec::new();
+                assert!(!s.shingle_info(a, &mut set).short);
+            }
+        }
+    }
+
+    #[test]
+    fn short_documents_are_flagged() {
+        let mut set = Vec::new();
+        let w = Shingler::new(ShingleKind::Word(3));
+        assert!(w.shingle_info("two words", &mut set).short);
+        assert!(!w.shingle_info("exactly three words", &mut set).short);
+        assert!(!w.shingle_info("", &mut set).short);
+        assert!(!w.shingle_info("!!!", &mut set).short);
+        assert!(w.shingle_info("北京", &mut set).short);
+        let c = Shingler::new(ShingleKind::Char(5));
+        assert!(c.shingle_info("abcd", &mut set).short);
+        assert!(!c.shingle_info("abcde", &mut set).short);
+        assert!(!c.shingle_info("abcdef", &mut set).short);
+        assert!(c.shingle_info("日本語", &mut set).short);
+        assert!(!c.shingle_info("", &mut set).short);
+        assert!(
+            Shingler::new(ShingleKind::Char(3))
+                .max_shingles(2)
+                .shingle_info("abcdef", &mut set)
+                .truncated
+        );
     }
 
     #[test]

@@ -325,3 +325,50 @@ fn shared_neighbours_lift_recall_above_the_s_curve() {
         lsh_only.len()
     );
 }
+
+#[test]
+fn unspaced_scripts_and_unicode_variants_are_found_with_word_shingles() {
+    let texts = [
+        // 0, 1: Chinese, one character changed.
+        "今天天气很好，我们一起去公园散步，然后在湖边喝咖啡聊天，一直到太阳下山才回家。",
+        "今天天气很好，我们一起去公园散步，然后在河边喝咖啡聊天，一直到太阳下山才回家。",
+        // 2, 3: Japanese, one word changed.
+        "東京タワーの近くにある小さなレストランで、友達と一緒に晩ご飯を食べました。とても美味しかったです。",
+        "東京タワーの近くにある小さなレストランで、家族と一緒に晩ご飯を食べました。とても美味しかったです。",
+        // 4, 5: Thai, one word changed.
+        "วันนี้อากาศดีมากเราจะไปเดินเล่นที่สวนสาธารณะกับเพื่อนแล้วกินข้าวเย็นด้วยกันที่ร้านอาหารริมแม่น้ำ",
+        "วันนี้อากาศดีมากเราจะไปเดินเล่นที่สวนสาธารณะกับน้องแล้วกินข้าวเย็นด้วยกันที่ร้านอาหารริมแม่น้ำ",
+        // 6, 7: full-width and half-width forms of the same text.
+        "ＡＩ技術１２３％で新しいサービスを開発しました",
+        "AI技術123%で新しいサービスを開発しました",
+    ];
+    for kind in ["word:2", "word:3", "char:3"] {
+        let config = Config::builder()
+            .shingle(kind.parse().unwrap())
+            .threshold(0.6)
+            .build()
+            .unwrap();
+        let pipeline = Pipeline::new(config).unwrap();
+        let prepared = pipeline.prepare(&texts);
+        assert_eq!(prepared.stats.short_documents, 0, "{kind}");
+        let (pairs, _) = pipeline.pairs(&prepared);
+        assert_eq!(
+            keys(&pairs),
+            vec![(0, 1), (2, 3), (4, 5), (6, 7)],
+            "{kind}: {pairs:?}"
+        );
+    }
+}
+
+#[test]
+fn documents_shorter_than_k_are_counted() {
+    let config = Config::builder()
+        .shingle("word:3".parse().unwrap())
+        .build()
+        .unwrap();
+    let pipeline = Pipeline::new(config).unwrap();
+    let texts = ["one two", "", "three whole words", "北京", "a b c d", "!!"];
+    let prepared = pipeline.prepare(&texts);
+    assert_eq!(prepared.stats.short_documents, 2);
+    assert_eq!(prepared.stats.empty, 2);
+}

@@ -85,15 +85,28 @@ pub fn s_curve(plans: &[CurvePlan], threshold: f64) -> String {
 }
 
 /// A histogram of similarities in [0, 1], in `bins` bins, with the threshold marked.
+/// Colour of the bar of identical copies (Jaccard 1 without verification).
+pub const IDENTICAL_COLOR: &str = "#6b7280";
+
+/// A histogram of similarities in `bins` bins over [0, 1]. `identical` pairs of identical
+/// copies (Jaccard 1, found by the exact-duplicate pre-pass, not listed in `values`) are
+/// stacked on the last bin in their own colour, with a legend.
 pub fn similarity_histogram(
     label: &str,
     values: &[f64],
+    identical: u64,
     bins: usize,
     threshold: Option<f64>,
     color: &str,
 ) -> String {
     let counts = similarity_bins(values, bins);
-    let max = counts.iter().copied().max().unwrap_or(0);
+    let last = counts.len() - 1;
+    let max = counts
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| if i == last { n + identical } else { n })
+        .max()
+        .unwrap_or(0);
     let mut p = Plot::new(
         label,
         540.0,
@@ -116,10 +129,34 @@ pub fn similarity_histogram(
             );
         }
     }
+    if identical > 0 {
+        let lo = last as f64 * width;
+        let below = counts[last] as f64;
+        let tip = format!(
+            "1.00: {} pairs of identical copies (found before LSH, not verified)",
+            thousands(identical)
+        );
+        p.rect(
+            lo + width * 0.06,
+            lo + width * 0.94,
+            below,
+            below + identical as f64,
+            IDENTICAL_COLOR,
+            &tip,
+        );
+        p.legend(&[
+            (color, "verified".to_string(), false),
+            (
+                IDENTICAL_COLOR,
+                format!("identical copies (J = 1): {}", thousands(identical)),
+                false,
+            ),
+        ]);
+    }
     if let Some(t) = threshold {
         p.vline(t, MARKER, &format!("t = {t}"));
     }
-    if values.is_empty() {
+    if values.is_empty() && identical == 0 {
         p.text(
             0.5,
             0.5 * max.max(1) as f64,
@@ -243,7 +280,7 @@ mod tests {
 
     #[test]
     fn charts_have_axis_titles_with_units() {
-        let h = similarity_histogram("verified", &[0.8, 0.9, 0.9], 50, Some(0.8), PALETTE[0]);
+        let h = similarity_histogram("verified", &[0.8, 0.9, 0.9], 0, 50, Some(0.8), PALETTE[0]);
         assert!(h.contains("Jaccard similarity") && h.contains(">pairs<"));
         assert_eq!(h.matches("<rect").count(), 2);
         assert!(h.contains("0.90–0.92: 2 pairs"));
@@ -251,6 +288,19 @@ mod tests {
         assert!(c.contains("cluster size (documents)") && c.contains(">clusters<"));
         let t = timings(&[("read".into(), 0.5), ("verify".into(), 1.25)]);
         assert!(t.contains("time (seconds)") && t.contains("1.250 s"));
-        assert!(similarity_histogram("none", &[], 50, None, PALETTE[0]).contains("no pairs"));
+        assert!(similarity_histogram("none", &[], 0, 50, None, PALETTE[0]).contains("no pairs"));
+    }
+
+    #[test]
+    fn identical_copies_are_a_bar_of_their_own_at_one() {
+        let h = similarity_histogram("verified", &[0.9, 1.0], 7, 50, Some(0.8), PALETTE[0]);
+        assert!(h.contains("1.00: 7 pairs of identical copies"), "{h}");
+        assert!(h.contains("identical copies (J = 1): 7"));
+        assert!(h.contains(IDENTICAL_COLOR));
+        // Two verified bars, the identical bar and the legend's box.
+        assert_eq!(h.matches("<rect").count(), 4);
+        // Only identical copies: a bar, not "no pairs".
+        let h = similarity_histogram("verified", &[], 3, 50, None, PALETTE[0]);
+        assert!(!h.contains("no pairs") && h.contains("3 pairs of identical copies"));
     }
 }

@@ -1,13 +1,19 @@
 //! A word-level diff (Myers' O(ND) algorithm) for showing two near-duplicates side by side.
 //!
-//! Words are maximal runs of non-whitespace, compared exactly. Inputs are cut to a bounded
-//! number of words and characters first, so a diff costs at most O((n + m) · D) steps and
-//! O(D²) memory with n, m ≤ [`MAX_WORDS`].
+//! Words are Unicode word-boundary segments (UAX #29) other than whitespace, compared
+//! exactly: words, numbers and single punctuation marks; in Chinese, Japanese (except
+//! Katakana runs) and Thai text, written without spaces, single characters. The text is
+//! shown with its own spacing (collapsed to one space). Inputs are cut to a bounded number
+//! of words and characters first, so a diff costs at most O((n + m) · D) steps and O(D²)
+//! memory with n, m ≤ [`MAX_WORDS`]; where a text is cut, the diff says how much was left
+//! out.
+
+use unicode_segmentation::UnicodeSegmentation;
 
 /// Words of each text that take part in a diff; the rest is cut off for display.
-pub const MAX_WORDS: usize = 250;
+pub const MAX_WORDS: usize = 600;
 /// Characters of each text that take part in a diff.
-pub const MAX_CHARS: usize = 1_500;
+pub const MAX_CHARS: usize = 3_000;
 /// A single word longer than this is shown shortened.
 pub const MAX_WORD_CHARS: usize = 60;
 
@@ -97,9 +103,37 @@ pub fn diff<T: PartialEq>(a: &[T], b: &[T]) -> Vec<Edit> {
 /// A run of consecutive words of one side, all shared with the other side or all not.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
-    /// The words joined by single spaces (long words shortened).
+    /// The words with the text's own spacing, runs of whitespace as one space (long words
+    /// shortened).
     pub text: String,
     pub shared: bool,
+    /// Whitespace separates this segment from the one before it.
+    pub space_before: bool,
+}
+
+/// One word of a text, as compared and shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Word<'a> {
+    pub text: &'a str,
+    /// Whitespace stands between this word and the one before it.
+    pub space_before: bool,
+}
+
+/// What the bounds left out of one side: nothing, or everything from a word on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// Words left out.
+    pub words: usize,
+    /// Characters left out (of the text, whitespace included; the tails of shortened long
+    /// words count too).
+    pub chars: usize,
+}
+
+impl Cut {
+    /// True if the whole text is shown.
+    pub fn is_none(&self) -> bool {
+        self.words == 0 && self.chars == 0
+    }
 }
 
 /// Both sides of a word diff, ready to display.
@@ -107,34 +141,63 @@ pub struct Segment {
 pub struct WordDiff {
     pub a: Vec<Segment>,
     pub b: Vec<Segment>,
-    /// Words of each side left out of the diff by the bounds.
-    pub a_cut: usize,
-    pub b_cut: usize,
+    /// Words of each side shown (and compared).
+    pub a_words: usize,
+    pub b_words: usize,
+    /// What the bounds left out of each side.
+    pub a_cut: Cut,
+    pub b_cut: Cut,
     /// Words in the longest common subsequence (of the shown parts).
     pub shared_words: usize,
 }
 
-/// The words of `text` within the bounds, and how many words were left out.
-pub fn bounded_words(text: &str, max_words: usize, max_chars: usize) -> (Vec<&str>, usize) {
+/// The words of `text` within the bounds, and what was left out.
+pub fn bounded_words(text: &str, max_words: usize, max_chars: usize) -> (Vec<Word<'_>>, Cut) {
     let mut words = Vec::new();
     let mut chars = 0;
-    let mut all = text.split_whitespace();
-    for w in all.by_ref() {
-        let len = w.chars().count().min(MAX_WORD_CHARS + 1);
-        if words.len() == max_words || (chars + len > max_chars && !words.is_empty()) {
-            return (words, 1 + all.count());
+    let mut space = false;
+    let mut shortened = 0;
+    for (at, seg) in text.split_word_bound_indices() {
+        if seg.chars().all(char::is_whitespace) {
+            space = !words.is_empty();
+            continue;
         }
-        chars += len + 1;
-        words.push(w);
+        let n = seg.chars().count();
+        let len = n.min(MAX_WORD_CHARS + 1);
+        if words.len() == max_words || (chars + len > max_chars && !words.is_empty()) {
+            let rest = &text[at..];
+            let left: usize = rest
+                .split_word_bounds()
+                .filter(|w| !w.chars().all(char::is_whitespace))
+                .count();
+            let cut = Cut {
+                words: left,
+                chars: rest.chars().count() + shortened,
+            };
+            return (words, cut);
+        }
+        shortened += n - n.min(MAX_WORD_CHARS);
+        chars += len + space as usize;
+        words.push(Word {
+            text: seg,
+            space_before: space,
+        });
+        space = false;
     }
-    (words, 0)
+    let cut = Cut {
+        words: 0,
+        chars: shortened,
+    };
+    (words, cut)
 }
 
 /// The word diff of two texts, each cut to [`MAX_WORDS`] words and [`MAX_CHARS`] characters.
 pub fn word_diff(a: &str, b: &str) -> WordDiff {
     let (wa, a_cut) = bounded_words(a, MAX_WORDS, MAX_CHARS);
     let (wb, b_cut) = bounded_words(b, MAX_WORDS, MAX_CHARS);
-    let edits = diff(&wa, &wb);
+    let ta: Vec<&str> = wa.iter().map(|w| w.text).collect();
+    let tb: Vec<&str> = wb.iter().map(|w| w.text).collect();
+    let edits = diff(&ta, &tb);
     let mut shared_a = vec![false; wa.len()];
     let mut shared_b = vec![false; wb.len()];
     let mut shared_words = 0;
@@ -148,24 +211,32 @@ pub fn word_diff(a: &str, b: &str) -> WordDiff {
     WordDiff {
         a: segments(&wa, &shared_a),
         b: segments(&wb, &shared_b),
+        a_words: wa.len(),
+        b_words: wb.len(),
         a_cut,
         b_cut,
         shared_words,
     }
 }
 
-fn segments(words: &[&str], shared: &[bool]) -> Vec<Segment> {
+fn segments(words: &[Word<'_>], shared: &[bool]) -> Vec<Segment> {
     let mut out: Vec<Segment> = Vec::new();
     for (w, &s) in words.iter().zip(shared) {
         match out.last_mut() {
             Some(seg) if seg.shared == s => {
-                seg.text.push(' ');
-                push_word(&mut seg.text, w);
+                if w.space_before {
+                    seg.text.push(' ');
+                }
+                push_word(&mut seg.text, w.text);
             }
             _ => {
                 let mut text = String::new();
-                push_word(&mut text, w);
-                out.push(Segment { text, shared: s });
+                push_word(&mut text, w.text);
+                out.push(Segment {
+                    text,
+                    shared: s,
+                    space_before: w.space_before,
+                });
             }
         }
     }
@@ -284,6 +355,7 @@ mod tests {
         let seg = |t: &str, s: bool| Segment {
             text: t.to_string(),
             shared: s,
+            space_before: t != "the quick",
         };
         assert_eq!(
             d.a,
@@ -304,7 +376,44 @@ mod tests {
             ]
         );
         assert_eq!(d.shared_words, 7);
-        assert_eq!((d.a_cut, d.b_cut), (0, 0));
+        assert_eq!((d.a_words, d.b_words), (9, 10));
+        assert!(d.a_cut.is_none() && d.b_cut.is_none());
+    }
+
+    #[test]
+    fn unspaced_scripts_are_compared_character_by_character() {
+        let d = word_diff("今天天气很好，我们去公园。", "今天天气很好，我们去湖边。");
+        let texts = |s: &[Segment]| -> Vec<(String, bool)> {
+            s.iter().map(|s| (s.text.clone(), s.shared)).collect()
+        };
+        assert_eq!(
+            texts(&d.a),
+            [
+                ("今天天气很好，我们去".to_string(), true),
+                ("公园".to_string(), false),
+                ("。".to_string(), true)
+            ]
+        );
+        assert_eq!(texts(&d.b)[1], ("湖边".to_string(), false));
+        assert!(d.a.iter().all(|s| !s.space_before));
+        assert_eq!(d.shared_words, 11);
+        let d = word_diff("ภาษาไทยง่าย", "ภาษาไทยยาก");
+        assert_eq!(d.a[0].text, "ภาษาไทย");
+        assert!(d.a[0].shared && !d.a[1].shared);
+        // Punctuation is its own word; spacing is kept, runs of whitespace as one space.
+        let d = word_diff("Hello,  world!", "Hello, world.");
+        assert_eq!(d.a[0].text, "Hello, world");
+        assert_eq!(d.a[1].text, "!");
+        assert!(!d.a[1].space_before);
+    }
+
+    #[test]
+    fn short_texts_are_shown_whole() {
+        let text = "a text of a few words, shown whole";
+        let (words, cut) = bounded_words(text, MAX_WORDS, MAX_CHARS);
+        assert!(cut.is_none());
+        let shown: Vec<&str> = words.iter().map(|w| w.text).collect();
+        assert_eq!(shown.concat(), text.replace(' ', ""));
     }
 
     #[test]
@@ -314,13 +423,27 @@ mod tests {
         let d = word_diff(&long, &other);
         let shown: usize = d.a.iter().map(|s| s.text.split(' ').count()).sum();
         assert!(shown <= MAX_WORDS);
-        assert_eq!(shown + d.a_cut, 10_000);
+        assert_eq!(shown, d.a_words);
+        assert_eq!(shown + d.a_cut.words, 10_000);
         let text: usize = d.a.iter().map(|s| s.text.chars().count()).sum();
         assert!(text <= MAX_CHARS + d.a.len(), "{text}");
+        // Shown and left-out characters add up to the text (one space after each shown word).
+        assert_eq!(
+            text + d.a.len() - 1 + 1 + d.a_cut.chars,
+            long.chars().count()
+        );
 
         let huge_word = "x".repeat(100_000);
         let d = word_diff(&huge_word, "y");
         assert_eq!(d.a[0].text.chars().count(), MAX_WORD_CHARS + 1);
-        assert_eq!(d.a_cut, 0);
+        assert_eq!(d.a_cut.words, 0);
+        assert_eq!(d.a_cut.chars, 100_000 - MAX_WORD_CHARS);
+
+        // A long unspaced text is cut by characters, and says so.
+        let zh: String = "今天天气很好我们去公园".repeat(1000);
+        let d = word_diff(&zh, &zh);
+        assert_eq!(d.a_words, MAX_WORDS);
+        assert_eq!(d.a_cut.words, 11_000 - MAX_WORDS);
+        assert_eq!(d.a_cut.chars, 11_000 - MAX_WORDS);
     }
 }

@@ -80,6 +80,10 @@ pub struct ReportData {
     pub timings: Vec<(String, f64)>,
     /// Jaccard of every verified pair or link (binned, never listed).
     pub verified_similarities: Vec<f64>,
+    /// Pairs (or cluster links) between identical copies: Jaccard 1, found by the
+    /// exact-duplicate pre-pass rather than verified, so not in `verified_similarities`.
+    /// The verified histogram shows them as a bar of their own at 1.0.
+    pub identical_pairs: u64,
     /// Jaccard of every candidate rejected by verification.
     pub rejected_similarities: Vec<f64>,
     /// Size of every cluster.
@@ -266,6 +270,9 @@ mod tests {
             "<mark class=\"b\">",
             "Jaccard 0.",
             "estimate 0.",
+            "identical copies (J = 1)",
+            "去<mark class=\"a\">公园</mark>散步",
+            "<span class=\"sim\">Jaccard 0.810</span>",
         ] {
             assert!(html.contains(needle), "missing {needle}");
         }
@@ -323,6 +330,53 @@ mod tests {
         let html = render(&data);
         assert_eq!(html.matches("class=\"pair\"").count(), MAX_PAIRS);
         assert!(html.len() < 2_000_000, "{} bytes", html.len());
-        assert!(html.contains("more words)"));
+        assert!(html.contains("(cut here: "));
+        assert!(html.contains(" more words, "));
+    }
+
+    #[test]
+    fn no_estimate_column_without_estimates() {
+        let mut data = example::data(10, 3);
+        for p in &mut data.sample_pairs {
+            p.estimate = None;
+        }
+        let html = render(&data);
+        assert!(!html.contains("estimate"), "an estimate shown");
+        assert!(html.contains("Jaccard 0."));
+        // Triage: accepted on the estimate, no exact Jaccard.
+        data.sample_pairs[0].jaccard = None;
+        data.sample_pairs[0].estimate = Some(0.93);
+        let html = render(&data);
+        assert!(html.contains("<span class=\"sim\">estimate 0.930</span>"));
+    }
+
+    #[test]
+    fn identical_copies_show_in_the_verified_histogram() {
+        let mut data = example::data(100, 3);
+        data.identical_pairs = 1234;
+        let html = render(&data);
+        assert!(html.contains("1,234 pairs (or links) of identical copies"));
+        assert!(html.contains("identical copies (J = 1): 1,234"));
+    }
+
+    #[test]
+    fn unspaced_texts_are_diffed_by_character_and_shown_whole() {
+        let mut data = example::data(10, 0);
+        data.sample_pairs = vec![PairView {
+            a: DocView {
+                id: "zh1".into(),
+                text: "今天天气很好，我们一起去公园散步。".into(),
+            },
+            b: DocView {
+                id: "zh2".into(),
+                text: "今天天气很好，我们一起去湖边散步。".into(),
+            },
+            jaccard: Some(0.8),
+            estimate: None,
+        }];
+        let html = render(&data);
+        assert!(html.contains("今天天气很好，我们一起去<mark class=\"a\">公园</mark>散步。"));
+        assert!(html.contains("<mark class=\"b\">湖边</mark>"));
+        assert!(!html.contains("cut here"));
     }
 }

@@ -109,28 +109,44 @@ pub fn time_section(out: &mut String, data: &ReportData) {
 
 pub fn similarity_section(out: &mut String, data: &ReportData) {
     let t = data.threshold();
+    let identical = if data.identical_pairs > 0 {
+        format!(
+            ", plus {} pairs (or links) of identical copies, Jaccard 1, found by the \
+             exact-duplicate pre-pass before LSH and shown as a grey bar of their own at 1.0",
+            thousands(data.identical_pairs)
+        )
+    } else {
+        String::new()
+    };
     let _ = write!(
         out,
         "<section id=\"similarities\"><h2>Similarities</h2><p>Exact Jaccard similarity of \
-         the {} verified pairs (or cluster links) and of the {} candidates that verification \
-         rejected, in bins of {:.2}.</p><div class=\"grid\"><div><h3>Verified</h3>",
+         the {} verified pairs (or cluster links){identical}, and of the {} candidates that \
+         verification rejected, in bins of {:.2}.</p><div class=\"grid\"><div><h3>Verified</h3>",
         thousands(data.verified_similarities.len() as u64),
         thousands(data.rejected_similarities.len() as u64),
         1.0 / SIMILARITY_BINS as f64
     );
     let panels = [
-        ("", "Verified pairs", &data.verified_similarities),
+        (
+            "",
+            "Verified pairs",
+            &data.verified_similarities,
+            data.identical_pairs,
+        ),
         (
             "</div><div><h3>Rejected candidates</h3>",
             "Rejected candidates",
             &data.rejected_similarities,
+            0,
         ),
     ];
-    for (i, (head, what, values)) in panels.into_iter().enumerate() {
+    for (i, (head, what, values, identical)) in panels.into_iter().enumerate() {
         out.push_str(head);
         out.push_str(&charts::similarity_histogram(
             &format!("{what} by Jaccard similarity"),
             values,
+            identical,
             SIMILARITY_BINS,
             t,
             svg::PALETTE[i],
@@ -234,10 +250,13 @@ pub fn pair_section(out: &mut String, data: &ReportData) {
         "<section id=\"pairs\"><h2>Sample pairs</h2><p>{} pairs, by increasing similarity, \
          side by side. Words in the longest common word sequence are plain; \
          <mark class=\"a\">words only in the left text</mark> and \
-         <mark class=\"b\">words only in the right text</mark> are highlighted (at most {} \
-         words of each text are compared).</p>",
+         <mark class=\"b\">words only in the right text</mark> are highlighted. A word is a \
+         word, a number or a punctuation mark; in Chinese, Japanese and Thai, written without \
+         spaces, a character. Texts are shown whole up to {} words or {} characters; where \
+         one is cut, the place and what was left out are marked.</p>",
         thousands(data.sample_pairs.len().min(MAX_PAIRS) as u64),
-        diff::MAX_WORDS
+        thousands(diff::MAX_WORDS as u64),
+        thousands(diff::MAX_CHARS as u64)
     );
     if data.sample_pairs.is_empty() {
         out.push_str("<p class=\"muted\">No pairs in the sample.</p></section>");
@@ -256,29 +275,38 @@ pub fn pair_section(out: &mut String, data: &ReportData) {
     out.push_str("</section>");
 }
 
+/// "Jaccard 0.912 · estimate 0.906", leaving out what the pair does not have (exact
+/// verification keeps no estimate; triage accepts some pairs on the estimate alone).
+fn pair_similarity(p: &PairView) -> String {
+    let mut parts = Vec::new();
+    if p.jaccard.is_some() || p.estimate.is_none() {
+        parts.push(format!("Jaccard {}", similarity(p.jaccard)));
+    }
+    if p.estimate.is_some() {
+        parts.push(format!("estimate {}", similarity(p.estimate)));
+    }
+    parts.join(" · ")
+}
+
 fn pair_card(out: &mut String, p: &PairView, open: bool) {
     let d = diff::word_diff(&p.a.text, &p.b.text);
-    let words =
-        |segs: &[diff::Segment]| -> usize { segs.iter().map(|s| s.text.split(' ').count()).sum() };
-    let (na, nb) = (words(&d.a), words(&d.b));
     let _ = write!(
         out,
-        "<details class=\"pair\"{}><summary><span class=\"sim\">Jaccard {} · estimate {}\
-         </span> {} ↔ {} <span class=\"muted\">· {} shared words of {} and {}</span></summary>\
+        "<details class=\"pair\"{}><summary><span class=\"sim\">{}</span> {} ↔ {} \
+         <span class=\"muted\">· {} shared words of {} and {}</span></summary>\
          <div class=\"cols\">",
         if open { " open" } else { "" },
-        similarity(p.jaccard),
-        similarity(p.estimate),
+        pair_similarity(p),
         doc_id(&p.a.id),
         doc_id(&p.b.id),
         thousands(d.shared_words as u64),
-        thousands(na as u64),
-        thousands(nb as u64)
+        thousands((d.a_words + d.a_cut.words) as u64),
+        thousands((d.b_words + d.b_cut.words) as u64)
     );
     for (doc, segs, cut, class) in [(&p.a, &d.a, d.a_cut, "a"), (&p.b, &d.b, d.b_cut, "b")] {
         let _ = write!(out, "<div class=\"doc\">{}<p>", doc_id(&doc.id));
         for (i, s) in segs.iter().enumerate() {
-            if i > 0 {
+            if i > 0 && s.space_before {
                 out.push(' ');
             }
             if s.shared {
@@ -292,11 +320,21 @@ fn pair_card(out: &mut String, p: &PairView, open: bool) {
         if segs.is_empty() {
             out.push_str("<span class=\"muted\">(empty)</span>");
         }
-        if cut > 0 {
+        if cut.words > 0 {
             let _ = write!(
                 out,
-                " \u{2026} <span class=\"cut\">({} more words)</span>",
-                thousands(cut as u64)
+                " \u{2026} <span class=\"cut\">(cut here: {} more words, {} characters, \
+                 not shown)</span>",
+                thousands(cut.words as u64),
+                thousands(cut.chars as u64)
+            );
+        } else if !cut.is_none() {
+            let _ = write!(
+                out,
+                " <span class=\"cut\">(words over {} characters shortened at \u{2026}: {} \
+                 characters not shown)</span>",
+                diff::MAX_WORD_CHARS,
+                thousands(cut.chars as u64)
             );
         }
         out.push_str("</p></div>");
