@@ -74,10 +74,10 @@ impl Normalization {
     pub fn apply(self, text: &str) -> Cow<'_, str> {
         match self {
             Normalization::None => Cow::Borrowed(text),
-            _ if text.is_ascii() => Cow::Owned(normalize_ascii(
-                text.as_bytes(),
-                self == Normalization::Aggressive,
-            )),
+            Normalization::Aggressive if text.is_ascii() => {
+                Cow::Owned(normalize_ascii::<true>(text.as_bytes()))
+            }
+            _ if text.is_ascii() => Cow::Owned(normalize_ascii::<false>(text.as_bytes())),
             Normalization::Basic => Cow::Owned(basic(text.chars(), false)),
             Normalization::Nfkc => Cow::Owned(nfkc(text)),
             Normalization::Aggressive => Cow::Owned(aggressive(text)),
@@ -107,7 +107,7 @@ impl FromStr for Normalization {
 /// collapsed to one space, trimmed.
 pub fn normalize(text: &str) -> String {
     if text.is_ascii() {
-        return normalize_ascii(text.as_bytes(), false);
+        return normalize_ascii::<false>(text.as_bytes());
     }
     basic(text.chars(), false)
 }
@@ -237,15 +237,15 @@ fn is_ascii_unicode_punctuation(b: u8) -> bool {
 }
 
 /// [`basic`] for ASCII text, byte by byte (ASCII whitespace is Unicode whitespace
-/// restricted to ASCII, so the result is the same); removes punctuation if `strip`.
-fn normalize_ascii(bytes: &[u8], strip: bool) -> String {
+/// restricted to ASCII, so the result is the same); removes punctuation if `STRIP`.
+fn normalize_ascii<const STRIP: bool>(bytes: &[u8]) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut pending_space = false;
     for &b in bytes {
         // What char::is_whitespace accepts in ASCII: \t \n \x0B \x0C \r and space.
         if matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
             pending_space = !out.is_empty();
-        } else if strip && is_ascii_unicode_punctuation(b) {
+        } else if STRIP && is_ascii_unicode_punctuation(b) {
             continue;
         } else {
             if pending_space {
