@@ -1,10 +1,12 @@
 //! Reads every input into memory: texts for the pipeline, records for dedup, skips counted.
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use neardup_io::{Entry, Format, Location, ReadOptions, Record};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::args::{FormatArg, InputArgs, OnError};
@@ -54,8 +56,19 @@ impl Serialize for DocId {
 #[derive(Clone, Debug)]
 pub struct InputInfo {
     pub path: PathBuf,
+    /// The input as its records' locations name it (`-` for standard input).
+    pub source: String,
     pub format: Format,
     pub header: Option<Vec<u8>>,
+}
+
+/// Where a document is in its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// The 1-based line of its first line.
+    pub line: u64,
+    /// The 1-based number of its entry (skipped entries count).
+    pub record: u64,
 }
 
 /// A record that is not a document, and why.
@@ -93,11 +106,26 @@ impl From<&Location> for LocationLine {
 pub struct Documents {
     pub ids: Vec<DocId>,
     pub texts: Vec<String>,
-    /// The records (text moved out), for writing survivors back.
-    pub records: Vec<Record>,
+    /// Where each document is: its line and record number in its input.
+    pub places: Vec<Place>,
+    /// Each document's exact source bytes, back to back (dedup only).
+    raw: Vec<u8>,
+    /// The end of each document's bytes in `raw` (dedup only).
+    raw_ends: Vec<usize>,
+    /// Each document's `--keep-by` value (only when asked for).
+    pub keys: Vec<Option<Box<str>>>,
+    /// The records of files in directories, whole, by document (the dir writer copies
+    /// them by path); other formats hold only the compact fields above.
+    files: Vec<(u32, Record)>,
     /// Index into `inputs` of each document's input.
-    pub input_of: Vec<usize>,
-    pub skipped: Vec<SkippedRecord>,
+    pub input_of: Vec<u32>,
+    /// Records the readers skipped, by reason code: counted, not held, so junk costs no
+    /// memory.
+    pub skipped_by_code: BTreeMap<&'static str, u64>,
+    /// The readers' skipped records as lines of the skipped list, in input order, each
+    /// behind its `input record` key, when the list was asked for (see
+    /// [`Documents::write_skipped`]).
+    skipped_spill: Option<std::io::BufWriter<tempfile::NamedTempFile>>,
     pub inputs: Vec<InputInfo>,
     /// Documents whose bytes were not valid UTF-8 and were decoded lossily.
     pub lossy: u64,
@@ -116,7 +144,7 @@ impl Documents {
     /// Reads every input. A hard error (unreadable file, bad header) stops the run.
     pub fn read(args: &InputArgs, keep_raw: bool, bars: &Bars) -> Result<Documents> {
         let mut texts = Vec::new();
-        let mut docs = Self::read_batches(args, keep_raw, bars, usize::MAX, |batch| {
+        let mut docs = Self::read_batches(args, keep_raw, false, bars, usize::MAX, |batch| {
             texts.extend(batch);
             Ok(())
         })?;
@@ -125,10 +153,12 @@ impl Documents {
     }
 
     /// Reads every input, handing the texts to `sink` in batches of `batch` documents,
-    /// in order, as they are read; the documents come back without their texts.
+    /// in order, as they are read; the documents come back without their texts. With
+    /// `list_skipped`, the skipped records go to a temporary file for the skipped list.
     pub fn read_batches(
         args: &InputArgs,
         keep_raw: bool,
+        list_skipped: bool,
         bars: &Bars,
         batch: usize,
         mut sink: impl FnMut(Vec<String>) -> Result<()>,
@@ -137,6 +167,11 @@ impl Documents {
         let opts = read_options(args);
         let numbered_with_source = args.inputs.len() > 1;
         let mut docs = Documents::default();
+        if list_skipped {
+            let spill = tempfile::NamedTempFile::new()
+                .context("cannot create a temporary file for the skipped list")?;
+            docs.skipped_spill = Some(std::io::BufWriter::new(spill));
+        }
         bars.spinner("read");
         for path in &args.inputs {
             if path != Path::new("-") {
@@ -148,6 +183,7 @@ impl Documents {
             let format = reader.format();
             docs.inputs.push(InputInfo {
                 path: path.clone(),
+                source: path.display().to_string(),
                 format,
                 header: reader.header_raw().map(<[u8]>::to_vec),
             });
@@ -170,18 +206,41 @@ impl Documents {
                         if pending.len() >= batch {
                             sink(std::mem::take(&mut pending))?;
                         }
-                        if !keep_raw {
-                            record.raw = Vec::new();
+                        // Held per document, so only what later steps use, compactly.
+                        let doc = docs.places.len() as u32;
+                        docs.places.push(Place {
+                            line: record.location.line,
+                            record: record.location.record,
+                        });
+                        if args.key_field.is_some() {
+                            docs.keys
+                                .push(record.key.take().map(String::into_boxed_str));
                         }
-                        docs.records.push(record);
-                        docs.input_of.push(input);
+                        if format == Format::Dir {
+                            docs.files.push((doc, record));
+                        } else if keep_raw {
+                            docs.raw.extend_from_slice(&record.raw);
+                            docs.raw_ends.push(docs.raw.len());
+                        }
+                        docs.input_of.push(input as u32);
                     }
-                    Entry::Skipped(s) => docs.skipped.push(SkippedRecord {
-                        input,
-                        code: s.reason.code(),
-                        reason: s.reason.to_string(),
-                        location: (&s.location).into(),
-                    }),
+                    Entry::Skipped(s) => {
+                        *docs.skipped_by_code.entry(s.reason.code()).or_insert(0) += 1;
+                        if let Some(spill) = &mut docs.skipped_spill {
+                            let line = SkippedRecord {
+                                input,
+                                code: s.reason.code(),
+                                reason: s.reason.to_string(),
+                                location: (&s.location).into(),
+                            };
+                            write!(spill, "{input} {}\t", s.location.record)
+                                .and_then(|()| {
+                                    serde_json::to_writer(&mut *spill, &line).map_err(Into::into)
+                                })
+                                .and_then(|()| spill.write_all(b"\n"))
+                                .context("cannot write the skipped list's temporary file")?;
+                        }
+                    }
                 }
             }
             docs.note_reader(path, &mut reader);
@@ -253,34 +312,94 @@ impl Documents {
         Some(format!("{total} {noun} ({})", parts.join(", ")))
     }
 
-    /// User ids given to more than one record: how many such ids, and the first of them.
+    /// User ids given to more than one record: how many such ids, and the first of them
+    /// (in input order). Sorts document numbers rather than building a map of ids.
     pub fn duplicate_ids(&self) -> (usize, Option<String>) {
-        let mut seen = std::collections::HashMap::new();
-        for (d, r) in self.records.iter().enumerate() {
-            if let Some(id) = &r.id {
-                seen.entry(id.as_str()).or_insert_with(Vec::new).push(d);
+        let user = |d: &u32| match &self.ids[*d as usize] {
+            DocId::Text(t) | DocId::JsonNumber(t) => Some(t.as_str()),
+            DocId::Number(_) => None,
+        };
+        let mut order: Vec<u32> = (0..self.ids.len() as u32)
+            .filter(|d| user(d).is_some())
+            .collect();
+        order.par_sort_by(|a, b| user(a).cmp(&user(b)).then(a.cmp(b)));
+        let mut firsts: Vec<u32> = order
+            .chunk_by(|a, b| user(a) == user(b))
+            .filter(|run| run.len() > 1)
+            .map(|run| run[0])
+            .collect();
+        firsts.sort_unstable();
+        (
+            firsts.len(),
+            firsts.first().and_then(user).map(str::to_string),
+        )
+    }
+
+    /// Where document `doc` came from, as the skipped list and `--removed` name it: the
+    /// input as given, or a directory's file path.
+    pub fn source_of(&self, doc: u32) -> &str {
+        match self.file(doc) {
+            Some(record) => &record.location.source,
+            None => self.inputs[self.input_of[doc as usize] as usize]
+                .source
+                .as_str(),
+        }
+    }
+
+    /// A directory file's whole record.
+    fn file(&self, doc: u32) -> Option<&Record> {
+        let i = self.files.binary_search_by_key(&doc, |(d, _)| *d).ok()?;
+        Some(&self.files[i].1)
+    }
+
+    /// A document's exact source bytes (read with `keep_raw`; empty otherwise and for
+    /// a file of a directory).
+    pub fn raw(&self, doc: u32) -> &[u8] {
+        let d = doc as usize;
+        match self.raw_ends.get(d) {
+            Some(&end) => &self.raw[if d == 0 { 0 } else { self.raw_ends[d - 1] }..end],
+            None => &[],
+        }
+    }
+
+    /// The record to hand to the dedup writer: a directory's file as read, or the
+    /// document's bytes.
+    pub fn record(&self, doc: u32) -> std::borrow::Cow<'_, Record> {
+        match self.file(doc) {
+            Some(r) => std::borrow::Cow::Borrowed(r),
+            None => {
+                let place = self.places[doc as usize];
+                std::borrow::Cow::Owned(Record {
+                    id: None,
+                    text: String::new(),
+                    raw: self.raw(doc).to_vec(),
+                    location: Location {
+                        source: self.source_of(doc).to_string(),
+                        line: place.line,
+                        record: place.record,
+                    },
+                    lossy: false,
+                    key: None,
+                    numeric_id: false,
+                    path: None,
+                })
             }
         }
-        let mut dups: Vec<(usize, &str)> = seen
-            .iter()
-            .filter(|(_, docs)| docs.len() > 1)
-            .map(|(id, docs)| (docs[0], *id))
-            .collect();
-        dups.sort_unstable();
-        (dups.len(), dups.first().map(|(_, id)| id.to_string()))
     }
 
     /// Number of records read, documents and skipped ones.
     pub fn read_count(&self) -> u64 {
-        (self.ids.len() + self.skipped.len()) as u64
+        self.ids.len() as u64 + self.skipped_count()
+    }
+
+    /// Records the readers skipped.
+    pub fn skipped_count(&self) -> u64 {
+        self.skipped_by_code.values().sum()
     }
 
     /// Skipped records by reason code, plus `extra` (e.g. empty documents).
     pub fn skip_counts(&self, extra: &[(&'static str, u64)]) -> BTreeMap<&'static str, u64> {
-        let mut counts = BTreeMap::new();
-        for s in &self.skipped {
-            *counts.entry(s.code).or_insert(0) += 1;
-        }
+        let mut counts = self.skipped_by_code.clone();
         for &(code, n) in extra {
             if n > 0 {
                 *counts.entry(code).or_insert(0) += n;
@@ -289,22 +408,63 @@ impl Documents {
         counts
     }
 
-    /// Every skipped record, in input order: the readers' and those the pipeline skipped.
-    pub fn all_skipped(&self, corpus: &neardup::Corpus) -> Vec<SkippedRecord> {
-        let mut all = self.skipped.clone();
-        for (doc, record) in self.records.iter().enumerate() {
-            if let Some(reason) = corpus.skip_reason(doc as u32) {
-                all.push(SkippedRecord {
-                    input: self.input_of[doc],
-                    location: (&record.location).into(),
+    /// Writes the skipped list to `out`: the readers' skipped records (spilled to a
+    /// temporary file as they were read) merged, in input order, with the documents the
+    /// pipeline skipped. Memory does not grow with the number of skipped records.
+    pub fn write_skipped(&mut self, corpus: &neardup::Corpus, out: &mut dyn Write) -> Result<()> {
+        let spill = match self.skipped_spill.take() {
+            Some(spill) => Some(
+                spill
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .and_then(|f| f.reopen())
+                    .context("cannot read back the skipped list's temporary file")?,
+            ),
+            None => None,
+        };
+        let mut empty = self
+            .places
+            .iter()
+            .enumerate()
+            .filter_map(|(doc, place)| {
+                corpus.skip_reason(doc as u32).map(|reason| SkippedRecord {
+                    input: self.input_of[doc] as usize,
+                    location: LocationLine {
+                        source: self.source_of(doc as u32).to_string(),
+                        line: place.line,
+                        record: place.record,
+                    },
                     code: reason.code(),
                     reason: "no text to compare (empty after normalization)".to_string(),
-                });
+                })
+            })
+            .peekable();
+        let put = |out: &mut dyn Write, s: &SkippedRecord| -> Result<()> {
+            serde_json::to_writer(&mut *out, s)?;
+            out.write_all(b"\n")?;
+            Ok(())
+        };
+        // Record numbers count every entry of an input (a directory's files in walk order).
+        if let Some(spill) = spill {
+            for line in std::io::BufReader::new(spill).lines() {
+                let line = line.context("cannot read back the skipped list's temporary file")?;
+                let (key, json) = line.split_once('\t').unwrap_or(("", &line));
+                let mut parts = key.split(' ').map(|n| n.parse::<u64>().unwrap_or(0));
+                let at = (
+                    parts.next().unwrap_or(0) as usize,
+                    parts.next().unwrap_or(0),
+                );
+                while let Some(e) = empty.next_if(|e| (e.input, e.location.record) < at) {
+                    put(out, &e)?;
+                }
+                out.write_all(json.as_bytes())?;
+                out.write_all(b"\n")?;
             }
         }
-        // Record numbers count every entry of an input (a directory's files in walk order).
-        all.sort_by_key(|s| (s.input, s.location.record));
-        all
+        for e in empty {
+            put(out, &e)?;
+        }
+        Ok(())
     }
 }
 

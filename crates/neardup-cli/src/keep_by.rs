@@ -35,7 +35,7 @@ impl KeepBy {
     /// Values compare as numbers when every present value is one, else as text (byte
     /// order); documents without a value come last whatever the direction; ties go to
     /// the first in input order.
-    pub fn ranks(&self, values: &[Option<String>]) -> Ranks {
+    pub fn ranks(&self, values: &[Option<&str>]) -> Ranks {
         let numbers: Option<Vec<Option<f64>>> = values
             .iter()
             .map(|v| match v {
@@ -98,8 +98,8 @@ pub struct Ranks {
 mod tests {
     use super::*;
 
-    fn values(v: &[Option<&str>]) -> Vec<Option<String>> {
-        v.iter().map(|x| x.map(str::to_string)).collect()
+    fn values<'a>(v: &[Option<&'a str>]) -> Vec<Option<&'a str>> {
+        v.to_vec()
     }
 
     #[test]

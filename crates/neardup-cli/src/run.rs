@@ -172,7 +172,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let (mut docs, mut prepared) = read_and_shingle(args, &input, mode, &pipeline, &bars)?;
     let read_time = read_start.elapsed();
     if let Some(keep_by) = &keep_by {
-        let values: Vec<Option<String>> = docs.records.iter().map(|r| r.key.clone()).collect();
+        let values: Vec<Option<&str>> = docs.keys.iter().map(Option::as_deref).collect();
         let ranks = keep_by.ranks(&values);
         if ranks.missing == values.len() as u64 && !values.is_empty() {
             return Err(BadRecord(format!(
@@ -196,7 +196,10 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         pipeline.sketch(&mut prepared);
     }
     if let Some(path) = &args.skipped {
-        write_skipped(path, &docs.all_skipped(&prepared.corpus))?;
+        let mut out = open_output(Some(path))?;
+        docs.write_skipped(&prepared.corpus, &mut out)?;
+        out.flush()
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let mut summary = Summary::default();
     // Writes the report if asked, with what is common to every mode plus `add`.
@@ -253,7 +256,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             }
             let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
             let empty = stats.empty;
-            let skipped = docs.skipped.len() as u64 + empty;
+            let skipped = docs.skipped_count() + empty;
             report(&stats, &|data| {
                 report_run::add_clusters(data, &clusters, &docs, skipped)
             })?;
@@ -327,9 +330,15 @@ fn read_and_shingle(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<String>>(4);
     std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
-            Documents::read_batches(input, mode == Mode::Dedup, bars, READ_BATCH, |b| {
-                tx.send(b).context("shingling stopped")
-            })
+            let list_skipped = args.skipped.is_some();
+            Documents::read_batches(
+                input,
+                mode == Mode::Dedup,
+                list_skipped,
+                bars,
+                READ_BATCH,
+                |b| tx.send(b).context("shingling stopped"),
+            )
         });
         let mut preparer = pipeline.preparer();
         let mut texts = Vec::new();
@@ -355,17 +364,6 @@ fn read_and_shingle(
         docs.texts = texts;
         Ok((docs, preparer.finish()))
     })
-}
-
-/// The skipped list: one JSON object per skipped record.
-fn write_skipped(path: &std::path::Path, skipped: &[crate::input::SkippedRecord]) -> Result<()> {
-    let mut out = open_output(Some(path))?;
-    for s in skipped {
-        serde_json::to_writer(&mut out, s)?;
-        out.write_all(b"\n")?;
-    }
-    out.flush()?;
-    Ok(())
 }
 
 /// The command's name, for the report's title.
@@ -428,10 +426,10 @@ fn write_survivors(
         ),
         other => other?,
     };
-    for (doc, record) in docs.records.iter().enumerate() {
+    for (doc, &removed) in removed.iter().enumerate() {
         // Empty documents are skipped, not kept: they are reported, not written.
-        if !removed[doc] && corpus.skip_reason(doc as u32).is_none() {
-            writer.write(record)?;
+        if !removed && corpus.skip_reason(doc as u32).is_none() {
+            writer.write(&docs.record(doc as u32))?;
         }
     }
     writer.finish()?;
@@ -467,17 +465,18 @@ fn write_removed(path: &Path, docs: &Documents, clusters: &[Cluster]) -> Result<
     removed.sort_unstable_by_key(|r| r.0);
     let mut out = open_output(Some(path))?;
     for (doc, kept, similarity) in removed {
-        let record = &docs.records[doc as usize];
-        let raw = record.raw.strip_suffix(b"\n").unwrap_or(&record.raw);
+        let place = docs.places[doc as usize];
+        let whole = docs.raw(doc);
+        let raw = whole.strip_suffix(b"\n").unwrap_or(whole);
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let line = RemovedRecord {
             id: &docs.ids[doc as usize],
             duplicate_of: &docs.ids[kept as usize],
             jaccard: crate::output::round(similarity.jaccard),
             estimate: crate::output::round(similarity.estimate),
-            source: &record.location.source,
-            line: record.location.line,
-            record: (!record.raw.is_empty()).then(|| String::from_utf8_lossy(raw)),
+            source: docs.source_of(doc),
+            line: place.line,
+            record: (!whole.is_empty()).then(|| String::from_utf8_lossy(raw)),
         };
         serde_json::to_writer(&mut out, &line)?;
         out.write_all(b"\n")?;

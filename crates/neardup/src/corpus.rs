@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use xxhash_rust::xxh3::xxh3_128_with_seed;
+use std::collections::HashMap;
 
 use crate::family::Family;
 use crate::lsh::BandPlan;
@@ -79,6 +79,8 @@ impl FamilySketches {
 pub struct CorpusBuilder {
     shingler: Shingler,
     corpus: Corpus,
+    /// The 128-bit hash of each distinct non-empty set added, and its first document.
+    seen: HashMap<u128, u32, foldhash::fast::FixedState>,
 }
 
 impl CorpusBuilder {
@@ -90,40 +92,72 @@ impl CorpusBuilder {
                 offsets: vec![0],
                 ..Corpus::default()
             },
+            seen: HashMap::default(),
         }
     }
 
     /// Shingles a batch of texts in parallel and appends them, in order.
+    ///
+    /// A set identical to an earlier document's is not stored again: the document is
+    /// recorded as a copy of that one (its representative), so a corpus of many copies
+    /// holds one set, whatever the number of copies.
     pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) {
         // Per parallel task, its documents' sets back to back: one buffer per task, not
         // one allocation per document.
         const TASK: usize = 256;
-        let parts: Vec<(Vec<u64>, Vec<usize>, u64, u64)> = texts
+        struct Part {
+            flat: Vec<u64>,
+            /// Each document's set length and hash.
+            sets: Vec<(usize, u128)>,
+            truncated: u64,
+            short: u64,
+        }
+        let parts: Vec<Part> = texts
             .par_chunks(TASK)
             .map_init(Vec::new, |buf, chunk| {
-                let mut flat = Vec::new();
-                let mut lens = Vec::with_capacity(chunk.len());
-                let (mut truncated, mut short) = (0, 0);
+                let mut part = Part {
+                    flat: Vec::new(),
+                    sets: Vec::with_capacity(chunk.len()),
+                    truncated: 0,
+                    short: 0,
+                };
                 for t in chunk {
                     let info = self.shingler.shingle_info(t.as_ref(), buf);
-                    truncated += info.truncated as u64;
-                    short += info.short as u64;
-                    flat.extend_from_slice(buf);
-                    lens.push(buf.len());
+                    part.truncated += info.truncated as u64;
+                    part.short += info.short as u64;
+                    part.flat.extend_from_slice(buf);
+                    part.sets.push((buf.len(), set_hash(buf)));
                 }
-                (flat, lens, truncated, short)
+                part
             })
             .collect();
         let c = &mut self.corpus;
-        for (flat, lens, truncated, short) in parts {
-            c.hashes.extend_from_slice(&flat);
-            let mut end = *c.offsets.last().unwrap_or(&0);
-            for len in lens {
-                end += len;
-                c.offsets.push(end);
+        for part in parts {
+            let mut start = 0;
+            for (len, hash) in part.sets {
+                let set = &part.flat[start..start + len];
+                start += len;
+                let doc = c.rep.len() as u32;
+                c.total += len as u64;
+                // A 128-bit collision is not a reason to merge: the sets are compared.
+                let first = (len > 0)
+                    .then(|| self.seen.get(&hash).copied())
+                    .flatten()
+                    .filter(|&f| c.set(f) == set);
+                match first {
+                    Some(f) => c.rep.push(f),
+                    None => {
+                        if len > 0 {
+                            self.seen.entry(hash).or_insert(doc);
+                        }
+                        c.hashes.extend_from_slice(set);
+                        c.rep.push(doc);
+                    }
+                }
+                c.offsets.push(c.hashes.len());
             }
-            c.truncated += truncated;
-            c.short += short;
+            c.truncated += part.truncated;
+            c.short += part.short;
         }
         c.lengths.extend(texts.iter().map(|t| t.as_ref().len()));
     }
@@ -138,11 +172,19 @@ impl CorpusBuilder {
         self.corpus.is_empty()
     }
 
-    /// The corpus, with its groups of identical sets found.
-    pub fn finish(mut self) -> Corpus {
-        self.corpus.rep = self.corpus.group_identical();
+    /// The corpus, with its groups of identical sets.
+    pub fn finish(self) -> Corpus {
         self.corpus
     }
+}
+
+/// The 128-bit hash that groups identical sets.
+fn set_hash(set: &[u64]) -> u128 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::with_seed(SET_SEED);
+    for h in set {
+        hasher.update(&h.to_le_bytes());
+    }
+    hasher.digest128()
 }
 
 /// Shingle sets (sorted, deduplicated) of all documents, stored back to back, with the
@@ -152,8 +194,11 @@ pub struct Corpus {
     offsets: Vec<usize>,
     hashes: Vec<u64>,
     lengths: Vec<usize>,
-    /// The representative (first document) of each document's group of identical sets.
+    /// The representative (first document) of each document's group of identical sets;
+    /// a copy's own range in `hashes` is empty: its set is its representative's.
     rep: Vec<u32>,
+    /// Shingles summed over all documents, copies included.
+    total: u64,
     families: Vec<FamilySketches>,
     truncated: u64,
     short: u64,
@@ -166,31 +211,6 @@ impl Corpus {
         let mut builder = CorpusBuilder::new(*shingler);
         builder.add(texts);
         builder.finish()
-    }
-
-    /// The exact-duplicate pre-pass: a 128-bit hash of each set, sorted, so identical sets
-    /// fall together; each group's first document represents it.
-    fn group_identical(&self) -> Vec<u32> {
-        let n = self.len();
-        let mut keyed: Vec<(u128, u32)> = (0..n as u32)
-            .into_par_iter()
-            .map(|d| {
-                let bytes: Vec<u8> = self.set(d).iter().flat_map(|h| h.to_le_bytes()).collect();
-                (xxh3_128_with_seed(&bytes, SET_SEED), d)
-            })
-            .collect();
-        keyed.par_sort_unstable();
-        let mut rep: Vec<u32> = (0..n as u32).collect();
-        for group in keyed.chunk_by(|x, y| x.0 == y.0) {
-            let first = group[0].1;
-            for &(_, d) in &group[1..] {
-                // A 128-bit collision is not a reason to merge: confirm the sets are equal.
-                if self.set(d) == self.set(first) {
-                    rep[d as usize] = first;
-                }
-            }
-        }
-        rep
     }
 
     /// Sketches every representative with the family its size belongs to, in parallel,
@@ -258,7 +278,7 @@ impl Corpus {
 
     /// The shingle set of a document: sorted, deduplicated.
     pub fn set(&self, doc: u32) -> &[u64] {
-        let d = doc as usize;
+        let d = self.rep[doc as usize] as usize;
         &self.hashes[self.offsets[d]..self.offsets[d + 1]]
     }
 
@@ -368,7 +388,7 @@ impl Corpus {
 
     /// Total number of distinct shingles, summed over documents.
     pub fn total_shingles(&self) -> u64 {
-        self.hashes.len() as u64
+        self.total
     }
 
     /// All shingle sets, for the exact join.
@@ -379,6 +399,34 @@ impl Corpus {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn copies_store_no_set_of_their_own() {
+        let mut b = CorpusBuilder::new(Shingler::default());
+        let texts = vec!["the same listing, twice and more"; 1000];
+        b.add(&texts);
+        b.add(&[
+            "The same listing,  twice and more",
+            "",
+            "something else entirely",
+        ]);
+        let c = b.finish();
+        let one = c.set(0).len();
+        assert_eq!(
+            c.hashes.len(),
+            one + c.set(1002).len(),
+            "one set per distinct text"
+        );
+        assert_eq!(c.representative(999), 0);
+        assert_eq!(c.representative(1000), 0, "identical after normalization");
+        assert_eq!(c.set(1000), c.set(0));
+        assert_eq!(c.representative(1001), 1001);
+        assert_eq!(c.skip_reason(1001), Some(SkipReason::Empty));
+        assert_eq!(c.representative(1002), 1002);
+        assert_eq!(c.total_shingles(), (1001 * one + c.set(1002).len()) as u64);
+        assert_eq!(c.identical_copies(), 1000);
+    }
+
     use super::*;
     use crate::family::{families, SketchKind};
     use crate::shingle::ShingleKind;
