@@ -207,9 +207,10 @@ pub struct MatchArgs {
     /// MinHash signature length K.
     #[arg(long, default_value_t = 128, value_name = "K")]
     pub num_perm: usize,
-    /// MinHash sketch: one-permutation hashing (classic below 64 shingles), or classic.
-    #[arg(long, value_enum, default_value_t = SketchArg::Oph)]
-    pub sketch: SketchArg,
+    /// MinHash sketch: one-permutation hashing (classic below 64 shingles), or classic
+    /// [default: oph].
+    #[arg(long, value_enum)]
+    pub sketch: Option<SketchArg>,
     /// Seed of the MinHash permutations.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

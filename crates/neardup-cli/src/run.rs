@@ -45,7 +45,7 @@ pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config>
         .seed(m.seed)
         .max_shingles(m.max_shingles)
         .neighbours(!m.no_neighbours)
-        .sketch(match m.sketch {
+        .sketch(match m.sketch.unwrap_or(SketchArg::Oph) {
             SketchArg::Oph => SketchKind::OnePermutation,
             SketchArg::Classic => SketchKind::Classic,
         })

@@ -51,6 +51,16 @@ fn looks_like_path(arg: &str) -> bool {
 }
 
 pub fn run(args: &SimArgs) -> Result<String> {
+    // The estimate always comes from the classic sketch of the two whole sets, and there
+    // is no corpus to look beyond the buckets of.
+    if args.matching.sketch.is_some() {
+        usage!(
+            "--sketch does not apply to sim: its estimate is the classic MinHash of the two sets"
+        );
+    }
+    if args.matching.no_neighbours {
+        usage!("--no-neighbours does not apply to sim: it compares two texts, not a corpus");
+    }
     let config = config(&args.matching, VerifyArg::Exact, KeepArg::First)?;
     let (a, b) = (text_of(&args.a, args.text)?, text_of(&args.b, args.text)?);
     let sh = config.shingler();

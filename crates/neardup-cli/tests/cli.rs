@@ -1005,6 +1005,8 @@ fn options_that_do_not_apply_are_refused() {
             "x",
         ],
         &["eval", "cli/stories.txt", "--allow-unknown-labels"],
+        &["sim", "a b c", "a b d", "--sketch", "classic"],
+        &["sim", "a b c", "a b d", "--no-neighbours"],
     ];
     for args in refused {
         let o = neardup(args);
