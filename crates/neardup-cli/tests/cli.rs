@@ -1699,3 +1699,103 @@ fn report_counts_identical_copies_and_diffs_unspaced_text_by_character() {
     );
     assert!(!html.contains("estimate –"));
 }
+
+// ---- accounting (issue 10) ----
+
+/// A small deterministic generator for the accounting corpora.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+}
+
+#[test]
+fn every_line_is_kept_removed_or_skipped_exactly_once() {
+    let texts = [
+        "red bike for sale, barely used, with lights and a bell",
+        "blue car, one owner, full service history, new tyres",
+        "sunny flat near the park with a balcony and a new kitchen",
+    ];
+    for seed in 1..=12u64 {
+        let mut rng = Lcg(seed);
+        let n = 40 + (rng.next() % 60) as usize;
+        let mut input = String::new();
+        for line in 1..=n {
+            let text = texts[(rng.next() % 3) as usize];
+            let row = match rng.next() % 10 {
+                0 => String::new(),                                            // blank: skipped
+                1 => format!("{{\"id\": {line}, \"text\": "),                  // malformed: skipped
+                2 => format!("{{\"id\": {line}, \"text\": \"\"}}"),            // empty: skipped
+                3 => format!("{{\"id\": {line}}}"),                            // no text: skipped
+                4 | 5 => format!("{{\"id\": {line}, \"text\": \"{text}!\"}}"), // near copy
+                _ => format!(
+                    "{{\"id\": {line}, \"text\": \"{text} {}\"}}",
+                    rng.next() % 3
+                ),
+            };
+            input.push_str(&row);
+            input.push('\n');
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        std::fs::write(&path, &input).unwrap();
+        let (out, removed, skipped) = (
+            dir.path().join("out.jsonl"),
+            dir.path().join("removed.jsonl"),
+            dir.path().join("skipped.jsonl"),
+        );
+        let o = neardup(&[
+            "dedup",
+            path.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--removed",
+            removed.to_str().unwrap(),
+            "--skipped",
+            skipped.to_str().unwrap(),
+            "-t",
+            "0.7",
+        ]);
+        assert!(o.status.success(), "seed {seed}: {}", stderr(&o));
+        let mut seen = vec![0u32; n + 1];
+        let kept_text = std::fs::read_to_string(&out).unwrap();
+        for line in kept_text.lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let l = v["id"].as_u64().unwrap() as usize;
+            // Byte for byte: the kept line is the input's line.
+            assert_eq!(input.lines().nth(l - 1).unwrap(), line, "seed {seed}");
+            seen[l] += 1;
+        }
+        let read = |p: &Path| json_lines(&std::fs::read_to_string(p).unwrap());
+        let removed_lines = read(&removed);
+        let skipped_lines = read(&skipped);
+        for v in removed_lines.iter().chain(&skipped_lines) {
+            seen[v["line"].as_u64().unwrap() as usize] += 1;
+        }
+        assert!(
+            seen[1..].iter().all(|&c| c == 1),
+            "seed {seed}: every line accounted for once: {seen:?}"
+        );
+        // The summary's counts add up to the same.
+        let (read_n, kept, removed_n, skipped_n) = accounting(&stderr(&o));
+        assert_eq!(read_n, n as u64, "seed {seed}");
+        assert_eq!(kept, kept_text.lines().count() as u64);
+        assert_eq!(removed_n, removed_lines.len() as u64);
+        assert_eq!(skipped_n, skipped_lines.len() as u64);
+        // The skipped list is in input order.
+        let lines: Vec<u64> = skipped_lines
+            .iter()
+            .map(|v| v["line"].as_u64().unwrap())
+            .collect();
+        assert!(
+            lines.windows(2).all(|w| w[0] < w[1]),
+            "seed {seed}: {lines:?}"
+        );
+    }
+}
