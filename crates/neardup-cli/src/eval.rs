@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use neardup::verify::jaccard;
 use neardup::{Corpus, Pair, Pipeline, Stage, Stats};
 use serde::Serialize;
@@ -166,7 +166,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         report_run::add_pairs(&mut data, &lsh_set, &docs);
         data.counts.push(("exact pairs".into(), exact.len() as u64));
         data.eval = Some(report_metrics(&eval));
-        report_run::write(path, &data)?;
+        report_run::write(path, &data, &args.input.inputs)?;
     }
     if !quiet {
         let mut s = Summary::default();
@@ -382,7 +382,8 @@ impl Run<'_> {
             #[serde(skip_serializing_if = "Option::is_none")]
             jaccard: Option<f64>,
         }
-        let mut out = open_output(Some(path))?;
+        let inputs: Vec<_> = self.docs.inputs.iter().map(|i| i.path.clone()).collect();
+        let mut out = open_output(Some(path), &inputs)?;
         let mut put = |kind, method, a: &str, b: &str, jaccard| -> Result<()> {
             let line = Line {
                 kind,
@@ -428,9 +429,7 @@ impl Run<'_> {
                 }
             }
         }
-        out.flush()
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(())
+        crate::output::finish(out)
     }
 }
 

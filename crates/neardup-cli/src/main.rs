@@ -30,6 +30,7 @@ const EXIT_IO: u8 = 4;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    clean_up_on_signals();
     let threads = match &cli.command {
         Command::Pairs(a) | Command::Clusters(a) | Command::Dedup(a) => a.runtime.threads,
         Command::Eval(a) => a.runtime.threads,
@@ -61,6 +62,26 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// On SIGINT or SIGTERM: deletes the temporary files and directories of outputs not yet
+/// in place (the targets stay as they were), then exits with 128 + the signal's number
+/// (130, 143), as a shell reports a process killed by it.
+#[cfg(unix)]
+fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            neardup_io::abandon_outputs();
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
+#[cfg(not(unix))]
+fn clean_up_on_signals() {}
 
 fn print(s: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();

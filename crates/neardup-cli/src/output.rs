@@ -1,28 +1,40 @@
 //! JSON lines for pairs and clusters.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use neardup::{Cluster, Pair, PairSet};
+use neardup_io::{OutputFile, OutputOptions};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::input::DocId;
 
-/// Output buffer: large writes for outputs of millions of lines.
-const OUT_BUFFER: usize = 1 << 20;
+/// Opens an output (`None` or `-` is standard output) with
+/// [`neardup_io::OutputFile::create`]: a device or FIFO is written in place, a regular
+/// file through a temporary file renamed by [`finish`], a `.gz` name compressed, and an
+/// output that is one of `inputs` (by device and inode) refused. The refusals are usage
+/// errors (exit code 2). Call [`finish`] when done, or nothing replaces the target.
+pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<OutputFile> {
+    let path = path.unwrap_or(Path::new("-"));
+    let options = OutputOptions::new().refuse_inputs(inputs);
+    match OutputFile::create(path, &options) {
+        Ok(out) => Ok(out),
+        Err(
+            e @ (neardup_io::Error::OutputIsInput { .. }
+            | neardup_io::Error::OutputIsDirectory { .. }
+            | neardup_io::Error::DanglingSymlink { .. }
+            | neardup_io::Error::UnsupportedOutput { .. }),
+        ) => Err(crate::usage::Usage(e.to_string()).into()),
+        Err(e) => Err(e.into()),
+    }
+}
 
-/// Standard output, or a file, buffered.
-pub fn open_output(path: Option<&Path>) -> Result<Box<dyn Write>> {
-    Ok(match path {
-        Some(p) if p != Path::new("-") => Box::new(BufWriter::with_capacity(
-            OUT_BUFFER,
-            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        )),
-        _ => Box::new(BufWriter::with_capacity(OUT_BUFFER, io::stdout().lock())),
-    })
+/// Finishes an output from [`open_output`]: the error, if any, names the target.
+pub fn finish(out: OutputFile) -> Result<()> {
+    out.finish()?;
+    Ok(())
 }
 
 /// Similarities are printed to 6 decimals: rounding is monotone, so a value ≥ t stays ≥ t.

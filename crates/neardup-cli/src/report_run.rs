@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use neardup::{Cluster, Config, Pair, PairSet, Stats};
 
 use crate::input::Documents;
@@ -197,7 +197,9 @@ pub fn add_clusters(data: &mut ReportData, clusters: &[Cluster], docs: &Document
 }
 
 /// Writes the report.
-pub fn write(path: &Path, data: &ReportData) -> Result<()> {
-    std::fs::write(path, report::render(data))
-        .with_context(|| format!("cannot write the report {}", path.display()))
+pub fn write(path: &Path, data: &ReportData, inputs: &[std::path::PathBuf]) -> Result<()> {
+    let mut out = crate::output::open_output(Some(path), inputs)?;
+    std::io::Write::write_all(&mut out, report::render(data).as_bytes())
+        .map_err(|e| out.error(e))?;
+    crate::output::finish(out)
 }

@@ -16,7 +16,7 @@ use crate::args::{
 };
 use crate::input::{BadRecord, DocId, Documents};
 use crate::keep_by::KeepBy;
-use crate::output::{open_output, write_clusters, write_pairs, OutputFormat};
+use crate::output::{finish, open_output, write_clusters, write_pairs, OutputFormat};
 use crate::progress::Bars;
 use crate::report_run;
 use crate::summary::{self, secs, thousands, Summary};
@@ -196,10 +196,10 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         pipeline.sketch(&mut prepared);
     }
     if let Some(path) = &args.skipped {
-        let mut out = open_output(Some(path))?;
-        docs.write_skipped(&prepared.corpus, &mut out)?;
-        out.flush()
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        let mut out = open_output(Some(path), &args.input.inputs)?;
+        docs.write_skipped(&prepared.corpus, &mut out)
+            .with_context(|| format!("cannot write the skipped list {}", path.display()))?;
+        finish(out)?;
     }
     let mut summary = Summary::default();
     // Writes the report if asked, with what is common to every mode plus `add`.
@@ -217,7 +217,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                     read_time,
                 );
                 add(&mut data);
-                report_run::write(path, &data)?;
+                report_run::write(path, &data, &args.input.inputs)?;
                 report_time.set(Some(start.elapsed()));
             }
             Ok(())
@@ -231,8 +231,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 pipeline.pair_set(&prepared)
             };
             write_start = Instant::now();
-            let mut out = open_output(args.output.as_deref())?;
-            write_pairs(&mut out, &pairs, &docs.ids, format)?;
+            let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
+            write_pairs(&mut out, &pairs, &docs.ids, format).map_err(|e| out.error(e))?;
+            finish(out)?;
             let line = format!(
                 "{} pairs among {} documents",
                 thousands(pairs.len()),
@@ -249,14 +250,20 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             };
             write_start = Instant::now();
             if mode == Mode::Clusters {
-                let mut out = open_output(args.output.as_deref())?;
-                write_clusters(&mut out, &clusters, &docs.ids, format)?;
-            } else {
-                write_survivors(&docs, &clusters, &prepared.corpus, args)?;
+                let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
+                write_clusters(&mut out, &clusters, &docs.ids, format).map_err(|e| out.error(e))?;
+                finish(out)?;
             }
             let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
             let empty = stats.empty;
             let skipped = docs.skipped_count() + empty;
+            if mode == Mode::Dedup {
+                let written = write_survivors(&docs, &clusters, &prepared.corpus, args)?;
+                let kept = docs.read_count() - removed as u64 - skipped;
+                if written != kept {
+                    bail!("dedup wrote {written} records but counts {kept} as kept");
+                }
+            }
             report(&stats, &|data| {
                 report_run::add_clusters(data, &clusters, &docs, skipped)
             })?;
@@ -375,13 +382,14 @@ fn name(mode: Mode) -> &'static str {
     }
 }
 
-/// Writes every document that is neither removed nor skipped, in input order.
+/// Writes every document that is neither removed nor skipped, in input order; returns
+/// how many were written.
 fn write_survivors(
     docs: &Documents,
     clusters: &[Cluster],
     corpus: &Corpus,
     args: &RunArgs,
-) -> Result<()> {
+) -> Result<u64> {
     let first = docs.inputs.first().context("no input")?;
     for other in &docs.inputs[1..] {
         if other.format != first.format {
@@ -415,28 +423,37 @@ fn write_survivors(
         .as_deref()
         .filter(|p| *p != std::path::Path::new("-"));
     let header = first.header.as_deref();
-    let created = if args.force {
-        DedupWriter::create_replacing(output, first.format, header)
-    } else {
-        DedupWriter::create(output, first.format, header)
-    };
-    let mut writer = match created {
+    let options = neardup_io::OutputOptions::new()
+        .refuse_inputs(&args.input.inputs)
+        .replace_directory(args.force);
+    let mut writer = match DedupWriter::create_with_options(output, first.format, header, &options)
+    {
         Err(neardup_io::Error::OutputDirNotEmpty { path }) => usage!(
             "output directory {path} exists and is not empty; --force replaces it, or name a new directory"
         ),
+        Err(
+            e @ (neardup_io::Error::OutputIsInput { .. }
+            | neardup_io::Error::OutputIsDirectory { .. }
+            | neardup_io::Error::DanglingSymlink { .. }
+            | neardup_io::Error::UnsupportedOutput { .. }),
+        ) => usage!("{e}"),
         other => other?,
     };
+    // Several directories: one subfolder per root, so equal relative paths stay apart.
+    let roots: Vec<&Path> = docs.inputs.iter().map(|i| i.path.as_path()).collect();
+    writer = writer.with_roots(&roots);
     for (doc, &removed) in removed.iter().enumerate() {
         // Empty documents are skipped, not kept: they are reported, not written.
         if !removed && corpus.skip_reason(doc as u32).is_none() {
             writer.write(&docs.record(doc as u32))?;
         }
     }
+    let written = writer.written();
     writer.finish()?;
     if let Some(path) = &args.removed {
-        write_removed(path, docs, clusters)?;
+        write_removed(path, docs, clusters, &args.input.inputs)?;
     }
-    Ok(())
+    Ok(written)
 }
 
 /// One removed record of `dedup --removed`.
@@ -457,13 +474,18 @@ struct RemovedRecord<'a> {
 }
 
 /// `dedup --removed`: every removed record, in input order, with the record it duplicates.
-fn write_removed(path: &Path, docs: &Documents, clusters: &[Cluster]) -> Result<()> {
+fn write_removed(
+    path: &Path,
+    docs: &Documents,
+    clusters: &[Cluster],
+    inputs: &[std::path::PathBuf],
+) -> Result<()> {
     let mut removed: Vec<(u32, u32, neardup::Similarity)> = clusters
         .iter()
         .flat_map(|c| c.duplicates.iter().map(|d| (d.doc, c.kept, d.similarity)))
         .collect();
     removed.sort_unstable_by_key(|r| r.0);
-    let mut out = open_output(Some(path))?;
+    let mut out = open_output(Some(path), inputs)?;
     for (doc, kept, similarity) in removed {
         let place = docs.places[doc as usize];
         let whole = docs.raw(doc);
@@ -478,10 +500,10 @@ fn write_removed(path: &Path, docs: &Documents, clusters: &[Cluster]) -> Result<
             line: place.line,
             record: (!whole.is_empty()).then(|| String::from_utf8_lossy(raw)),
         };
-        serde_json::to_writer(&mut out, &line)?;
-        out.write_all(b"\n")?;
+        serde_json::to_writer(&mut out, &line)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .map_err(|e| out.error(e))?;
     }
-    out.flush()
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    finish(out)
 }

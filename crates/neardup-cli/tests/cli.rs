@@ -1799,3 +1799,324 @@ fn every_line_is_kept_removed_or_skipped_exactly_once() {
         );
     }
 }
+
+// ---- outputs (issue 10) ----
+
+/// Two near-duplicate records and one other, as JSONL.
+const OUT_JSONL: &str = concat!(
+    "{\"id\": \"a\", \"text\": \"red bike for sale, barely used, with lights\"}\n",
+    "{\"id\": \"b\", \"text\": \"red bike for sale, barely used, with lights!\"}\n",
+    "{\"id\": \"c\", \"text\": \"a completely different story about the sea\"}\n",
+);
+
+/// The names in `dir` that start with `.neardup-`: temporary files or folders left over.
+fn litter(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".neardup-"))
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_special_files_are_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let (dir, input) = temp_file("a.jsonl", OUT_JSONL);
+    let input = input.to_str().unwrap();
+    // A character device (made here, as /dev/null is: 1, 3) stays a device.
+    let dev = dir.path().join("n");
+    let made = std::process::Command::new("mknod")
+        .args([dev.to_str().unwrap(), "c", "1", "3"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        let o = neardup(&["dedup", input, "-o", dev.to_str().unwrap(), "-q"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let t = std::fs::symlink_metadata(&dev).unwrap().file_type();
+        assert!(t.is_char_device(), "the device was replaced: {t:?}");
+    }
+    // A FIFO's reader gets the output.
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let o = neardup(&["dedup", input, "-o", fifo.to_str().unwrap(), "-q"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let got = reader.join().unwrap();
+    assert_eq!(String::from_utf8(got).unwrap().lines().count(), 2);
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    // A link to a file: the file is replaced, the link stays a link.
+    let real = dir.path().join("real.jsonl");
+    std::fs::write(&real, "old\n").unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink("real.jsonl", &link).unwrap();
+    let o = neardup(&["dedup", input, "-o", link.to_str().unwrap(), "-q"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap().lines().count(), 2);
+    // pairs and --skipped go through the same opener.
+    let o = neardup(&[
+        "pairs",
+        input,
+        "-o",
+        link.to_str().unwrap(),
+        "--skipped",
+        "/dev/null",
+        "-q",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .contains("\"a\":\"a\""));
+    // A dangling link is an error, and is left as it is.
+    let dangling = dir.path().join("dangling.jsonl");
+    std::os::unix::fs::symlink("nowhere/x.jsonl", &dangling).unwrap();
+    let o = neardup(&["dedup", input, "-o", dangling.to_str().unwrap(), "-q"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("dangling"), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&dangling)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    // Another name for the input (a hard link) is refused, by device and inode.
+    let hard = dir.path().join("hard.jsonl");
+    std::fs::hard_link(input, &hard).unwrap();
+    for flag in ["-o", "--removed"] {
+        let o = neardup(&["dedup", input, flag, hard.to_str().unwrap(), "-q"]);
+        assert_eq!(code(&o), 2, "{flag}: {}", stderr(&o));
+        assert!(stderr(&o).contains("refusing"), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_to_string(input).unwrap(), OUT_JSONL);
+    assert!(litter(dir.path()).is_empty(), "{:?}", litter(dir.path()));
+}
+
+#[test]
+fn outputs_several_directories_keep_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for (root, text) in [
+        ("dA", "the first story about a red bike and its owner"),
+        ("dB", "another tale entirely, of ships and of the sea"),
+    ] {
+        std::fs::create_dir_all(dir.path().join(root)).unwrap();
+        std::fs::write(dir.path().join(root).join("x.txt"), text).unwrap();
+    }
+    let out = dir.path().join("out");
+    let o = Command::cargo_bin("neardup")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["dedup", "dA", "dB", "-o", "out"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("kept 2 "), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(out.join("dA/x.txt")).unwrap(),
+        "the first story about a red bike and its owner"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("dB/x.txt")).unwrap(),
+        "another tale entirely, of ships and of the sea"
+    );
+    // The same root twice: told apart, still every file.
+    let o = Command::cargo_bin("neardup")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["dedup", "dA", "./dA", "-o", "out2", "-t", "0.99"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // Identical files: one kept, one removed; the kept one is where the summary says.
+    assert!(stderr(&o).contains("kept 1 "), "{}", stderr(&o));
+    assert!(dir.path().join("out2/dA/x.txt").is_file());
+    assert!(!dir.path().join("out2/dA-2").exists());
+    // One root keeps the flat layout.
+    let o = Command::cargo_bin("neardup")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["dedup", "dA", "-o", "out3"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(dir.path().join("out3/x.txt").is_file());
+}
+
+#[test]
+fn outputs_gz_names_are_compressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("x.jsonl.gz");
+    std::fs::write(&input, gzip_bytes(OUT_JSONL.as_bytes())).unwrap();
+    let out = dir.path().join("y.jsonl.gz");
+    let o = neardup(&[
+        "dedup",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[..2], [0x1f, 0x8b], "not gzip");
+    // neardup reads its own output back: 2 records.
+    let o = neardup(&["clusters", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("read 2 "), "{}", stderr(&o));
+    let pairs = dir.path().join("p.jsonl.gz");
+    let o = neardup(&[
+        "pairs",
+        input.to_str().unwrap(),
+        "-o",
+        pairs.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(&std::fs::read(&pairs).unwrap()[..2], [0x1f, 0x8b]);
+}
+
+/// `bytes` compressed by the `gzip` command (the CLI's tests do not depend on flate2).
+fn gzip_bytes(bytes: &[u8]) -> Vec<u8> {
+    let o = std::process::Command::new("gzip")
+        .arg("-c")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(bytes)?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(o.status.success());
+    o.stdout
+}
+
+#[test]
+fn outputs_closed_stdin_is_an_error() {
+    let bin = assert_cmd::cargo::cargo_bin("neardup");
+    let o = std::process::Command::new("sh")
+        .args(["-c", "exec \"$0\" pairs - <&-"])
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot read standard input"),
+        "{}",
+        stderr(&o)
+    );
+    // An empty standard input is no error.
+    let o = std::process::Command::new(&bin)
+        .args(["pairs", "-", "-q"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+fn outputs_trailing_bytes_after_gzip_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("x.jsonl.gz");
+    let mut bytes = gzip_bytes(OUT_JSONL.as_bytes());
+    let n = bytes.len();
+    bytes.extend_from_slice(b"garbage");
+    std::fs::write(&input, &bytes).unwrap();
+    let o = neardup(&["pairs", input.to_str().unwrap(), "-q"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("trailing bytes after the gzip stream at byte {n}")),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn outputs_lone_surrogate_id_is_kept_lossily() {
+    let (_d, path) = temp_file(
+        "s.jsonl",
+        concat!(
+            "{\"id\": \"x\\ud800y\", \"text\": \"red bike for sale, barely used, with lights\"}\n",
+            "{\"id\": \"b\", \"text\": \"red bike for sale, barely used, with lights!\"}\n",
+        ),
+    );
+    let o = neardup(&["pairs", path.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&stdout(&o));
+    assert_eq!(lines[0]["a"], "x\u{FFFD}y", "{}", stdout(&o));
+    assert!(stderr(&o).contains("decoded lossily"), "{}", stderr(&o));
+}
+
+/// Starts `neardup pairs` on 2,000 identical documents (2 million pairs, ~70 MB of
+/// output) into `out`, waits until its temporary file appears, sends `signal`, and
+/// checks that it exits with `code`, leaves no temporary file, and `out` is unchanged.
+#[cfg(unix)]
+fn interrupted_write_leaves_nothing(signal: &str, expected: i32) {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.txt");
+    std::fs::write(
+        &input,
+        "the same sentence about a red bike, again and again\n".repeat(2000),
+    )
+    .unwrap();
+    let out = dir.path().join("out.jsonl");
+    std::fs::write(&out, "old\n").unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
+        .args([
+            "pairs",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while litter(dir.path()).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no temporary file"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("finished before the signal: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let killed = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(expected), "{status}");
+    assert!(litter(dir.path()).is_empty(), "{:?}", litter(dir.path()));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_sigterm_while_writing_removes_the_temporary_file() {
+    interrupted_write_leaves_nothing("-TERM", 143);
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_sigint_while_writing_removes_the_temporary_file() {
+    interrupted_write_leaves_nothing("-INT", 130);
+}

@@ -5,10 +5,13 @@
 //! of an input without a final newline) gets a `\n` before the next record is written,
 //! never at the very end, so writing every record back reproduces the input exactly.
 //!
-//! A file is written to a temporary file in the same directory and renamed over the
-//! target by [`DedupWriter::finish`]; if the writer is dropped without `finish` (an error,
-//! an interrupt), the target is left as it was. The file gets the target's permissions
-//! if the target exists, otherwise the usual ones for a new file.
+//! A file output is opened with [`OutputFile::create`], so the rules of
+//! [`OutputFile`] apply: standard output, a character device or a FIFO is written in
+//! place; a regular file (or a link to one) is written to a temporary file beside it and
+//! renamed over it by [`DedupWriter::finish`]; if the writer is dropped without `finish`
+//! (an error, an interrupt), the target is left as it was; a name ending in `.gz` is
+//! gzip-compressed (the input's format, compressed); an input is never overwritten
+//! (with [`OutputOptions::refuse_inputs`]).
 //!
 //! For the dir format the output is a directory: each kept record's file
 //! ([`Record::path`](crate::Record::path), else
@@ -16,18 +19,26 @@
 //! exact relative path when a file name is not UTF-8, which the id shows lossily). The files
 //! are copied into a temporary directory beside the output, which `finish` renames to
 //! the output path; the output must not exist or be an empty directory.
+//!
+//! **Several input roots.** When the records come from more than one directory
+//! ([`DedupWriter::with_roots`]), each root gets its own subfolder, named after the root's
+//! last component (`a/docs` → `docs`; `.` and `..` by the directory they resolve to);
+//! equal names are told apart by a suffix in the order given: `docs`, `docs-2`,
+//! `docs-3`. So `dedup dA dB -o out` writes `out/dA/x.txt` and `out/dB/x.txt`, and two
+//! inputs never write the same file. With one root the layout is `output/<id>`.
 
 use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Component, Path, PathBuf};
 
-use tempfile::{NamedTempFile, TempDir};
+use tempfile::TempDir;
 
 use crate::error::{Error, Result};
 use crate::format::Format;
+use crate::output::{parent_dir, registry, OutputFile, OutputOptions, Registered};
 use crate::record::Record;
 
-/// Buffer size for the output.
+/// Buffer size for the output of [`DedupWriter::from_writer`].
 const BUF_SIZE: usize = 64 * 1024;
 
 /// Writes deduplicated output. Create it, [`write`](DedupWriter::write) each kept
@@ -67,21 +78,23 @@ pub struct DedupWriter {
 
 /// Where the output goes.
 enum Target {
-    Stdout(BufWriter<io::Stdout>),
+    /// Standard output or a file, as [`OutputFile`] opens it.
+    Output(Box<OutputFile>),
     /// Any writer given to [`DedupWriter::from_writer`]; errors name it `name`.
     Writer {
         out: BufWriter<Box<dyn Write + Send>>,
         name: String,
     },
-    File {
-        out: BufWriter<NamedTempFile>,
-        path: PathBuf,
-    },
     Dir {
         staging: TempDir,
+        _registered: Registered,
         path: PathBuf,
         /// Replace a non-empty directory at `path` on finish.
         replace: bool,
+        /// Subfolders per input root (see [`DedupWriter::with_roots`]): the roots, the
+        /// folder of each, and the root of the last record written.
+        roots: Vec<(PathBuf, PathBuf)>,
+        current: usize,
     },
 }
 
@@ -97,7 +110,7 @@ impl DedupWriter {
     /// directory; [`Error::Write`] if the temporary file or directory cannot be created
     /// or the header cannot be written; [`Error::BrokenPipe`] if standard output is closed.
     pub fn create(output: Option<&Path>, format: Format, header: Option<&[u8]>) -> Result<Self> {
-        Self::create_with(output, format, header, false)
+        Self::create_with_options(output, format, header, &OutputOptions::new())
     }
 
     /// [`DedupWriter::create`], except that for the dir format an existing output
@@ -114,21 +127,34 @@ impl DedupWriter {
         format: Format,
         header: Option<&[u8]>,
     ) -> Result<Self> {
-        Self::create_with(output, format, header, true)
+        Self::create_with_options(
+            output,
+            format,
+            header,
+            &OutputOptions::new().replace_directory(true),
+        )
     }
 
-    fn create_with(
+    /// [`DedupWriter::create`] with the checks and choices of `options`: the inputs it
+    /// must not overwrite ([`Error::OutputIsInput`]), gzip or not (by default a name
+    /// ending in `.gz` is compressed), and for the dir format whether an existing
+    /// directory is replaced ([`OutputOptions::replace_directory`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`DedupWriter::create`] and [`OutputFile::create`].
+    pub fn create_with_options(
         output: Option<&Path>,
         format: Format,
         header: Option<&[u8]>,
-        replace: bool,
+        options: &OutputOptions,
     ) -> Result<Self> {
         let output = output.filter(|p| *p != Path::new("-"));
         let target = match (format, output) {
             (Format::Dir, None) => return Err(Error::DirNeedsOutput),
-            (Format::Dir, Some(path)) => create_dir_target(path, replace)?,
-            (_, None) => Target::Stdout(BufWriter::with_capacity(BUF_SIZE, io::stdout())),
-            (_, Some(path)) => create_file_target(path)?,
+            (Format::Dir, Some(path)) => create_dir_target(path, options.replace_directory)?,
+            (_, None) => Target::Output(Box::new(OutputFile::create(Path::new("-"), options)?)),
+            (_, Some(path)) => Target::Output(Box::new(OutputFile::create(path, options)?)),
         };
         let mut writer = DedupWriter {
             format,
@@ -206,6 +232,20 @@ impl DedupWriter {
         Ok(writer)
     }
 
+    /// For the dir format: the records come from these input directories, in this
+    /// order, and each root's files go to their own subfolder of the output (named as
+    /// the [module](self) says) when there is more than one root. A record belongs to
+    /// the first root, from the last record's on, whose path and the record's id make
+    /// up the record's path. Without effect for other formats or a single root.
+    pub fn with_roots<P: AsRef<Path>>(mut self, roots: &[P]) -> Self {
+        if let Target::Dir { roots: r, .. } = &mut self.target {
+            if roots.len() > 1 {
+                *r = subfolders(roots);
+            }
+        }
+        self
+    }
+
     /// The format being written.
     pub fn format(&self) -> Format {
         self.format
@@ -225,8 +265,21 @@ impl DedupWriter {
     /// [`Error::UnsafeId`] if the id is not a plain relative path and [`Error::Copy`] if
     /// the file cannot be copied.
     pub fn write(&mut self, record: &Record) -> Result<()> {
-        if let Target::Dir { staging, path, .. } = &self.target {
-            copy_into(staging.path(), path, record)?;
+        if let Target::Dir {
+            staging,
+            path,
+            roots,
+            current,
+            ..
+        } = &mut self.target
+        {
+            if roots.is_empty() {
+                copy_into(staging.path(), path, record)?;
+            } else {
+                *current = root_of(record, roots, *current);
+                let folder = &roots[*current].1;
+                copy_into(&staging.path().join(folder), &path.join(folder), record)?;
+            }
         } else {
             self.write_bytes(&record.raw)?;
         }
@@ -246,8 +299,7 @@ impl DedupWriter {
         };
         let needs_newline = std::mem::replace(&mut self.needs_newline, !ended);
         let result = match &mut self.target {
-            Target::Stdout(out) => write_with_newline(out, needs_newline, bytes),
-            Target::File { out, .. } => write_with_newline(out, needs_newline, bytes),
+            Target::Output(out) => write_with_newline(out, needs_newline, bytes),
             Target::Writer { out, .. } => write_with_newline(out, needs_newline, bytes),
             Target::Dir { .. } => Ok(()),
         };
@@ -256,16 +308,12 @@ impl DedupWriter {
 
     fn write_error(&self, error: io::Error) -> Error {
         match &self.target {
-            Target::Stdout(_) if error.kind() == io::ErrorKind::BrokenPipe => Error::BrokenPipe,
-            Target::Stdout(_) => Error::Write {
-                path: "-".to_string(),
-                error,
-            },
+            Target::Output(out) => out.error(error),
             Target::Writer { name, .. } => Error::Write {
                 path: name.clone(),
                 error,
             },
-            Target::File { path, .. } | Target::Dir { path, .. } => Error::Write {
+            Target::Dir { path, .. } => Error::Write {
                 path: path.display().to_string(),
                 error,
             },
@@ -280,33 +328,19 @@ impl DedupWriter {
     /// target is then left as it was.
     pub fn finish(self) -> Result<()> {
         match self.target {
-            Target::Stdout(mut out) => out.flush().map_err(|error| {
-                if error.kind() == io::ErrorKind::BrokenPipe {
-                    Error::BrokenPipe
-                } else {
-                    Error::Write {
-                        path: "-".to_string(),
-                        error,
-                    }
-                }
-            }),
+            Target::Output(out) => out.finish(),
             Target::Writer { mut out, name } => out
                 .flush()
                 .map_err(|error| Error::Write { path: name, error }),
-            Target::File { out, path } => {
-                let err = |error: io::Error| Error::Write {
-                    path: path.display().to_string(),
-                    error,
-                };
-                let file = out.into_inner().map_err(|e| err(e.into_error()))?;
-                file.persist(&path).map_err(|e| err(e.error))?;
-                Ok(())
-            }
             Target::Dir {
                 staging,
+                _registered,
                 path,
                 replace,
+                ..
             } => {
+                // Under the registry's lock: an interrupt waits for the swap to end.
+                let registry = registry();
                 let err = |error: io::Error| Error::Write {
                     path: path.display().to_string(),
                     error,
@@ -325,6 +359,7 @@ impl DedupWriter {
                         return Err(err(e));
                     }
                     let _ = staging.keep();
+                    _registered.forget_locked(registry);
                     return old.close().map_err(err);
                 }
                 if is_dir {
@@ -333,6 +368,7 @@ impl DedupWriter {
                 }
                 fs::rename(staging.path(), &path).map_err(err)?;
                 let _ = staging.keep();
+                _registered.forget_locked(registry);
                 Ok(())
             }
         }
@@ -353,39 +389,6 @@ fn write_with_newline(out: &mut impl Write, newline: bool, bytes: &[u8]) -> io::
         out.write_all(b"\n")?;
     }
     out.write_all(bytes)
-}
-
-/// The directory a path lives in (`.` for a bare file name).
-fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-fn create_file_target(path: &Path) -> Result<Target> {
-    let err = |error: io::Error| Error::Write {
-        path: path.display().to_string(),
-        error,
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".neardup-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Like a new file: 0o666 less the umask.
-        builder.permissions(fs::Permissions::from_mode(0o666));
-    }
-    let file = builder.tempfile_in(parent_dir(path)).map_err(err)?;
-    if let Ok(meta) = fs::metadata(path) {
-        if meta.is_file() {
-            fs::set_permissions(file.path(), meta.permissions()).map_err(err)?;
-        }
-    }
-    Ok(Target::File {
-        out: BufWriter::with_capacity(BUF_SIZE, file),
-        path: path.to_path_buf(),
-    })
 }
 
 fn create_dir_target(path: &Path, replace: bool) -> Result<Target> {
@@ -416,11 +419,18 @@ fn create_dir_target(path: &Path, replace: bool) -> Result<Target> {
         // Like a new directory: 0o777 less the umask.
         builder.permissions(fs::Permissions::from_mode(0o777));
     }
-    let staging = builder.tempdir_in(parent).map_err(err)?;
+    let mut registry = registry();
+    let staging = builder
+        .tempdir_in(parent)
+        .map_err(|e| err(crate::output::without_temp_path(e)))?;
+    let registered = Registered::new_locked(staging.path(), &mut registry);
     Ok(Target::Dir {
         staging,
+        _registered: registered,
         path: path.to_path_buf(),
         replace,
+        roots: Vec::new(),
+        current: 0,
     })
 }
 
@@ -462,19 +472,56 @@ fn copy_into(dir: &Path, target: &Path, record: &Record) -> Result<()> {
     Ok(())
 }
 
-/// True if `a` and `b` name the same existing file (after resolving links and `..`), so a
-/// program can refuse to write its output over its input. False if either cannot be
-/// resolved (e.g. does not exist yet, or is `-`).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    match (fs::canonicalize(a), fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
+/// Each root with its subfolder: the last component of the root (resolved if it is `.`
+/// or `..`), `-2`, `-3`, ... added to a name already taken.
+fn subfolders<P: AsRef<Path>>(roots: &[P]) -> Vec<(PathBuf, PathBuf)> {
+    let mut taken = std::collections::HashSet::new();
+    roots
+        .iter()
+        .map(|root| {
+            let root = root.as_ref();
+            let base = root
+                .file_name()
+                .map(|n| n.to_os_string())
+                .or_else(|| {
+                    fs::canonicalize(root)
+                        .ok()
+                        .and_then(|p| p.file_name().map(|n| n.to_os_string()))
+                })
+                .unwrap_or_else(|| "root".into());
+            let mut name = base.clone();
+            let mut n = 1;
+            while !taken.insert(name.clone()) {
+                n += 1;
+                name = base.clone();
+                name.push(format!("-{n}"));
+            }
+            (root.to_path_buf(), PathBuf::from(name))
+        })
+        .collect()
+}
+
+/// The index of the root `record` comes from: the first from `current` on whose path,
+/// joined with the record's id, is the record's path (the last root if none matches).
+fn root_of(record: &Record, roots: &[(PathBuf, PathBuf)], current: usize) -> usize {
+    let file = match &record.path {
+        Some(p) => p.clone(),
+        None => PathBuf::from(&record.location.source),
+    };
+    let parts = record.id.as_deref().map_or(0, |id| id.split('/').count());
+    let mut root = file.as_path();
+    for _ in 0..parts {
+        root = root.parent().unwrap_or(root);
     }
+    (current..roots.len())
+        .find(|&i| roots[i].0 == root)
+        .unwrap_or(roots.len() - 1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::same_file;
     use crate::record::Location;
 
     fn record(raw: &[u8]) -> Record {
@@ -636,6 +683,48 @@ mod tests {
         assert!(matches!(w.write(&rec), Err(Error::Copy { .. })));
         w.finish().unwrap();
         assert!(empty.is_dir());
+    }
+
+    #[test]
+    fn several_roots_get_a_subfolder_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for (root, text) in [("a/docs", "1"), ("b/docs", "2"), ("dB", "3")] {
+            let root = dir.path().join(root);
+            fs::create_dir_all(root.join("sub")).unwrap();
+            fs::write(root.join("sub/x.txt"), text).unwrap();
+            files.push((root.clone(), root.join("sub/x.txt")));
+        }
+        let out = dir.path().join("out");
+        let roots: Vec<_> = files.iter().map(|f| f.0.clone()).collect();
+        let mut w = DedupWriter::create(Some(&out), Format::Dir, None)
+            .unwrap()
+            .with_roots(&roots);
+        for (_, file) in &files {
+            let mut rec = record(b"");
+            rec.id = Some("sub/x.txt".into());
+            rec.path = Some(file.clone());
+            rec.location.source = file.display().to_string();
+            w.write(&rec).unwrap();
+        }
+        w.finish().unwrap();
+        assert_eq!(fs::read_to_string(out.join("docs/sub/x.txt")).unwrap(), "1");
+        assert_eq!(
+            fs::read_to_string(out.join("docs-2/sub/x.txt")).unwrap(),
+            "2"
+        );
+        assert_eq!(fs::read_to_string(out.join("dB/sub/x.txt")).unwrap(), "3");
+    }
+
+    #[test]
+    fn gz_output_is_compressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.jsonl.gz");
+        let mut w = DedupWriter::create(Some(&out), Format::Jsonl, None).unwrap();
+        w.write(&record(b"{}\n")).unwrap();
+        w.finish().unwrap();
+        let reader = crate::open(&out, &crate::ReadOptions::default()).unwrap();
+        assert_eq!(reader.count(), 1);
     }
 
     #[test]

@@ -36,6 +36,17 @@ pub enum Error {
         /// The decoder's error.
         error: io::Error,
     },
+    /// A `.gz` input (or gzip data on standard input) has bytes after its last gzip
+    /// member that do not start another member (`gzip -d` calls them trailing garbage).
+    /// The records before them were read.
+    #[error("{path}: trailing bytes after the gzip stream at byte {offset}")]
+    GzipTrailingBytes {
+        /// The input as given.
+        path: String,
+        /// The offset in the compressed input of the first trailing byte (0-based), i.e.
+        /// the length of the gzip stream.
+        offset: u64,
+    },
     /// A CSV/TSV column asked for (`text_columns`, `id_column` or `key_field`) is not in
     /// the header. The message lists the header's columns; if the header is one column
     /// holding tabs or semicolons (a file with another delimiter read as CSV), it says so
@@ -120,6 +131,36 @@ pub enum Error {
         to: String,
         /// The underlying error.
         error: io::Error,
+    },
+    /// An output path names an input (the same device and inode, whatever the name):
+    /// writing it would destroy the input.
+    #[error("{path}: is the input {input}; refusing to overwrite it")]
+    OutputIsInput {
+        /// The output as given.
+        path: String,
+        /// The input it is.
+        input: String,
+    },
+    /// An output path that must be a file is a directory.
+    #[error("{path}: is a directory; an output file is needed here")]
+    OutputIsDirectory {
+        /// The output as given.
+        path: String,
+    },
+    /// An output path is a symbolic link to nothing; it is not replaced by a file.
+    #[error("{path}: is a dangling symbolic link; refusing to write through it")]
+    DanglingSymlink {
+        /// The output as given.
+        path: String,
+    },
+    /// An output path is a socket, a block device or another special file that is
+    /// neither written in place (character devices, FIFOs) nor replaced.
+    #[error("{path}: is a {kind}; refusing to write to it")]
+    UnsupportedOutput {
+        /// The output as given.
+        path: String,
+        /// What it is (`socket`, `block device`, ...).
+        kind: &'static str,
     },
     /// Standard output was closed by the reader (e.g. `neardup ... | head`). A command
     /// line program usually ends quietly on this one: see [`Error::is_broken_pipe`].

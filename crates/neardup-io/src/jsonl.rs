@@ -195,6 +195,7 @@ fn parse_wanted(line: &[u8], wanted: Wanted<'_>, seen: Option<&mut Vec<String>>)
         }
     };
     let numeric_id = fields.numeric_id;
+    let lossy = lossy || fields.id_lossy;
     let id = fields.id.flatten();
     match fields.text {
         Some(TextValue::Text(text)) => Parsed::Text {
@@ -248,6 +249,8 @@ struct Fields {
     id: Option<Option<String>>,
     /// True if the id field is a JSON number.
     numeric_id: bool,
+    /// True if the id (or key) held a lone surrogate escape, replaced by U+FFFD.
+    id_lossy: bool,
     /// The key field's value (`None` if absent or `null`).
     key: Option<String>,
 }
@@ -313,10 +316,14 @@ impl<'de> Visitor<'de> for WantedSeed<'_, '_> {
                     }
                     if id {
                         fields.numeric_id = is_number(raw.get());
-                        fields.id = Some(id_text(raw));
+                        let (id, lossy) = id_text(raw);
+                        fields.id = Some(id);
+                        fields.id_lossy |= lossy;
                     }
                     if key {
-                        fields.key = id_text(raw);
+                        let (key, lossy) = id_text(raw);
+                        fields.key = key;
+                        fields.id_lossy |= lossy;
                     }
                 }
             }
@@ -331,16 +338,65 @@ fn is_number(json: &str) -> bool {
 }
 
 /// An id (or key) from its raw JSON: a string unescaped, `null` as none, anything else
-/// verbatim.
-fn id_text(raw: &RawValue) -> Option<String> {
+/// verbatim; and true if the string held a lone surrogate escape (`"\ud800"`, valid
+/// JSON syntax but no Unicode text), which is replaced by U+FFFD: the id is kept,
+/// lossily, and the record marked lossy, as for invalid UTF-8.
+fn id_text(raw: &RawValue) -> (Option<String>, bool) {
     let json = raw.get();
     if json.starts_with('"') {
-        serde_json::from_str::<String>(json).ok()
+        match serde_json::from_str::<String>(json) {
+            Ok(s) => (Some(s), false),
+            Err(_) => (unescape_lossy(json), true),
+        }
     } else if json == "null" {
-        None
+        (None, false)
     } else {
-        Some(json.to_string())
+        (Some(json.to_string()), false)
     }
+}
+
+/// A JSON string literal (quotes included) unescaped, a `\uXXXX` that is not part of a
+/// surrogate pair becoming U+FFFD; `None` if it is not a string literal.
+fn unescape_lossy(json: &str) -> Option<String> {
+    let inner = json.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars().peekable();
+    let hex = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| -> Option<u32> {
+        let digits: String = chars.by_ref().take(4).collect();
+        (digits.len() == 4).then(|| u32::from_str_radix(&digits, 16).ok())?
+    };
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'b' => out.push('\u{8}'),
+            'f' => out.push('\u{c}'),
+            'u' => {
+                let unit = hex(&mut chars)?;
+                if (0xD800..0xDC00).contains(&unit) && chars.peek() == Some(&'\\') {
+                    let mut ahead = chars.clone();
+                    ahead.next();
+                    if ahead.next() == Some('u') {
+                        if let Some(low) = hex(&mut ahead).filter(|l| (0xDC00..0xE000).contains(l))
+                        {
+                            chars = ahead;
+                            let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                            out.push(char::from_u32(c).unwrap_or('\u{FFFD}'));
+                            continue;
+                        }
+                    }
+                }
+                out.push(char::from_u32(unit).unwrap_or('\u{FFFD}'));
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out)
 }
 
 /// Matches an object key against the wanted names without allocating (unless the key
@@ -446,6 +502,29 @@ mod tests {
 
     fn parse(line: &str) -> Parsed {
         parse_line(line.as_bytes(), "text", "id")
+    }
+
+    #[test]
+    fn lone_surrogate_in_an_id_is_kept_lossily() {
+        match parse(r#"{"id": "a\ud800b", "text": "t"}"#) {
+            Parsed::Text { id, lossy, .. } => {
+                assert_eq!(id.as_deref(), Some("a\u{FFFD}b"));
+                assert!(lossy);
+            }
+            _ => panic!("not a record"),
+        }
+        assert_eq!(
+            unescape_lossy(r#""\ud83d\ude00 \udc00\n\u00e9\"""#).as_deref(),
+            Some("\u{1F600} \u{FFFD}\n\u{e9}\"")
+        );
+        assert_eq!(
+            unescape_lossy(r#""\ud800\u0041""#).as_deref(),
+            Some("\u{FFFD}A")
+        );
+        match parse(r#"{"id": "ok", "text": "t"}"#) {
+            Parsed::Text { lossy, .. } => assert!(!lossy),
+            _ => panic!("not a record"),
+        }
     }
 
     fn text(id: Option<&str>, text: &str) -> Parsed {

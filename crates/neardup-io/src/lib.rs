@@ -119,15 +119,17 @@ mod line_source;
 mod lines;
 mod open;
 mod options;
+mod output;
 mod reader;
 mod record;
 mod text;
 mod warning;
 
-pub use dedup_writer::{same_file, DedupWriter};
+pub use dedup_writer::DedupWriter;
 pub use error::{Error, Result};
 pub use format::Format;
 pub use options::{ReadOptions, DEFAULT_MAX_RECORD_BYTES};
+pub use output::{abandon_outputs, same_file, OutputFile, OutputKind, OutputOptions};
 pub use reader::{open, Reader};
 pub use record::{Entry, Location, Record, SkipReason, Skipped};
 pub use warning::{Warning, WarningKind, LONG_QUOTED_FIELD_LINES};

@@ -1,14 +1,16 @@
 //! Opening an input as a byte stream: a file, a `.gz` file, or standard input.
 //!
 //! Files whose name ends in `.gz` (any case) are decompressed with a multi-member gzip
-//! decoder. Standard input is decompressed when it starts with the gzip magic bytes
+//! decoder; bytes after the last member that do not start another member are
+//! [`Error::GzipTrailingBytes`] (`gzip -d` warns of "trailing garbage"), not a truncated
+//! stream. Standard input is decompressed when it starts with the gzip magic bytes
 //! (`1f 8b`), since it has no name to go by.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
-use flate2::bufread::MultiGzDecoder;
+use flate2::bufread::GzDecoder;
 
 use crate::error::{Error, Result};
 use crate::format::Format;
@@ -45,7 +47,16 @@ impl ErrorContext {
             error.kind(),
             io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
         );
-        if self.gzip && from_decoder {
+        let trailing = error
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<TrailingBytes>())
+            .map(|t| t.0);
+        if let Some(offset) = trailing {
+            Error::GzipTrailingBytes {
+                path: self.source.clone(),
+                offset,
+            }
+        } else if self.gzip && from_decoder {
             Error::Gzip {
                 path: self.source.clone(),
                 line,
@@ -83,7 +94,7 @@ pub(crate) fn open_file(path: &Path) -> Result<Input> {
     let reader: Box<dyn BufRead + Send> = if ctx.gzip {
         Box::new(BufReader::with_capacity(
             BUF_SIZE,
-            MultiGzDecoder::new(buffered),
+            GzipMembers::new(buffered),
         ))
     } else {
         Box::new(buffered)
@@ -91,10 +102,148 @@ pub(crate) fn open_file(path: &Path) -> Result<Input> {
     Ok(Input { reader, ctx })
 }
 
+/// Bytes after the end of a gzip stream that do not start another member: the error
+/// [`GzipMembers`] reads with, at the offset of the first such byte.
+#[derive(Debug)]
+struct TrailingBytes(u64);
+
+impl std::fmt::Display for TrailingBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "trailing bytes after the gzip stream at byte {}", self.0)
+    }
+}
+
+impl std::error::Error for TrailingBytes {}
+
+/// A [`BufRead`] that counts the bytes consumed.
+struct Counting<R> {
+    inner: R,
+    count: u64,
+}
+
+impl<R: BufRead> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counting<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.count += amt as u64;
+        self.inner.consume(amt);
+    }
+}
+
+/// A multi-member gzip decoder (like `flate2`'s `MultiGzDecoder`) that tells bytes
+/// after the last member ([`TrailingBytes`]) from a truncated or corrupt member.
+struct GzipMembers<R: BufRead> {
+    decoder: Option<GzDecoder<Counting<R>>>,
+}
+
+impl<R: BufRead> GzipMembers<R> {
+    fn new(inner: R) -> Self {
+        GzipMembers {
+            decoder: Some(GzDecoder::new(Counting { inner, count: 0 })),
+        }
+    }
+}
+
+impl<R: BufRead> Read for GzipMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            let Some(decoder) = &mut self.decoder else {
+                return Ok(0);
+            };
+            let n = decoder.read(buf)?;
+            if n > 0 {
+                return Ok(n);
+            }
+            // The member ended: the end of the input, another member, or trailing bytes.
+            let Some(decoder) = self.decoder.take() else {
+                return Ok(0);
+            };
+            let mut inner = decoder.into_inner();
+            let rest = loop {
+                match inner.fill_buf() {
+                    Ok(rest) => break rest,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+            };
+            match rest {
+                [] => return Ok(0),
+                [0x1f] | [0x1f, 0x8b, ..] => self.decoder = Some(GzDecoder::new(inner)),
+                _ => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        TrailingBytes(inner.count),
+                    ))
+                }
+            }
+        }
+    }
+}
+
 /// Opens standard input, decompressing it if it starts with the gzip magic bytes.
+///
+/// # Errors
+///
+/// [`Error::Read`] ("cannot read standard input: it is closed") if file descriptor 0
+/// is closed: the Rust runtime then puts `/dev/null` in its place, which would read as
+/// an empty input.
 pub(crate) fn open_stdin() -> Result<Input> {
+    if stdin_is_closed() {
+        return Err(Error::Read {
+            path: "-".to_string(),
+            line: None,
+            error: io::Error::new(
+                io::ErrorKind::NotConnected,
+                "cannot read standard input: it is closed",
+            ),
+        });
+    }
     let stdin = BufReader::with_capacity(BUF_SIZE, io::stdin());
     open_stream(Box::new(stdin), "-")
+}
+
+/// True if standard input was closed when the program started: descriptor 0 is gone, or
+/// is what the Rust runtime opens in place of a closed one, `/dev/null` read-write (a
+/// shell's `< /dev/null` opens it read-only).
+#[cfg(unix)]
+fn stdin_is_closed() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: fcntl and fstat on descriptor 0 read the descriptor's state only.
+    let flags = unsafe { libc::fcntl(0, libc::F_GETFL) };
+    if flags == -1 {
+        return true;
+    }
+    if flags & libc::O_ACCMODE != libc::O_RDWR {
+        return false;
+    }
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `stat` is written by fstat before it is read, and only if it succeeds.
+    if unsafe { libc::fstat(0, stat.as_mut_ptr()) } != 0 {
+        return true;
+    }
+    let stat = unsafe { stat.assume_init() };
+    let is_char = stat.st_mode & libc::S_IFMT == libc::S_IFCHR;
+    #[allow(clippy::unnecessary_cast)] // not u64 on every Unix
+    let rdev = stat.st_rdev as u64;
+    is_char && std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == rdev)
+}
+
+#[cfg(not(unix))]
+fn stdin_is_closed() -> bool {
+    false
 }
 
 /// Opens any byte stream the way standard input is opened (gzip sniffed by content).
@@ -107,10 +256,7 @@ pub(crate) fn open_stream(reader: Box<dyn BufRead + Send>, source: &str) -> Resu
         peek_until(reader, |p| p.len() >= 2).map_err(|e| ctx.read_error(None, e))?;
     let reader: Box<dyn BufRead + Send> = if prefix.starts_with(&[0x1f, 0x8b]) {
         ctx.gzip = true;
-        Box::new(BufReader::with_capacity(
-            BUF_SIZE,
-            MultiGzDecoder::new(reader),
-        ))
+        Box::new(BufReader::with_capacity(BUF_SIZE, GzipMembers::new(reader)))
     } else {
         reader
     };
@@ -270,6 +416,35 @@ mod tests {
         };
         let e = plain.read_error(None, io::Error::from(io::ErrorKind::InvalidData));
         assert!(matches!(e, Error::Read { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn trailing_bytes_after_gzip_are_named() {
+        let mut bytes = gzip(b"a\n");
+        let n = bytes.len();
+        bytes.extend_from_slice(&gzip(b"b\n"));
+        let two = bytes.len();
+        assert_eq!(
+            read_all(open_stream(stream(&bytes), "-").unwrap()),
+            b"a\nb\n"
+        );
+        bytes.extend_from_slice(b"junk");
+        let mut input = open_stream(stream(&bytes), "x.gz").unwrap();
+        let e = input.reader.read_to_end(&mut Vec::new()).unwrap_err();
+        let e = input.ctx.read_error(Some(2), e);
+        assert!(
+            matches!(e, Error::GzipTrailingBytes { offset, .. } if offset == two as u64),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("x.gz: trailing bytes after the gzip stream at byte {two}")
+        );
+        assert!(n < two);
+        // A truncated member is still a broken stream.
+        let mut input = open_stream(stream(&bytes[..n - 3]), "x.gz").unwrap();
+        let e = input.reader.read_to_end(&mut Vec::new()).unwrap_err();
+        assert!(matches!(input.ctx.read_error(None, e), Error::Gzip { .. }));
     }
 
     #[test]
