@@ -2120,3 +2120,50 @@ fn outputs_sigterm_while_writing_removes_the_temporary_file() {
 fn outputs_sigint_while_writing_removes_the_temporary_file() {
     interrupted_write_leaves_nothing("-INT", 130);
 }
+
+/// dedup of a directory of 3,000 files, interrupted while the kept files are copied into
+/// the temporary folder beside the output: no folder is left, no output appears.
+#[cfg(unix)]
+#[test]
+fn outputs_sigterm_while_copying_a_directory_removes_the_temporary_folder() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    for i in 0..3000 {
+        let sub = src.join(format!("d{}", i % 30));
+        std::fs::create_dir_all(&sub).unwrap();
+        let text = format!("document number {i} says {} ", i * 7919).repeat(400);
+        std::fs::write(sub.join(format!("f{i}.txt")), text).unwrap();
+    }
+    let out = dir.path().join("out");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
+        .args([
+            "dedup",
+            src.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while litter(dir.path()).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no temporary folder"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("finished before the signal: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{status}");
+    assert!(litter(dir.path()).is_empty(), "{:?}", litter(dir.path()));
+    assert!(!out.exists());
+}

@@ -56,6 +56,11 @@
 //!   [`ReadOptions::globs`] are left out and counted ([`Reader::excluded`]).
 //! - **Truncated gzip** is [`Error::Gzip`] naming the file and the line reached, after
 //!   the intact records; a `.gz` file of zero bytes is an error too, as for `gzip -d`.
+//!   Bytes after the last gzip member are [`Error::GzipTrailingBytes`], with their offset.
+//! - **Closed standard input** (descriptor 0 closed, `<&-`) is [`Error::Read`], not an
+//!   empty input.
+//! - **Lone surrogates** (`"\ud800"`) in a JSON id are replaced by U+FFFD and the record
+//!   marked lossy.
 //! - **Empty input** (an empty file, an empty standard input) has no entries and no error.
 //! - **Duplicate ids** are not the reader's business: every record is yielded.
 //!
@@ -68,6 +73,12 @@
 //! record's exact bytes ([`Record::raw`]), to standard output or atomically to a file; for
 //! the dir format it copies the kept files into an output directory. Writing back every
 //! record of an input reproduces the input byte for byte.
+//!
+//! [`OutputFile::create`] is the one way every output path is opened (the dedup writer's
+//! and any other a program writes): standard output, devices and FIFOs in place, regular
+//! files atomically through a temporary file beside them, links followed, `.gz` names
+//! compressed, inputs refused by device and inode ([`OutputOptions::refuse_inputs`]).
+//! [`abandon_outputs`] deletes unfinished temporary files for a signal handler.
 //!
 //! # Example
 //!
