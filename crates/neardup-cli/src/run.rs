@@ -193,6 +193,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         prepared.set_keep_ranks(ranks.ranks)?;
     }
     if !args.exact {
+        crate::plan::refuse_over_memory(prepared.corpus.len() as u64, &config)?;
         pipeline.sketch(&mut prepared);
     }
     if let Some(path) = &args.skipped {

@@ -1697,3 +1697,72 @@ fn report_counts_identical_copies_and_diffs_unspaced_text_by_character() {
     );
     assert!(!html.contains("estimate –"));
 }
+
+// ---- exact means exact, parameters (issue 10) ----
+
+/// Runs and expects exit code 2 with a message holding every one of `needles`.
+fn refused(args: &[&str], needles: &[&str]) {
+    let o = neardup(args);
+    assert_eq!(o.status.code(), Some(2), "neardup {args:?}: {}", stderr(&o));
+    let err = stderr(&o);
+    for n in needles {
+        assert!(err.contains(n), "neardup {args:?}: {n:?} not in {err}");
+    }
+}
+
+#[test]
+fn numbers_at_the_edges_are_refused_with_their_range() {
+    let input = "pypi-summaries.jsonl";
+    refused(
+        &["pairs", input, "--max-shingles", "18446744073709551615"],
+        &["--max-shingles", "1..=4294967296"],
+    );
+    refused(
+        &["pairs", input, "--max-shingles", "0"],
+        &["--max-shingles", "1..="],
+    );
+    refused(
+        &["pairs", input, "--shingle", "char:18446744073709551615"],
+        &["char:18446744073709551615", "1..=1024"],
+    );
+    refused(&["pairs", input, "--shingle", "word:1025"], &["1..=1024"]);
+    refused(
+        &["pairs", input, "-t", "1e-18"],
+        &["--threshold", "0.01..=1"],
+    );
+    refused(
+        &["eval", input, "-t", "0.001"],
+        &["--threshold", "0.01..=1"],
+    );
+    refused(
+        &["pairs", input, "--threads", "4294967296"],
+        &["--threads", "available cores"],
+    );
+    refused(&["pairs", input, "--threads", "0"], &["--threads"]);
+    refused(&["plan", "--sample", "0"], &["--sample", "1..=1000000"]);
+    refused(
+        &["pairs", input, "--num-perm", "65537"],
+        &["permutations", "1..=65536"],
+    );
+    // The minimum itself is accepted.
+    ok(&["pairs", input, "-t", "0.01", "--max-shingles", "1", "-q"]);
+}
+
+#[test]
+fn a_run_predicted_to_exceed_memory_is_refused_at_once() {
+    let start = std::time::Instant::now();
+    refused(
+        &[
+            "pairs",
+            "pypi-summaries.jsonl",
+            "--num-perm",
+            "65536",
+            "--bands",
+            "65536",
+            "--rows",
+            "1",
+        ],
+        &["65536 bands", "GiB", "memory"],
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+}

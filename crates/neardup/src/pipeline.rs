@@ -19,6 +19,12 @@ use crate::verify::{estimate, jaccard, meets_threshold, triage_margin, Verificat
 /// Candidate pairs verified per chunk in pairs mode: bounds memory for huge buckets.
 const PAIR_CHUNK: usize = 1 << 20;
 
+/// The smallest similarity threshold accepted. Below it the size windows (`n / t`), the
+/// band plan and the triage margin lose precision, so a smaller threshold found fewer
+/// pairs than a larger one; it is refused rather than mis-computed. At 0.01 the LSH
+/// pipeline with exact verification and the exact join agree with brute force (tested).
+pub const MIN_THRESHOLD: f64 = 0.01;
+
 /// A validated configuration. Build one with [`Config::builder`].
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -146,7 +152,7 @@ impl ConfigBuilder {
         self.seed = seed;
         self
     }
-    /// Similarity threshold in (0, 1] (default 0.8).
+    /// Similarity threshold in [`MIN_THRESHOLD`]..=1 (default 0.8).
     pub fn threshold(mut self, t: f64) -> Self {
         self.threshold = t;
         self
@@ -171,7 +177,9 @@ impl ConfigBuilder {
         self.keep = keep;
         self
     }
-    /// Cap on shingle positions taken per document (default 1,000,000).
+    /// Cap on shingle positions compared exactly per document, in
+    /// 1..=[`MAX_MAX_SHINGLES`](crate::shingle::MAX_MAX_SHINGLES) (default
+    /// [`DEFAULT_MAX_SHINGLES`](crate::shingle::DEFAULT_MAX_SHINGLES)).
     pub fn max_shingles(mut self, n: usize) -> Self {
         self.max_shingles = n;
         self
@@ -193,11 +201,15 @@ impl ConfigBuilder {
 
     /// Validates the settings.
     pub fn build(self) -> Result<Config> {
-        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+        if !(MIN_THRESHOLD..=1.0).contains(&self.threshold) {
             return Err(Error::InvalidThreshold(self.threshold));
         }
-        if self.shingle.size() == 0 {
-            return Err(Error::InvalidShingleSize);
+        let k = self.shingle.size();
+        if !(1..=crate::shingle::MAX_SHINGLE_SIZE).contains(&k) {
+            return Err(Error::InvalidShingleSize(k));
+        }
+        if !(1..=crate::shingle::MAX_MAX_SHINGLES).contains(&self.max_shingles) {
+            return Err(Error::InvalidMaxShingles(self.max_shingles));
         }
         if self.num_perm == 0 || self.num_perm > crate::sketch::MAX_NUM_PERM {
             return Err(Error::InvalidNumPerm(self.num_perm));

@@ -62,7 +62,7 @@ impl FromStr for ShingleKind {
         let bad = || Error::InvalidShingleSpec(s.to_string());
         let (kind, k) = s.split_once(':').ok_or_else(bad)?;
         let k: usize = k.trim().parse().map_err(|_| bad())?;
-        if k == 0 {
+        if !(1..=MAX_SHINGLE_SIZE).contains(&k) {
             return Err(bad());
         }
         match kind.trim() {
@@ -74,6 +74,15 @@ impl FromStr for ShingleKind {
 }
 
 pub use crate::normalize::{normalize, Normalization};
+
+/// The largest shingle size `k` accepted (`char:K`, `word:K`): far beyond any useful
+/// shingle, small enough that no size arithmetic can overflow.
+pub const MAX_SHINGLE_SIZE: usize = 1024;
+
+/// The largest cap on shingle positions per document accepted by
+/// [`ConfigBuilder::max_shingles`](crate::ConfigBuilder::max_shingles): 2³² positions
+/// (32 GiB of hashes for one document).
+pub const MAX_MAX_SHINGLES: usize = 1 << 32;
 
 /// Turns a text into its set of shingle hashes.
 ///
@@ -186,8 +195,10 @@ impl Shingler {
     fn hashes_uncapped(&self, text: &str, out: &mut Vec<u64>, cap: usize) -> bool {
         let start = out.len();
         // A prefix long enough for `cap` shingles: k·cap characters are at most 4·k·cap bytes.
-        let text = if text.len() > cap.saturating_mul(4 * self.kind.size() + 4) {
-            let mut end = cap.saturating_mul(4 * self.kind.size() + 4).min(text.len());
+        // Saturating throughout: a huge cap or k must mean "the whole text", never wrap.
+        let prefix = cap.saturating_mul(self.kind.size().saturating_mul(4).saturating_add(4));
+        let text = if text.len() > prefix {
+            let mut end = prefix.min(text.len());
             while !text.is_char_boundary(end) {
                 end -= 1;
             }
@@ -200,7 +211,7 @@ impl Shingler {
             ShingleKind::Char(k) => char_shingles(&text, k, out),
             ShingleKind::Word(k) => word_shingles(&text, k, out),
         };
-        out.truncate(start + cap);
+        out.truncate(start.saturating_add(cap));
         short
     }
 
@@ -229,7 +240,7 @@ impl Shingler {
     /// ```
     pub fn shingle_info(&self, text: &str, out: &mut Vec<u64>) -> ShingleInfo {
         out.clear();
-        let short = self.hashes_uncapped(text, out, self.max_shingles + 1);
+        let short = self.hashes_uncapped(text, out, self.max_shingles.saturating_add(1));
         let truncated = out.len() > self.max_shingles;
         out.truncate(self.max_shingles);
         sort_uniform(out);
