@@ -262,6 +262,10 @@ pub struct MatchArgs {
     /// third without sharing a bucket (LSH candidates only, recall on the S-curve).
     #[arg(long)]
     pub no_neighbours: bool,
+    /// clusters, dedup: let a pair with a document longer than --max-shingles (judged on
+    /// its MinHash estimate, no exact Jaccard) remove a document. Off: both are kept.
+    #[arg(long)]
+    pub allow_truncated: bool,
     /// LSH bands (with --rows; default: chosen from the threshold for high recall).
     #[arg(long, requires = "rows")]
     pub bands: Option<usize>,

@@ -45,6 +45,7 @@ pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config>
         .seed(m.seed)
         .max_shingles(m.max_shingles)
         .neighbours(!m.no_neighbours)
+        .allow_truncated(m.allow_truncated)
         .sketch(match m.sketch {
             SketchArg::Oph => SketchKind::OnePermutation,
             SketchArg::Classic => SketchKind::Classic,

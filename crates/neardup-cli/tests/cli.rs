@@ -1766,3 +1766,105 @@ fn a_run_predicted_to_exceed_memory_is_refused_at_once() {
     );
     assert!(start.elapsed() < std::time::Duration::from_secs(5));
 }
+
+/// Two documents sharing their first 20,000 bytes, then 100,000 different ones each
+/// (distinct numbered words, so the shared part is about a sixth of each set).
+fn long_pair_sharing_a_prefix() -> (tempfile::TempDir, PathBuf) {
+    let words = |tag: char, bytes: usize| {
+        let mut s = String::new();
+        let mut i = 0u64;
+        while s.len() < bytes {
+            s.push_str(&format!("{tag}{i} "));
+            i += 1;
+        }
+        s
+    };
+    let shared = words('s', 20_000);
+    let a = format!("{shared}{}", words('a', 100_000));
+    let b = format!("{shared}{}", words('b', 100_000));
+    temp_file(
+        "long.jsonl",
+        &format!("{{\"text\":\"{a}\"}}\n{{\"text\":\"{b}\"}}\n"),
+    )
+}
+
+#[test]
+fn truncation_is_never_reported_as_exact() {
+    let (_d, path) = long_pair_sharing_a_prefix();
+    let p = path.to_str().unwrap();
+    // Compared whole by default: the exact Jaccard is far below 1, no pair at 0.5.
+    assert_eq!(
+        ok(&["pairs", p, "--shingle", "word:2", "-t", "0.5", "-q"]),
+        ""
+    );
+    // Past the cap: never "jaccard": 1.0 from the prefix; the estimate of the whole
+    // documents, which is low, so no pair at 0.5 either.
+    for exact in [false, true] {
+        let mut args = vec![
+            "pairs",
+            p,
+            "--shingle",
+            "word:2",
+            "-t",
+            "0.5",
+            "--max-shingles",
+            "10000",
+            "-q",
+        ];
+        if exact {
+            args.push("--exact");
+        }
+        assert_eq!(ok(&args), "", "{args:?}");
+    }
+    // At a low threshold the pair is reported by estimate, marked truncated.
+    let o = neardup(&[
+        "pairs",
+        p,
+        "--shingle",
+        "word:2",
+        "-t",
+        "0.05",
+        "--max-shingles",
+        "10000",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&stdout(&o));
+    assert_eq!(lines.len(), 1, "{}", stdout(&o));
+    assert!(lines[0]["jaccard"].is_null(), "{}", lines[0]);
+    assert_eq!(lines[0]["truncated"], true);
+    let e = lines[0]["estimate"].as_f64().unwrap();
+    assert!(e > 0.05 && e < 0.4, "estimate {e}");
+    assert!(
+        stderr(&o).contains("2 documents, 1 pairs reported by estimate"),
+        "{}",
+        stderr(&o)
+    );
+    // A pair known only by estimate removes nothing, unless allowed.
+    let clusters = ok(&[
+        "clusters",
+        p,
+        "--shingle",
+        "word:2",
+        "-t",
+        "0.05",
+        "--max-shingles",
+        "10000",
+        "-q",
+    ]);
+    assert_eq!(clusters, "");
+    let clusters = ok(&[
+        "clusters",
+        p,
+        "--shingle",
+        "word:2",
+        "-t",
+        "0.05",
+        "--max-shingles",
+        "10000",
+        "--allow-truncated",
+        "-q",
+    ]);
+    let lines = json_lines(&clusters);
+    assert_eq!(lines.len(), 2, "{clusters}");
+    assert_eq!(lines[1]["truncated"], true);
+}

@@ -7,6 +7,20 @@ use xxhash_rust::xxh3::xxh3_128_with_seed;
 use crate::family::Family;
 use crate::lsh::BandPlan;
 use crate::shingle::Shingler;
+use crate::sketch::Sketch;
+
+/// Length of the sketch of a truncated document's whole text (standard error of its
+/// estimate √(J(1 − J)/256) ≤ 0.031).
+pub const WHOLE_NUM_PERM: usize = 256;
+
+/// Seed of the sketch of truncated documents' whole texts.
+const WHOLE_SEED: u64 = 0x7768_6f6c_6573_6b31;
+
+/// The sketch of whole documents: one-permutation hashing, fixed length and seed, so a
+/// pair is estimated the same way whatever the configuration.
+fn whole_sketch() -> crate::oph::OnePermutation {
+    crate::oph::OnePermutation::new(WHOLE_NUM_PERM, WHOLE_SEED).expect("valid sketch")
+}
 
 /// Seed of the 128-bit hash that finds identical shingle sets.
 const SET_SEED: u64 = 0x7365_7473_6565_6431;
@@ -98,24 +112,36 @@ impl CorpusBuilder {
         // Per parallel task, its documents' sets back to back: one buffer per task, not
         // one allocation per document.
         const TASK: usize = 256;
-        let parts: Vec<(Vec<u64>, Vec<usize>, u64, u64)> = texts
+        type Part = (Vec<u64>, Vec<usize>, Vec<(u32, Vec<u64>)>, u64);
+        let first = self.corpus.len() as u32;
+        let parts: Vec<Part> = texts
             .par_chunks(TASK)
-            .map_init(Vec::new, |buf, chunk| {
+            .enumerate()
+            .map_init(Vec::new, |buf, (task, chunk)| {
                 let mut flat = Vec::new();
                 let mut lens = Vec::with_capacity(chunk.len());
-                let (mut truncated, mut short) = (0, 0);
-                for t in chunk {
+                let mut whole = Vec::new();
+                let mut short = 0;
+                for (i, t) in chunk.iter().enumerate() {
                     let info = self.shingler.shingle_info(t.as_ref(), buf);
-                    truncated += info.truncated as u64;
                     short += info.short as u64;
                     flat.extend_from_slice(buf);
                     lens.push(buf.len());
+                    if info.truncated {
+                        // Past the cap: a sketch of every shingle, for the estimate.
+                        let doc = first + (task * TASK + i) as u32;
+                        let mut all = Vec::new();
+                        self.shingler.all_hashes_into(t.as_ref(), &mut all);
+                        whole.push((doc, whole_sketch().sketch(&all)));
+                    }
                 }
-                (flat, lens, truncated, short)
+                (flat, lens, whole, short)
             })
             .collect();
         let c = &mut self.corpus;
-        for (flat, lens, truncated, short) in parts {
+        for (flat, lens, whole, short) in parts {
+            let truncated = whole.len() as u64;
+            c.whole.extend(whole);
             c.hashes.extend_from_slice(&flat);
             let mut end = *c.offsets.last().unwrap_or(&0);
             for len in lens {
@@ -156,6 +182,8 @@ pub struct Corpus {
     rep: Vec<u32>,
     families: Vec<FamilySketches>,
     truncated: u64,
+    /// Truncated documents (in order) with the sketch of all their shingles.
+    whole: Vec<(u32, Vec<u64>)>,
     short: u64,
 }
 
@@ -185,7 +213,11 @@ impl Corpus {
             let first = group[0].1;
             for &(_, d) in &group[1..] {
                 // A 128-bit collision is not a reason to merge: confirm the sets are equal.
-                if self.set(d) == self.set(first) {
+                // Equal prefixes of truncated documents say nothing about the rest.
+                if self.set(d) == self.set(first)
+                    && !self.is_truncated(d)
+                    && !self.is_truncated(first)
+                {
                     rep[d as usize] = first;
                 }
             }
@@ -355,9 +387,35 @@ impl Corpus {
             .count() as u64
     }
 
-    /// Documents longer than the shingle cap, compared on their first shingles only.
+    /// Documents longer than the shingle cap: their set holds their first shingles only.
     pub fn truncated(&self) -> u64 {
         self.truncated
+    }
+
+    /// True if the document had more shingle positions than the cap.
+    pub fn is_truncated(&self, doc: u32) -> bool {
+        self.whole_signature(doc).is_some()
+    }
+
+    /// The sketch ([`WHOLE_NUM_PERM`] values) of all the shingles of a truncated document;
+    /// `None` if the document was not truncated.
+    pub fn whole_signature(&self, doc: u32) -> Option<&[u64]> {
+        let i = self.whole.binary_search_by_key(&doc, |w| w.0).ok()?;
+        Some(&self.whole[i].1)
+    }
+
+    /// The estimated Jaccard of two whole documents when either was truncated (`None`
+    /// otherwise): a truncated document's whole sketch against the other's, sketched from
+    /// its complete set when it was not truncated.
+    pub fn truncated_estimate(&self, a: u32, b: u32) -> Option<f64> {
+        if self.whole.is_empty() || !(self.is_truncated(a) || self.is_truncated(b)) {
+            return None;
+        }
+        let sig = |d: u32| match self.whole_signature(d) {
+            Some(s) => s.to_vec(),
+            None => whole_sketch().sketch(self.set(d)),
+        };
+        Some(crate::verify::estimate(&sig(a), &sig(b)))
     }
 
     /// Documents with fewer than `k` tokens (words for `word:K`, characters for `char:K`),

@@ -110,9 +110,12 @@ pub struct ShingleInfo {
     pub short: bool,
 }
 
-/// Default cap on the shingles taken from one document: its first million positions
-/// (about 1 MB of text), so one huge document cannot exhaust memory.
-pub const DEFAULT_MAX_SHINGLES: usize = 1_000_000;
+/// Default cap on the shingle positions compared exactly per document: 2²⁴ (16,777,216),
+/// so documents up to 16 MiB of text are compared whole. A longer document keeps the set of
+/// its first positions for LSH, and a sketch of all its shingles
+/// ([`Corpus::whole_signature`](crate::Corpus::whole_signature)) for the estimate its
+/// pairs are reported with.
+pub const DEFAULT_MAX_SHINGLES: usize = 1 << 24;
 
 impl Default for Shingler {
     fn default() -> Self {
@@ -213,6 +216,12 @@ impl Shingler {
         };
         out.truncate(start.saturating_add(cap));
         short
+    }
+
+    /// Appends the hashes of every shingle of `text`, ignoring the cap (for the sketch of a
+    /// truncated document's whole text).
+    pub fn all_hashes_into(&self, text: &str, out: &mut Vec<u64>) {
+        self.hashes_uncapped(text, out, usize::MAX);
     }
 
     /// The set of shingle hashes of `text`: sorted and deduplicated.
