@@ -44,8 +44,8 @@ pub struct PlanArgs {
     /// CSV/TSV: columns joined with a space to make the text [default: text].
     #[arg(long, value_name = "COLS")]
     pub text_columns: Option<String>,
-    /// Documents in the sample.
-    #[arg(long, default_value_t = 2000, value_name = "N")]
+    /// Documents in the sample, 1..=1000000.
+    #[arg(long, default_value_t = 2000, value_name = "N", value_parser = parse_sample)]
     pub sample: usize,
     /// Write the S-curves as an SVG plot here.
     #[arg(long, value_name = "FILE.svg")]
@@ -141,6 +141,41 @@ pub struct InputArgs {
 }
 
 /// Parses --quote: one ASCII character that is not a tab or a line end.
+/// Parses an integer in `lo..=hi`, naming the range when it is not.
+fn parse_in(s: &str, lo: usize, hi: usize) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!("must be an integer in {lo}..={hi}")),
+    }
+}
+
+fn parse_sample(s: &str) -> Result<usize, String> {
+    parse_in(s, 1, 1_000_000)
+}
+
+fn parse_max_shingles(s: &str) -> Result<usize, String> {
+    parse_in(s, 1, neardup::shingle::MAX_MAX_SHINGLES)
+}
+
+/// At most 8 threads per available core: more only costs memory and start-up time
+/// (4294967296 threads never finished starting).
+pub fn max_threads() -> usize {
+    8 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn parse_threads(s: &str) -> Result<usize, String> {
+    parse_in(s, 1, max_threads())
+        .map_err(|e| format!("{e} (8 x the {} available cores)", max_threads() / 8))
+}
+
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    let min = neardup::pipeline::MIN_THRESHOLD;
+    match s.trim().parse::<f64>() {
+        Ok(t) if (min..=1.0).contains(&t) => Ok(t),
+        _ => Err(format!("must be a number in {min}..=1")),
+    }
+}
+
 fn parse_quote(s: &str) -> Result<u8, String> {
     match s.as_bytes() {
         [b] if b.is_ascii() && !matches!(b, b'\t' | b'\n' | b'\r') => Ok(*b),
@@ -214,17 +249,24 @@ pub struct MatchArgs {
     /// Seed of the MinHash permutations.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Jaccard similarity threshold in (0, 1].
-    #[arg(short, long, default_value_t = 0.8, value_name = "T")]
+    /// Jaccard similarity threshold, 0.01..=1 (below 0.01 it is refused: the band plan
+    /// and size windows lose precision there).
+    #[arg(short, long, default_value_t = 0.8, value_name = "T", value_parser = parse_threshold)]
     pub threshold: f64,
-    /// Shingle positions taken per document at most (longer documents are compared on
-    /// their start), so one huge document cannot exhaust memory.
-    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
+    /// Shingle positions compared exactly per document, 1..=4294967296 (default: about
+    /// 16 MB of text). A pair with a longer document is reported by the MinHash estimate of
+    /// the whole document, with "jaccard": null and "truncated": true, and never removes
+    /// a document unless --allow-truncated is given.
+    #[arg(long, default_value_t = neardup::shingle::DEFAULT_MAX_SHINGLES, value_name = "N", value_parser = parse_max_shingles)]
     pub max_shingles: usize,
     /// pairs: do not check pairs of documents that are both verified near-duplicates of a
     /// third without sharing a bucket (LSH candidates only, recall on the S-curve).
     #[arg(long)]
     pub no_neighbours: bool,
+    /// clusters, dedup: let a pair with a document longer than --max-shingles (judged on
+    /// its MinHash estimate, no exact Jaccard) remove a document. Off: both are kept.
+    #[arg(long)]
+    pub allow_truncated: bool,
     /// LSH bands (with --rows; default: chosen from the threshold for high recall).
     #[arg(long, requires = "rows")]
     pub bands: Option<usize>,
@@ -236,8 +278,9 @@ pub struct MatchArgs {
 /// How a run behaves.
 #[derive(Args, Debug, Clone)]
 pub struct RuntimeArgs {
-    /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long, value_name = "N")]
+    /// Worker threads, 1..=8 × the available cores (default: all cores). Results do not
+    /// depend on it.
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
     /// No summary, no progress bars.
     #[arg(short, long)]

@@ -124,6 +124,10 @@ fn format_pairs(pairs: &[Pair], ids: &[Vec<u8>], format: OutputFormat) -> io::Re
                 buf.extend_from_slice(a);
                 buf.extend_from_slice(b",\"b\":");
                 buf.extend_from_slice(b);
+                if p.similarity.truncated {
+                    // No exact Jaccard: a document was longer than the cap.
+                    buf.extend_from_slice(b",\"jaccard\":null,\"truncated\":true");
+                }
                 // Absent values are left out, as in the cluster lines.
                 for (key, value) in [
                     (&b",\"jaccard\":"[..], p.similarity.jaccard),
@@ -162,6 +166,9 @@ struct ClusterLine<'a> {
     jaccard: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     estimate: Option<f64>,
+    /// Removed on an estimate because a document was truncated (`--allow-truncated`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    truncated: bool,
 }
 
 impl ClusterLine<'_> {
@@ -208,6 +215,7 @@ pub fn write_clusters(
             duplicate_of: None,
             jaccard: None,
             estimate: None,
+            truncated: false,
         };
         head.write(out, format)?;
         for d in &c.duplicates {
@@ -218,6 +226,7 @@ pub fn write_clusters(
                 duplicate_of: Some(kept),
                 jaccard: round(d.similarity.jaccard),
                 estimate: round(d.similarity.estimate),
+                truncated: d.similarity.truncated,
             };
             line.write(out, format)?;
         }

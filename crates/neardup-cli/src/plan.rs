@@ -218,6 +218,61 @@ pub struct Throughput {
     pub verify_shingles: f64,
 }
 
+/// Bytes the sketch and group stages hold per document, band and sketch family: its band
+/// key in the corpus (8), the key copied for grouping (8) and the sorted (key, doc) record
+/// (16).
+const BAND_BYTES: u64 = 32;
+
+/// Memory the sketch and group stages need for `documents` under `config`, predicted before
+/// sketching: documents × bands × families × [`BAND_BYTES`], plus K × 4 bytes of signature
+/// per document and family when verification uses estimates. Constant time.
+pub fn sketch_memory(documents: u64, config: &neardup::Config) -> u64 {
+    let families: u64 = match config.sketch() {
+        neardup::SketchKind::OnePermutation => 2,
+        neardup::SketchKind::Classic => 1,
+    };
+    let signatures = if config.verification() == neardup::Verification::Exact {
+        0
+    } else {
+        config.num_perm() as u64 * 4
+    };
+    let per_doc = (config.plan().bands() as u64)
+        .saturating_mul(BAND_BYTES)
+        .saturating_add(signatures);
+    documents.saturating_mul(families).saturating_mul(per_doc)
+}
+
+/// The machine's memory (MemTotal of /proc/meminfo), if known.
+pub fn machine_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses (usage error, exit 2) a run whose sketch and group stages are predicted to need
+/// more than half the machine's memory (the rest is for the shingle sets, texts, output
+/// and other processes), naming the prediction, before any sketching.
+pub fn refuse_over_memory(documents: u64, config: &neardup::Config) -> anyhow::Result<()> {
+    let need = sketch_memory(documents, config);
+    if let Some(total) = machine_memory() {
+        if need > total / 2 {
+            crate::usage::usage!(
+                "{} documents with {} bands x {} rows of {} permutations would need about {} \
+                 for band keys and signatures, more than half of this machine's memory ({}): use fewer bands \
+                 (--bands/--rows) or a smaller --num-perm",
+                documents,
+                config.plan().bands(),
+                config.plan().rows(),
+                config.num_perm(),
+                bytes(need),
+                bytes(total)
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Approximate bytes of one reported pair held in memory (two u32 and two optional f64).
 pub const PAIR_BYTES: u64 = 40;
 

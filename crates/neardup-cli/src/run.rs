@@ -45,6 +45,7 @@ pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config>
         .seed(m.seed)
         .max_shingles(m.max_shingles)
         .neighbours(!m.no_neighbours)
+        .allow_truncated(m.allow_truncated)
         .sketch(match m.sketch.unwrap_or(SketchArg::Oph) {
             SketchArg::Oph => SketchKind::OnePermutation,
             SketchArg::Classic => SketchKind::Classic,
@@ -193,6 +194,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         prepared.set_keep_ranks(ranks.ranks)?;
     }
     if !args.exact {
+        crate::plan::refuse_over_memory(prepared.corpus.len() as u64, &config)?;
         pipeline.sketch(&mut prepared);
     }
     if let Some(path) = &args.skipped {

@@ -195,8 +195,11 @@ impl Summary {
                 self.line(
                     "truncated",
                     format!(
-                        "{} documents longer than --max-shingles, compared on their first shingles",
-                        thousands(stats.truncated)
+                        "{} documents, {} pairs reported by estimate (longer than \
+                         --max-shingles: no exact Jaccard; they remove nothing without \
+                         --allow-truncated)",
+                        thousands(stats.truncated),
+                        thousands(stats.truncated_pairs)
                     ),
                 );
             }

@@ -757,14 +757,16 @@ fn huge_documents_are_capped_and_reported() {
     let o = neardup(&["pairs", path.to_str().unwrap(), "--max-shingles", "1000"]);
     assert!(o.status.success());
     assert!(
-        stderr(&o).contains("truncated 2 documents longer than --max-shingles"),
+        stderr(&o).contains("truncated 2 documents, 1 pairs reported by estimate"),
         "{}",
         stderr(&o)
     );
-    // Compared on their first 1000 shingles, which are the same: one pair at Jaccard 1.
+    // Their first 1000 shingles are the same, but that is not the documents' Jaccard: the
+    // pair is reported by the whole documents' estimate, never as an exact 1.0 (issue 10).
     let pairs = json_lines(&stdout(&o));
     assert_eq!(pairs.len(), 1);
-    assert_eq!(pairs[0]["jaccard"], 1.0);
+    assert!(pairs[0]["jaccard"].is_null());
+    assert_eq!(pairs[0]["truncated"], true);
 }
 
 /// Many identical documents: the pre-pass makes them one group, so clustering is linear.
@@ -2166,4 +2168,175 @@ fn outputs_sigterm_while_copying_a_directory_removes_the_temporary_folder() {
     assert_eq!(status.code(), Some(143), "{status}");
     assert!(litter(dir.path()).is_empty(), "{:?}", litter(dir.path()));
     assert!(!out.exists());
+}
+
+// ---- exact means exact, parameters (issue 10) ----
+
+/// Runs and expects exit code 2 with a message holding every one of `needles`.
+fn refused(args: &[&str], needles: &[&str]) {
+    let o = neardup(args);
+    assert_eq!(o.status.code(), Some(2), "neardup {args:?}: {}", stderr(&o));
+    let err = stderr(&o);
+    for n in needles {
+        assert!(err.contains(n), "neardup {args:?}: {n:?} not in {err}");
+    }
+}
+
+#[test]
+fn numbers_at_the_edges_are_refused_with_their_range() {
+    let input = "pypi-summaries.jsonl";
+    refused(
+        &["pairs", input, "--max-shingles", "18446744073709551615"],
+        &["--max-shingles", "1..=4294967296"],
+    );
+    refused(
+        &["pairs", input, "--max-shingles", "0"],
+        &["--max-shingles", "1..="],
+    );
+    refused(
+        &["pairs", input, "--shingle", "char:18446744073709551615"],
+        &["char:18446744073709551615", "1..=1024"],
+    );
+    refused(&["pairs", input, "--shingle", "word:1025"], &["1..=1024"]);
+    refused(
+        &["pairs", input, "-t", "1e-18"],
+        &["--threshold", "0.01..=1"],
+    );
+    refused(
+        &["eval", input, "-t", "0.001"],
+        &["--threshold", "0.01..=1"],
+    );
+    refused(
+        &["pairs", input, "--threads", "4294967296"],
+        &["--threads", "available cores"],
+    );
+    refused(&["pairs", input, "--threads", "0"], &["--threads"]);
+    refused(&["plan", "--sample", "0"], &["--sample", "1..=1000000"]);
+    refused(
+        &["pairs", input, "--num-perm", "65537"],
+        &["permutations", "1..=65536"],
+    );
+    // The minimum itself is accepted.
+    ok(&["pairs", input, "-t", "0.01", "--max-shingles", "1", "-q"]);
+}
+
+#[test]
+fn a_run_predicted_to_exceed_memory_is_refused_at_once() {
+    let start = std::time::Instant::now();
+    refused(
+        &[
+            "pairs",
+            "pypi-summaries.jsonl",
+            "--num-perm",
+            "65536",
+            "--bands",
+            "65536",
+            "--rows",
+            "1",
+        ],
+        &["65536 bands", "GiB", "memory"],
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+}
+
+/// Two documents sharing their first 20,000 bytes, then 100,000 different ones each
+/// (distinct numbered words, so the shared part is about a sixth of each set).
+fn long_pair_sharing_a_prefix() -> (tempfile::TempDir, PathBuf) {
+    let words = |tag: char, bytes: usize| {
+        let mut s = String::new();
+        let mut i = 0u64;
+        while s.len() < bytes {
+            s.push_str(&format!("{tag}{i} "));
+            i += 1;
+        }
+        s
+    };
+    let shared = words('s', 20_000);
+    let a = format!("{shared}{}", words('a', 100_000));
+    let b = format!("{shared}{}", words('b', 100_000));
+    temp_file(
+        "long.jsonl",
+        &format!("{{\"text\":\"{a}\"}}\n{{\"text\":\"{b}\"}}\n"),
+    )
+}
+
+#[test]
+fn truncation_is_never_reported_as_exact() {
+    let (_d, path) = long_pair_sharing_a_prefix();
+    let p = path.to_str().unwrap();
+    // Compared whole by default: the exact Jaccard is far below 1, no pair at 0.5.
+    assert_eq!(
+        ok(&["pairs", p, "--shingle", "word:2", "-t", "0.5", "-q"]),
+        ""
+    );
+    // Past the cap: never "jaccard": 1.0 from the prefix; the estimate of the whole
+    // documents, which is low, so no pair at 0.5 either.
+    for exact in [false, true] {
+        let mut args = vec![
+            "pairs",
+            p,
+            "--shingle",
+            "word:2",
+            "-t",
+            "0.5",
+            "--max-shingles",
+            "10000",
+            "-q",
+        ];
+        if exact {
+            args.push("--exact");
+        }
+        assert_eq!(ok(&args), "", "{args:?}");
+    }
+    // At a low threshold the pair is reported by estimate, marked truncated.
+    let o = neardup(&[
+        "pairs",
+        p,
+        "--shingle",
+        "word:2",
+        "-t",
+        "0.05",
+        "--max-shingles",
+        "10000",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&stdout(&o));
+    assert_eq!(lines.len(), 1, "{}", stdout(&o));
+    assert!(lines[0]["jaccard"].is_null(), "{}", lines[0]);
+    assert_eq!(lines[0]["truncated"], true);
+    let e = lines[0]["estimate"].as_f64().unwrap();
+    assert!(e > 0.05 && e < 0.4, "estimate {e}");
+    assert!(
+        stderr(&o).contains("2 documents, 1 pairs reported by estimate"),
+        "{}",
+        stderr(&o)
+    );
+    // A pair known only by estimate removes nothing, unless allowed.
+    let clusters = ok(&[
+        "clusters",
+        p,
+        "--shingle",
+        "word:2",
+        "-t",
+        "0.05",
+        "--max-shingles",
+        "10000",
+        "-q",
+    ]);
+    assert_eq!(clusters, "");
+    let clusters = ok(&[
+        "clusters",
+        p,
+        "--shingle",
+        "word:2",
+        "-t",
+        "0.05",
+        "--max-shingles",
+        "10000",
+        "--allow-truncated",
+        "-q",
+    ]);
+    let lines = json_lines(&clusters);
+    assert_eq!(lines.len(), 2, "{clusters}");
+    assert_eq!(lines[1]["truncated"], true);
 }

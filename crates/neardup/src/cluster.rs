@@ -112,6 +112,11 @@ pub struct Similarity {
     pub jaccard: Option<f64>,
     /// MinHash estimate, when signatures exist.
     pub estimate: Option<f64>,
+    /// One of the two documents was longer than the shingle cap: `jaccard` is `None` and
+    /// the verdict is the estimate of the whole documents' sketches. Such a pair never
+    /// removes a document unless the configuration allows it
+    /// ([`ConfigBuilder::allow_truncated`](crate::ConfigBuilder::allow_truncated)).
+    pub truncated: bool,
 }
 
 /// A document removed as a duplicate of its cluster's kept document.
@@ -231,6 +236,7 @@ mod tests {
         Some(Similarity {
             jaccard: Some(1.0),
             estimate: None,
+            truncated: false,
         })
     }
 

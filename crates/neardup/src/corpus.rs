@@ -7,6 +7,20 @@ use std::collections::HashMap;
 use crate::family::Family;
 use crate::lsh::BandPlan;
 use crate::shingle::Shingler;
+use crate::sketch::Sketch;
+
+/// Length of the sketch of a truncated document's whole text (standard error of its
+/// estimate √(J(1 − J)/256) ≤ 0.031).
+pub const WHOLE_NUM_PERM: usize = 256;
+
+/// Seed of the sketch of truncated documents' whole texts.
+const WHOLE_SEED: u64 = 0x7768_6f6c_6573_6b31;
+
+/// The sketch of whole documents: one-permutation hashing, fixed length and seed, so a
+/// pair is estimated the same way whatever the configuration.
+fn whole_sketch() -> crate::oph::OnePermutation {
+    crate::oph::OnePermutation::new(WHOLE_NUM_PERM, WHOLE_SEED).expect("valid sketch")
+}
 
 /// Seed of the 128-bit hash that finds identical shingle sets.
 const SET_SEED: u64 = 0x7365_7473_6565_6431;
@@ -109,45 +123,60 @@ impl CorpusBuilder {
             flat: Vec<u64>,
             /// Each document's set length and hash.
             sets: Vec<(usize, u128)>,
-            truncated: u64,
+            /// Truncated documents with the sketch of all their shingles.
+            whole: Vec<(u32, Vec<u64>)>,
             short: u64,
         }
+        let first_doc = self.corpus.len() as u32;
         let parts: Vec<Part> = texts
             .par_chunks(TASK)
-            .map_init(Vec::new, |buf, chunk| {
+            .enumerate()
+            .map_init(Vec::new, |buf, (task, chunk)| {
                 let mut part = Part {
                     flat: Vec::new(),
                     sets: Vec::with_capacity(chunk.len()),
-                    truncated: 0,
+                    whole: Vec::new(),
                     short: 0,
                 };
-                for t in chunk {
+                for (i, t) in chunk.iter().enumerate() {
                     let info = self.shingler.shingle_info(t.as_ref(), buf);
-                    part.truncated += info.truncated as u64;
                     part.short += info.short as u64;
                     part.flat.extend_from_slice(buf);
                     part.sets.push((buf.len(), set_hash(buf)));
+                    if info.truncated {
+                        // Past the cap: a sketch of every shingle, for the estimate.
+                        let doc = first_doc + (task * TASK + i) as u32;
+                        let mut all = Vec::new();
+                        self.shingler.all_hashes_into(t.as_ref(), &mut all);
+                        part.whole.push((doc, whole_sketch().sketch(&all)));
+                    }
                 }
                 part
             })
             .collect();
         let c = &mut self.corpus;
         for part in parts {
+            let truncated: Vec<u32> = part.whole.iter().map(|(d, _)| *d).collect();
+            c.truncated += truncated.len() as u64;
+            c.whole.extend(part.whole);
             let mut start = 0;
             for (len, hash) in part.sets {
                 let set = &part.flat[start..start + len];
                 start += len;
                 let doc = c.rep.len() as u32;
                 c.total += len as u64;
+                // Equal prefixes of truncated documents say nothing about the rest: they
+                // are never copies nor representatives of copies.
+                let whole_set = len > 0 && truncated.binary_search(&doc).is_err();
                 // A 128-bit collision is not a reason to merge: the sets are compared.
-                let first = (len > 0)
+                let first = whole_set
                     .then(|| self.seen.get(&hash).copied())
                     .flatten()
                     .filter(|&f| c.set(f) == set);
                 match first {
                     Some(f) => c.rep.push(f),
                     None => {
-                        if len > 0 {
+                        if whole_set {
                             self.seen.entry(hash).or_insert(doc);
                         }
                         c.hashes.extend_from_slice(set);
@@ -156,7 +185,6 @@ impl CorpusBuilder {
                 }
                 c.offsets.push(c.hashes.len());
             }
-            c.truncated += part.truncated;
             c.short += part.short;
         }
         c.lengths.extend(texts.iter().map(|t| t.as_ref().len()));
@@ -201,6 +229,8 @@ pub struct Corpus {
     total: u64,
     families: Vec<FamilySketches>,
     truncated: u64,
+    /// Truncated documents (in order) with the sketch of all their shingles.
+    whole: Vec<(u32, Vec<u64>)>,
     short: u64,
 }
 
@@ -375,9 +405,35 @@ impl Corpus {
             .count() as u64
     }
 
-    /// Documents longer than the shingle cap, compared on their first shingles only.
+    /// Documents longer than the shingle cap: their set holds their first shingles only.
     pub fn truncated(&self) -> u64 {
         self.truncated
+    }
+
+    /// True if the document had more shingle positions than the cap.
+    pub fn is_truncated(&self, doc: u32) -> bool {
+        self.whole_signature(doc).is_some()
+    }
+
+    /// The sketch ([`WHOLE_NUM_PERM`] values) of all the shingles of a truncated document;
+    /// `None` if the document was not truncated.
+    pub fn whole_signature(&self, doc: u32) -> Option<&[u64]> {
+        let i = self.whole.binary_search_by_key(&doc, |w| w.0).ok()?;
+        Some(&self.whole[i].1)
+    }
+
+    /// The estimated Jaccard of two whole documents when either was truncated (`None`
+    /// otherwise): a truncated document's whole sketch against the other's, sketched from
+    /// its complete set when it was not truncated.
+    pub fn truncated_estimate(&self, a: u32, b: u32) -> Option<f64> {
+        if self.whole.is_empty() || !(self.is_truncated(a) || self.is_truncated(b)) {
+            return None;
+        }
+        let sig = |d: u32| match self.whole_signature(d) {
+            Some(s) => s.to_vec(),
+            None => whole_sketch().sketch(self.set(d)),
+        };
+        Some(crate::verify::estimate(&sig(a), &sig(b)))
     }
 
     /// Documents with fewer than `k` tokens (words for `word:K`, characters for `char:K`),

@@ -5,19 +5,26 @@
 /// The pipeline itself cannot fail on any input text; only configuration is validated.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
-    /// The similarity threshold must lie in (0, 1].
-    #[error("threshold must be in (0, 1], got {0}")]
+    /// The similarity threshold must lie in
+    /// [`MIN_THRESHOLD`](crate::pipeline::MIN_THRESHOLD)..=1: below it, size windows such
+    /// as `n / t` and the band plan's arithmetic lose precision.
+    #[error("threshold must be in 0.01..=1, got {0}")]
     InvalidThreshold(f64),
-    /// A shingle specification could not be parsed (expected `char:K` or `word:K`, K ≥ 1).
-    #[error("invalid shingle spec {0:?}: expected char:K or word:K with K >= 1")]
+    /// A shingle specification could not be parsed (expected `char:K` or `word:K` with K
+    /// in 1..=[`MAX_SHINGLE_SIZE`](crate::shingle::MAX_SHINGLE_SIZE)).
+    #[error("invalid shingle spec {0:?}: expected char:K or word:K with K in 1..=1024")]
     InvalidShingleSpec(String),
     /// A normalization level could not be parsed (expected `none`, `basic`, `nfkc` or
     /// `aggressive`).
     #[error("invalid normalization {0:?}: expected none, basic, nfkc or aggressive")]
     InvalidNormalization(String),
-    /// The shingle size must be at least 1.
-    #[error("shingle size must be at least 1")]
-    InvalidShingleSize,
+    /// The shingle size must be in 1..=[`MAX_SHINGLE_SIZE`](crate::shingle::MAX_SHINGLE_SIZE).
+    #[error("shingle size must be in 1..=1024, got {0}")]
+    InvalidShingleSize(usize),
+    /// The cap on shingle positions per document must be in
+    /// 1..=[`MAX_MAX_SHINGLES`](crate::shingle::MAX_MAX_SHINGLES).
+    #[error("max shingles must be in 1..=4294967296, got {0}")]
+    InvalidMaxShingles(usize),
     /// The number of permutations must be in 1..=65536.
     #[error("number of permutations must be in 1..=65536, got {0}")]
     InvalidNumPerm(usize),

@@ -268,6 +268,7 @@ mod tests {
         let sim = |j: f64| Similarity {
             jaccard: Some(j),
             estimate: None,
+            truncated: false,
         };
         let members = c.members();
         let mut rep_pairs = Vec::new();

@@ -19,6 +19,12 @@ use crate::verify::{estimate, jaccard, meets_threshold, triage_margin, Verificat
 /// Candidate pairs verified per chunk in pairs mode: bounds memory for huge buckets.
 const PAIR_CHUNK: usize = 1 << 20;
 
+/// The smallest similarity threshold accepted. Below it the size windows (`n / t`), the
+/// band plan and the triage margin lose precision, so a smaller threshold found fewer
+/// pairs than a larger one; it is refused rather than mis-computed. At 0.01 the LSH
+/// pipeline with exact verification and the exact join agree with brute force (tested).
+pub const MIN_THRESHOLD: f64 = 0.01;
+
 /// A validated configuration. Build one with [`Config::builder`].
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -31,6 +37,7 @@ pub struct Config {
     keep: KeepPolicy,
     sketch: SketchKind,
     neighbours: bool,
+    allow_truncated: bool,
 }
 
 impl Config {
@@ -73,6 +80,12 @@ impl Config {
         self.neighbours
     }
 
+    /// Whether a pair reported by estimate because a document was truncated may remove a
+    /// document from a cluster.
+    pub fn allow_truncated(&self) -> bool {
+        self.allow_truncated
+    }
+
     /// The sketch family kind.
     pub fn sketch(&self) -> SketchKind {
         self.sketch
@@ -94,6 +107,7 @@ pub struct ConfigBuilder {
     sketch: SketchKind,
     max_shingles: usize,
     neighbours: bool,
+    allow_truncated: bool,
 }
 
 impl Default for ConfigBuilder {
@@ -111,6 +125,7 @@ impl Default for ConfigBuilder {
             sketch: SketchKind::OnePermutation,
             max_shingles: crate::shingle::DEFAULT_MAX_SHINGLES,
             neighbours: true,
+            allow_truncated: false,
         }
     }
 }
@@ -146,7 +161,7 @@ impl ConfigBuilder {
         self.seed = seed;
         self
     }
-    /// Similarity threshold in (0, 1] (default 0.8).
+    /// Similarity threshold in [`MIN_THRESHOLD`]..=1 (default 0.8).
     pub fn threshold(mut self, t: f64) -> Self {
         self.threshold = t;
         self
@@ -171,7 +186,9 @@ impl ConfigBuilder {
         self.keep = keep;
         self
     }
-    /// Cap on shingle positions taken per document (default 1,000,000).
+    /// Cap on shingle positions compared exactly per document, in
+    /// 1..=[`MAX_MAX_SHINGLES`](crate::shingle::MAX_MAX_SHINGLES) (default
+    /// [`DEFAULT_MAX_SHINGLES`](crate::shingle::DEFAULT_MAX_SHINGLES)).
     pub fn max_shingles(mut self, n: usize) -> Self {
         self.max_shingles = n;
         self
@@ -191,13 +208,25 @@ impl ConfigBuilder {
         self
     }
 
+    /// Whether clusters may remove a document on a pair with a truncated document (default
+    /// off). Such a pair has no exact Jaccard: it is reported with the estimate of the whole
+    /// documents' sketches and `truncated: true`, and by default keeps both documents.
+    pub fn allow_truncated(mut self, on: bool) -> Self {
+        self.allow_truncated = on;
+        self
+    }
+
     /// Validates the settings.
     pub fn build(self) -> Result<Config> {
-        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+        if !(MIN_THRESHOLD..=1.0).contains(&self.threshold) {
             return Err(Error::InvalidThreshold(self.threshold));
         }
-        if self.shingle.size() == 0 {
-            return Err(Error::InvalidShingleSize);
+        let k = self.shingle.size();
+        if !(1..=crate::shingle::MAX_SHINGLE_SIZE).contains(&k) {
+            return Err(Error::InvalidShingleSize(k));
+        }
+        if !(1..=crate::shingle::MAX_MAX_SHINGLES).contains(&self.max_shingles) {
+            return Err(Error::InvalidMaxShingles(self.max_shingles));
         }
         if self.num_perm == 0 || self.num_perm > crate::sketch::MAX_NUM_PERM {
             return Err(Error::InvalidNumPerm(self.num_perm));
@@ -219,6 +248,7 @@ impl ConfigBuilder {
             keep: self.keep,
             sketch: self.sketch,
             neighbours: self.neighbours,
+            allow_truncated: self.allow_truncated,
         })
     }
 }
@@ -281,8 +311,11 @@ pub struct Stats {
     /// Documents whose shingle set is identical to an earlier document's: reported as its
     /// duplicates without going through LSH.
     pub identical: u64,
-    /// Documents with more shingles than the cap, compared on their first shingles.
+    /// Documents with more shingle positions than the cap: their pairs are judged on the
+    /// estimate of whole-document sketches, with no exact Jaccard.
     pub truncated: u64,
+    /// Pairs mode: reported pairs with a truncated document (reported by estimate).
+    pub truncated_pairs: u64,
     /// Documents with fewer than `k` tokens (words for `word:K`, characters for `char:K`),
     /// empty ones not counted: each is a single shingle, so it matches only exact copies.
     /// When most documents are such, `k` is too large for the corpus (or, for word
@@ -474,14 +507,18 @@ impl Pipeline {
         b: u32,
     ) -> std::result::Result<Similarity, Similarity> {
         let t = self.config.threshold;
-        let est = corpus.signature_pair(a, b).map(|(x, y)| estimate(x, y));
         let pass = |ok: bool, s: Similarity| if ok { Ok(s) } else { Err(s) };
+        if let Some(e) = corpus.truncated_estimate(a, b) {
+            return truncated_verdict(e, t);
+        }
+        let est = corpus.signature_pair(a, b).map(|(x, y)| estimate(x, y));
         match self.config.verification {
             Verification::Exact => {
                 let j = jaccard(corpus.set(a), corpus.set(b));
                 let s = Similarity {
                     jaccard: Some(j),
                     estimate: est,
+                    truncated: false,
                 };
                 pass(meets_threshold(j, t), s)
             }
@@ -489,6 +526,7 @@ impl Pipeline {
                 let s = Similarity {
                     jaccard: None,
                     estimate: est,
+                    truncated: false,
                 };
                 pass(est.is_some_and(|e| meets_threshold(e, t)), s)
             }
@@ -498,16 +536,19 @@ impl Pipeline {
                     Some(e) if e >= t + margin => Ok(Similarity {
                         jaccard: None,
                         estimate: est,
+                        truncated: false,
                     }),
                     Some(e) if e <= t - margin => Err(Similarity {
                         jaccard: None,
                         estimate: est,
+                        truncated: false,
                     }),
                     _ => {
                         let j = jaccard(corpus.set(a), corpus.set(b));
                         let s = Similarity {
                             jaccard: Some(j),
                             estimate: est,
+                            truncated: false,
                         };
                         pass(meets_threshold(j, t), s)
                     }
@@ -516,6 +557,7 @@ impl Pipeline {
             Verification::None => Ok(Similarity {
                 jaccard: None,
                 estimate: est,
+                truncated: false,
             }),
         }
     }
@@ -536,7 +578,7 @@ impl Pipeline {
         let index = band_index(self.config.plan, &prepared.corpus, &mut stats);
         let corpus = &prepared.corpus;
         let mut rep_pairs = Vec::new();
-        let (mut candidates, mut verified) = (0u64, 0u64);
+        let (mut candidates, mut verified, mut truncated_pairs) = (0u64, 0u64, 0u64);
         let mut through = [(0u64, 0u64); 2];
         let mut recorded = self.record_similarities.then(Similarities::default);
         self.progress.start(Stage::Verify, 0);
@@ -576,11 +618,13 @@ impl Pipeline {
                 candidates += through[0].0 + through[1].0;
             }
             verified = rep_pairs.len() as u64;
+            truncated_pairs = rep_pairs.iter().filter(|p| p.similarity.truncated).count() as u64;
             PairSet::new(corpus, rep_pairs, self.identical_similarity(corpus))
         });
         self.progress.finish();
         stats.candidates = candidates;
         stats.verified = verified;
+        stats.truncated_pairs = truncated_pairs;
         (stats.large_group_candidates, stats.large_group_verified) = through[0];
         (stats.neighbour_candidates, stats.neighbour_verified) = through[1];
         stats.similarities = recorded;
@@ -656,6 +700,7 @@ impl Pipeline {
         Similarity {
             jaccard: (self.config.verification == Verification::Exact).then_some(1.0),
             estimate: corpus.has_signatures().then_some(1.0),
+            truncated: false,
         }
     }
 
@@ -723,6 +768,9 @@ impl Pipeline {
     ) -> Vec<Cluster> {
         self.progress.start(Stage::Cluster, 0);
         let keep = self.config.keep;
+        // A pair known only by estimate (a truncated document) removes nothing unless allowed.
+        let allow = self.config.allow_truncated;
+        let similar = |kept: u32, doc: u32| similar(kept, doc).filter(|s| allow || !s.truncated);
         let out = stats.time(Stage::Cluster, || match ranks {
             Some(ranks) => cluster_ranked(
                 corpus.len(),
@@ -766,15 +814,24 @@ impl Pipeline {
                 rejected: Vec::new(),
             });
         }
+        let t = self.config.threshold;
         found
             .into_iter()
-            .map(|p| Pair {
-                a: p.a,
-                b: p.b,
-                similarity: Similarity {
-                    jaccard: Some(p.jaccard),
-                    estimate: corpus.signature_pair(p.a, p.b).map(|(x, y)| estimate(x, y)),
-                },
+            .filter_map(|p| {
+                let similarity = match corpus.truncated_estimate(p.a, p.b) {
+                    // A truncated document's prefix is not the document: judge the estimate.
+                    Some(e) => truncated_verdict(e, t).ok()?,
+                    None => Similarity {
+                        jaccard: Some(p.jaccard),
+                        estimate: corpus.signature_pair(p.a, p.b).map(|(x, y)| estimate(x, y)),
+                        truncated: false,
+                    },
+                };
+                Some(Pair {
+                    a: p.a,
+                    b: p.b,
+                    similarity,
+                })
             })
             .collect()
     }
@@ -792,9 +849,11 @@ impl Pipeline {
         let mut stats = prepared.stats.clone();
         let corpus = &prepared.corpus;
         let rep_pairs = self.exact_rep_pairs(corpus, &mut stats);
+        stats.truncated_pairs = rep_pairs.iter().filter(|p| p.similarity.truncated).count() as u64;
         let identical = Similarity {
             jaccard: Some(1.0),
             estimate: corpus.has_signatures().then_some(1.0),
+            truncated: false,
         };
         (PairSet::new(corpus, rep_pairs, identical), stats)
     }
@@ -812,10 +871,14 @@ impl Pipeline {
         let t = self.config.threshold;
         let ranks = prepared.keep_ranks.as_deref();
         let clusters = self.cluster_links(corpus, ranks, &links, &mut stats, |kept, doc| {
+            if let Some(e) = corpus.truncated_estimate(kept, doc) {
+                return truncated_verdict(e, t).ok();
+            }
             let j = jaccard(corpus.set(kept), corpus.set(doc));
             meets_threshold(j, t).then_some(Similarity {
                 jaccard: Some(j),
                 estimate: None,
+                truncated: false,
             })
         });
         (clusters, stats)
@@ -943,4 +1006,19 @@ fn band_index(plan: BandPlan, corpus: &Corpus, stats: &mut Stats) -> BandIndex {
     stats.buckets = buckets;
     stats.largest_bucket = largest as u64;
     index
+}
+
+/// The verdict on a pair with a truncated document: the estimate of the whole documents'
+/// sketches against the threshold, with no exact Jaccard.
+fn truncated_verdict(e: f64, t: f64) -> std::result::Result<Similarity, Similarity> {
+    let s = Similarity {
+        jaccard: None,
+        estimate: Some(e),
+        truncated: true,
+    };
+    if meets_threshold(e, t) {
+        Ok(s)
+    } else {
+        Err(s)
+    }
 }

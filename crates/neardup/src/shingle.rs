@@ -62,7 +62,7 @@ impl FromStr for ShingleKind {
         let bad = || Error::InvalidShingleSpec(s.to_string());
         let (kind, k) = s.split_once(':').ok_or_else(bad)?;
         let k: usize = k.trim().parse().map_err(|_| bad())?;
-        if k == 0 {
+        if !(1..=MAX_SHINGLE_SIZE).contains(&k) {
             return Err(bad());
         }
         match kind.trim() {
@@ -74,6 +74,15 @@ impl FromStr for ShingleKind {
 }
 
 pub use crate::normalize::{normalize, Normalization};
+
+/// The largest shingle size `k` accepted (`char:K`, `word:K`): far beyond any useful
+/// shingle, small enough that no size arithmetic can overflow.
+pub const MAX_SHINGLE_SIZE: usize = 1024;
+
+/// The largest cap on shingle positions per document accepted by
+/// [`ConfigBuilder::max_shingles`](crate::ConfigBuilder::max_shingles): 2³² positions
+/// (32 GiB of hashes for one document).
+pub const MAX_MAX_SHINGLES: usize = 1 << 32;
 
 /// Turns a text into its set of shingle hashes.
 ///
@@ -101,9 +110,12 @@ pub struct ShingleInfo {
     pub short: bool,
 }
 
-/// Default cap on the shingles taken from one document: its first million positions
-/// (about 1 MB of text), so one huge document cannot exhaust memory.
-pub const DEFAULT_MAX_SHINGLES: usize = 1_000_000;
+/// Default cap on the shingle positions compared exactly per document: 2²⁴ (16,777,216),
+/// so documents up to 16 MiB of text are compared whole. A longer document keeps the set of
+/// its first positions for LSH, and a sketch of all its shingles
+/// ([`Corpus::whole_signature`](crate::Corpus::whole_signature)) for the estimate its
+/// pairs are reported with.
+pub const DEFAULT_MAX_SHINGLES: usize = 1 << 24;
 
 impl Default for Shingler {
     fn default() -> Self {
@@ -186,8 +198,10 @@ impl Shingler {
     fn hashes_uncapped(&self, text: &str, out: &mut Vec<u64>, cap: usize) -> bool {
         let start = out.len();
         // A prefix long enough for `cap` shingles: k·cap characters are at most 4·k·cap bytes.
-        let text = if text.len() > cap.saturating_mul(4 * self.kind.size() + 4) {
-            let mut end = cap.saturating_mul(4 * self.kind.size() + 4).min(text.len());
+        // Saturating throughout: a huge cap or k must mean "the whole text", never wrap.
+        let prefix = cap.saturating_mul(self.kind.size().saturating_mul(4).saturating_add(4));
+        let text = if text.len() > prefix {
+            let mut end = prefix.min(text.len());
             while !text.is_char_boundary(end) {
                 end -= 1;
             }
@@ -200,8 +214,14 @@ impl Shingler {
             ShingleKind::Char(k) => char_shingles(&text, k, out),
             ShingleKind::Word(k) => word_shingles(&text, k, out),
         };
-        out.truncate(start + cap);
+        out.truncate(start.saturating_add(cap));
         short
+    }
+
+    /// Appends the hashes of every shingle of `text`, ignoring the cap (for the sketch of a
+    /// truncated document's whole text).
+    pub fn all_hashes_into(&self, text: &str, out: &mut Vec<u64>) {
+        self.hashes_uncapped(text, out, usize::MAX);
     }
 
     /// The set of shingle hashes of `text`: sorted and deduplicated.
@@ -229,7 +249,7 @@ impl Shingler {
     /// ```
     pub fn shingle_info(&self, text: &str, out: &mut Vec<u64>) -> ShingleInfo {
         out.clear();
-        let short = self.hashes_uncapped(text, out, self.max_shingles + 1);
+        let short = self.hashes_uncapped(text, out, self.max_shingles.saturating_add(1));
         let truncated = out.len() > self.max_shingles;
         out.truncate(self.max_shingles);
         sort_uniform(out);

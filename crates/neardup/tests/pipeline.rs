@@ -372,3 +372,104 @@ fn documents_shorter_than_k_are_counted() {
     assert_eq!(prepared.stats.short_documents, 2);
     assert_eq!(prepared.stats.empty, 2);
 }
+
+// ---- parameters at their edges (issue 10) ----
+
+#[test]
+fn parameters_out_of_range_are_refused_by_build() {
+    use neardup::shingle::{MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE};
+    use neardup::{Error, ShingleKind};
+    let build = |b: neardup::ConfigBuilder| b.build().map(|_| ()).unwrap_err();
+    assert_eq!(
+        build(Config::builder().threshold(1e-18)),
+        Error::InvalidThreshold(1e-18)
+    );
+    assert_eq!(
+        build(Config::builder().threshold(0.009)),
+        Error::InvalidThreshold(0.009)
+    );
+    assert!(Config::builder()
+        .threshold(neardup::pipeline::MIN_THRESHOLD)
+        .build()
+        .is_ok());
+    assert_eq!(
+        build(Config::builder().shingle(ShingleKind::Char(usize::MAX))),
+        Error::InvalidShingleSize(usize::MAX)
+    );
+    assert_eq!(
+        build(Config::builder().shingle(ShingleKind::Word(MAX_SHINGLE_SIZE + 1))),
+        Error::InvalidShingleSize(MAX_SHINGLE_SIZE + 1)
+    );
+    assert_eq!(
+        build(Config::builder().max_shingles(0)),
+        Error::InvalidMaxShingles(0)
+    );
+    assert_eq!(
+        build(Config::builder().max_shingles(usize::MAX)),
+        Error::InvalidMaxShingles(usize::MAX)
+    );
+    assert!(Config::builder()
+        .max_shingles(MAX_MAX_SHINGLES)
+        .build()
+        .is_ok());
+    assert!("char:1025".parse::<ShingleKind>().is_err());
+    assert!("char:18446744073709551615".parse::<ShingleKind>().is_err());
+    assert_eq!(
+        "word:1024".parse::<ShingleKind>(),
+        Ok(ShingleKind::Word(1024))
+    );
+}
+
+#[test]
+fn huge_caps_and_sizes_do_not_wrap_to_nothing() {
+    use neardup::{ShingleKind, Shingler};
+    let text = "a quick brown fox jumps over the lazy dog";
+    let whole = Shingler::new(ShingleKind::Char(5)).shingle_set(text);
+    let huge_cap = Shingler::new(ShingleKind::Char(5)).max_shingles(usize::MAX);
+    assert_eq!(huge_cap.shingle_set(text), whole);
+    let mut set = Vec::new();
+    assert!(!huge_cap.shingle_info(text, &mut set).truncated);
+    // A shingle longer than the text is the whole text, never an empty set.
+    let huge_k = Shingler::new(ShingleKind::Char(usize::MAX / 2));
+    assert_eq!(huge_k.shingle_set(text).len(), 1);
+}
+
+#[test]
+fn at_the_minimum_threshold_lsh_and_the_exact_join_agree_with_brute_force() {
+    let t = neardup::pipeline::MIN_THRESHOLD;
+    let texts = near_duplicate_corpus(7, 60);
+    let p = pipeline(t, Verification::Exact);
+    let prepared = p.prepare(&texts);
+    let sets: Vec<&[u64]> = prepared.corpus.sets();
+    let mut brute = Vec::new();
+    for a in 0..sets.len() {
+        for b in a + 1..sets.len() {
+            let j = neardup::verify::jaccard(sets[a], sets[b]);
+            if !sets[a].is_empty() && neardup::verify::meets_threshold(j, t) {
+                brute.push((a as u32, b as u32, j));
+            }
+        }
+    }
+    assert!(brute.len() > 1000, "too few pairs: {}", brute.len());
+    let (exact, _) = p.exact_pairs(&prepared);
+    let exact: Vec<(u32, u32, f64)> = exact
+        .iter()
+        .map(|p| (p.a, p.b, p.similarity.jaccard.unwrap()))
+        .collect();
+    assert_eq!(exact, brute);
+    let (lsh, _) = p.pairs(&prepared);
+    for pair in &lsh {
+        let j = pair.similarity.jaccard.unwrap();
+        let i = brute
+            .binary_search_by(|x| (x.0, x.1).cmp(&(pair.a, pair.b)))
+            .unwrap_or_else(|_| panic!("{pair:?} is not a brute-force pair"));
+        assert_eq!(brute[i].2, j);
+    }
+    // At t = 0.01 the plan has one row per band: nearly every pair is a candidate.
+    assert!(
+        lsh.len() * 10 >= brute.len() * 9,
+        "{} of {}",
+        lsh.len(),
+        brute.len()
+    );
+}
