@@ -2069,7 +2069,6 @@ fn outputs_lone_surrogate_id_is_kept_lossily() {
 /// checks that it exits with `code`, leaves no temporary file, and `out` is unchanged.
 #[cfg(unix)]
 fn interrupted_write_leaves_nothing(signal: &str, expected: i32) {
-    use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("big.txt");
     std::fs::write(
@@ -2079,7 +2078,7 @@ fn interrupted_write_leaves_nothing(signal: &str, expected: i32) {
     .unwrap();
     let out = dir.path().join("out.jsonl");
     std::fs::write(&out, "old\n").unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
         .args([
             "pairs",
             input.to_str().unwrap(),
@@ -2089,11 +2088,26 @@ fn interrupted_write_leaves_nothing(signal: &str, expected: i32) {
         ])
         .spawn()
         .unwrap();
+    let status = signal_once_it_writes(child, dir.path(), signal);
+    assert_eq!(status.code(), Some(expected), "{status}");
+    assert!(litter(dir.path()).is_empty(), "{:?}", litter(dir.path()));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+}
+
+/// Waits until `child` has a temporary output in `dir`, sends it `signal`, and returns how
+/// it ended.
+#[cfg(unix)]
+fn signal_once_it_writes(
+    mut child: std::process::Child,
+    dir: &Path,
+    signal: &str,
+) -> std::process::ExitStatus {
+    use std::time::{Duration, Instant};
     let start = Instant::now();
-    while litter(dir.path()).is_empty() {
+    while litter(dir).is_empty() {
         assert!(
             start.elapsed() < Duration::from_secs(120),
-            "no temporary file"
+            "no temporary output"
         );
         if let Some(status) = child.try_wait().unwrap() {
             panic!("finished before the signal: {status}");
@@ -2105,10 +2119,7 @@ fn interrupted_write_leaves_nothing(signal: &str, expected: i32) {
         .status()
         .unwrap();
     assert!(killed.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(expected), "{status}");
-    assert!(litter(dir.path()).is_empty(), "{:?}", litter(dir.path()));
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+    child.wait().unwrap()
 }
 
 #[cfg(unix)]
@@ -2128,7 +2139,6 @@ fn outputs_sigint_while_writing_removes_the_temporary_file() {
 #[cfg(unix)]
 #[test]
 fn outputs_sigterm_while_copying_a_directory_removes_the_temporary_folder() {
-    use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     for i in 0..3000 {
@@ -2138,7 +2148,7 @@ fn outputs_sigterm_while_copying_a_directory_removes_the_temporary_folder() {
         std::fs::write(sub.join(format!("f{i}.txt")), text).unwrap();
     }
     let out = dir.path().join("out");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
         .args([
             "dedup",
             src.to_str().unwrap(),
@@ -2148,23 +2158,7 @@ fn outputs_sigterm_while_copying_a_directory_removes_the_temporary_folder() {
         ])
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while litter(dir.path()).is_empty() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "no temporary folder"
-        );
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("finished before the signal: {status}");
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = child.wait().unwrap();
+    let status = signal_once_it_writes(child, dir.path(), "-TERM");
     assert_eq!(status.code(), Some(143), "{status}");
     assert!(litter(dir.path()).is_empty(), "{:?}", litter(dir.path()));
     assert!(!out.exists());
