@@ -2138,7 +2138,6 @@ fn outputs_sigint_while_writing_removes_the_temporary_file() {
 /// the temporary folder beside the output: no folder is left, no output appears.
 #[cfg(unix)]
 #[test]
-#[ignore = "flaky: once in CI a staging folder created at the moment of the signal was left behind (race between creating and registering it); see the closing note"]
 fn outputs_sigterm_while_copying_a_directory_removes_the_temporary_folder() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");

@@ -27,7 +27,7 @@
 //! `docs-3`. So `dedup dA dB -o out` writes `out/dA/x.txt` and `out/dB/x.txt`, and two
 //! inputs never write the same file. With one root the layout is `output/<id>`.
 
-use std::fs;
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Component, Path, PathBuf};
 
@@ -465,10 +465,21 @@ fn copy_into(dir: &Path, target: &Path, record: &Record) -> Result<()> {
         to: target.join(rel).display().to_string(),
         error,
     };
-    if let Some(parent) = to.parent() {
-        fs::create_dir_all(parent).map_err(err)?;
-    }
-    fs::copy(from, &to).map_err(err)?;
+    let mut source = File::open(from).map_err(err)?;
+    let mode = source.metadata().map_err(err)?.permissions();
+    // Folders and the file are created under the registry's lock: an interrupt that is
+    // deleting the staging folder holds the lock until the process ends, so nothing can
+    // be created inside it while (or after) it is removed. The bytes are copied outside
+    // the lock; into an unlinked file, they are harmless.
+    let mut dest = {
+        let _registry = registry();
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(err)?;
+        }
+        File::create(&to).map_err(err)?
+    };
+    io::copy(&mut source, &mut dest).map_err(err)?;
+    dest.set_permissions(mode).map_err(err)?;
     Ok(())
 }
 
