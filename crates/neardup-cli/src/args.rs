@@ -149,6 +149,32 @@ fn parse_in(s: &str, lo: usize, hi: usize) -> Result<usize, String> {
     }
 }
 
+/// Parses a memory size: a number (fractions allowed) with an optional unit `K`, `M`,
+/// `G` or `T` (each a power of 1024, with or without `B`/`iB`); a bare number is bytes.
+pub fn parse_memory(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let unit = unit.trim().to_ascii_uppercase();
+    let scale: u64 = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return Err(format!("unknown unit {unit:?}: use K, M, G or T, e.g. 8G")),
+    };
+    let bad = || format!("must be a size such as 8G, 500M or 1.5GiB (got {s:?})");
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let bytes = value * scale as f64;
+    if !(1.0..=u64::MAX as f64).contains(&bytes) {
+        return Err(bad());
+    }
+    Ok(bytes as u64)
+}
+
 fn parse_sample(s: &str) -> Result<usize, String> {
     parse_in(s, 1, 1_000_000)
 }
@@ -267,6 +293,12 @@ pub struct MatchArgs {
     /// its MinHash estimate, no exact Jaccard) remove a document. Off: both are kept.
     #[arg(long)]
     pub allow_truncated: bool,
+    /// Memory a run may use, e.g. `8G`, `500M`, `2GiB` (powers of 1024; default: half of
+    /// this machine's memory). A run predicted to need more, from what it holds after
+    /// reading plus its band keys and signatures, is refused before sketching; `plan`
+    /// says whether its estimate fits.
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
+    pub memory: Option<u64>,
     /// LSH bands (with --rows; default: chosen from the threshold for high recall).
     #[arg(long, requires = "rows")]
     pub bands: Option<usize>,

@@ -123,7 +123,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         .record_similarities(args.report.is_some());
 
     let mut prepared = pipeline.shingle(&docs.texts);
-    crate::plan::refuse_over_memory(prepared.corpus.len() as u64, &config)?;
+    crate::plan::refuse_over_memory(prepared.corpus.len() as u64, &config, args.matching.memory)?;
     let (exact, exact_stats) = pipeline.exact_pairs(&prepared);
     pipeline.sketch(&mut prepared);
     let (lsh_set, lsh_stats) = pipeline.pair_set(&prepared);

@@ -250,23 +250,57 @@ pub fn machine_memory() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Refuses (usage error, exit 2) a run whose sketch and group stages are predicted to need
-/// more than half the machine's memory (the rest is for the shingle sets, texts, output
-/// and other processes), naming the prediction, before any sketching.
-pub fn refuse_over_memory(documents: u64, config: &neardup::Config) -> anyhow::Result<()> {
-    let need = sketch_memory(documents, config);
-    if let Some(total) = machine_memory() {
-        if need > total / 2 {
+/// This process's resident memory (VmRSS of /proc/self/status), if known.
+pub fn resident_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The memory a run may use: `--memory`, or half the machine's (the rest is for other
+/// processes and the page cache), with words naming it for messages. None if neither is
+/// known.
+pub fn memory_limit(arg: Option<u64>) -> Option<(u64, String)> {
+    match arg {
+        Some(limit) => Some((limit, format!("the --memory limit ({})", bytes(limit)))),
+        None => machine_memory().map(|total| {
+            (
+                total / 2,
+                format!(
+                    "half of this machine's memory ({} of {}; set another limit with --memory)",
+                    bytes(total / 2),
+                    bytes(total)
+                ),
+            )
+        }),
+    }
+}
+
+/// Refuses (usage error, exit 2) a run predicted to need more than the memory limit
+/// ([`memory_limit`]): what the process holds once the input is read and shingled, plus
+/// the band keys and signatures that sketching adds. Called before any sketching.
+pub fn refuse_over_memory(
+    documents: u64,
+    config: &neardup::Config,
+    limit: Option<u64>,
+) -> anyhow::Result<()> {
+    let sketch = sketch_memory(documents, config);
+    let held = resident_memory().unwrap_or(0);
+    let need = held.saturating_add(sketch);
+    if let Some((limit, named)) = memory_limit(limit) {
+        if need > limit {
             crate::usage::usage!(
                 "{} documents with {} bands x {} rows of {} permutations would need about {} \
-                 for band keys and signatures, more than half of this machine's memory ({}): use fewer bands \
-                 (--bands/--rows) or a smaller --num-perm",
+                 ({} held after reading + {} for band keys and signatures), more than {named}: \
+                 use fewer bands (--bands/--rows) or a smaller --num-perm",
                 documents,
                 config.plan().bands(),
                 config.plan().rows(),
                 config.num_perm(),
                 bytes(need),
-                bytes(total)
+                bytes(held),
+                bytes(sketch),
             );
         }
     }

@@ -114,6 +114,18 @@ pub fn run(args: &PlanArgs) -> Result<String> {
         seen
     );
     out.push_str(&plan::render_estimate(&estimate));
+    if let Some((limit, named)) = plan::memory_limit(args.matching.memory) {
+        let total = estimate.memory.total();
+        let verdict = if total > limit {
+            format!(
+                "refused: ≈ {} is more than {named}; a run would stop before sketching",
+                plan::bytes(total)
+            )
+        } else {
+            format!("fits: ≈ {} is within {named}", plan::bytes(total))
+        };
+        let _ = writeln!(out, "memory fit  {verdict}");
+    }
     let non_empty = prepared.stats.documents - prepared.stats.empty;
     let short = prepared.stats.short_documents;
     if let Some(w) = summary::short_documents_warning(config.shingler().kind(), short, non_empty) {

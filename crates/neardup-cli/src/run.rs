@@ -194,7 +194,11 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         prepared.set_keep_ranks(ranks.ranks)?;
     }
     if !args.exact {
-        crate::plan::refuse_over_memory(prepared.corpus.len() as u64, &config)?;
+        crate::plan::refuse_over_memory(
+            prepared.corpus.len() as u64,
+            &config,
+            args.matching.memory,
+        )?;
         pipeline.sketch(&mut prepared);
     }
     if let Some(path) = &args.skipped {

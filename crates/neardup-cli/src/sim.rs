@@ -61,6 +61,9 @@ pub fn run(args: &SimArgs) -> Result<String> {
     if args.matching.no_neighbours {
         usage!("--no-neighbours does not apply to sim: it compares two texts, not a corpus");
     }
+    if args.matching.memory.is_some() {
+        usage!("--memory does not apply to sim: it compares two texts, not a corpus");
+    }
     let config = config(&args.matching, VerifyArg::Exact, KeepArg::First)?;
     let (a, b) = (text_of(&args.a, args.text)?, text_of(&args.b, args.text)?);
     let sh = config.shingler();

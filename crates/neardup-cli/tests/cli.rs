@@ -2334,3 +2334,44 @@ fn truncation_is_never_reported_as_exact() {
     assert_eq!(lines.len(), 2, "{clusters}");
     assert_eq!(lines[1]["truncated"], true);
 }
+
+// ---- a memory limit (issue 10) ----
+
+#[test]
+fn memory_limit_refuses_a_run_predicted_over_it_and_plan_says_so() {
+    let input = testdata("pypi-summaries.jsonl");
+    let p = input.to_str().unwrap();
+    // Reading alone holds more than 1 MiB: refused before sketching, the limit named.
+    for mode in ["pairs", "clusters", "eval"] {
+        refused(
+            &[mode, p, "--memory", "1M", "-q"],
+            &[
+                "would need about",
+                "held after reading",
+                "the --memory limit (1.0 MiB)",
+            ],
+        );
+    }
+    // A generous limit changes nothing in the output.
+    assert_eq!(
+        ok(&["pairs", p, "--memory", "8G", "-q"]),
+        ok(&["pairs", p, "-q"])
+    );
+    let plan = ok(&["plan", p, "--memory", "1M"]);
+    assert!(
+        plan.contains("memory fit  refused:") && plan.contains("the --memory limit (1.0 MiB)"),
+        "{plan}"
+    );
+    let plan = ok(&["plan", p, "--memory", "1.5GiB"]);
+    assert!(
+        plan.contains("memory fit  fits:") && plan.contains("(1.5 GiB)"),
+        "{plan}"
+    );
+    for bad in ["0", "12X", "0.5", "G", "1e400", "99999999999T"] {
+        refused(&["pairs", p, "--memory", bad], &["--memory"]);
+    }
+    refused(
+        &["sim", "a b c", "a b d", "--text", "--memory", "1G"],
+        &["--memory does not apply to sim"],
+    );
+}
