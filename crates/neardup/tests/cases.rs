@@ -1,0 +1,278 @@
+//! Tests as data: every case in `testdata/cases/*.toml` is a small corpus with the pairs
+//! and clusters expected at its settings, run against every engine. All engines must give
+//! the expected answer; a case's expected pairs are also checked against brute force, so a
+//! wrong case cannot pass.
+//!
+//! A case file holds:
+//!
+//! ```toml
+//! description = "what the case is about"
+//! shingle = "char:5"          # optional, as `--shingle`
+//! normalize = "nfkc"          # optional, as `--normalize`
+//! threshold = 0.5
+//! num_perm = 128              # optional
+//! engines = ["exact"]         # optional: only these engines (default: all)
+//! lsh_may_miss = false        # optional: true if the S-curve allows a miss
+//! docs = ["first text", "second text"]
+//! pairs = [[0, 1]]            # every pair (a < b) with Jaccard ≥ threshold
+//! clusters = [[0, 1]]         # kept document first, then its duplicates in input order
+//! ```
+//!
+//! Unless a case says `lsh_may_miss`, every expected pair must have a miss probability
+//! under [`MAX_MISS`] on the case's S-curve, so the LSH engines cannot fail it by chance.
+
+use std::path::{Path, PathBuf};
+
+use neardup::verify::jaccard;
+use neardup::{
+    Cluster, Config, KeepPolicy, Normalization, Pair, Pipeline, ShingleKind, SketchKind,
+    Verification,
+};
+use serde::Deserialize;
+
+/// The largest chance of an LSH miss an expected pair may have.
+const MAX_MISS: f64 = 1e-6;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    description: String,
+    #[serde(default = "default_shingle")]
+    shingle: String,
+    #[serde(default = "default_normalize")]
+    normalize: String,
+    threshold: f64,
+    #[serde(default = "default_num_perm")]
+    num_perm: usize,
+    engines: Option<Vec<String>>,
+    #[serde(default)]
+    lsh_may_miss: bool,
+    docs: Vec<String>,
+    pairs: Vec<[u32; 2]>,
+    clusters: Vec<Vec<u32>>,
+}
+
+fn default_shingle() -> String {
+    "char:5".into()
+}
+
+fn default_normalize() -> String {
+    "nfkc".into()
+}
+
+fn default_num_perm() -> usize {
+    128
+}
+
+/// A way of finding the pairs and clusters of a corpus.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Engine {
+    /// LSH over one-permutation hashing (classic below 64 shingles), exact verification.
+    LshOph,
+    /// LSH over the classic sketch throughout, exact verification.
+    LshClassic,
+    /// LSH, deciding on the signature far from the threshold, exactly near it.
+    Triage,
+    /// The exact set-similarity join: no sketch, no misses.
+    Exact,
+}
+
+const ENGINES: [Engine; 4] = [
+    Engine::LshOph,
+    Engine::LshClassic,
+    Engine::Triage,
+    Engine::Exact,
+];
+
+impl Engine {
+    fn name(self) -> &'static str {
+        match self {
+            Engine::LshOph => "lsh-oph",
+            Engine::LshClassic => "lsh-classic",
+            Engine::Triage => "triage",
+            Engine::Exact => "exact",
+        }
+    }
+
+    fn is_lsh(self) -> bool {
+        self != Engine::Exact
+    }
+}
+
+/// What an engine answered.
+struct Answer {
+    pairs: Vec<Pair>,
+    clusters: Vec<Cluster>,
+}
+
+impl Case {
+    fn config(&self, engine: Engine) -> Config {
+        let shingle: ShingleKind = self.shingle.parse().expect("shingle");
+        let normalize: Normalization = self.normalize.parse().expect("normalize");
+        let sketch = match engine {
+            Engine::LshClassic => SketchKind::Classic,
+            _ => SketchKind::OnePermutation,
+        };
+        let verification = match engine {
+            Engine::Triage => Verification::Triage,
+            _ => Verification::Exact,
+        };
+        Config::builder()
+            .shingle(shingle)
+            .normalization(normalize)
+            .threshold(self.threshold)
+            .num_perm(self.num_perm)
+            .sketch(sketch)
+            .verification(verification)
+            .keep(KeepPolicy::First)
+            .build()
+            .expect("a valid configuration")
+    }
+
+    fn run(&self, engine: Engine) -> Answer {
+        let pipeline = Pipeline::new(self.config(engine)).expect("pipeline");
+        let ((pairs, _), (clusters, _)) = if engine == Engine::Exact {
+            let prepared = pipeline.shingle(&self.docs);
+            (
+                pipeline.exact_pairs(&prepared),
+                pipeline.exact_clusters(&prepared),
+            )
+        } else {
+            let prepared = pipeline.prepare(&self.docs);
+            (pipeline.pairs(&prepared), pipeline.clusters(&prepared))
+        };
+        Answer { pairs, clusters }
+    }
+
+    fn engines(&self) -> Vec<Engine> {
+        match &self.engines {
+            None => ENGINES.to_vec(),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    *ENGINES
+                        .iter()
+                        .find(|e| e.name() == n)
+                        .unwrap_or_else(|| panic!("unknown engine {n:?}"))
+                })
+                .collect(),
+        }
+    }
+}
+
+fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cases")
+}
+
+fn load_cases() -> Vec<(String, Case)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .expect("testdata/cases")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("readable case");
+            let case: Case =
+                toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            (name, case)
+        })
+        .collect()
+}
+
+/// The pairs ≥ threshold by brute force over the shingle sets, with their Jaccard.
+fn brute_force(case: &Case) -> Vec<(u32, u32, f64)> {
+    let config = case.config(Engine::Exact);
+    let sets: Vec<Vec<u64>> = case
+        .docs
+        .iter()
+        .map(|d| config.shingler().shingle_set(d))
+        .collect();
+    let mut out = Vec::new();
+    for a in 0..sets.len() {
+        for b in a + 1..sets.len() {
+            if sets[a].is_empty() || sets[b].is_empty() {
+                continue;
+            }
+            let j = jaccard(&sets[a], &sets[b]);
+            if j >= case.threshold {
+                out.push((a as u32, b as u32, j));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn there_are_cases() {
+    assert!(load_cases().len() >= 8, "testdata/cases lost its cases");
+}
+
+/// The cases themselves: expected pairs are the brute-force pairs, every expected pair is
+/// safe from an LSH miss (unless marked), clusters cover each document at most once.
+#[test]
+fn every_case_is_right_about_itself() {
+    for (name, case) in load_cases() {
+        let truth = brute_force(&case);
+        let pairs: Vec<[u32; 2]> = truth.iter().map(|&(a, b, _)| [a, b]).collect();
+        assert_eq!(pairs, case.pairs, "{name}: expected pairs ≠ brute force");
+        if !case.lsh_may_miss {
+            let plan = case.config(Engine::LshOph).plan();
+            for &(a, b, j) in &truth {
+                let miss = 1.0 - plan.probability(j);
+                assert!(
+                    miss < MAX_MISS,
+                    "{name}: pair ({a}, {b}) at J = {j:.3} is missed with probability {miss:.2e} \
+                     under {}×{}; mark the case lsh_may_miss or move the pair",
+                    plan.bands(),
+                    plan.rows()
+                );
+            }
+        }
+        let mut seen: Vec<u32> = case.clusters.iter().flatten().copied().collect();
+        let n = seen.len();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), n, "{name}: a document in two clusters");
+        assert!(!case.description.is_empty(), "{name}: no description");
+    }
+}
+
+#[test]
+fn every_engine_agrees_with_every_case() {
+    let mut checked = 0;
+    for (name, case) in load_cases() {
+        let truth = brute_force(&case);
+        for engine in case.engines() {
+            if engine.is_lsh() && case.lsh_may_miss {
+                continue;
+            }
+            let what = format!("{name} [{}]", engine.name());
+            let answer = case.run(engine);
+            let pairs: Vec<[u32; 2]> = answer.pairs.iter().map(|p| [p.a, p.b]).collect();
+            assert_eq!(pairs, case.pairs, "{what}: pairs");
+            for (p, &(_, _, j)) in answer.pairs.iter().zip(&truth) {
+                // Triage may accept a pair on its signature alone, without a Jaccard.
+                match p.similarity.jaccard {
+                    Some(x) => assert_eq!(x, j, "{what}: Jaccard of ({}, {})", p.a, p.b),
+                    None => assert_eq!(engine, Engine::Triage, "{what}: no Jaccard"),
+                }
+            }
+            let clusters: Vec<Vec<u32>> = answer
+                .clusters
+                .iter()
+                .map(|c| {
+                    std::iter::once(c.kept)
+                        .chain(c.duplicates.iter().map(|d| d.doc))
+                        .collect()
+                })
+                .collect();
+            assert_eq!(clusters, case.clusters, "{what}: clusters");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} case × engine runs");
+}
