@@ -1,20 +1,27 @@
-//! `neardup eval --labels FILE`: ground-truth labels and the metrics that compare a run
-//! with them.
+//! `neardup eval --labels FILE`: ground-truth labels, read into the core's
+//! [`Grouping`], which `neardup::metrics` scores.
 //!
 //! Labels are either **pairs** of duplicates (`{"a": ID, "b": ID}` lines, or CSV/TSV with
 //! columns `a,b`) or **cluster ids** (`{"id": ID, "cluster": C}`, or columns `id,cluster`),
-//! the format chosen by the file's extension. Ids are text: a JSON number keeps its source
-//! text (`8.50` stays `8.50`), as neardup's readers do; cluster ids likewise (so `"7"` and
-//! `7` are the same cluster).
+//! the format chosen by the file's extension (`.jsonl`, `.ndjson`, `.json`, `.csv`, `.tsv`,
+//! `.tab`; a `.gz` after it is decompressed). The kind is that of the first label; every
+//! label must be of that kind.
 //!
-//! Labels become a [`Grouping`] of the core's `metrics` module, which scores them.
+//! The file is read by `neardup-io`'s readers, so a label's id is read exactly as the
+//! data's id is: a JSON string unescaped (a lone surrogate replaced), a JSON number (or
+//! any other value) as its source text (`8.50` stays `8.50`), `null` as absent; a CSV
+//! field with CSV quoting; a TSV field verbatim, without quoting (a `"` is an ordinary
+//! character, as in TSV data). Cluster ids follow the same rule (`"7"` and `7` are one
+//! cluster). Column names must match exactly. Blank lines are ignored; any other record
+//! the reader skips (malformed JSON, a short row, an unclosed quote) is an error naming
+//! the file and line.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use neardup::metrics::{ClusteringBuilder, Grouping, GroupingKind as LabelKind};
-use serde_json::value::RawValue;
+use neardup_io::{Entry, Format, ReadOptions, Reader, Record, SkipReason};
 
 /// The syntax of a labels file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,14 +32,25 @@ pub enum LabelFormat {
 }
 
 impl LabelFormat {
-    /// The format from a file name: `.jsonl`, `.ndjson`, `.json`, `.csv` or `.tsv`.
+    /// The format from a file name: `.jsonl`, `.ndjson`, `.json`, `.csv` or `.tsv`
+    /// (`.tab`), before any `.gz`.
     pub fn from_path(path: &Path) -> Option<LabelFormat> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        match ext.as_str() {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        let ext = Path::new(name).extension()?.to_str()?;
+        match ext {
             "jsonl" | "ndjson" | "json" => Some(LabelFormat::Jsonl),
             "csv" => Some(LabelFormat::Csv),
             "tsv" | "tab" => Some(LabelFormat::Tsv),
             _ => None,
+        }
+    }
+
+    fn format(self) -> Format {
+        match self {
+            LabelFormat::Jsonl => Format::Jsonl,
+            LabelFormat::Csv => Format::Csv,
+            LabelFormat::Tsv => Format::Tsv,
         }
     }
 }
@@ -46,90 +64,187 @@ pub fn read_labels(path: &Path) -> Result<Grouping> {
              .jsonl, .ndjson, .json, .csv or .tsv"
         );
     };
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read labels file {name}"))?;
-    parse_labels(&String::from_utf8_lossy(&bytes), format, &name)
+    parse_labels(&|opts| neardup_io::open(path, opts), format, &name)
 }
 
-/// Parses labels from `text`; `source` names the file in error messages ("FILE:LINE: …").
-pub fn parse_labels(text: &str, format: LabelFormat, source: &str) -> Result<Grouping> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut labels = Collector::new(source);
+/// Opens the labels with the given reading options (the file, or bytes in a test).
+type Open<'a> = dyn Fn(&ReadOptions) -> neardup_io::Result<Reader> + 'a;
+
+/// The two fields of a label of `kind`: (a, b) or (id, cluster).
+fn fields(kind: LabelKind) -> (&'static str, &'static str) {
+    match kind {
+        LabelKind::Pairs => ("a", "b"),
+        LabelKind::Clusters => ("id", "cluster"),
+    }
+}
+
+/// Reads the first field of a label as the record's id, the second as its key, and no
+/// text: the readers' id rule for both.
+fn options(format: LabelFormat, kind: LabelKind) -> ReadOptions {
+    let (first, second) = fields(kind);
+    let opts = ReadOptions::default()
+        .with_format(format.format())
+        .with_key_field(second);
     match format {
-        LabelFormat::Jsonl => parse_jsonl(text, &mut labels)?,
-        LabelFormat::Csv => parse_delimited(text, b',', &mut labels)?,
-        LabelFormat::Tsv => parse_delimited(text, b'\t', &mut labels)?,
+        LabelFormat::Jsonl => opts.with_text_field("").with_id_field(first),
+        // CSV/TSV need a text column: the id's own serves.
+        LabelFormat::Csv | LabelFormat::Tsv => {
+            opts.with_text_columns([first]).with_id_column(first)
+        }
+    }
+}
+
+/// Reads labels through `open`; `source` names them in messages ("FILE:LINE: …").
+fn parse_labels(open: &Open, format: LabelFormat, source: &str) -> Result<Grouping> {
+    let context = || format!("cannot read labels file {source}");
+    let Some((kind, reader)) = open_labels(open, format, source)? else {
+        bail!("{source}: no labels");
+    };
+    let mut labels = Collector::new(source, kind);
+    for entry in reader {
+        if let Some(record) = label_record(entry.with_context(context)?, source)? {
+            labels.add(record)?;
+        }
     }
     labels.finish()
 }
 
-/// Gathers labels of one kind, remembering the line that set the kind.
+/// The record of a label; None for a blank line; an error for any other skipped record.
+fn label_record(entry: Entry, source: &str) -> Result<Option<Record>> {
+    let skipped = match entry {
+        Entry::Record(r) => return Ok(Some(r)),
+        Entry::Skipped(s) => s,
+    };
+    let line = skipped.location.line;
+    match skipped.reason {
+        SkipReason::BlankLine => Ok(None),
+        SkipReason::MalformedJson(why) => bail!("{source}:{line}: not a JSON object: {why}"),
+        SkipReason::MissingColumns { expected, found } => {
+            bail!("{source}:{line}: {found} fields, the header has {expected}")
+        }
+        SkipReason::UnclosedQuote { .. } => {
+            bail!("{source}:{line}: unterminated quoted field (it runs to the end of the file)")
+        }
+        other => bail!("{source}:{line}: {other}"),
+    }
+}
+
+/// The kind of the labels and a reader of them from the start; None if there is no label.
+/// CSV/TSV: the kind whose columns the header names. JSONL: the kind whose two fields the
+/// first object has.
+fn open_labels(
+    open: &Open,
+    format: LabelFormat,
+    source: &str,
+) -> Result<Option<(LabelKind, Reader)>> {
+    let context = || format!("cannot read labels file {source}");
+    let mut header = Vec::new();
+    let mut first_line = 0;
+    for kind in [LabelKind::Pairs, LabelKind::Clusters] {
+        let mut reader = match open(&options(format, kind)) {
+            Err(neardup_io::Error::MissingColumn { available, .. }) => {
+                header = available;
+                continue;
+            }
+            other => other.with_context(context)?,
+        };
+        let first = loop {
+            match reader.next() {
+                None => return Ok(None),
+                Some(entry) => {
+                    if let Some(r) = label_record(entry.with_context(context)?, source)? {
+                        break r;
+                    }
+                }
+            }
+        };
+        if format != LabelFormat::Jsonl || (first.id.is_some() && first.key.is_some()) {
+            return Ok(Some((
+                kind,
+                open(&options(format, kind)).with_context(context)?,
+            )));
+        }
+        first_line = first.location.line;
+    }
+    if format == LabelFormat::Jsonl {
+        bail!(
+            "{source}:{first_line}: expected {{\"a\": ID, \"b\": ID}} (a pair) or \
+             {{\"id\": ID, \"cluster\": C}} (a cluster label)"
+        );
+    }
+    bail!(
+        "{source}:1: the header must name the columns a,b (pairs) or id,cluster (cluster \
+         labels); it has {}",
+        header.join(if format == LabelFormat::Csv {
+            ","
+        } else {
+            "\t"
+        })
+    )
+}
+
+/// Gathers labels of one kind, remembering the line of each clustered id.
 struct Collector<'a> {
     source: &'a str,
-    kind: Option<(LabelKind, usize)>,
+    kind: LabelKind,
+    /// The line of the first label (the one that set the kind).
+    first_line: Option<u64>,
     pairs: Vec<(String, String)>,
     clusters: ClusteringBuilder,
-    cluster_lines: HashMap<String, usize>,
+    cluster_lines: HashMap<String, u64>,
 }
 
 impl<'a> Collector<'a> {
-    fn new(source: &'a str) -> Self {
+    fn new(source: &'a str, kind: LabelKind) -> Self {
         Collector {
             source,
-            kind: None,
+            kind,
+            first_line: None,
             pairs: Vec::new(),
             clusters: ClusteringBuilder::default(),
             cluster_lines: HashMap::new(),
         }
     }
 
-    fn kind(&mut self, kind: LabelKind, line: usize) -> Result<()> {
-        match self.kind {
-            None => self.kind = Some((kind, line)),
-            Some((k, first)) if k != kind => bail!(
-                "{}:{line}: a {} label in a file of {} labels (line {first} is one)",
-                self.source,
-                name(kind),
-                name(k)
-            ),
-            Some(_) => {}
+    fn add(&mut self, record: Record) -> Result<()> {
+        let source = self.source;
+        let line = record.location.line;
+        let first_line = *self.first_line.get_or_insert(line);
+        let (first, second) = fields(self.kind);
+        let (Some(x), Some(y)) = (record.id, record.key) else {
+            bail!(
+                "{source}:{line}: a {} label needs the fields {first:?} and {second:?} (not \
+                 null), as line {first_line} has",
+                name(self.kind)
+            );
+        };
+        if x.is_empty() || (self.kind == LabelKind::Pairs && y.is_empty()) {
+            bail!("{source}:{line}: empty id");
         }
-        Ok(())
-    }
-
-    fn pair(&mut self, a: String, b: String, line: usize) -> Result<()> {
-        self.kind(LabelKind::Pairs, line)?;
-        for id in [&a, &b] {
-            if id.is_empty() {
-                bail!("{}:{line}: empty id", self.source);
+        match self.kind {
+            LabelKind::Pairs => {
+                if x == y {
+                    bail!("{source}:{line}: a pair of {x:?} with itself");
+                }
+                self.pairs.push((x, y));
+            }
+            LabelKind::Clusters => {
+                if let Err(c) = self.clusters.add(&x, &y) {
+                    let first = self.cluster_lines.get(&x).copied().unwrap_or(0);
+                    bail!("{source}:{line}: {c} (line {first})");
+                }
+                self.cluster_lines.entry(x).or_insert(line);
             }
         }
-        if a == b {
-            bail!("{}:{line}: a pair of {a:?} with itself", self.source);
-        }
-        self.pairs.push((a, b));
-        Ok(())
-    }
-
-    fn member(&mut self, id: String, cluster: String, line: usize) -> Result<()> {
-        self.kind(LabelKind::Clusters, line)?;
-        if id.is_empty() {
-            bail!("{}:{line}: empty id", self.source);
-        }
-        if let Err(c) = self.clusters.add(&id, &cluster) {
-            let first = self.cluster_lines.get(&id).copied().unwrap_or(0);
-            bail!("{}:{line}: {c} (line {first})", self.source);
-        }
-        self.cluster_lines.entry(id).or_insert(line);
         Ok(())
     }
 
     fn finish(self) -> Result<Grouping> {
         match self.kind {
-            None => bail!("{}: no labels", self.source),
-            Some((LabelKind::Pairs, _)) => Ok(Grouping::from_pairs(
+            LabelKind::Pairs => Ok(Grouping::from_pairs(
                 self.pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())),
             )),
-            Some((LabelKind::Clusters, _)) => Ok(self.clusters.build()),
+            LabelKind::Clusters => Ok(self.clusters.build()),
         }
     }
 }
@@ -141,153 +256,19 @@ fn name(kind: LabelKind) -> &'static str {
     }
 }
 
-/// A JSON string unescaped or a JSON number's source text.
-fn json_text(raw: &RawValue, field: &str, source: &str, line: usize) -> Result<String> {
-    let json = raw.get();
-    if json.starts_with('"') {
-        return serde_json::from_str::<String>(json)
-            .with_context(|| format!("{source}:{line}: bad string in field {field:?}"));
-    }
-    if json.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
-        return Ok(json.to_string());
-    }
-    bail!("{source}:{line}: field {field:?} must be a string or a number, not {json}")
-}
-
-fn parse_jsonl(text: &str, labels: &mut Collector) -> Result<()> {
-    let source = labels.source;
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let object: HashMap<String, &RawValue> = serde_json::from_str(line)
-            .with_context(|| format!("{source}:{n}: not a JSON object"))?;
-        let field = |f: &str| -> Result<Option<String>> {
-            object
-                .get(f)
-                .map(|raw| json_text(raw, f, source, n))
-                .transpose()
-        };
-        match (field("a")?, field("b")?, field("id")?, field("cluster")?) {
-            (Some(a), Some(b), _, _) => labels.pair(a, b, n)?,
-            (_, _, Some(id), Some(c)) => labels.member(id, c, n)?,
-            _ => bail!(
-                "{source}:{n}: expected {{\"a\": ID, \"b\": ID}} (a pair) or \
-                 {{\"id\": ID, \"cluster\": C}} (a cluster label)"
-            ),
-        }
-    }
-    Ok(())
-}
-
-/// One record of delimited text: its fields and the line it starts on.
-type Row = (Vec<String>, usize);
-
-/// Splits CSV/TSV into records (RFC 4180: quoted fields may hold the delimiter, newlines
-/// and doubled quotes; CRLF or LF line ends). Blank lines are skipped.
-fn records(text: &str, delimiter: u8, source: &str) -> Result<Vec<Row>> {
-    let bytes = text.as_bytes();
-    let mut rows = Vec::new();
-    let (mut i, mut line) = (0, 1);
-    while i < bytes.len() {
-        let start_line = line;
-        let mut fields = Vec::new();
-        let mut field = Vec::new();
-        let mut quoted = false;
-        let mut at_start = true;
-        loop {
-            let Some(&c) = bytes.get(i) else {
-                if quoted {
-                    bail!("{source}:{start_line}: unterminated quoted field");
-                }
-                break;
-            };
-            i += 1;
-            if quoted {
-                match c {
-                    b'"' if bytes.get(i) == Some(&b'"') => {
-                        field.push(b'"');
-                        i += 1;
-                    }
-                    b'"' => quoted = false,
-                    b'\n' => {
-                        line += 1;
-                        field.push(c);
-                    }
-                    _ => field.push(c),
-                }
-                continue;
-            }
-            match c {
-                b'"' if at_start => {
-                    quoted = true;
-                    at_start = false;
-                }
-                b'\n' => {
-                    line += 1;
-                    break;
-                }
-                b'\r' if bytes.get(i) == Some(&b'\n') => {}
-                c if c == delimiter => {
-                    fields.push(std::mem::take(&mut field));
-                    at_start = true;
-                }
-                _ => {
-                    field.push(c);
-                    at_start = false;
-                }
-            }
-        }
-        fields.push(field);
-        let fields: Vec<String> = fields
-            .into_iter()
-            .map(|f| String::from_utf8_lossy(&f).into_owned())
-            .collect();
-        if !(fields.len() == 1 && fields[0].trim().is_empty()) {
-            rows.push((fields, start_line));
-        }
-    }
-    Ok(rows)
-}
-
-fn parse_delimited(text: &str, delimiter: u8, labels: &mut Collector) -> Result<()> {
-    let source = labels.source;
-    let rows = records(text, delimiter, source)?;
-    let Some(((header, header_line), rows)) = rows.split_first() else {
-        bail!("{source}: no labels");
-    };
-    let column = |name: &str| header.iter().position(|h| h.trim() == name);
-    let (kind, x, y) = match (column("a"), column("b"), column("id"), column("cluster")) {
-        (Some(a), Some(b), _, _) => (LabelKind::Pairs, a, b),
-        (_, _, Some(id), Some(c)) => (LabelKind::Clusters, id, c),
-        _ => bail!(
-            "{source}:{header_line}: the header must name the columns a,b (pairs) or \
-             id,cluster (cluster labels); it has {}",
-            header.join(if delimiter == b',' { "," } else { "\t" })
-        ),
-    };
-    for (fields, line) in rows {
-        if fields.len() <= x.max(y) {
-            bail!(
-                "{source}:{line}: {} fields, the header has {}",
-                fields.len(),
-                header.len()
-            );
-        }
-        let (a, b) = (fields[x].clone(), fields[y].clone());
-        match kind {
-            LabelKind::Pairs => labels.pair(a, b, *line)?,
-            LabelKind::Clusters => labels.member(a, b, *line)?,
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use neardup::metrics::{adjusted_rand_index, pair_metrics};
+
+    /// Labels from `text`, named "L" in messages.
+    fn parse(text: &str, format: LabelFormat) -> Result<Grouping> {
+        let bytes = text.as_bytes().to_vec();
+        let open = move |opts: &ReadOptions| {
+            Reader::from_reader(std::io::Cursor::new(bytes.clone()), "L", opts)
+        };
+        parse_labels(&open, format, "L")
+    }
 
     fn fixture(name: &str) -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -327,7 +308,8 @@ mod tests {
         let e = err("bad-mixed.jsonl");
         assert!(
             e.contains(
-                "bad-mixed.jsonl:3: a cluster label in a file of pair labels (line 1 is one)"
+                "bad-mixed.jsonl:3: a pair label needs the fields \"a\" and \"b\" (not null), \
+                 as line 1 has"
             ),
             "{e}"
         );
@@ -340,7 +322,7 @@ mod tests {
         );
         let e = err("bad-null.jsonl");
         assert!(
-            e.contains("bad-null.jsonl:2: field \"b\" must be a string or a number, not null"),
+            e.contains("bad-null.jsonl:2: a pair label needs the fields \"a\" and \"b\""),
             "{e}"
         );
         let e = format!("{:#}", read_labels(&fixture("missing.csv")).unwrap_err());
@@ -354,8 +336,7 @@ mod tests {
             "{e}"
         );
 
-        let parse =
-            |text: &str, f: LabelFormat| format!("{:#}", parse_labels(text, f, "L").unwrap_err());
+        let parse = |text: &str, f: LabelFormat| format!("{:#}", parse(text, f).unwrap_err());
         assert_eq!(parse("", LabelFormat::Jsonl), "L: no labels");
         assert!(parse("\n{\"a\": 1}\n", LabelFormat::Jsonl).starts_with("L:2: expected"));
         assert!(parse("{\"a\": 1, \"b\": 1}", LabelFormat::Jsonl)
@@ -367,40 +348,63 @@ mod tests {
             parse("a,b\n\"1,2\n", LabelFormat::Csv).starts_with("L:2: unterminated quoted field")
         );
         assert!(parse("id,cluster\n,3\n", LabelFormat::Csv).starts_with("L:2: empty id"));
+        assert_eq!(parse("a,b\n", LabelFormat::Csv), "L: no labels");
+        assert_eq!(parse("", LabelFormat::Tsv), "L: no labels");
     }
 
     #[test]
     fn csv_quoting_and_line_ends() {
         let text = "\u{feff}\"a\",b,note\r\n\"x, \"\"quoted\"\"\",y,\"two\nlines\"\r\n\r\nz,w,\n";
-        let g = parse_labels(text, LabelFormat::Csv, "L").unwrap();
+        let g = parse(text, LabelFormat::Csv).unwrap();
         assert!(g.contains("x, \"quoted\"") && g.contains("y") && g.contains("z"));
         assert_eq!(g.pair_count(), 2);
         // Line numbers count the newline inside quotes.
         let bad = "a,b\n\"p\",\"q\nr\"\ns,s\n";
-        let e = format!(
-            "{:#}",
-            parse_labels(bad, LabelFormat::Csv, "L").unwrap_err()
-        );
+        let e = format!("{:#}", parse(bad, LabelFormat::Csv).unwrap_err());
         assert!(e.starts_with("L:4: a pair of \"s\" with itself"), "{e}");
-        let tsv = parse_labels("id\tcluster\n1\ta\n2\ta\n", LabelFormat::Tsv, "L").unwrap();
+        let tsv = parse("id\tcluster\n1\ta\n2\ta\n", LabelFormat::Tsv).unwrap();
         assert_eq!(tsv.pair_count(), 1);
+    }
+
+    /// Labels read ids with the data's rule: TSV has no quoting (a user-visible change:
+    /// the labels' own parser used to read TSV with CSV quoting), and a JSON value that
+    /// is neither a string nor a number is its source text, as a data id is.
+    #[test]
+    fn label_ids_follow_the_readers_id_rule() {
+        let data = "id\ttext\n\"x,y\"\tsome text\n";
+        let opts = ReadOptions::default()
+            .with_format(Format::Tsv)
+            .with_id_column("id");
+        let record = Reader::from_reader(std::io::Cursor::new(data), "d.tsv", &opts)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.id(), Some("\"x,y\""));
+        let tsv = parse("id\tcluster\n\"x,y\"\t1\nz\t1\n", LabelFormat::Tsv).unwrap();
+        assert!(tsv.contains("\"x,y\"") && !tsv.contains("x,y"));
+        assert!(tsv.together("\"x,y\"", "z"));
+        // CSV quotes, as for CSV data.
+        let csv = parse("id,cluster\n\"x,y\",1\nz,1\n", LabelFormat::Csv).unwrap();
+        assert!(csv.contains("x,y"));
+        // JSON: true is the id "true"; a lone surrogate is replaced, as in a data id.
+        let g = parse("{\"a\": true, \"b\": \"\\ud800\"}\n", LabelFormat::Jsonl).unwrap();
+        assert!(g.together("true", "\u{FFFD}"));
     }
 
     #[test]
     fn json_ids_keep_their_text() {
-        let g = parse_labels(
+        let g = parse(
             "{\"a\": 8.50, \"b\": -1e3, \"extra\": [1]}\n{\"a\": \"\\u00e9\", \"b\": 10}\n",
             LabelFormat::Jsonl,
-            "L",
         )
         .unwrap();
         for id in ["8.50", "-1e3", "é", "10"] {
             assert!(g.contains(id), "{id}");
         }
-        let g = parse_labels(
+        let g = parse(
             "{\"id\": 1, \"cluster\": 7}\n{\"id\": 2, \"cluster\": \"7\"}\n",
             LabelFormat::Jsonl,
-            "L",
         )
         .unwrap();
         assert_eq!(g.pair_count(), 1);
@@ -413,6 +417,8 @@ mod tests {
         assert_eq!(f("l.JSON"), Some(LabelFormat::Jsonl));
         assert_eq!(f("l.csv"), Some(LabelFormat::Csv));
         assert_eq!(f("l.tsv"), Some(LabelFormat::Tsv));
+        assert_eq!(f("dir.d/l.jsonl.gz"), Some(LabelFormat::Jsonl));
+        assert_eq!(f("l.gz"), None);
         assert_eq!(f("l.txt"), None);
         assert_eq!(f("labels"), None);
     }
