@@ -345,3 +345,91 @@ pub fn render(e: &Evaluation) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neardup::evaluation::{BandRecall, Distinct, Method};
+
+    fn evaluation() -> Evaluation {
+        Evaluation {
+            threshold: 0.8,
+            lsh: Method {
+                seconds: 0.25,
+                pairs: 1_203,
+            },
+            exact: Method {
+                seconds: 12.5,
+                pairs: 1_226,
+            },
+            both: 1_203,
+            recall: 0.98124,
+            precision: 1.0,
+            speedup: 50.0,
+            distinct: Distinct {
+                recall: 0.5,
+                found: 1,
+                pairs: 2,
+                expected: 0.75,
+            },
+            by_similarity: vec![BandRecall {
+                low: 0.99,
+                high: 1.0,
+                closed: true,
+                pairs: 1_226,
+                found: 1_203,
+                recall: 0.98124,
+                expected: 0.99999,
+            }],
+            labels: Some(LabelScores {
+                file: "l.csv".into(),
+                ids: 5,
+                unknown_ids: 1,
+                methods: vec![LabelScore {
+                    method: "lsh",
+                    precision: 0.5,
+                    recall: 0.25,
+                    f1: 1.0 / 3.0,
+                    adjusted_rand_index: -0.125,
+                }],
+            }),
+        }
+    }
+
+    #[test]
+    fn evaluation_as_tables() {
+        let text = render(&evaluation());
+        let want = "\
+method   time (incl. shingling)   pairs
+lsh                      0.250s   1,203
+exact                     12.5s   1,226
+both                              1,203
+LSH recall 0.9812, precision 1.0000, 50.00x the exact join's speed
+LSH recall over distinct texts 0.5000 (1 of 2 pairs of distinct shingle sets; expected 0.7500)
+
+against the labels in l.csv:
+(1 of 5 label ids name no document of the input)
+method   precision   recall       F1      ARI
+lsh         0.5000   0.2500   0.3333  -0.1250
+
+recall by exact similarity (expected: mean S-curve over the pairs in the band)
+similarity      pairs     found   recall   expected
+[0.99, 1.00]     1,226     1,203   0.9812     1.0000
+";
+        assert_eq!(text, want);
+    }
+
+    #[test]
+    fn evaluation_as_json() {
+        // The field order and names are `eval --json`'s format.
+        let json = serde_json::to_string(&evaluation()).unwrap();
+        assert_eq!(
+            json,
+            r#"{"threshold":0.8,"lsh":{"seconds":0.25,"pairs":1203},"exact":{"seconds":12.5,"pairs":1226},"both":1203,"recall":0.98124,"precision":1.0,"speedup":50.0,"distinct":{"recall":0.5,"found":1,"pairs":2,"expected":0.75},"by_similarity":[{"low":0.99,"high":1.0,"closed":true,"pairs":1226,"found":1203,"recall":0.98124,"expected":0.99999}],"labels":{"file":"l.csv","ids":5,"unknown_ids":1,"methods":[{"method":"lsh","precision":0.5,"recall":0.25,"f1":0.3333333333333333,"adjusted_rand_index":-0.125}]}}"#
+        );
+        let mut none = evaluation();
+        none.labels = None;
+        let json = serde_json::to_string(&none).unwrap();
+        assert!(!json.contains("labels"), "{json}");
+    }
+}

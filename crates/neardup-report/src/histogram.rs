@@ -22,7 +22,9 @@ pub fn similarity_bins(values: &[f64], bins: usize) -> Vec<u64> {
 /// One bin of the cluster-size distribution: sizes `lo..=hi`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SizeBin {
+    /// The smallest size in the bin.
     pub lo: usize,
+    /// The largest size in the bin.
     pub hi: usize,
     /// Clusters whose size falls in the bin.
     pub clusters: u64,

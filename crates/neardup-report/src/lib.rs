@@ -1,3 +1,4 @@
+#![deny(missing_docs)]
 //! The self-contained HTML report of a neardup run: one page, no I/O of its own.
 //!
 //! The caller fills a [`ReportData`] with typed values (parameters, counts, timings, the

@@ -41,9 +41,13 @@ pub const MARKER: &str = "#dc2626";
 /// One axis: its data range, tick positions with labels, and a title (with the unit).
 #[derive(Clone, Debug)]
 pub struct Axis {
+    /// The axis title, with the unit.
     pub title: String,
+    /// The lowest value shown.
     pub lo: f64,
+    /// The highest value shown.
     pub hi: f64,
+    /// Tick positions (data values) and their labels.
     pub ticks: Vec<(f64, String)>,
 }
 
@@ -150,8 +154,11 @@ pub fn compact(v: f64) -> String {
 /// Where text is anchored horizontally.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Anchor {
+    /// The text starts at the point.
     Start,
+    /// The text is centred on the point.
     Middle,
+    /// The text ends at the point.
     End,
 }
 
