@@ -35,6 +35,9 @@ pub enum GroupingKind {
 }
 
 /// Unordered pairs of documents, or a clustering of documents, by id.
+///
+/// Ids are numbered with `u32`: a grouping names at most 2³² distinct ids, and naming more
+/// panics (holding that many ids takes well over 100 GB first).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grouping {
     /// Id → index of the document within this grouping.
@@ -425,22 +428,26 @@ pub fn adjusted_rand_index(predicted: &Grouping, labelled: &Grouping, documents:
 /// tn = C(n, 2) − pairs_a − pairs_b + tp:
 /// ARI = 2 (tp·tn − fn·fp) / ((tp + fn)(fn + tn) + (tp + fp)(fp + tn)),
 /// which equals Hubert & Arabie's (index − expected) / (max − expected). Exact in u128
-/// while the products fit (n up to about 2³²), in f64 beyond.
+/// while the products fit (n up to about 2³²), in f64 beyond. Counts that cannot come
+/// from two clusterings (`together` above `pairs_a` or `pairs_b`, more pairs than
+/// C(n, 2)) are clamped into range rather than overflowing.
 pub fn ari_from_counts(together: u128, pairs_a: u128, pairs_b: u128, n: u64) -> f64 {
     let total = pairs_of(n);
-    let tp = together;
+    let tp = together.min(pairs_a).min(pairs_b);
     let fp = pairs_a - tp;
     let fn_ = pairs_b - tp;
-    let tn = total - pairs_a - pairs_b + tp;
+    // C(n, 2) − (pairs together in either): subtracting pairs_a and pairs_b one at a
+    // time would underflow when both clusterings are one cluster of all n.
+    let tn = total.saturating_sub(pairs_a.saturating_add(pairs_b) - tp);
     if fp == 0 && fn_ == 0 {
         return 1.0;
     }
     let exact = || -> Option<f64> {
         let plus = tp.checked_mul(tn)?;
         let minus = fn_.checked_mul(fp)?;
-        let den = (tp + fn_)
-            .checked_mul(fn_ + tn)?
-            .checked_add((tp + fp).checked_mul(fp + tn)?)?;
+        let den = (tp.checked_add(fn_)?)
+            .checked_mul(fn_.checked_add(tn)?)?
+            .checked_add((tp.checked_add(fp)?).checked_mul(fp.checked_add(tn)?)?)?;
         let num = if plus >= minus {
             (plus - minus) as f64
         } else {
@@ -602,6 +609,27 @@ mod tests {
         let want = (af - expected) / ((af + bf) / 2.0 - expected);
         assert!(got.is_finite() && (got - want).abs() < 1e-6, "{got} {want}");
         assert_eq!(ari_from_counts(c(1 << 31), c(1 << 31), c(1 << 31), n), 1.0);
+    }
+
+    #[test]
+    fn ari_of_one_cluster_of_everything_and_of_impossible_counts() {
+        // Both clusterings one cluster of all 5 documents: every pair together in both,
+        // tn = 0 (the subtraction order used to underflow here).
+        let all = clusters(&[("1", "x"), ("2", "x"), ("3", "x"), ("4", "x"), ("5", "x")]);
+        assert_eq!(adjusted_rand_index(&all, &all, 5), 1.0);
+        assert_eq!(ari_from_counts(10, 10, 10, 5), 1.0);
+        // One cluster of all against all singletons: tp = 0, fp = 10, fn = 0, tn = 0.
+        let none = Grouping::from_pairs([]);
+        assert_eq!(adjusted_rand_index(&all, &none, 5), 0.0);
+        // Counts no two clusterings give: clamped, finite or NaN, never a panic.
+        for (t, a, b, n) in [
+            (7, 3, 2, 4),
+            (0, u128::MAX, u128::MAX, 3),
+            (u128::MAX, 1, u128::MAX, u64::MAX),
+        ] {
+            let ari = ari_from_counts(t, a, b, n);
+            assert!(ari.is_finite() || ari.is_nan(), "{ari}");
+        }
     }
 
     #[test]
