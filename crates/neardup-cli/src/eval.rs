@@ -349,7 +349,8 @@ pub fn render(e: &Evaluation) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use neardup::evaluation::{BandRecall, Distinct, Method};
+    use neardup::evaluation::{Distinct, Method};
+    use neardup::metrics::BandRecall;
 
     fn evaluation() -> Evaluation {
         Evaluation {

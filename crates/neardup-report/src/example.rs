@@ -8,7 +8,8 @@
 //! assert!(neardup_report::render(&data).contains("id=\"clusters\""));
 //! ```
 
-use neardup::evaluation::{BandRecall, Distinct, Evaluation, LabelScore, LabelScores, Method};
+use neardup::evaluation::{Distinct, Evaluation, LabelScore, LabelScores, Method};
+use neardup::metrics::BandRecall;
 use neardup::plan::Plan;
 
 use super::{ClusterView, Count, DocView, DuplicateView, PairView, Parameter, ReportData, Timing};

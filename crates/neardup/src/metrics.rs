@@ -8,8 +8,10 @@
 //! compares two clusterings (a set of pairs counts as its connected components). A
 //! document absent from a grouping is a singleton in it.
 //!
-//! [`evaluation`](crate::evaluation) uses these to score LSH and the exact join against
-//! ground-truth labels.
+//! [`recall_by_similarity`] breaks the recall of one method's pairs against another's down
+//! by bands of exact Jaccard, each with what the S-curve expects ([`BandRecall`]).
+//! [`evaluation`](crate::evaluation) uses all of these to score LSH against the exact join
+//! and both against ground-truth labels.
 //!
 //! ```
 //! use neardup::metrics::{adjusted_rand_index, pair_metrics, Grouping};
@@ -24,6 +26,9 @@
 //! ```
 
 use std::collections::{HashMap, HashSet};
+
+use crate::lsh::BandPlan;
+use crate::pairs::Pair;
 
 /// Whether a [`Grouping`] lists pairs or places documents in clusters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,12 +323,12 @@ pub struct PairMetrics {
 impl PairMetrics {
     /// both / predicted; **1.0 when nothing is predicted** (no predicted pair is wrong).
     pub fn precision(&self) -> f64 {
-        ratio(self.both, self.predicted)
+        ratio_of_counts(self.both, self.predicted)
     }
 
     /// both / labelled; 1.0 when nothing is labelled (no labelled pair is missed).
     pub fn recall(&self) -> f64 {
-        ratio(self.both, self.labelled)
+        ratio_of_counts(self.both, self.labelled)
     }
 
     /// The harmonic mean of precision and recall; 0.0 when both are 0.
@@ -337,7 +342,8 @@ impl PairMetrics {
     }
 }
 
-fn ratio(a: u128, b: u128) -> f64 {
+/// a / b; 1 when b = 0 (nothing to find, nothing wrong).
+pub(crate) fn ratio_of_counts(a: u128, b: u128) -> f64 {
     if b == 0 {
         1.0
     } else {
@@ -461,9 +467,106 @@ pub fn ari_from_counts(together: u128, pairs_a: u128, pairs_b: u128, n: u64) -> 
     })
 }
 
+/// Upper ends of the similarity bands in which recall is broken down (those above the
+/// threshold), each exclusive; a last band [1, 1] follows.
+pub const SIMILARITY_BANDS: [f64; 6] = [0.8, 0.85, 0.9, 0.95, 0.99, 1.0];
+
+/// Recall in one band of exact similarity, `[low, high)` or, if `closed`, `[low, high]`
+/// (the last band, which ends at 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct BandRecall {
+    /// Lower end (inclusive).
+    pub low: f64,
+    /// Upper end (exclusive unless `closed`).
+    pub high: f64,
+    /// Whether `high` is in the band.
+    pub closed: bool,
+    /// Exact pairs in the band.
+    pub pairs: u64,
+    /// Of those, pairs LSH found.
+    pub found: u64,
+    /// found / pairs.
+    pub recall: f64,
+    /// The mean S-curve over the band's pairs.
+    pub expected: f64,
+}
+
+/// The mean S-curve over `pairs`' exact Jaccard; 0 for none.
+pub(crate) fn expected(plan: BandPlan, pairs: &[&Pair]) -> f64 {
+    if pairs.is_empty() {
+        return 0.0;
+    }
+    let sum: f64 = pairs
+        .iter()
+        .map(|p| plan.probability(p.similarity.jaccard.unwrap_or(0.0)))
+        .sum();
+    sum / pairs.len() as f64
+}
+
+/// Recall of `found` (sorted by (a, b)) over the pairs of `truth` in each band of exact
+/// Jaccard from `threshold` up: the bands end at the [`SIMILARITY_BANDS`] above the
+/// threshold, then a last, closed band [1, 1] holds the pairs of identical sets (or, for
+/// t = 1, [1, 1] is the only band). Empty bands are left out.
+pub fn recall_by_similarity(
+    truth: &[Pair],
+    found: &[Pair],
+    plan: BandPlan,
+    threshold: f64,
+) -> Vec<BandRecall> {
+    let mut out = Vec::new();
+    let mut low = threshold;
+    for &high in SIMILARITY_BANDS
+        .iter()
+        .filter(|&&b| b > threshold)
+        .chain(std::iter::once(&f64::INFINITY))
+    {
+        let in_band: Vec<&Pair> = truth
+            .iter()
+            .filter(|p| {
+                let j = p.similarity.jaccard.unwrap_or(0.0);
+                j >= low && (j < high || (high.is_infinite() && j <= 1.0))
+            })
+            .collect();
+        if !in_band.is_empty() {
+            let hits = in_band
+                .iter()
+                .filter(|p| {
+                    found
+                        .binary_search_by_key(&(p.a, p.b), |f| (f.a, f.b))
+                        .is_ok()
+                })
+                .count();
+            out.push(BandRecall {
+                low,
+                high: high.min(1.0),
+                closed: high.is_infinite(),
+                pairs: in_band.len() as u64,
+                found: hits as u64,
+                recall: ratio_of_counts(hits as u128, in_band.len() as u128),
+                expected: expected(plan, &in_band),
+            });
+        }
+        low = high;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::Similarity;
+
+    fn pair(a: u32, b: u32, j: f64) -> Pair {
+        Pair {
+            a,
+            b,
+            similarity: Similarity {
+                jaccard: Some(j),
+                ..Similarity::default()
+            },
+        }
+    }
 
     fn clusters(members: &[(&str, &str)]) -> Grouping {
         Grouping::from_clusters(members.iter().copied()).unwrap()
@@ -657,5 +760,45 @@ mod tests {
             err.to_string(),
             "id \"a\" is in cluster \"1\" and in cluster \"2\""
         );
+    }
+
+    #[test]
+    fn bands_split_recall_at_their_edges() {
+        let plan = BandPlan::new(16, 8, 128).unwrap();
+        let truth = [
+            pair(0, 1, 0.8),
+            pair(0, 2, 0.84),
+            pair(1, 2, 0.85),
+            pair(1, 3, 0.99),
+            pair(2, 3, 1.0),
+        ];
+        let found = [pair(0, 1, 0.8), pair(1, 2, 0.85), pair(2, 3, 1.0)];
+        let bands = recall_by_similarity(&truth, &found, plan, 0.8);
+        let got: Vec<(f64, f64, bool, u64, u64)> = bands
+            .iter()
+            .map(|b| (b.low, b.high, b.closed, b.pairs, b.found))
+            .collect();
+        // [0.8, 0.85): 0.8 and 0.84; [0.85, 0.9): 0.85; [0.99, 1): 0.99; [1, 1]: 1.0,
+        // identical sets on their own (the empty bands [0.9, 0.95) and [0.95, 0.99) are
+        // left out).
+        assert_eq!(
+            got,
+            [
+                (0.8, 0.85, false, 2, 1),
+                (0.85, 0.9, false, 1, 1),
+                (0.99, 1.0, false, 1, 0),
+                (1.0, 1.0, true, 1, 1),
+            ]
+        );
+        assert_eq!(bands[0].recall, 0.5);
+        let want = (plan.probability(0.8) + plan.probability(0.84)) / 2.0;
+        assert!((bands[0].expected - want).abs() < 1e-15);
+        // A threshold between the edges starts the first band there.
+        let bands = recall_by_similarity(&truth, &found, plan, 0.83);
+        assert_eq!(
+            (bands[0].low, bands[0].high, bands[0].pairs),
+            (0.83, 0.85, 1)
+        );
+        assert!(recall_by_similarity(&[], &found, plan, 0.8).is_empty());
     }
 }
