@@ -1,4 +1,14 @@
-//! The report's charts: S-curves, similarity histograms, cluster sizes, time per stage.
+//! The report's charts: S-curves, similarity histograms, cluster sizes, time per stage,
+//! each an SVG element (wrap one with [`standalone`](crate::svg::standalone) for a file).
+//!
+//! ```
+//! use neardup::plan::Plan;
+//! use neardup_report::charts::{s_curve, CurvePlan};
+//!
+//! let plans = [CurvePlan { label: "16 × 8".into(), plan: Plan::new(16, 8) }];
+//! let svg = s_curve(&plans, 0.8);
+//! assert!(svg.starts_with("<svg") && svg.contains("P(0.8) = 0.947"));
+//! ```
 
 use neardup::plan::Plan;
 

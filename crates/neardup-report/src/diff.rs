@@ -7,6 +7,15 @@
 //! of words and characters first, so a diff costs at most O((n + m) · D) steps and O(D²)
 //! memory with n, m ≤ [`MAX_WORDS`]; where a text is cut, the diff says how much was left
 //! out.
+//!
+//! ```
+//! use neardup_report::diff::word_diff;
+//!
+//! let d = word_diff("red bike for sale", "red bike on sale");
+//! assert_eq!(d.shared_words, 3);
+//! let only_left: Vec<&str> = d.a.iter().filter(|s| !s.shared).map(|s| s.text.as_str()).collect();
+//! assert_eq!(only_left, ["for"]);
+//! ```
 
 use unicode_segmentation::UnicodeSegmentation;
 

@@ -1,4 +1,11 @@
 //! Binning: similarities into equal-width bins over [0, 1], cluster sizes into log-scaled bins.
+//!
+//! ```
+//! use neardup_report::histogram::{cluster_size_bins, similarity_bins};
+//! assert_eq!(similarity_bins(&[0.1, 0.85, 0.9, 1.0], 2), [1, 3]);
+//! let labels: Vec<String> = cluster_size_bins(&[2, 7]).iter().map(|b| b.label()).collect();
+//! assert_eq!(labels, ["2", "3", "4–5", "6–10"]);
+//! ```
 
 /// Slack for values computed as ratios that sit exactly on a bin edge (29/50 = 0.58 must
 /// land in the bin starting at 0.58, although 0.58 × 50 = 28.999…).

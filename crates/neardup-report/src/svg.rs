@@ -1,6 +1,21 @@
 //! Hand-written SVG charts: a plot area with two axes (ticks, tick labels, titles) and the
 //! marks drawn in data coordinates. Styling comes from the report's stylesheet (classes), so
 //! the markup stays small; colors of marks are attributes.
+//!
+//! ```
+//! use neardup_report::svg::{standalone, Axis, Plot, PALETTE};
+//!
+//! let mut plot = Plot::new(
+//!     "A line",
+//!     400.0,
+//!     300.0,
+//!     Axis::linear("x", 0.0, 1.0, 5),
+//!     Axis::linear("y", 0.0, 1.0, 5),
+//! );
+//! plot.line(&[(0.0, 0.0), (1.0, 1.0)], PALETTE[0], 2.0, false);
+//! let file = standalone(&plot.finish());
+//! assert!(file.starts_with("<?xml") && file.contains("<path"));
+//! ```
 
 use std::fmt::Write as _;
 
