@@ -1,7 +1,8 @@
 //! `eval`: LSH and the exact join on the same input, side by side.
 //!
-//! [`evaluate`] computes an [`Evaluation`]; [`render`] prints it as tables, `--json` as one
-//! JSON object, and `--missed` writes the pairs behind the numbers.
+//! The core's `neardup::evaluation` computes an [`Evaluation`]; [`render`] prints it as
+//! tables, `--json` serializes it as one JSON object, and `--missed` writes the pairs
+//! behind the numbers.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -9,94 +10,20 @@ use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use neardup::evaluation::{Comparison, Evaluation, LabelScore, LabelScores};
+use neardup::metrics::Grouping;
 use neardup::verify::jaccard;
 use neardup::{Corpus, Pair, Pipeline, Stage, Stats};
 use serde::Serialize;
 
 use crate::args::{EvalArgs, KeepArg, VerifyArg};
 use crate::input::{BadRecord, DocId, Documents};
-use crate::labels::{adjusted_rand_index, pair_metrics, read_labels, Grouping};
+use crate::labels::read_labels;
 use crate::output::open_output;
 use crate::progress::Bars;
 use crate::report_run;
 use crate::run::config;
 use crate::summary::{self, secs, thousands, Summary};
-
-/// Similarity bands in which recall is broken down.
-const BANDS: [f64; 6] = [0.8, 0.85, 0.9, 0.95, 0.99, 1.0];
-
-/// What `eval` measured.
-#[derive(Debug, Serialize)]
-pub struct Evaluation {
-    pub threshold: f64,
-    pub lsh: Method,
-    pub exact: Method,
-    /// Pairs both methods found.
-    pub both: u64,
-    /// LSH pairs found / exact pairs.
-    pub recall: f64,
-    /// LSH pairs that the exact join found too / LSH pairs.
-    pub precision: f64,
-    /// The exact join's time / LSH's time.
-    pub speedup: f64,
-    /// The same over pairs of distinct shingle sets (identical copies counted once).
-    pub distinct: Distinct,
-    /// Recall per band of exact similarity, against the S-curve's expectation.
-    pub by_similarity: Vec<BandRecall>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub labels: Option<LabelScores>,
-}
-
-/// One method's time (shingling included) and pairs.
-#[derive(Debug, Serialize)]
-pub struct Method {
-    pub seconds: f64,
-    pub pairs: u64,
-}
-
-/// Recall over pairs of distinct shingle sets.
-#[derive(Debug, Serialize)]
-pub struct Distinct {
-    pub recall: f64,
-    pub found: u64,
-    pub pairs: u64,
-    /// The mean S-curve over those pairs: what LSH is expected to find.
-    pub expected: f64,
-}
-
-/// Recall in one band of exact similarity, `[low, high)` or, if `closed`, `[low, high]`
-/// (the last band, which ends at 1).
-#[derive(Debug, Serialize)]
-pub struct BandRecall {
-    pub low: f64,
-    pub high: f64,
-    pub closed: bool,
-    pub pairs: u64,
-    pub found: u64,
-    pub recall: f64,
-    pub expected: f64,
-}
-
-/// Both methods against the user's labels.
-#[derive(Debug, Serialize)]
-pub struct LabelScores {
-    pub file: String,
-    /// Distinct ids the labels name.
-    pub ids: u64,
-    /// Of those, ids that name no document of the input.
-    pub unknown_ids: u64,
-    pub methods: Vec<LabelScore>,
-}
-
-/// One method against the labels.
-#[derive(Debug, Serialize)]
-pub struct LabelScore {
-    pub method: &'static str,
-    pub precision: f64,
-    pub recall: f64,
-    pub f1: f64,
-    pub adjusted_rand_index: f64,
-}
 
 fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
     stats
@@ -165,8 +92,11 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         let title = report_run::title("eval", &args.input.inputs);
         let mut data = report_run::base(title, &config, false, &docs, &lsh_stats, read_time);
         report_run::add_pairs(&mut data, &lsh_set, &docs);
-        data.counts.push(("exact pairs".into(), exact.len() as u64));
-        data.eval = Some(report_metrics(&eval));
+        data.counts.push(neardup_report::Count::new(
+            "exact pairs",
+            exact.len() as u64,
+        ));
+        data.eval = Some(eval.clone());
         report_run::write(path, &data, &args.input.inputs)?;
     }
     if !quiet {
@@ -218,98 +148,20 @@ fn key(p: &Pair) -> (u32, u32) {
 
 impl Run<'_> {
     fn evaluate(&self, lsh_stats: &Stats, exact_stats: &Stats) -> Evaluation {
-        let (lsh, exact) = (self.lsh, self.exact);
         let shingle = stage_time(lsh_stats, &[Stage::Shingle]);
         let lsh_time =
             shingle + stage_time(lsh_stats, &[Stage::Sketch, Stage::Group, Stage::Verify]);
         let exact_time = shingle + stage_time(exact_stats, &[Stage::ExactJoin]);
-        let exact_keys: Vec<(u32, u32)> = exact.iter().map(key).collect();
-        let both = lsh
-            .iter()
-            .filter(|p| exact_keys.binary_search(&key(p)).is_ok())
-            .count();
-        // Counted once per distinct pair of shingle sets: identical copies of a document
-        // hit or miss together, so per-pair recall can swing with one miss.
-        let corpus = self.corpus;
-        let is_distinct =
-            |p: &&Pair| corpus.representative(p.a) == p.a && corpus.representative(p.b) == p.b;
-        let exact_distinct: Vec<&Pair> = exact.iter().filter(is_distinct).collect();
-        let lsh_distinct: Vec<(u32, u32)> = lsh.iter().filter(is_distinct).map(key).collect();
-        let distinct_found = exact_distinct
-            .iter()
-            .filter(|p| lsh_distinct.binary_search(&key(p)).is_ok())
-            .count();
-        Evaluation {
+        Comparison {
+            lsh: self.lsh,
+            exact: self.exact,
+            corpus: self.corpus,
+            plan: self.plan,
             threshold: self.threshold,
-            lsh: Method {
-                seconds: lsh_time.as_secs_f64(),
-                pairs: lsh.len() as u64,
-            },
-            exact: Method {
-                seconds: exact_time.as_secs_f64(),
-                pairs: exact.len() as u64,
-            },
-            both: both as u64,
-            recall: ratio(both, exact.len()),
-            precision: ratio(both, lsh.len()),
-            speedup: exact_time.as_secs_f64() / lsh_time.as_secs_f64().max(1e-9),
-            distinct: Distinct {
-                recall: ratio(distinct_found, exact_distinct.len()),
-                found: distinct_found as u64,
-                pairs: exact_distinct.len() as u64,
-                expected: self.expected(&exact_distinct),
-            },
-            by_similarity: self.by_similarity(),
-            labels: None,
+            lsh_seconds: lsh_time.as_secs_f64(),
+            exact_seconds: exact_time.as_secs_f64(),
         }
-    }
-
-    /// The mean S-curve over `pairs`; 0 for none.
-    fn expected(&self, pairs: &[&Pair]) -> f64 {
-        if pairs.is_empty() {
-            return 0.0;
-        }
-        let sum: f64 = pairs
-            .iter()
-            .map(|p| self.plan.probability(p.similarity.jaccard.unwrap_or(0.0)))
-            .sum();
-        sum / pairs.len() as f64
-    }
-
-    fn by_similarity(&self) -> Vec<BandRecall> {
-        let mut out = Vec::new();
-        let mut low = self.threshold;
-        for &high in BANDS
-            .iter()
-            .filter(|&&b| b > self.threshold)
-            .chain(std::iter::once(&f64::INFINITY))
-        {
-            let in_band: Vec<&Pair> = self
-                .exact
-                .iter()
-                .filter(|p| {
-                    let j = p.similarity.jaccard.unwrap_or(0.0);
-                    j >= low && (j < high || (high.is_infinite() && j <= 1.0))
-                })
-                .collect();
-            if !in_band.is_empty() {
-                let found = in_band
-                    .iter()
-                    .filter(|p| self.lsh.binary_search_by_key(&key(p), key).is_ok())
-                    .count();
-                out.push(BandRecall {
-                    low,
-                    high: high.min(1.0),
-                    closed: high.is_infinite(),
-                    pairs: in_band.len() as u64,
-                    found: found as u64,
-                    recall: ratio(found, in_band.len()),
-                    expected: self.expected(&in_band),
-                });
-            }
-            low = high;
-        }
-        out
+        .evaluate()
     }
 
     fn id(&self, doc: u32) -> String {
@@ -352,16 +204,7 @@ impl Run<'_> {
             unknown_ids: self.unknown_ids(labels).len() as u64,
             methods: predicted
                 .iter()
-                .map(|(method, grouping)| {
-                    let m = pair_metrics(grouping, labels);
-                    LabelScore {
-                        method,
-                        precision: m.precision(),
-                        recall: m.recall(),
-                        f1: m.f1(),
-                        adjusted_rand_index: adjusted_rand_index(grouping, labels, documents),
-                    }
-                })
+                .map(|(method, grouping)| LabelScore::new(method, grouping, labels, documents))
                 .collect(),
         }
     }
@@ -503,48 +346,91 @@ pub fn render(e: &Evaluation) -> String {
     out
 }
 
-/// The metrics the HTML report lists.
-fn report_metrics(e: &Evaluation) -> Vec<(String, String)> {
-    let mut metrics = vec![
-        ("LSH recall".to_string(), format!("{:.4}", e.recall)),
-        ("LSH precision".to_string(), format!("{:.4}", e.precision)),
-        (
-            "LSH recall over distinct texts".to_string(),
-            format!("{:.4}", e.distinct.recall),
-        ),
-        (
-            "LSH time".to_string(),
-            secs(Duration::from_secs_f64(e.lsh.seconds)),
-        ),
-        (
-            "exact join time".to_string(),
-            secs(Duration::from_secs_f64(e.exact.seconds)),
-        ),
-    ];
-    if let Some(l) = &e.labels {
-        for m in &l.methods {
-            let name = m.method;
-            metrics.extend([
-                (
-                    format!("{name} label precision"),
-                    format!("{:.4}", m.precision),
-                ),
-                (format!("{name} label recall"), format!("{:.4}", m.recall)),
-                (format!("{name} label F1"), format!("{:.4}", m.f1)),
-                (
-                    format!("{name} adjusted Rand index"),
-                    format!("{:.4}", m.adjusted_rand_index),
-                ),
-            ]);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neardup::evaluation::{Distinct, Method};
+    use neardup::metrics::BandRecall;
+
+    fn evaluation() -> Evaluation {
+        Evaluation {
+            threshold: 0.8,
+            lsh: Method {
+                seconds: 0.25,
+                pairs: 1_203,
+            },
+            exact: Method {
+                seconds: 12.5,
+                pairs: 1_226,
+            },
+            both: 1_203,
+            recall: 0.98124,
+            precision: 1.0,
+            speedup: 50.0,
+            distinct: Distinct {
+                recall: 0.5,
+                found: 1,
+                pairs: 2,
+                expected: 0.75,
+            },
+            by_similarity: vec![BandRecall {
+                low: 0.99,
+                high: 1.0,
+                closed: true,
+                pairs: 1_226,
+                found: 1_203,
+                recall: 0.98124,
+                expected: 0.99999,
+            }],
+            labels: Some(LabelScores {
+                file: "l.csv".into(),
+                ids: 5,
+                unknown_ids: 1,
+                methods: vec![LabelScore {
+                    method: "lsh",
+                    precision: 0.5,
+                    recall: 0.25,
+                    f1: 1.0 / 3.0,
+                    adjusted_rand_index: -0.125,
+                }],
+            }),
         }
     }
-    metrics
-}
 
-fn ratio(a: usize, b: usize) -> f64 {
-    if b == 0 {
-        1.0
-    } else {
-        a as f64 / b as f64
+    #[test]
+    fn evaluation_as_tables() {
+        let text = render(&evaluation());
+        let want = "\
+method   time (incl. shingling)   pairs
+lsh                      0.250s   1,203
+exact                     12.5s   1,226
+both                              1,203
+LSH recall 0.9812, precision 1.0000, 50.00x the exact join's speed
+LSH recall over distinct texts 0.5000 (1 of 2 pairs of distinct shingle sets; expected 0.7500)
+
+against the labels in l.csv:
+(1 of 5 label ids name no document of the input)
+method   precision   recall       F1      ARI
+lsh         0.5000   0.2500   0.3333  -0.1250
+
+recall by exact similarity (expected: mean S-curve over the pairs in the band)
+similarity      pairs     found   recall   expected
+[0.99, 1.00]     1,226     1,203   0.9812     1.0000
+";
+        assert_eq!(text, want);
+    }
+
+    #[test]
+    fn evaluation_as_json() {
+        // The field order and names are `eval --json`'s format.
+        let json = serde_json::to_string(&evaluation()).unwrap();
+        assert_eq!(
+            json,
+            r#"{"threshold":0.8,"lsh":{"seconds":0.25,"pairs":1203},"exact":{"seconds":12.5,"pairs":1226},"both":1203,"recall":0.98124,"precision":1.0,"speedup":50.0,"distinct":{"recall":0.5,"found":1,"pairs":2,"expected":0.75},"by_similarity":[{"low":0.99,"high":1.0,"closed":true,"pairs":1226,"found":1203,"recall":0.98124,"expected":0.99999}],"labels":{"file":"l.csv","ids":5,"unknown_ids":1,"methods":[{"method":"lsh","precision":0.5,"recall":0.25,"f1":0.3333333333333333,"adjusted_rand_index":-0.125}]}}"#
+        );
+        let mut none = evaluation();
+        none.labels = None;
+        let json = serde_json::to_string(&none).unwrap();
+        assert!(!json.contains("labels"), "{json}");
     }
 }

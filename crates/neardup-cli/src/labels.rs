@@ -1,30 +1,27 @@
-//! `neardup eval --labels FILE`: ground-truth labels and the metrics that compare a run
-//! with them.
+//! `neardup eval --labels FILE`: ground-truth labels, read into the core's
+//! [`Grouping`], which `neardup::metrics` scores.
 //!
 //! Labels are either **pairs** of duplicates (`{"a": ID, "b": ID}` lines, or CSV/TSV with
 //! columns `a,b`) or **cluster ids** (`{"id": ID, "cluster": C}`, or columns `id,cluster`),
-//! the format chosen by the file's extension. Ids are text: a JSON number keeps its source
-//! text (`8.50` stays `8.50`), as neardup's readers do; cluster ids likewise (so `"7"` and
-//! `7` are the same cluster).
+//! the format chosen by the file's extension (`.jsonl`, `.ndjson`, `.json`, `.csv`, `.tsv`,
+//! `.tab`; a `.gz` after it is decompressed). The kind is that of the first label; every
+//! label must be of that kind.
 //!
-//! Both labels and predictions are a [`Grouping`]: a set of unordered pairs or a clustering.
-//! [`pair_metrics`] gives precision, recall and F1 over unordered pairs (the pairs of a
-//! clustering are all pairs within each cluster, counted from the contingency table, never
-//! listed); [`adjusted_rand_index`] compares two clusterings (a set of pairs counts as its
-//! connected components). A document absent from a grouping is a singleton in it.
+//! The file is read by `neardup-io`'s readers, so a label's id is read exactly as the
+//! data's id is: a JSON string unescaped (a lone surrogate replaced), a JSON number (or
+//! any other value) as its source text (`8.50` stays `8.50`), `null` as absent; a CSV
+//! field with CSV quoting; a TSV field verbatim, without quoting (a `"` is an ordinary
+//! character, as in TSV data). Cluster ids follow the same rule (`"7"` and `7` are one
+//! cluster). Column names must match exactly. Blank lines are ignored; any other record
+//! the reader skips (malformed JSON, a short row, an unclosed quote) is an error naming
+//! the file and line.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use serde_json::value::RawValue;
-
-/// What a labels file holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LabelKind {
-    Pairs,
-    Clusters,
-}
+use neardup::metrics::{ClusteringBuilder, Grouping, GroupingKind as LabelKind};
+use neardup_io::{Entry, Format, ReadOptions, Reader, Record, SkipReason};
 
 /// The syntax of a labels file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,435 +32,27 @@ pub enum LabelFormat {
 }
 
 impl LabelFormat {
-    /// The format from a file name: `.jsonl`, `.ndjson`, `.json`, `.csv` or `.tsv`.
+    /// The format from a file name: `.jsonl`, `.ndjson`, `.json`, `.csv` or `.tsv`
+    /// (`.tab`), before any `.gz`.
     pub fn from_path(path: &Path) -> Option<LabelFormat> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        match ext.as_str() {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        let ext = Path::new(name).extension()?.to_str()?;
+        match ext {
             "jsonl" | "ndjson" | "json" => Some(LabelFormat::Jsonl),
             "csv" => Some(LabelFormat::Csv),
             "tsv" | "tab" => Some(LabelFormat::Tsv),
             _ => None,
         }
     }
-}
 
-/// Unordered pairs of documents, or a clustering of documents, by id.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Grouping {
-    /// Id → index of the document within this grouping.
-    ids: HashMap<Box<str>, u32>,
-    kind: Kind,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Kind {
-    /// Pairs (x, y) of document indices with x < y.
-    Pairs(HashSet<(u32, u32)>),
-    /// The cluster of each document index, and each cluster's size.
-    Clusters {
-        cluster_of: Vec<u32>,
-        sizes: Vec<u64>,
-    },
-}
-
-/// Interns ids to dense indices.
-fn intern(ids: &mut HashMap<Box<str>, u32>, id: &str) -> u32 {
-    if let Some(&i) = ids.get(id) {
-        return i;
-    }
-    let i = u32::try_from(ids.len()).expect("more than 2³² distinct ids");
-    ids.insert(id.into(), i);
-    i
-}
-
-/// A document placed in two different clusters.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Conflict {
-    pub id: String,
-    pub first: String,
-    pub second: String,
-}
-
-impl std::fmt::Display for Conflict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "id {:?} is in cluster {:?} and in cluster {:?}",
-            self.id, self.first, self.second
-        )
-    }
-}
-
-impl std::error::Error for Conflict {}
-
-/// Builds a clustering one (id, cluster) at a time, refusing an id in two clusters.
-#[derive(Debug, Default)]
-pub struct ClusteringBuilder {
-    ids: HashMap<Box<str>, u32>,
-    clusters: HashMap<Box<str>, u32>,
-    cluster_names: Vec<Box<str>>,
-    cluster_of: Vec<u32>,
-}
-
-impl ClusteringBuilder {
-    /// Puts `id` in cluster `cluster`; the same placement twice is fine.
-    pub fn add(&mut self, id: &str, cluster: &str) -> std::result::Result<(), Conflict> {
-        let c = match self.clusters.get(cluster) {
-            Some(&c) => c,
-            None => {
-                let c = self.cluster_names.len() as u32;
-                self.clusters.insert(cluster.into(), c);
-                self.cluster_names.push(cluster.into());
-                c
-            }
-        };
-        let doc = intern(&mut self.ids, id) as usize;
-        if doc == self.cluster_of.len() {
-            self.cluster_of.push(c);
-        } else if self.cluster_of[doc] != c {
-            return Err(Conflict {
-                id: id.to_string(),
-                first: self.cluster_names[self.cluster_of[doc] as usize].to_string(),
-                second: cluster.to_string(),
-            });
-        }
-        Ok(())
-    }
-
-    pub fn build(self) -> Grouping {
-        let mut sizes = vec![0u64; self.cluster_names.len()];
-        for &c in &self.cluster_of {
-            sizes[c as usize] += 1;
-        }
-        Grouping {
-            ids: self.ids,
-            kind: Kind::Clusters {
-                cluster_of: self.cluster_of,
-                sizes,
-            },
+    fn format(self) -> Format {
+        match self {
+            LabelFormat::Jsonl => Format::Jsonl,
+            LabelFormat::Csv => Format::Csv,
+            LabelFormat::Tsv => Format::Tsv,
         }
     }
-}
-
-/// C(n, 2) = n(n − 1)/2.
-fn pairs_of(n: u64) -> u128 {
-    let n = n as u128;
-    n * n.saturating_sub(1) / 2
-}
-
-impl Grouping {
-    /// Unordered pairs of ids; repeated and reversed pairs count once, (x, x) is dropped.
-    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Grouping {
-        let mut ids = HashMap::new();
-        let mut set = HashSet::new();
-        for (a, b) in pairs {
-            let (x, y) = (intern(&mut ids, a), intern(&mut ids, b));
-            if x != y {
-                set.insert((x.min(y), x.max(y)));
-            }
-        }
-        Grouping {
-            ids,
-            kind: Kind::Pairs(set),
-        }
-    }
-
-    /// A clustering from (id, cluster) placements; an id in two clusters is an error.
-    #[cfg(test)]
-    pub fn from_clusters<'a>(
-        members: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> std::result::Result<Grouping, Conflict> {
-        let mut b = ClusteringBuilder::default();
-        for (id, cluster) in members {
-            b.add(id, cluster)?;
-        }
-        Ok(b.build())
-    }
-
-    /// Whether this is a set of pairs (else a clustering).
-    #[cfg(test)]
-    pub fn kind(&self) -> LabelKind {
-        match self.kind {
-            Kind::Pairs(_) => LabelKind::Pairs,
-            Kind::Clusters { .. } => LabelKind::Clusters,
-        }
-    }
-
-    /// Distinct documents named.
-    pub fn documents(&self) -> usize {
-        self.ids.len()
-    }
-
-    /// Whether `id` is named.
-    #[cfg(test)]
-    pub fn contains(&self, id: &str) -> bool {
-        self.ids.contains_key(id)
-    }
-
-    /// Unordered pairs: the set's size, or Σ C(size, 2) over clusters.
-    pub fn pair_count(&self) -> u128 {
-        match &self.kind {
-            Kind::Pairs(set) => set.len() as u128,
-            Kind::Clusters { sizes, .. } => sizes.iter().map(|&s| pairs_of(s)).sum(),
-        }
-    }
-
-    /// The clustering of this grouping: itself, or a set of pairs' connected components.
-    pub fn to_clusters(&self) -> Grouping {
-        match &self.kind {
-            Kind::Clusters { .. } => self.clone(),
-            Kind::Pairs(set) => {
-                let mut parent: Vec<u32> = (0..self.ids.len() as u32).collect();
-                fn root(parent: &mut [u32], mut x: u32) -> u32 {
-                    while parent[x as usize] != x {
-                        let up = parent[parent[x as usize] as usize];
-                        parent[x as usize] = up;
-                        x = up;
-                    }
-                    x
-                }
-                for &(x, y) in set {
-                    let (rx, ry) = (root(&mut parent, x), root(&mut parent, y));
-                    if rx != ry {
-                        parent[rx.max(ry) as usize] = rx.min(ry);
-                    }
-                }
-                let mut number: HashMap<u32, u32> = HashMap::new();
-                let mut cluster_of = Vec::with_capacity(parent.len());
-                for x in 0..parent.len() as u32 {
-                    let r = root(&mut parent, x);
-                    let next = number.len() as u32;
-                    cluster_of.push(*number.entry(r).or_insert(next));
-                }
-                let mut sizes = vec![0u64; number.len()];
-                for &c in &cluster_of {
-                    sizes[c as usize] += 1;
-                }
-                Grouping {
-                    ids: self.ids.clone(),
-                    kind: Kind::Clusters { cluster_of, sizes },
-                }
-            }
-        }
-    }
-
-    /// The ids this grouping names.
-    pub fn ids(&self) -> impl Iterator<Item = &str> {
-        self.ids.keys().map(|id| &**id)
-    }
-
-    /// Whether `a` and `b` are duplicates here: a listed pair, or in one cluster.
-    pub fn together(&self, a: &str, b: &str) -> bool {
-        let (Some(&x), Some(&y)) = (self.ids.get(a), self.ids.get(b)) else {
-            return false;
-        };
-        match &self.kind {
-            Kind::Pairs(set) => set.contains(&(x.min(y), x.max(y))),
-            Kind::Clusters { cluster_of, .. } => {
-                x != y && cluster_of[x as usize] == cluster_of[y as usize]
-            }
-        }
-    }
-
-    /// Every unordered pair, by id, in a fixed order (sorted): the listed pairs, or all
-    /// pairs within each cluster.
-    pub fn pair_ids(&self) -> Vec<(&str, &str)> {
-        let mut names = vec![""; self.ids.len()];
-        for (id, &i) in &self.ids {
-            names[i as usize] = id;
-        }
-        let ordered = |x: u32, y: u32| {
-            let (a, b) = (names[x as usize], names[y as usize]);
-            if a <= b {
-                (a, b)
-            } else {
-                (b, a)
-            }
-        };
-        let mut out: Vec<(&str, &str)> = match &self.kind {
-            Kind::Pairs(set) => set.iter().map(|&(x, y)| ordered(x, y)).collect(),
-            Kind::Clusters { cluster_of, .. } => {
-                let mut members: HashMap<u32, Vec<u32>> = HashMap::new();
-                for (x, &c) in cluster_of.iter().enumerate() {
-                    members.entry(c).or_default().push(x as u32);
-                }
-                members
-                    .values()
-                    .flat_map(|m| {
-                        m.iter()
-                            .enumerate()
-                            .flat_map(move |(i, &x)| m[i + 1..].iter().map(move |&y| (x, y)))
-                    })
-                    .map(|(x, y)| ordered(x, y))
-                    .collect()
-            }
-        };
-        out.sort_unstable();
-        out
-    }
-
-    /// For each document of `self`, its index in `other` if `other` names it.
-    fn translate(&self, other: &Grouping) -> Vec<Option<u32>> {
-        let mut to = vec![None; self.ids.len()];
-        for (id, &i) in &self.ids {
-            to[i as usize] = other.ids.get(id).copied();
-        }
-        to
-    }
-}
-
-/// Pairs counted by [`pair_metrics`]. Counts are u128: the pairs of a clustering of n
-/// documents reach n²/2.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PairMetrics {
-    /// Pairs predicted.
-    pub predicted: u128,
-    /// Pairs labelled.
-    pub labelled: u128,
-    /// Pairs both predicted and labelled.
-    pub both: u128,
-}
-
-impl PairMetrics {
-    /// both / predicted; **1.0 when nothing is predicted** (no predicted pair is wrong).
-    pub fn precision(&self) -> f64 {
-        ratio(self.both, self.predicted)
-    }
-
-    /// both / labelled; 1.0 when nothing is labelled (no labelled pair is missed).
-    pub fn recall(&self) -> f64 {
-        ratio(self.both, self.labelled)
-    }
-
-    /// The harmonic mean of precision and recall; 0.0 when both are 0.
-    pub fn f1(&self) -> f64 {
-        let (p, r) = (self.precision(), self.recall());
-        if p + r == 0.0 {
-            0.0
-        } else {
-            2.0 * p * r / (p + r)
-        }
-    }
-}
-
-fn ratio(a: u128, b: u128) -> f64 {
-    if b == 0 {
-        1.0
-    } else {
-        a as f64 / b as f64
-    }
-}
-
-/// Pairs of `pairs` whose two documents are in one cluster of `clusters`.
-fn pairs_within(pairs: &Grouping, set: &HashSet<(u32, u32)>, clusters: &Grouping) -> u128 {
-    let Kind::Clusters { cluster_of, .. } = &clusters.kind else {
-        unreachable!("a clustering")
-    };
-    let to = pairs.translate(clusters);
-    set.iter()
-        .filter(|&&(x, y)| match (to[x as usize], to[y as usize]) {
-            (Some(a), Some(b)) => cluster_of[a as usize] == cluster_of[b as usize],
-            _ => false,
-        })
-        .count() as u128
-}
-
-/// The contingency table of two clusterings over the documents both name: (cluster in
-/// `a`, cluster in `b`) → documents. Documents named by one only are singletons in the
-/// other and share no pair, so they add nothing.
-fn contingency(a: &Grouping, b: &Grouping) -> HashMap<(u32, u32), u64> {
-    let (Kind::Clusters { cluster_of: ca, .. }, Kind::Clusters { cluster_of: cb, .. }) =
-        (&a.kind, &b.kind)
-    else {
-        unreachable!("two clusterings")
-    };
-    let mut table = HashMap::new();
-    for (i, j) in a.translate(b).iter().enumerate() {
-        if let Some(j) = j {
-            *table.entry((ca[i], cb[*j as usize])).or_insert(0) += 1;
-        }
-    }
-    table
-}
-
-/// Precision, recall and F1 of `predicted` pairs against `labelled` pairs, over unordered
-/// pairs of ids. A clustering stands for all pairs within each of its clusters.
-pub fn pair_metrics(predicted: &Grouping, labelled: &Grouping) -> PairMetrics {
-    let both = match (&predicted.kind, &labelled.kind) {
-        (Kind::Pairs(p), Kind::Pairs(l)) => {
-            let to = predicted.translate(labelled);
-            p.iter()
-                .filter(|&&(x, y)| match (to[x as usize], to[y as usize]) {
-                    (Some(a), Some(b)) => l.contains(&(a.min(b), a.max(b))),
-                    _ => false,
-                })
-                .count() as u128
-        }
-        (Kind::Pairs(p), Kind::Clusters { .. }) => pairs_within(predicted, p, labelled),
-        (Kind::Clusters { .. }, Kind::Pairs(l)) => pairs_within(labelled, l, predicted),
-        (Kind::Clusters { .. }, Kind::Clusters { .. }) => contingency(predicted, labelled)
-            .values()
-            .map(|&n| pairs_of(n))
-            .sum(),
-    };
-    PairMetrics {
-        predicted: predicted.pair_count(),
-        labelled: labelled.pair_count(),
-        both,
-    }
-}
-
-/// The adjusted Rand index (Hubert & Arabie 1985) of two clusterings of `documents`
-/// documents (at least the documents either one names; the others are singletons in
-/// both). A set of pairs counts as its connected components. 1.0 for identical
-/// clusterings (also when both are all singletons), about 0 for independent ones, and
-/// negative below chance.
-pub fn adjusted_rand_index(predicted: &Grouping, labelled: &Grouping, documents: u64) -> f64 {
-    let (a, b) = (predicted.to_clusters(), labelled.to_clusters());
-    let common = a.translate(&b).iter().filter(|j| j.is_some()).count() as u64;
-    let named = (a.documents() + b.documents()) as u64 - common;
-    let together: u128 = contingency(&a, &b).values().map(|&n| pairs_of(n)).sum();
-    ari_from_counts(
-        together,
-        a.pair_count(),
-        b.pair_count(),
-        documents.max(named),
-    )
-}
-
-/// The adjusted Rand index from pair counts: `together` pairs in one cluster in both,
-/// `pairs_a` and `pairs_b` pairs within clusters of each, `n` documents. With the pair
-/// confusion matrix tp = together, fp = pairs_a − tp, fn = pairs_b − tp,
-/// tn = C(n, 2) − pairs_a − pairs_b + tp:
-/// ARI = 2 (tp·tn − fn·fp) / ((tp + fn)(fn + tn) + (tp + fp)(fp + tn)),
-/// which equals Hubert & Arabie's (index − expected) / (max − expected). Exact in u128
-/// while the products fit (n up to about 2³²), in f64 beyond.
-pub fn ari_from_counts(together: u128, pairs_a: u128, pairs_b: u128, n: u64) -> f64 {
-    let total = pairs_of(n);
-    let tp = together;
-    let fp = pairs_a - tp;
-    let fn_ = pairs_b - tp;
-    let tn = total - pairs_a - pairs_b + tp;
-    if fp == 0 && fn_ == 0 {
-        return 1.0;
-    }
-    let exact = || -> Option<f64> {
-        let plus = tp.checked_mul(tn)?;
-        let minus = fn_.checked_mul(fp)?;
-        let den = (tp + fn_)
-            .checked_mul(fn_ + tn)?
-            .checked_add((tp + fp).checked_mul(fp + tn)?)?;
-        let num = if plus >= minus {
-            (plus - minus) as f64
-        } else {
-            -((minus - plus) as f64)
-        };
-        Some(2.0 * num / den as f64)
-    };
-    exact().unwrap_or_else(|| {
-        let (tp, fp, fn_, tn) = (tp as f64, fp as f64, fn_ as f64, tn as f64);
-        2.0 * (tp * tn - fn_ * fp) / ((tp + fn_) * (fn_ + tn) + (tp + fp) * (fp + tn))
-    })
 }
 
 /// Reads a labels file; the format comes from its extension.
@@ -475,90 +64,187 @@ pub fn read_labels(path: &Path) -> Result<Grouping> {
              .jsonl, .ndjson, .json, .csv or .tsv"
         );
     };
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read labels file {name}"))?;
-    parse_labels(&String::from_utf8_lossy(&bytes), format, &name)
+    parse_labels(&|opts| neardup_io::open(path, opts), format, &name)
 }
 
-/// Parses labels from `text`; `source` names the file in error messages ("FILE:LINE: …").
-pub fn parse_labels(text: &str, format: LabelFormat, source: &str) -> Result<Grouping> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut labels = Collector::new(source);
+/// Opens the labels with the given reading options (the file, or bytes in a test).
+type Open<'a> = dyn Fn(&ReadOptions) -> neardup_io::Result<Reader> + 'a;
+
+/// The two fields of a label of `kind`: (a, b) or (id, cluster).
+fn fields(kind: LabelKind) -> (&'static str, &'static str) {
+    match kind {
+        LabelKind::Pairs => ("a", "b"),
+        LabelKind::Clusters => ("id", "cluster"),
+    }
+}
+
+/// Reads the first field of a label as the record's id, the second as its key, and no
+/// text: the readers' id rule for both.
+fn options(format: LabelFormat, kind: LabelKind) -> ReadOptions {
+    let (first, second) = fields(kind);
+    let opts = ReadOptions::default()
+        .with_format(format.format())
+        .with_key_field(second);
     match format {
-        LabelFormat::Jsonl => parse_jsonl(text, &mut labels)?,
-        LabelFormat::Csv => parse_delimited(text, b',', &mut labels)?,
-        LabelFormat::Tsv => parse_delimited(text, b'\t', &mut labels)?,
+        LabelFormat::Jsonl => opts.with_text_field("").with_id_field(first),
+        // CSV/TSV need a text column: the id's own serves.
+        LabelFormat::Csv | LabelFormat::Tsv => {
+            opts.with_text_columns([first]).with_id_column(first)
+        }
+    }
+}
+
+/// Reads labels through `open`; `source` names them in messages ("FILE:LINE: …").
+fn parse_labels(open: &Open, format: LabelFormat, source: &str) -> Result<Grouping> {
+    let context = || format!("cannot read labels file {source}");
+    let Some((kind, reader)) = open_labels(open, format, source)? else {
+        bail!("{source}: no labels");
+    };
+    let mut labels = Collector::new(source, kind);
+    for entry in reader {
+        if let Some(record) = label_record(entry.with_context(context)?, source)? {
+            labels.add(record)?;
+        }
     }
     labels.finish()
 }
 
-/// Gathers labels of one kind, remembering the line that set the kind.
+/// The record of a label; None for a blank line; an error for any other skipped record.
+fn label_record(entry: Entry, source: &str) -> Result<Option<Record>> {
+    let skipped = match entry {
+        Entry::Record(r) => return Ok(Some(r)),
+        Entry::Skipped(s) => s,
+    };
+    let line = skipped.location.line;
+    match skipped.reason {
+        SkipReason::BlankLine => Ok(None),
+        SkipReason::MalformedJson(why) => bail!("{source}:{line}: not a JSON object: {why}"),
+        SkipReason::MissingColumns { expected, found } => {
+            bail!("{source}:{line}: {found} fields, the header has {expected}")
+        }
+        SkipReason::UnclosedQuote { .. } => {
+            bail!("{source}:{line}: unterminated quoted field (it runs to the end of the file)")
+        }
+        other => bail!("{source}:{line}: {other}"),
+    }
+}
+
+/// The kind of the labels and a reader of them from the start; None if there is no label.
+/// CSV/TSV: the kind whose columns the header names. JSONL: the kind whose two fields the
+/// first object has.
+fn open_labels(
+    open: &Open,
+    format: LabelFormat,
+    source: &str,
+) -> Result<Option<(LabelKind, Reader)>> {
+    let context = || format!("cannot read labels file {source}");
+    let mut header = Vec::new();
+    let mut first_line = 0;
+    for kind in [LabelKind::Pairs, LabelKind::Clusters] {
+        let mut reader = match open(&options(format, kind)) {
+            Err(neardup_io::Error::MissingColumn { available, .. }) => {
+                header = available;
+                continue;
+            }
+            other => other.with_context(context)?,
+        };
+        let first = loop {
+            match reader.next() {
+                None => return Ok(None),
+                Some(entry) => {
+                    if let Some(r) = label_record(entry.with_context(context)?, source)? {
+                        break r;
+                    }
+                }
+            }
+        };
+        if format != LabelFormat::Jsonl || (first.id.is_some() && first.key.is_some()) {
+            return Ok(Some((
+                kind,
+                open(&options(format, kind)).with_context(context)?,
+            )));
+        }
+        first_line = first.location.line;
+    }
+    if format == LabelFormat::Jsonl {
+        bail!(
+            "{source}:{first_line}: expected {{\"a\": ID, \"b\": ID}} (a pair) or \
+             {{\"id\": ID, \"cluster\": C}} (a cluster label)"
+        );
+    }
+    bail!(
+        "{source}:1: the header must name the columns a,b (pairs) or id,cluster (cluster \
+         labels); it has {}",
+        header.join(if format == LabelFormat::Csv {
+            ","
+        } else {
+            "\t"
+        })
+    )
+}
+
+/// Gathers labels of one kind, remembering the line of each clustered id.
 struct Collector<'a> {
     source: &'a str,
-    kind: Option<(LabelKind, usize)>,
+    kind: LabelKind,
+    /// The line of the first label (the one that set the kind).
+    first_line: Option<u64>,
     pairs: Vec<(String, String)>,
     clusters: ClusteringBuilder,
-    cluster_lines: HashMap<String, usize>,
+    cluster_lines: HashMap<String, u64>,
 }
 
 impl<'a> Collector<'a> {
-    fn new(source: &'a str) -> Self {
+    fn new(source: &'a str, kind: LabelKind) -> Self {
         Collector {
             source,
-            kind: None,
+            kind,
+            first_line: None,
             pairs: Vec::new(),
             clusters: ClusteringBuilder::default(),
             cluster_lines: HashMap::new(),
         }
     }
 
-    fn kind(&mut self, kind: LabelKind, line: usize) -> Result<()> {
-        match self.kind {
-            None => self.kind = Some((kind, line)),
-            Some((k, first)) if k != kind => bail!(
-                "{}:{line}: a {} label in a file of {} labels (line {first} is one)",
-                self.source,
-                name(kind),
-                name(k)
-            ),
-            Some(_) => {}
+    fn add(&mut self, record: Record) -> Result<()> {
+        let source = self.source;
+        let line = record.location.line;
+        let first_line = *self.first_line.get_or_insert(line);
+        let (first, second) = fields(self.kind);
+        let (Some(x), Some(y)) = (record.id, record.key) else {
+            bail!(
+                "{source}:{line}: a {} label needs the fields {first:?} and {second:?} (not \
+                 null), as line {first_line} has",
+                name(self.kind)
+            );
+        };
+        if x.is_empty() || (self.kind == LabelKind::Pairs && y.is_empty()) {
+            bail!("{source}:{line}: empty id");
         }
-        Ok(())
-    }
-
-    fn pair(&mut self, a: String, b: String, line: usize) -> Result<()> {
-        self.kind(LabelKind::Pairs, line)?;
-        for id in [&a, &b] {
-            if id.is_empty() {
-                bail!("{}:{line}: empty id", self.source);
+        match self.kind {
+            LabelKind::Pairs => {
+                if x == y {
+                    bail!("{source}:{line}: a pair of {x:?} with itself");
+                }
+                self.pairs.push((x, y));
+            }
+            LabelKind::Clusters => {
+                if let Err(c) = self.clusters.add(&x, &y) {
+                    let first = self.cluster_lines.get(&x).copied().unwrap_or(0);
+                    bail!("{source}:{line}: {c} (line {first})");
+                }
+                self.cluster_lines.entry(x).or_insert(line);
             }
         }
-        if a == b {
-            bail!("{}:{line}: a pair of {a:?} with itself", self.source);
-        }
-        self.pairs.push((a, b));
-        Ok(())
-    }
-
-    fn member(&mut self, id: String, cluster: String, line: usize) -> Result<()> {
-        self.kind(LabelKind::Clusters, line)?;
-        if id.is_empty() {
-            bail!("{}:{line}: empty id", self.source);
-        }
-        if let Err(c) = self.clusters.add(&id, &cluster) {
-            let first = self.cluster_lines.get(&id).copied().unwrap_or(0);
-            bail!("{}:{line}: {c} (line {first})", self.source);
-        }
-        self.cluster_lines.entry(id).or_insert(line);
         Ok(())
     }
 
     fn finish(self) -> Result<Grouping> {
         match self.kind {
-            None => bail!("{}: no labels", self.source),
-            Some((LabelKind::Pairs, _)) => Ok(Grouping::from_pairs(
+            LabelKind::Pairs => Ok(Grouping::from_pairs(
                 self.pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())),
             )),
-            Some((LabelKind::Clusters, _)) => Ok(self.clusters.build()),
+            LabelKind::Clusters => Ok(self.clusters.build()),
         }
     }
 }
@@ -570,330 +256,24 @@ fn name(kind: LabelKind) -> &'static str {
     }
 }
 
-/// A JSON string unescaped or a JSON number's source text.
-fn json_text(raw: &RawValue, field: &str, source: &str, line: usize) -> Result<String> {
-    let json = raw.get();
-    if json.starts_with('"') {
-        return serde_json::from_str::<String>(json)
-            .with_context(|| format!("{source}:{line}: bad string in field {field:?}"));
-    }
-    if json.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
-        return Ok(json.to_string());
-    }
-    bail!("{source}:{line}: field {field:?} must be a string or a number, not {json}")
-}
-
-fn parse_jsonl(text: &str, labels: &mut Collector) -> Result<()> {
-    let source = labels.source;
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let object: HashMap<String, &RawValue> = serde_json::from_str(line)
-            .with_context(|| format!("{source}:{n}: not a JSON object"))?;
-        let field = |f: &str| -> Result<Option<String>> {
-            object
-                .get(f)
-                .map(|raw| json_text(raw, f, source, n))
-                .transpose()
-        };
-        match (field("a")?, field("b")?, field("id")?, field("cluster")?) {
-            (Some(a), Some(b), _, _) => labels.pair(a, b, n)?,
-            (_, _, Some(id), Some(c)) => labels.member(id, c, n)?,
-            _ => bail!(
-                "{source}:{n}: expected {{\"a\": ID, \"b\": ID}} (a pair) or \
-                 {{\"id\": ID, \"cluster\": C}} (a cluster label)"
-            ),
-        }
-    }
-    Ok(())
-}
-
-/// One record of delimited text: its fields and the line it starts on.
-type Row = (Vec<String>, usize);
-
-/// Splits CSV/TSV into records (RFC 4180: quoted fields may hold the delimiter, newlines
-/// and doubled quotes; CRLF or LF line ends). Blank lines are skipped.
-fn records(text: &str, delimiter: u8, source: &str) -> Result<Vec<Row>> {
-    let bytes = text.as_bytes();
-    let mut rows = Vec::new();
-    let (mut i, mut line) = (0, 1);
-    while i < bytes.len() {
-        let start_line = line;
-        let mut fields = Vec::new();
-        let mut field = Vec::new();
-        let mut quoted = false;
-        let mut at_start = true;
-        loop {
-            let Some(&c) = bytes.get(i) else {
-                if quoted {
-                    bail!("{source}:{start_line}: unterminated quoted field");
-                }
-                break;
-            };
-            i += 1;
-            if quoted {
-                match c {
-                    b'"' if bytes.get(i) == Some(&b'"') => {
-                        field.push(b'"');
-                        i += 1;
-                    }
-                    b'"' => quoted = false,
-                    b'\n' => {
-                        line += 1;
-                        field.push(c);
-                    }
-                    _ => field.push(c),
-                }
-                continue;
-            }
-            match c {
-                b'"' if at_start => {
-                    quoted = true;
-                    at_start = false;
-                }
-                b'\n' => {
-                    line += 1;
-                    break;
-                }
-                b'\r' if bytes.get(i) == Some(&b'\n') => {}
-                c if c == delimiter => {
-                    fields.push(std::mem::take(&mut field));
-                    at_start = true;
-                }
-                _ => {
-                    field.push(c);
-                    at_start = false;
-                }
-            }
-        }
-        fields.push(field);
-        let fields: Vec<String> = fields
-            .into_iter()
-            .map(|f| String::from_utf8_lossy(&f).into_owned())
-            .collect();
-        if !(fields.len() == 1 && fields[0].trim().is_empty()) {
-            rows.push((fields, start_line));
-        }
-    }
-    Ok(rows)
-}
-
-fn parse_delimited(text: &str, delimiter: u8, labels: &mut Collector) -> Result<()> {
-    let source = labels.source;
-    let rows = records(text, delimiter, source)?;
-    let Some(((header, header_line), rows)) = rows.split_first() else {
-        bail!("{source}: no labels");
-    };
-    let column = |name: &str| header.iter().position(|h| h.trim() == name);
-    let (kind, x, y) = match (column("a"), column("b"), column("id"), column("cluster")) {
-        (Some(a), Some(b), _, _) => (LabelKind::Pairs, a, b),
-        (_, _, Some(id), Some(c)) => (LabelKind::Clusters, id, c),
-        _ => bail!(
-            "{source}:{header_line}: the header must name the columns a,b (pairs) or \
-             id,cluster (cluster labels); it has {}",
-            header.join(if delimiter == b',' { "," } else { "\t" })
-        ),
-    };
-    for (fields, line) in rows {
-        if fields.len() <= x.max(y) {
-            bail!(
-                "{source}:{line}: {} fields, the header has {}",
-                fields.len(),
-                header.len()
-            );
-        }
-        let (a, b) = (fields[x].clone(), fields[y].clone());
-        match kind {
-            LabelKind::Pairs => labels.pair(a, b, *line)?,
-            LabelKind::Clusters => labels.member(a, b, *line)?,
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use neardup::metrics::{adjusted_rand_index, pair_metrics};
+
+    /// Labels from `text`, named "L" in messages.
+    fn parse(text: &str, format: LabelFormat) -> Result<Grouping> {
+        let bytes = text.as_bytes().to_vec();
+        let open = move |opts: &ReadOptions| {
+            Reader::from_reader(std::io::Cursor::new(bytes.clone()), "L", opts)
+        };
+        parse_labels(&open, format, "L")
+    }
 
     fn fixture(name: &str) -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../testdata/labels")
             .join(name)
-    }
-
-    fn clusters(members: &[(&str, &str)]) -> Grouping {
-        Grouping::from_clusters(members.iter().copied()).unwrap()
-    }
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-12
-    }
-
-    /// The six-document case. Labels {1,2,3} {4,5,6}; prediction {1,2} {3,4} {5,6}.
-    /// Contingency (rows: predicted, columns: labelled):
-    ///             L1  L2   | a_i  C(a_i,2)
-    ///   P1 {1,2}   2   0   |  2     1
-    ///   P2 {3,4}   1   1   |  2     1
-    ///   P3 {5,6}   0   2   |  2     1
-    ///   b_j        3   3      n = 6, C(6,2) = 15
-    ///   C(b_j,2)   3   3
-    /// index = Σ C(n_ij, 2) = 1 + 1 = 2; Σ C(a_i,2) = 3; Σ C(b_j,2) = 6;
-    /// expected = 3 · 6 / 15 = 1.2; max = (3 + 6) / 2 = 4.5;
-    /// ARI = (2 − 1.2) / (4.5 − 1.2) = 0.8 / 3.3 = 8/33 = 0.242424…
-    /// Pairs: predicted 3, labelled 6, both 2: precision 2/3, recall 1/3, F1 4/9.
-    fn six() -> (Grouping, Grouping) {
-        let labelled = clusters(&[
-            ("1", "L1"),
-            ("2", "L1"),
-            ("3", "L1"),
-            ("4", "L2"),
-            ("5", "L2"),
-            ("6", "L2"),
-        ]);
-        let predicted = clusters(&[
-            ("1", "P1"),
-            ("2", "P1"),
-            ("3", "P2"),
-            ("4", "P2"),
-            ("5", "P3"),
-            ("6", "P3"),
-        ]);
-        (predicted, labelled)
-    }
-
-    #[test]
-    fn six_documents() {
-        let (p, l) = six();
-        assert!(close(adjusted_rand_index(&p, &l, 6), 8.0 / 33.0));
-        let m = pair_metrics(&p, &l);
-        assert_eq!((m.predicted, m.labelled, m.both), (3, 6, 2));
-        assert!(close(m.precision(), 2.0 / 3.0));
-        assert!(close(m.recall(), 1.0 / 3.0));
-        assert!(close(m.f1(), 4.0 / 9.0));
-        // ARI is symmetric; documents beyond the named six change it: with n = 10 the four
-        // extra singletons add C(10,2) − C(6,2) = 30 pairs apart in both:
-        // expected = 3·6/45 = 0.4, ARI = (2 − 0.4)/(4.5 − 0.4) = 1.6/4.1 = 16/41.
-        assert!(close(adjusted_rand_index(&l, &p, 6), 8.0 / 33.0));
-        assert!(close(adjusted_rand_index(&p, &l, 10), 16.0 / 41.0));
-    }
-
-    #[test]
-    fn perfect_agreement() {
-        let (_, l) = six();
-        // Same partition under other cluster names.
-        let renamed = clusters(&[
-            ("6", "x"),
-            ("5", "x"),
-            ("4", "x"),
-            ("3", "7"),
-            ("2", "7"),
-            ("1", "7"),
-        ]);
-        assert_eq!(adjusted_rand_index(&renamed, &l, 6), 1.0);
-        assert_eq!(adjusted_rand_index(&renamed, &l, 1_000), 1.0);
-        let m = pair_metrics(&renamed, &l);
-        assert_eq!((m.precision(), m.recall(), m.f1()), (1.0, 1.0, 1.0));
-    }
-
-    #[test]
-    fn all_singletons_against_one_cluster() {
-        // Labelled: one cluster of 4; predicted: nothing (all singletons).
-        // tp = 0, fp = 0, fn = C(4,2) = 6, tn = 0: ARI = 2(0 − 0)/((0+6)(6+0) + 0) = 0.
-        let one = clusters(&[("a", "c"), ("b", "c"), ("c", "c"), ("d", "c")]);
-        let none = Grouping::from_pairs([]);
-        assert_eq!(adjusted_rand_index(&none, &one, 4), 0.0);
-        // Both all singletons: identical clusterings.
-        assert_eq!(adjusted_rand_index(&none, &none, 4), 1.0);
-        // Nothing predicted: precision 1 by definition, recall 0, F1 0.
-        let m = pair_metrics(&none, &one);
-        assert_eq!((m.predicted, m.labelled, m.both), (0, 6, 0));
-        assert_eq!((m.precision(), m.recall(), m.f1()), (1.0, 0.0, 0.0));
-    }
-
-    #[test]
-    fn tiny_pair_sets() {
-        // Predicted {a-b, b-c, c-d}, labelled {b-a, c-b, a-c, d-e}: both = {a-b, b-c} = 2.
-        // Precision 2/3, recall 2/4, F1 = 2·(2/3)(1/2)/(2/3 + 1/2) = (2/3)/(7/6) = 4/7.
-        let p = Grouping::from_pairs([("a", "b"), ("b", "c"), ("c", "d"), ("b", "a")]);
-        let l = Grouping::from_pairs([("b", "a"), ("c", "b"), ("a", "c"), ("d", "e")]);
-        let m = pair_metrics(&p, &l);
-        assert_eq!((m.predicted, m.labelled, m.both), (3, 4, 2));
-        assert!(close(m.precision(), 2.0 / 3.0));
-        assert!(close(m.recall(), 0.5));
-        assert!(close(m.f1(), 4.0 / 7.0));
-        // Self-pairs are dropped.
-        assert_eq!(Grouping::from_pairs([("x", "x")]).pair_count(), 0);
-    }
-
-    #[test]
-    fn pairs_against_clusters_and_back() {
-        // Labelled clusters {1,2,3} {4,5,6} hold 6 pairs. Predicted pairs 1-2, 2-3, 3-4,
-        // 7-8: within a labelled cluster are 1-2 and 2-3 (7 and 8 are unlabelled:
-        // singletons). Precision 2/4, recall 2/6.
-        let (_, l) = six();
-        let p = Grouping::from_pairs([("1", "2"), ("2", "3"), ("3", "4"), ("7", "8")]);
-        let m = pair_metrics(&p, &l);
-        assert_eq!((m.predicted, m.labelled, m.both), (4, 6, 2));
-        let back = pair_metrics(&l, &p);
-        assert_eq!((back.predicted, back.labelled, back.both), (6, 4, 2));
-        // As clusters, the pairs are their components {1,2,3,4} {7,8}: against the labels
-        // over 8 documents: n_ij: {1,2,3}∩ → 3, {4} → 1, {7,8} → (unlabelled) so tp =
-        // C(3,2) = 3; pairs_a = C(4,2) + C(2,2) = 7; pairs_b = 6; C(8,2) = 28.
-        // fp = 4, fn = 3, tn = 28 − 7 − 6 + 3 = 18.
-        // ARI = 2(3·18 − 3·4)/((3+3)(3+18) + (3+4)(4+18)) = 84/(126 + 154) = 0.3.
-        assert!(close(adjusted_rand_index(&p, &l, 8), 0.3));
-        assert_eq!(p.to_clusters().pair_count(), 7);
-    }
-
-    #[test]
-    fn ari_with_huge_counts() {
-        // n = 4·10⁹ documents; labelled: one cluster of 2·10⁹; predicted: a cluster of
-        // 10⁹ inside it. Hubert–Arabie in f64: index = C(10⁹,2), expected = A·B/T.
-        let c = |n: u64| (n as u128) * (n as u128 - 1) / 2;
-        let (n, a, b) = (4_000_000_000u64, c(1_000_000_000), c(2_000_000_000));
-        let got = ari_from_counts(a, a, b, n);
-        let (af, bf, tf) = (a as f64, b as f64, c(n) as f64);
-        let expected = af * bf / tf;
-        let want = (af - expected) / ((af + bf) / 2.0 - expected);
-        assert!((got - want).abs() < 1e-9, "{got} {want}");
-        // Past u128 products (n = 2⁴⁰), the f64 path gives the same formula.
-        let n = 1u64 << 40;
-        let (a, b) = (c(1 << 30), c(1 << 31));
-        let got = ari_from_counts(a, a, b, n);
-        let (af, bf, tf) = (a as f64, b as f64, c(n) as f64);
-        let expected = af * bf / tf;
-        let want = (af - expected) / ((af + bf) / 2.0 - expected);
-        assert!(got.is_finite() && (got - want).abs() < 1e-6, "{got} {want}");
-        assert_eq!(ari_from_counts(c(1 << 31), c(1 << 31), c(1 << 31), n), 1.0);
-    }
-
-    #[test]
-    fn big_clusters_are_counted_not_listed() {
-        // Two clusterings of 200,000 documents: one cluster vs two halves.
-        let ids: Vec<String> = (0..200_000).map(|i| i.to_string()).collect();
-        let one = Grouping::from_clusters(ids.iter().map(|i| (i.as_str(), "all"))).unwrap();
-        let halves = Grouping::from_clusters(
-            ids.iter()
-                .enumerate()
-                .map(|(k, i)| (i.as_str(), if k < 100_000 { "x" } else { "y" })),
-        )
-        .unwrap();
-        let m = pair_metrics(&halves, &one);
-        // C(200000,2) = 19,999,900,000 labelled; 2·C(100000,2) = 9,999,900,000 both.
-        assert_eq!(m.labelled, 19_999_900_000);
-        assert_eq!((m.predicted, m.both), (9_999_900_000, 9_999_900_000));
-        assert_eq!(m.precision(), 1.0);
-    }
-
-    #[test]
-    fn conflicting_clusters() {
-        let err = Grouping::from_clusters([("a", "1"), ("a", "1"), ("a", "2")]).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "id \"a\" is in cluster \"1\" and in cluster \"2\""
-        );
     }
 
     #[test]
@@ -928,7 +308,8 @@ mod tests {
         let e = err("bad-mixed.jsonl");
         assert!(
             e.contains(
-                "bad-mixed.jsonl:3: a cluster label in a file of pair labels (line 1 is one)"
+                "bad-mixed.jsonl:3: a pair label needs the fields \"a\" and \"b\" (not null), \
+                 as line 1 has"
             ),
             "{e}"
         );
@@ -941,7 +322,7 @@ mod tests {
         );
         let e = err("bad-null.jsonl");
         assert!(
-            e.contains("bad-null.jsonl:2: field \"b\" must be a string or a number, not null"),
+            e.contains("bad-null.jsonl:2: a pair label needs the fields \"a\" and \"b\""),
             "{e}"
         );
         let e = format!("{:#}", read_labels(&fixture("missing.csv")).unwrap_err());
@@ -955,8 +336,7 @@ mod tests {
             "{e}"
         );
 
-        let parse =
-            |text: &str, f: LabelFormat| format!("{:#}", parse_labels(text, f, "L").unwrap_err());
+        let parse = |text: &str, f: LabelFormat| format!("{:#}", parse(text, f).unwrap_err());
         assert_eq!(parse("", LabelFormat::Jsonl), "L: no labels");
         assert!(parse("\n{\"a\": 1}\n", LabelFormat::Jsonl).starts_with("L:2: expected"));
         assert!(parse("{\"a\": 1, \"b\": 1}", LabelFormat::Jsonl)
@@ -968,40 +348,63 @@ mod tests {
             parse("a,b\n\"1,2\n", LabelFormat::Csv).starts_with("L:2: unterminated quoted field")
         );
         assert!(parse("id,cluster\n,3\n", LabelFormat::Csv).starts_with("L:2: empty id"));
+        assert_eq!(parse("a,b\n", LabelFormat::Csv), "L: no labels");
+        assert_eq!(parse("", LabelFormat::Tsv), "L: no labels");
     }
 
     #[test]
     fn csv_quoting_and_line_ends() {
         let text = "\u{feff}\"a\",b,note\r\n\"x, \"\"quoted\"\"\",y,\"two\nlines\"\r\n\r\nz,w,\n";
-        let g = parse_labels(text, LabelFormat::Csv, "L").unwrap();
+        let g = parse(text, LabelFormat::Csv).unwrap();
         assert!(g.contains("x, \"quoted\"") && g.contains("y") && g.contains("z"));
         assert_eq!(g.pair_count(), 2);
         // Line numbers count the newline inside quotes.
         let bad = "a,b\n\"p\",\"q\nr\"\ns,s\n";
-        let e = format!(
-            "{:#}",
-            parse_labels(bad, LabelFormat::Csv, "L").unwrap_err()
-        );
+        let e = format!("{:#}", parse(bad, LabelFormat::Csv).unwrap_err());
         assert!(e.starts_with("L:4: a pair of \"s\" with itself"), "{e}");
-        let tsv = parse_labels("id\tcluster\n1\ta\n2\ta\n", LabelFormat::Tsv, "L").unwrap();
+        let tsv = parse("id\tcluster\n1\ta\n2\ta\n", LabelFormat::Tsv).unwrap();
         assert_eq!(tsv.pair_count(), 1);
+    }
+
+    /// Labels read ids with the data's rule: TSV has no quoting (a user-visible change:
+    /// the labels' own parser used to read TSV with CSV quoting), and a JSON value that
+    /// is neither a string nor a number is its source text, as a data id is.
+    #[test]
+    fn label_ids_follow_the_readers_id_rule() {
+        let data = "id\ttext\n\"x,y\"\tsome text\n";
+        let opts = ReadOptions::default()
+            .with_format(Format::Tsv)
+            .with_id_column("id");
+        let record = Reader::from_reader(std::io::Cursor::new(data), "d.tsv", &opts)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.id(), Some("\"x,y\""));
+        let tsv = parse("id\tcluster\n\"x,y\"\t1\nz\t1\n", LabelFormat::Tsv).unwrap();
+        assert!(tsv.contains("\"x,y\"") && !tsv.contains("x,y"));
+        assert!(tsv.together("\"x,y\"", "z"));
+        // CSV quotes, as for CSV data.
+        let csv = parse("id,cluster\n\"x,y\",1\nz,1\n", LabelFormat::Csv).unwrap();
+        assert!(csv.contains("x,y"));
+        // JSON: true is the id "true"; a lone surrogate is replaced, as in a data id.
+        let g = parse("{\"a\": true, \"b\": \"\\ud800\"}\n", LabelFormat::Jsonl).unwrap();
+        assert!(g.together("true", "\u{FFFD}"));
     }
 
     #[test]
     fn json_ids_keep_their_text() {
-        let g = parse_labels(
+        let g = parse(
             "{\"a\": 8.50, \"b\": -1e3, \"extra\": [1]}\n{\"a\": \"\\u00e9\", \"b\": 10}\n",
             LabelFormat::Jsonl,
-            "L",
         )
         .unwrap();
         for id in ["8.50", "-1e3", "é", "10"] {
             assert!(g.contains(id), "{id}");
         }
-        let g = parse_labels(
+        let g = parse(
             "{\"id\": 1, \"cluster\": 7}\n{\"id\": 2, \"cluster\": \"7\"}\n",
             LabelFormat::Jsonl,
-            "L",
         )
         .unwrap();
         assert_eq!(g.pair_count(), 1);
@@ -1014,6 +417,8 @@ mod tests {
         assert_eq!(f("l.JSON"), Some(LabelFormat::Jsonl));
         assert_eq!(f("l.csv"), Some(LabelFormat::Csv));
         assert_eq!(f("l.tsv"), Some(LabelFormat::Tsv));
+        assert_eq!(f("dir.d/l.jsonl.gz"), Some(LabelFormat::Jsonl));
+        assert_eq!(f("l.gz"), None);
         assert_eq!(f("l.txt"), None);
         assert_eq!(f("labels"), None);
     }

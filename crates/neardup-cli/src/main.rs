@@ -9,7 +9,6 @@ mod output;
 mod plan;
 mod plan_cmd;
 mod progress;
-mod report;
 mod report_run;
 mod run;
 mod sim;

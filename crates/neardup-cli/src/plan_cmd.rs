@@ -9,7 +9,9 @@ use neardup::{Pipeline, Stage};
 
 use crate::args::{KeepArg, PlanArgs, VerifyArg};
 use crate::input::read_options;
-use crate::plan::{self, Plan, SampleStats, Throughput};
+use neardup::plan::{alternatives, estimate, Plan, SampleStats, Throughput};
+
+use crate::plan;
 use crate::run::config;
 use crate::summary;
 
@@ -29,8 +31,8 @@ pub fn run(args: &PlanArgs) -> Result<String> {
     let config = config(&args.matching, VerifyArg::Exact, KeepArg::First)?;
     let t = config.threshold();
     let k = config.num_perm();
-    let chosen = Plan::new(config.plan().bands(), config.plan().rows());
-    let plans = plan::alternatives(chosen, t, k);
+    let chosen = Plan::from(config.plan());
+    let plans = alternatives(chosen, t, k);
     let mut out = format!(
         "S-curves at threshold {t}, {k} permutations. Each column is a band plan written \
          bands × rows: {} × {} is {} bands of {} rows, and a pair becomes a candidate when \
@@ -106,7 +108,7 @@ pub fn run(args: &PlanArgs) -> Result<String> {
         verify_shingles: verify_rate(&prepared.corpus),
     };
     // plan assumes exact verification: no signatures are kept.
-    let estimate = plan::estimate(&stats_sample, chosen, k, false, t, &throughput);
+    let estimate = estimate(&stats_sample, chosen, k, false, t, &throughput);
     let _ = writeln!(
         out,
         "\nFrom a uniform sample of {} of the {} documents read:\n",

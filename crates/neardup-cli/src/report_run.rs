@@ -6,8 +6,12 @@ use std::time::Duration;
 use anyhow::Result;
 use neardup::{Cluster, Config, Pair, PairSet, Stats};
 
+use neardup_report::{
+    self as report, ClusterView, Count, DocView, DuplicateView, PairView, Parameter, ReportData,
+    Timing,
+};
+
 use crate::input::Documents;
-use crate::report::{self, ClusterView, DocView, PairView, ReportData};
 
 /// Pairs shown side by side, spread over the similarity range.
 const SAMPLE_PAIRS: usize = 50;
@@ -31,56 +35,60 @@ pub fn base(
 ) -> ReportData {
     let plan = config.plan();
     let mut parameters = vec![
-        ("shingles".to_string(), config.shingler().kind().to_string()),
-        (
-            "normalize".into(),
+        Parameter::new("shingles", config.shingler().kind().to_string()),
+        Parameter::new(
+            "normalize",
             config.shingler().normalization_level().to_string(),
         ),
-        ("threshold".into(), config.threshold().to_string()),
+        Parameter::new("threshold", config.threshold().to_string()),
     ];
     if exact {
-        parameters.push(("method".into(), "exact set-similarity join".into()));
+        parameters.push(Parameter::new("method", "exact set-similarity join"));
     } else {
         parameters.extend([
-            ("sketch".into(), config.sketch().to_string()),
-            ("permutations".into(), config.num_perm().to_string()),
-            ("seed".into(), config.seed().to_string()),
-            (
-                "bands x rows".into(),
+            Parameter::new("sketch", config.sketch().to_string()),
+            Parameter::new("permutations", config.num_perm().to_string()),
+            Parameter::new("seed", config.seed().to_string()),
+            Parameter::new(
+                "bands x rows",
                 format!("{} x {}", plan.bands(), plan.rows()),
             ),
-            (
-                "verify".into(),
+            Parameter::new(
+                "verify",
                 format!("{:?}", config.verification()).to_lowercase(),
             ),
         ]);
     }
-    parameters.push(("keep".into(), config.keep().to_string()));
-    parameters.push(("threads".into(), rayon::current_num_threads().to_string()));
-    let mut timings = vec![("read".to_string(), read_time.as_secs_f64())];
+    parameters.push(Parameter::new("keep", config.keep().to_string()));
+    parameters.push(Parameter::new(
+        "threads",
+        rayon::current_num_threads().to_string(),
+    ));
+    let mut timings = vec![Timing::new("read", read_time.as_secs_f64())];
     timings.extend(
         stats
             .timings
             .iter()
-            .map(|(s, d)| (s.name().to_string(), d.as_secs_f64())),
+            .map(|(s, d)| Timing::new(s.name(), d.as_secs_f64())),
     );
     let sims = stats.similarities.clone().unwrap_or_default();
     ReportData {
         title,
         generated: format!("neardup {}", env!("CARGO_PKG_VERSION")),
         parameters,
-        plan: (!exact).then(|| (plan.bands(), plan.rows(), config.threshold())),
+        threshold: Some(config.threshold()),
+        plan: (!exact).then(|| plan.into()),
         counts: vec![
-            ("records read".into(), docs.read_count()),
-            ("documents".into(), docs.texts.len() as u64),
-            ("identical to an earlier document".into(), stats.identical),
-            ("candidates".into(), stats.candidates),
-            ("verified".into(), stats.verified),
+            Count::new("records read", docs.read_count()),
+            Count::new("documents", docs.texts.len() as u64),
+            Count::new("identical to an earlier document", stats.identical),
+            Count::new("candidates", stats.candidates),
+            Count::new("verified", stats.verified),
         ],
         skipped: docs
             .skip_counts(&[("empty", stats.empty)])
             .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
+            .map(|(k, v)| Count::new(k, v))
             .collect(),
         timings,
         verified_similarities: sims.verified,
@@ -141,7 +149,7 @@ const SAMPLE_GROUPS: usize = 1000;
 /// sets and a pair from each of the first groups of identical ones, so the millions of
 /// identical pairs a corpus of copies has do not crowd out the rest.
 pub fn add_pairs(data: &mut ReportData, pairs: &PairSet, docs: &Documents) {
-    data.counts.push(("pairs".into(), pairs.len()));
+    data.counts.push(Count::new("pairs", pairs.len()));
     data.identical_pairs = pairs
         .identical_groups()
         .iter()
@@ -161,10 +169,10 @@ pub fn add_pairs(data: &mut ReportData, pairs: &PairSet, docs: &Documents) {
 pub fn add_clusters(data: &mut ReportData, clusters: &[Cluster], docs: &Documents, skipped: u64) {
     let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
     data.counts.extend([
-        ("clusters".into(), clusters.len() as u64),
-        ("removed".into(), removed as u64),
-        ("skipped".into(), skipped),
-        ("kept".into(), docs.read_count() - removed as u64 - skipped),
+        Count::new("clusters", clusters.len() as u64),
+        Count::new("removed", removed as u64),
+        Count::new("skipped", skipped),
+        Count::new("kept", docs.read_count() - removed as u64 - skipped),
     ]);
     data.cluster_sizes = clusters.iter().map(Cluster::len).collect();
     let mut largest: Vec<&Cluster> = clusters.iter().collect();
@@ -178,7 +186,10 @@ pub fn add_clusters(data: &mut ReportData, clusters: &[Cluster], docs: &Document
                 .duplicates
                 .iter()
                 .take(report::MAX_DUPLICATES)
-                .map(|d| (doc(docs, d.doc), d.similarity.jaccard))
+                .map(|d| DuplicateView {
+                    doc: doc(docs, d.doc),
+                    jaccard: d.similarity.jaccard,
+                })
                 .collect(),
             size: c.len(),
         })

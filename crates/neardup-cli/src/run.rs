@@ -211,7 +211,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     // Writes the report if asked, with what is common to every mode plus `add`.
     let report_time = std::cell::Cell::new(None);
     let report =
-        |stats: &neardup::Stats, add: &dyn Fn(&mut crate::report::ReportData)| -> Result<()> {
+        |stats: &neardup::Stats, add: &dyn Fn(&mut neardup_report::ReportData)| -> Result<()> {
             if let Some(path) = &args.report {
                 let start = Instant::now();
                 let mut data = report_run::base(

@@ -10,7 +10,7 @@ use neardup::{Config, ShingleKind, Stats};
 const CURVE_POINTS: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
 
 /// Groups digits by thousands: 1234567 → "1,234,567" (the report's formatting).
-pub use crate::report::html::thousands;
+pub use neardup_report::html::thousands;
 
 /// Writes to stderr, ignoring failure: the summary and messages are for a person, and a
 /// closed or full stderr (`2>/dev/full`, `2>&1 | head -1`) must neither panic nor change

@@ -3,7 +3,9 @@
 //! The text is the string field named by [`ReadOptions::text_field`]; the id is the field
 //! named by [`ReadOptions::id_field`] if present: a string as is, a number (or any other
 //! value) as its exact JSON source text; `null` counts as absent. Other fields are skipped
-//! without being built. If a field occurs twice, the last one counts.
+//! without being built. If a field occurs twice, the last one counts. An empty text field
+//! name reads ids only: every object is a record with empty text (files of ids, such as
+//! ground-truth labels, are read with the very id rule of the data).
 //!
 //! Each line yields one entry: a record, or a skipped record with the reason: a line that
 //! is empty or only whitespace ([`SkipReason::BlankLine`]), a line that is not one JSON
@@ -208,6 +210,13 @@ fn parse_wanted(line: &[u8], wanted: Wanted<'_>, seen: Option<&mut Vec<String>>)
         Some(TextValue::NotText) => Parsed::Skip {
             id,
             reason: SkipReason::FieldNotText(text_field.to_string()),
+        },
+        None if text_field.is_empty() => Parsed::Text {
+            id,
+            text: String::new(),
+            lossy,
+            key: fields.key,
+            numeric_id,
         },
         None => Parsed::Skip {
             id,
@@ -428,7 +437,7 @@ impl<'de> Visitor<'de> for KeySeed<'_, '_> {
             }
         }
         Ok(Key {
-            text: key == self.wanted.text,
+            text: !self.wanted.text.is_empty() && key == self.wanted.text,
             id: key == self.wanted.id,
             key: self.wanted.key == Some(key),
         })
@@ -716,6 +725,15 @@ mod tests {
     }
 
     fn read_all(data: &[u8], key: Option<&str>) -> (Vec<Entry>, Vec<String>) {
+        read_fields(data, "text", "id", key)
+    }
+
+    fn read_fields(
+        data: &[u8],
+        text: &str,
+        id: &str,
+        key: Option<&str>,
+    ) -> (Vec<Entry>, Vec<String>) {
         let mut r = JsonlReader::new(
             LineSource::new(
                 Input {
@@ -727,8 +745,8 @@ mod tests {
                 },
                 1 << 20,
             ),
-            "text",
-            "id",
+            text,
+            id,
             key,
         );
         let mut entries = Vec::new();
@@ -736,6 +754,36 @@ mod tests {
             entries.push(e);
         }
         (entries, r.fields_seen().to_vec())
+    }
+
+    #[test]
+    fn an_empty_text_field_reads_ids_only() {
+        // Labels: two ids per object, no text; the id rule is the data's (a number keeps
+        // its source text, null is absent, a lone surrogate is replaced).
+        let data =
+            b"{\"a\": 8.50, \"b\": \"x\"}\n{\"a\": \"\\ud800\", \"b\": null, \"\": \"t\"}\n\n";
+        let (es, _) = read_fields(data, "", "a", Some("b"));
+        let got: Vec<(Option<&str>, Option<&str>, &str, bool)> = es
+            .iter()
+            .filter_map(Entry::record)
+            .map(|r| (r.id.as_deref(), r.key.as_deref(), r.text.as_str(), r.lossy))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("8.50"), Some("x"), "", false),
+                (Some("\u{FFFD}"), None, "", true)
+            ]
+        );
+        // The blank line is still a skipped entry.
+        assert_eq!(es.len(), 3);
+        assert!(matches!(
+            &es[2],
+            Entry::Skipped(Skipped {
+                reason: SkipReason::BlankLine,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub struct ReadOptions {
     /// [`open`](crate::open) for standard input). Default `None`.
     pub format: Option<Format>,
     /// JSONL: the field holding the text, which must be a JSON string. Default `"text"`.
+    /// Empty, no text is read: every JSON object is a record with empty text, for files
+    /// that hold only ids (read with the id rule of [`ReadOptions::id_field`] and
+    /// [`ReadOptions::key_field`]).
     pub text_field: String,
     /// JSONL: the field holding the id, if present (a string, or a number kept as its
     /// source text). Default `"id"`.

@@ -83,10 +83,9 @@ impl BandPlan {
         self.rows
     }
 
-    /// P(candidate | s) = 1 − (1 − s^r)^b.
+    /// P(candidate | s) = 1 − (1 − s^r)^b ([`s_curve`](crate::plan::s_curve)).
     pub fn probability(&self, similarity: f64) -> f64 {
-        let s = similarity.clamp(0.0, 1.0);
-        1.0 - (1.0 - s.powi(self.rows as i32)).powi(self.bands as i32)
+        crate::plan::s_curve(self.bands, self.rows, similarity)
     }
 
     /// The similarity where the S-curve is steepest, about (1/b)^(1/r).

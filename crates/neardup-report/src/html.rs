@@ -1,4 +1,11 @@
 //! Small HTML helpers: escaping, truncation and number formatting.
+//!
+//! ```
+//! use neardup_report::html::{escape, seconds, thousands};
+//! assert_eq!(escape("<b>\"x\"</b>"), "&lt;b&gt;&quot;x&quot;&lt;/b&gt;");
+//! assert_eq!(thousands(1_234_567), "1,234,567");
+//! assert_eq!(seconds(12.34), "12.3 s");
+//! ```
 
 use std::fmt::Write as _;
 

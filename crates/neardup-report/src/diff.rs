@@ -7,6 +7,15 @@
 //! of words and characters first, so a diff costs at most O((n + m) · D) steps and O(D²)
 //! memory with n, m ≤ [`MAX_WORDS`]; where a text is cut, the diff says how much was left
 //! out.
+//!
+//! ```
+//! use neardup_report::diff::word_diff;
+//!
+//! let d = word_diff("red bike for sale", "red bike on sale");
+//! assert_eq!(d.shared_words, 3);
+//! let only_left: Vec<&str> = d.a.iter().filter(|s| !s.shared).map(|s| s.text.as_str()).collect();
+//! assert_eq!(only_left, ["for"]);
+//! ```
 
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -21,11 +30,22 @@ pub const MAX_WORD_CHARS: usize = 60;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Edit {
     /// `a[a] == b[b]`, kept.
-    Equal { a: usize, b: usize },
+    Equal {
+        /// Index in `a`.
+        a: usize,
+        /// Index in `b`.
+        b: usize,
+    },
     /// `a[a]` is not in `b`.
-    Delete { a: usize },
+    Delete {
+        /// Index in `a`.
+        a: usize,
+    },
     /// `b[b]` is not in `a`.
-    Insert { b: usize },
+    Insert {
+        /// Index in `b`.
+        b: usize,
+    },
 }
 
 /// A shortest edit script from `a` to `b` (Myers 1986): its `Equal` steps form a longest
@@ -106,6 +126,7 @@ pub struct Segment {
     /// The words with the text's own spacing, runs of whitespace as one space (long words
     /// shortened).
     pub text: String,
+    /// The words are in the other side too (in the longest common subsequence).
     pub shared: bool,
     /// Whitespace separates this segment from the one before it.
     pub space_before: bool,
@@ -114,6 +135,7 @@ pub struct Segment {
 /// One word of a text, as compared and shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Word<'a> {
+    /// The word as written.
     pub text: &'a str,
     /// Whitespace stands between this word and the one before it.
     pub space_before: bool,
@@ -139,13 +161,17 @@ impl Cut {
 /// Both sides of a word diff, ready to display.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WordDiff {
+    /// The left text's segments.
     pub a: Vec<Segment>,
+    /// The right text's segments.
     pub b: Vec<Segment>,
-    /// Words of each side shown (and compared).
+    /// Words of the left text shown (and compared).
     pub a_words: usize,
+    /// Words of the right text shown (and compared).
     pub b_words: usize,
-    /// What the bounds left out of each side.
+    /// What the bounds left out of the left text.
     pub a_cut: Cut,
+    /// What the bounds left out of the right text.
     pub b_cut: Cut,
     /// Words in the longest common subsequence (of the shown parts).
     pub shared_words: usize,

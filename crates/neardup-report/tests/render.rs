@@ -7,9 +7,7 @@
 //! `$NEARDUP_SCREENSHOT` (default: `report-screenshot.png` in the temporary directory), the
 //! page beside it (`.html`).
 
-#[allow(dead_code)]
-#[path = "../src/report/mod.rs"]
-mod report;
+use neardup_report as report;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -146,12 +144,12 @@ fn report_renders_in_headless_chromium() {
         if std::env::var_os("CI").is_some() {
             panic!(
                 "chromium is not installed (CI is set, so this is an error): \
-                 run crates/neardup-cli/tests/install-chromium.sh"
+                 run crates/neardup-report/tests/install-chromium.sh"
             );
         }
         eprintln!(
             "NOTICE: report_renders_in_headless_chromium skipped: no chromium \
-             (install it with crates/neardup-cli/tests/install-chromium.sh)"
+             (install it with crates/neardup-report/tests/install-chromium.sh)"
         );
         return;
     };

@@ -1,7 +1,18 @@
-//! Representative report data for tests (deterministic): the unit tests, the size test and
-//! the headless-browser rendering test build their reports from it.
+//! Representative report data (deterministic), for tests and demonstrations: the unit
+//! tests, the size test and the headless-browser rendering test build their reports from
+//! it. [`data`] is a clusters run with near-duplicate texts and hostile ids and texts.
+//!
+//! ```
+//! let data = neardup_report::example::data(1_000, 10);
+//! assert_eq!(data.verified_similarities.len(), 1_000);
+//! assert!(neardup_report::render(&data).contains("id=\"clusters\""));
+//! ```
 
-use super::{ClusterView, DocView, PairView, ReportData};
+use neardup::evaluation::{Distinct, Evaluation, LabelScore, LabelScores, Method};
+use neardup::metrics::BandRecall;
+use neardup::plan::Plan;
+
+use super::{ClusterView, Count, DocView, DuplicateView, PairView, Parameter, ReportData, Timing};
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -127,7 +138,10 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
                         variant(&mut rng, base, 0.15)
                     };
                     let id = format!("pkg-{i}-{j}");
-                    (DocView { id, text }, Some(0.8 + 0.2 * rng.unit()))
+                    DuplicateView {
+                        doc: DocView { id, text },
+                        jaccard: Some(0.8 + 0.2 * rng.unit()),
+                    }
                 })
                 .collect();
             ClusterView {
@@ -223,31 +237,32 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
             ("threads", "2"),
         ]
         .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .map(|(k, v)| Parameter::new(*k, *v))
         .collect(),
-        plan: Some((16, 8, 0.8)),
+        threshold: Some(0.8),
+        plan: Some(Plan::new(16, 8)),
         counts: vec![
-            ("read".into(), in_clusters * 3 + 6),
-            ("kept".into(), in_clusters * 2 + clusters),
-            ("removed".into(), in_clusters - clusters),
-            ("skipped".into(), 6),
-            ("candidates".into(), 2 * similarities as u64),
-            ("verified".into(), similarities as u64),
-            ("clusters".into(), clusters),
+            Count::new("read", in_clusters * 3 + 6),
+            Count::new("kept", in_clusters * 2 + clusters),
+            Count::new("removed", in_clusters - clusters),
+            Count::new("skipped", 6),
+            Count::new("candidates", 2 * similarities as u64),
+            Count::new("verified", similarities as u64),
+            Count::new("clusters", clusters),
         ],
         skipped: vec![
-            ("blank_line".into(), 3),
-            ("empty".into(), 2),
-            ("malformed_json".into(), 1),
+            Count::new("blank_line", 3),
+            Count::new("empty", 2),
+            Count::new("malformed_json", 1),
         ],
         timings: vec![
-            ("read".into(), 0.412),
-            ("shingle".into(), 0.93),
-            ("sketch".into(), 4.1),
-            ("group".into(), 0.38),
-            ("verify".into(), 1.27),
-            ("cluster".into(), 0.05),
-            ("write".into(), 0.11),
+            Timing::new("read", 0.412),
+            Timing::new("shingle", 0.93),
+            Timing::new("sketch", 4.1),
+            Timing::new("group", 0.38),
+            Timing::new("verify", 1.27),
+            Timing::new("cluster", 0.05),
+            Timing::new("write", 0.11),
         ],
         verified_similarities: verified,
         identical_pairs: similarities as u64 / 10,
@@ -255,12 +270,56 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
         cluster_sizes,
         largest_clusters,
         sample_pairs,
-        eval: Some(vec![
-            ("LSH recall".into(), "0.9812".into()),
-            ("LSH precision".into(), "1.0000".into()),
-            ("pairs found by LSH".into(), "1,203".into()),
-            ("pairs found by the exact join".into(), "1,226".into()),
-            ("speed-up over the exact join".into(), "3.4×".into()),
-        ]),
+        eval: Some(evaluation()),
+    }
+}
+
+/// An evaluation with labels: LSH finds 1,203 of the exact join's 1,226 pairs.
+fn evaluation() -> Evaluation {
+    let label_score = |method, precision, recall| LabelScore {
+        method,
+        precision,
+        recall,
+        f1: 2.0 * precision * recall / (precision + recall),
+        adjusted_rand_index: 0.9,
+    };
+    Evaluation {
+        threshold: 0.8,
+        lsh: Method {
+            seconds: 1.4,
+            pairs: 1_203,
+        },
+        exact: Method {
+            seconds: 4.76,
+            pairs: 1_226,
+        },
+        both: 1_203,
+        recall: 1_203.0 / 1_226.0,
+        precision: 1.0,
+        speedup: 3.4,
+        distinct: Distinct {
+            recall: 0.97,
+            found: 970,
+            pairs: 1_000,
+            expected: 0.975,
+        },
+        by_similarity: vec![BandRecall {
+            low: 0.8,
+            high: 1.0,
+            closed: true,
+            pairs: 1_226,
+            found: 1_203,
+            recall: 1_203.0 / 1_226.0,
+            expected: 0.98,
+        }],
+        labels: Some(LabelScores {
+            file: "labels.jsonl".to_string(),
+            ids: 2_000,
+            unknown_ids: 0,
+            methods: vec![
+                label_score("lsh", 0.99, 0.95),
+                label_score("exact", 0.99, 0.97),
+            ],
+        }),
     }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian's Chromium for the headless rendering test (tests/report_render.rs).
+# Installs Debian's Chromium for the headless rendering test (crates/neardup-report/tests/render.rs).
 # Idempotent: quick when chromium is already there. Needs root (or sudo) and apt-get.
 set -euo pipefail
 

@@ -2,6 +2,8 @@
 
 use std::fmt::Write as _;
 
+use neardup::evaluation::Evaluation;
+
 use super::charts::{self, CurvePlan};
 use super::html::{
     escape, escape_into, key_value_table, seconds, similarity, thousands, truncated,
@@ -17,25 +19,30 @@ const CURVE_TABLE: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
 
 pub fn run_section(out: &mut String, data: &ReportData) {
     out.push_str("<section id=\"run\"><h2>Run</h2><div class=\"cards\">");
-    for (name, n) in &data.counts {
+    for c in &data.counts {
         let _ = write!(
             out,
             "<div class=\"card\"><b>{}</b><span>{}</span></div>",
-            thousands(*n),
-            escape(name)
+            thousands(c.value),
+            escape(&c.name)
         );
     }
     out.push_str("</div><div class=\"grid\"><div><h3>Parameters</h3>");
-    out.push_str(&key_value_table(&data.parameters, false));
+    let parameters: Vec<(String, String)> = data
+        .parameters
+        .iter()
+        .map(|p| (p.name.clone(), p.value.clone()))
+        .collect();
+    out.push_str(&key_value_table(&parameters, false));
     out.push_str("</div><div><h3>Skipped records by reason</h3>");
     if data.skipped.is_empty() {
         out.push_str("<p class=\"muted\">No record was skipped.</p>");
     } else {
-        let total: u64 = data.skipped.iter().map(|(_, n)| n).sum();
+        let total: u64 = data.skipped.iter().map(|c| c.value).sum();
         let mut rows: Vec<(String, String)> = data
             .skipped
             .iter()
-            .map(|(k, n)| (k.clone(), thousands(*n)))
+            .map(|c| (c.name.clone(), thousands(c.value)))
             .collect();
         rows.push(("total".to_string(), thousands(total)));
         out.push_str(&key_value_table(&rows, true));
@@ -45,15 +52,16 @@ pub fn run_section(out: &mut String, data: &ReportData) {
 
 pub fn plan_section(out: &mut String, data: &ReportData) {
     out.push_str("<section id=\"plan\"><h2>LSH plan and S-curve</h2>");
-    let Some((bands, rows, t)) = data.plan else {
+    let (Some(plan), Some(t)) = (data.plan, data.threshold) else {
         out.push_str(
             "<p>Exact mode: the exact set-similarity join finds every pair at or above the \
              threshold, so there is no banding and no S-curve (recall 1).</p></section>",
         );
         return;
     };
-    let at = charts::probability(bands, rows, t);
-    let above = charts::mean_probability(bands, rows, t, 1.0);
+    let (bands, rows) = (plan.bands, plan.rows);
+    let at = plan.probability(t);
+    let above = plan.mean_probability(t, 1.0);
     let _ = write!(
         out,
         "<p>{bands} bands × {rows} rows: two documents become candidates when all {rows} rows \
@@ -64,9 +72,8 @@ pub fn plan_section(out: &mut String, data: &ReportData) {
     );
     out.push_str(&charts::s_curve(
         &[CurvePlan {
-            label: format!("{bands} × {rows}"),
-            bands,
-            rows,
+            label: plan.label(),
+            plan,
         }],
         t,
     ));
@@ -86,7 +93,7 @@ pub fn plan_section(out: &mut String, data: &ReportData) {
             "<tr><td>{}{s}{}</td><td class=\"num\">{:.3}</td></tr>",
             if mark { "<b>" } else { "" },
             if mark { " (threshold)</b>" } else { "" },
-            charts::probability(bands, rows, s)
+            plan.probability(s)
         );
     }
     out.push_str("</tbody></table></div></div></section>");
@@ -98,7 +105,7 @@ pub fn time_section(out: &mut String, data: &ReportData) {
         out.push_str("<p class=\"muted\">No timings.</p></section>");
         return;
     }
-    let total: f64 = data.timings.iter().map(|(_, t)| t).sum();
+    let total: f64 = data.timings.iter().map(|t| t.seconds).sum();
     out.push_str(&charts::timings(&data.timings));
     let _ = write!(
         out,
@@ -107,8 +114,60 @@ pub fn time_section(out: &mut String, data: &ReportData) {
     );
 }
 
+/// The evaluation's headline figures: LSH's recall, precision and times, and each method
+/// against the labels.
+pub fn eval_section(out: &mut String, e: &Evaluation) {
+    out.push_str("<section id=\"eval\"><h2>Evaluation</h2>");
+    out.push_str(&key_value_table(&eval_metrics(e), true));
+    out.push_str("</section>");
+}
+
+/// Seconds as the command line's summary writes them: "0.048s", "12.3s".
+fn short_seconds(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.3}s")
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
+/// The rows of the evaluation table.
+fn eval_metrics(e: &Evaluation) -> Vec<(String, String)> {
+    let mut metrics = vec![
+        ("LSH recall".to_string(), format!("{:.4}", e.recall)),
+        ("LSH precision".to_string(), format!("{:.4}", e.precision)),
+        (
+            "LSH recall over distinct texts".to_string(),
+            format!("{:.4}", e.distinct.recall),
+        ),
+        ("LSH time".to_string(), short_seconds(e.lsh.seconds)),
+        (
+            "exact join time".to_string(),
+            short_seconds(e.exact.seconds),
+        ),
+    ];
+    if let Some(l) = &e.labels {
+        for m in &l.methods {
+            let name = m.method;
+            metrics.extend([
+                (
+                    format!("{name} label precision"),
+                    format!("{:.4}", m.precision),
+                ),
+                (format!("{name} label recall"), format!("{:.4}", m.recall)),
+                (format!("{name} label F1"), format!("{:.4}", m.f1)),
+                (
+                    format!("{name} adjusted Rand index"),
+                    format!("{:.4}", m.adjusted_rand_index),
+                ),
+            ]);
+        }
+    }
+    metrics
+}
+
 pub fn similarity_section(out: &mut String, data: &ReportData) {
-    let t = data.threshold();
+    let t = data.threshold;
     let identical = if data.identical_pairs > 0 {
         format!(
             ", plus {} pairs (or links) of identical copies, Jaccard 1, found by the \
@@ -223,13 +282,13 @@ fn cluster_card(out: &mut String, c: &ClusterView, open: bool) {
         doc_id(&c.kept.id),
         truncated(&c.kept.text, TEXT_CHARS)
     );
-    for (d, j) in c.duplicates.iter().take(MAX_DUPLICATES) {
+    for d in c.duplicates.iter().take(MAX_DUPLICATES) {
         let _ = write!(
             out,
             "<tr><td>duplicate</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            doc_id(&d.id),
-            similarity(*j),
-            truncated(&d.text, TEXT_CHARS)
+            doc_id(&d.doc.id),
+            similarity(d.jaccard),
+            truncated(&d.doc.text, TEXT_CHARS)
         );
     }
     out.push_str("</tbody></table>");

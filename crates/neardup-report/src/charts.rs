@@ -1,47 +1,32 @@
-//! The report's charts: S-curves, similarity histograms, cluster sizes, time per stage.
+//! The report's charts: S-curves, similarity histograms, cluster sizes, time per stage,
+//! each an SVG element (wrap one with [`standalone`](crate::svg::standalone) for a file).
+//!
+//! ```
+//! use neardup::plan::Plan;
+//! use neardup_report::charts::{s_curve, CurvePlan};
+//!
+//! let plans = [CurvePlan { label: "16 × 8".into(), plan: Plan::new(16, 8) }];
+//! let svg = s_curve(&plans, 0.8);
+//! assert!(svg.starts_with("<svg") && svg.contains("P(0.8) = 0.947"));
+//! ```
+
+use neardup::plan::Plan;
 
 use super::histogram::{similarity_bins, SizeBin};
 use super::html::{seconds, thousands};
 use super::svg::{compact, Anchor, Axis, Plot, MARKER, PALETTE};
+use super::Timing;
 
 /// Points sampled along an S-curve.
 const CURVE_POINTS: usize = 200;
-
-/// P(candidate | s) = 1 − (1 − sʳ)ᵇ for `bands` × `rows`.
-pub fn probability(bands: usize, rows: usize, s: f64) -> f64 {
-    let s = s.clamp(0.0, 1.0);
-    let miss = (1.0 - s.powi(rows as i32)).powi(bands as i32);
-    1.0 - miss
-}
-
-/// The mean of P(candidate | s) over s uniform in [lo, hi] (composite Simpson's rule, 2,000
-/// intervals; the integrand is a smooth polynomial): the expected recall of pairs spread
-/// evenly over that range. For lo = hi it is P(lo).
-pub fn mean_probability(bands: usize, rows: usize, lo: f64, hi: f64) -> f64 {
-    if hi - lo <= 0.0 {
-        return probability(bands, rows, lo);
-    }
-    integrate(|s| probability(bands, rows, s), lo, hi) / (hi - lo)
-}
-
-/// ∫ f over [lo, hi] by composite Simpson's rule with 2,000 intervals.
-pub fn integrate(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
-    const N: usize = 2_000;
-    let h = (hi - lo) / N as f64;
-    let mut sum = f(lo) + f(hi);
-    for i in 1..N {
-        sum += f(lo + i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
-    }
-    sum * h / 3.0
-}
 
 /// One band plan drawn on an S-curve chart.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CurvePlan {
     /// Legend text, e.g. "16 × 8 (chosen)".
     pub label: String,
-    pub bands: usize,
-    pub rows: usize,
+    /// The plan whose S-curve is drawn.
+    pub plan: Plan,
 }
 
 /// The S-curves of one or more plans, with the threshold marked by a vertical line and each
@@ -61,7 +46,7 @@ pub fn s_curve(plans: &[CurvePlan], threshold: f64) -> String {
         let points: Vec<(f64, f64)> = (0..=CURVE_POINTS)
             .map(|j| {
                 let s = j as f64 / CURVE_POINTS as f64;
-                (s, probability(plan.bands, plan.rows, s))
+                (s, plan.plan.probability(s))
             })
             .collect();
         p.line(&points, color, 2.0, i > 0);
@@ -70,13 +55,13 @@ pub fn s_curve(plans: &[CurvePlan], threshold: f64) -> String {
             format!(
                 "{}: P({threshold}) = {:.3}",
                 plan.label,
-                probability(plan.bands, plan.rows, threshold)
+                plan.plan.probability(threshold)
             ),
             i > 0,
         ));
     }
     for (i, plan) in plans.iter().enumerate() {
-        let at = probability(plan.bands, plan.rows, threshold);
+        let at = plan.plan.probability(threshold);
         let label = (plans.len() == 1).then(|| format!("{at:.3}"));
         p.dot(threshold, at, PALETTE[i % PALETTE.len()], label.as_deref());
     }
@@ -202,13 +187,13 @@ pub fn cluster_sizes(bins: &[SizeBin]) -> String {
 }
 
 /// Seconds per stage as horizontal bars, labelled with their values.
-pub fn timings(stages: &[(String, f64)]) -> String {
+pub fn timings(stages: &[Timing]) -> String {
     let n = stages.len();
     // Categories run top to bottom: stage i sits at n − i − 0.5 on the y axis.
-    let names: Vec<String> = stages.iter().rev().map(|(s, _)| s.clone()).collect();
+    let names: Vec<String> = stages.iter().rev().map(|t| t.stage.clone()).collect();
     let max = stages
         .iter()
-        .map(|(_, t)| *t)
+        .map(|t| t.seconds)
         .filter(|t| t.is_finite())
         .fold(0.0, f64::max);
     let hi = if max > 0.0 { max * 1.18 } else { 1.0 };
@@ -221,7 +206,7 @@ pub fn timings(stages: &[(String, f64)]) -> String {
         x,
         Axis::categories("stage", &names),
     );
-    for (i, (stage, t)) in stages.iter().enumerate() {
+    for (i, Timing { stage, seconds: t }) in stages.iter().enumerate() {
         let y = (n - i - 1) as f64;
         let t = if t.is_finite() { t.max(0.0) } else { 0.0 };
         p.rect(
@@ -246,30 +231,13 @@ pub fn timings(stages: &[(String, f64)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::histogram::cluster_size_bins;
-
-    #[test]
-    fn probability_is_the_s_curve() {
-        assert_eq!(probability(16, 8, 0.0), 0.0);
-        assert_eq!(probability(16, 8, 1.0), 1.0);
-        // 1 − (1 − 0.8⁸)¹⁶ = 0.9470…
-        assert!((probability(16, 8, 0.8) - 0.947).abs() < 5e-4);
-    }
-
-    #[test]
-    fn integrals() {
-        assert!((integrate(|x| x * x, 0.0, 1.0) - 1.0 / 3.0).abs() < 1e-12);
-        // b = r = 1: P(s) = s, mean over [0.5, 1] = 0.75.
-        assert!((mean_probability(1, 1, 0.5, 1.0) - 0.75).abs() < 1e-12);
-        assert_eq!(mean_probability(16, 8, 0.8, 0.8), probability(16, 8, 0.8));
-    }
+    use crate::histogram::cluster_size_bins;
 
     #[test]
     fn s_curve_marks_the_threshold() {
         let plans = [CurvePlan {
             label: "16 × 8".into(),
-            bands: 16,
-            rows: 8,
+            plan: Plan::new(16, 8),
         }];
         let svg = s_curve(&plans, 0.8);
         assert!(svg.contains("threshold t = 0.8"));
@@ -286,7 +254,7 @@ mod tests {
         assert!(h.contains("0.90–0.92: 2 pairs"));
         let c = cluster_sizes(&cluster_size_bins(&[2, 2, 5]));
         assert!(c.contains("cluster size (documents)") && c.contains(">clusters<"));
-        let t = timings(&[("read".into(), 0.5), ("verify".into(), 1.25)]);
+        let t = timings(&[Timing::new("read", 0.5), Timing::new("verify", 1.25)]);
         assert!(t.contains("time (seconds)") && t.contains("1.250 s"));
         assert!(similarity_histogram("none", &[], 0, 50, None, PALETTE[0]).contains("no pairs"));
     }

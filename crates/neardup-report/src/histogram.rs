@@ -1,4 +1,11 @@
 //! Binning: similarities into equal-width bins over [0, 1], cluster sizes into log-scaled bins.
+//!
+//! ```
+//! use neardup_report::histogram::{cluster_size_bins, similarity_bins};
+//! assert_eq!(similarity_bins(&[0.1, 0.85, 0.9, 1.0], 2), [1, 3]);
+//! let labels: Vec<String> = cluster_size_bins(&[2, 7]).iter().map(|b| b.label()).collect();
+//! assert_eq!(labels, ["2", "3", "4–5", "6–10"]);
+//! ```
 
 /// Slack for values computed as ratios that sit exactly on a bin edge (29/50 = 0.58 must
 /// land in the bin starting at 0.58, although 0.58 × 50 = 28.999…).
@@ -22,7 +29,9 @@ pub fn similarity_bins(values: &[f64], bins: usize) -> Vec<u64> {
 /// One bin of the cluster-size distribution: sizes `lo..=hi`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SizeBin {
+    /// The smallest size in the bin.
     pub lo: usize,
+    /// The largest size in the bin.
     pub hi: usize,
     /// Clusters whose size falls in the bin.
     pub clusters: u64,

@@ -1,16 +1,44 @@
-//! `--report FILE.html`: one self-contained HTML page about a run.
+#![deny(missing_docs)]
+//! The self-contained HTML report of a neardup run: one page, no I/O of its own.
 //!
-//! The caller collects a [`ReportData`] (parameters, counts, timings, similarities, clusters,
-//! a sample of pairs) and [`render`] turns it into a single document: inline CSS, inline SVG
-//! charts drawn by hand ([`svg`], [`charts`]), a few lines of inline JavaScript (expand and
-//! collapse all), no network access, no external fonts. All user text is escaped.
+//! The caller fills a [`ReportData`] with typed values (parameters, counts, timings, the
+//! band [`Plan`] and threshold, similarities, clusters, a sample of pairs, and for an
+//! evaluation the core's [`Evaluation`]) and [`render`] turns it into a single document:
+//! inline CSS, inline SVG charts drawn by hand ([`svg`], [`charts`]), a few lines of
+//! inline JavaScript (expand and collapse all), no network access, no external fonts. All
+//! user text is escaped.
 //!
 //! The page stays small whatever the input: similarities are binned ([`histogram`]), texts
 //! are truncated, at most [`MAX_CLUSTERS`] clusters with [`MAX_DUPLICATES`] duplicates each
 //! and [`MAX_PAIRS`] pairs are shown, and the word diffs of pairs are bounded ([`diff`]).
+//!
+//! ```
+//! use neardup::plan::Plan;
+//! use neardup_report::{render, Count, DocView, PairView, ReportData};
+//!
+//! let data = ReportData {
+//!     title: "neardup pairs listings.jsonl".into(),
+//!     threshold: Some(0.8),
+//!     plan: Some(Plan::new(16, 8)),
+//!     counts: vec![Count::new("pairs", 1)],
+//!     verified_similarities: vec![0.9],
+//!     sample_pairs: vec![PairView {
+//!         a: DocView { id: "1".into(), text: "red bike for sale".into() },
+//!         b: DocView { id: "2".into(), text: "red bike for sale!".into() },
+//!         jaccard: Some(0.9),
+//!         estimate: None,
+//!     }],
+//!     ..ReportData::default()
+//! };
+//! let html = render(&data);
+//! assert!(html.starts_with("<!DOCTYPE html>"));
+//! assert!(html.contains("16 bands × 8 rows"));
+//! assert!(html.contains("<b>0.947</b>")); // P(0.8) for 16 × 8
+//! ```
 
 pub mod charts;
 pub mod diff;
+pub mod example;
 pub mod histogram;
 pub mod html;
 mod sections;
@@ -18,9 +46,13 @@ pub mod svg;
 
 use std::fmt::Write as _;
 
-use html::{escape, key_value_table};
+pub use neardup::evaluation::Evaluation;
+pub use neardup::plan::Plan;
+
+use html::escape;
 use sections::{
-    cluster_section, pair_section, plan_section, run_section, similarity_section, time_section,
+    cluster_section, eval_section, pair_section, plan_section, run_section, similarity_section,
+    time_section,
 };
 
 /// Largest clusters shown.
@@ -39,29 +71,104 @@ pub const SIMILARITY_BINS: usize = 50;
 /// A document as shown: its id and text.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DocView {
+    /// The document's id, as the user knows it.
     pub id: String,
+    /// Its text (cut for display by the report).
     pub text: String,
 }
 
 /// A pair of documents with their exact Jaccard similarity and MinHash estimate.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PairView {
+    /// The first document.
     pub a: DocView,
+    /// The second document.
     pub b: DocView,
+    /// Exact Jaccard, if computed.
     pub jaccard: Option<f64>,
+    /// The MinHash estimate, if kept.
     pub estimate: Option<f64>,
 }
 
-/// A cluster: the kept document and (some of) its duplicates with their Jaccard similarity
-/// to it; `size` counts all members, also those not passed.
+/// A duplicate in a cluster, with its Jaccard similarity to the kept document.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DuplicateView {
+    /// The duplicate.
+    pub doc: DocView,
+    /// Exact Jaccard to the kept document, if computed.
+    pub jaccard: Option<f64>,
+}
+
+/// A cluster: the kept document and (some of) its duplicates; `size` counts all members,
+/// also those not passed.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterView {
+    /// The document kept.
     pub kept: DocView,
-    pub duplicates: Vec<(DocView, Option<f64>)>,
+    /// Some or all of its duplicates (the first [`MAX_DUPLICATES`] are shown).
+    pub duplicates: Vec<DuplicateView>,
+    /// Members of the cluster, the kept document included.
     pub size: usize,
 }
 
-/// Everything a report shows. Lists of name/value pairs are shown in the order given.
+/// A named count, shown as a card ("pairs: 1,234") or a table row.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Count {
+    /// What is counted.
+    pub name: String,
+    /// How many.
+    pub value: u64,
+}
+
+impl Count {
+    /// `name`: `value`.
+    pub fn new(name: impl Into<String>, value: u64) -> Count {
+        Count {
+            name: name.into(),
+            value,
+        }
+    }
+}
+
+/// A run parameter as shown: its name and its value as text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Parameter {
+    /// The parameter's name.
+    pub name: String,
+    /// Its value, as the user would write it.
+    pub value: String,
+}
+
+impl Parameter {
+    /// `name` = `value`.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Parameter {
+        Parameter {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+}
+
+/// Seconds one stage took.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timing {
+    /// The stage's name.
+    pub stage: String,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+impl Timing {
+    /// `stage` took `seconds`.
+    pub fn new(stage: impl Into<String>, seconds: f64) -> Timing {
+        Timing {
+            stage: stage.into(),
+            seconds,
+        }
+    }
+}
+
+/// Everything a report shows. Lists are shown in the order given.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReportData {
     /// E.g. "neardup clusters testdata/pypi-summaries.jsonl".
@@ -69,15 +176,18 @@ pub struct ReportData {
     /// A timestamp or version string.
     pub generated: String,
     /// shingle, normalize, num_perm, seed, threshold, bands, rows, verify, keep, exact, threads…
-    pub parameters: Vec<(String, String)>,
-    /// (bands, rows, threshold) for the S-curve; None in exact mode.
-    pub plan: Option<(usize, usize, f64)>,
+    pub parameters: Vec<Parameter>,
+    /// The similarity threshold, marked on the charts.
+    pub threshold: Option<f64>,
+    /// The band plan, whose S-curve is drawn at the threshold; None in exact mode (or
+    /// without a threshold), which the plan section then explains.
+    pub plan: Option<Plan>,
     /// read, kept, removed, skipped, candidates, verified, pairs, clusters…
-    pub counts: Vec<(String, u64)>,
+    pub counts: Vec<Count>,
     /// Skipped records by reason code.
-    pub skipped: Vec<(String, u64)>,
+    pub skipped: Vec<Count>,
     /// Seconds per stage.
-    pub timings: Vec<(String, f64)>,
+    pub timings: Vec<Timing>,
     /// Jaccard of every verified pair or link (binned, never listed).
     pub verified_similarities: Vec<f64>,
     /// Pairs (or cluster links) between identical copies: Jaccard 1, found by the
@@ -92,20 +202,8 @@ pub struct ReportData {
     pub largest_clusters: Vec<ClusterView>,
     /// A sample of pairs over the similarity range (shown by increasing similarity).
     pub sample_pairs: Vec<PairView>,
-    /// Extra metrics (recall, precision, …) for eval.
-    pub eval: Option<Vec<(String, String)>>,
-}
-
-impl ReportData {
-    /// The threshold: the plan's, else a "threshold" parameter that parses as a number.
-    pub fn threshold(&self) -> Option<f64> {
-        self.plan.map(|p| p.2).or_else(|| {
-            self.parameters
-                .iter()
-                .find(|(k, _)| k == "threshold")
-                .and_then(|(_, v)| v.trim().parse().ok())
-        })
-    }
+    /// LSH against the exact join (and labels), for `neardup eval`.
+    pub eval: Option<Evaluation>,
 }
 
 const STYLE: &str = "\
@@ -191,9 +289,7 @@ pub fn render(data: &ReportData) -> String {
     plan_section(&mut out, data);
     time_section(&mut out, data);
     if let Some(eval) = &data.eval {
-        out.push_str("<section id=\"eval\"><h2>Evaluation</h2>");
-        out.push_str(&key_value_table(eval, true));
-        out.push_str("</section>");
+        eval_section(&mut out, eval);
     }
     similarity_section(&mut out, data);
     if has_clusters {
@@ -207,11 +303,6 @@ pub fn render(data: &ReportData) -> String {
     );
     out
 }
-
-/// Representative data for tests: a clusters run over a few hundred thousand similarities,
-/// with near-duplicate texts and hostile ids and texts.
-#[cfg(test)]
-pub mod example;
 
 #[cfg(test)]
 mod tests {
@@ -287,10 +378,10 @@ mod tests {
     fn exact_mode_and_empty_data() {
         let data = ReportData {
             title: "neardup pairs --exact".into(),
-            parameters: vec![("threshold".into(), "0.7".into())],
+            parameters: vec![Parameter::new("threshold", "0.7")],
+            threshold: Some(0.7),
             ..ReportData::default()
         };
-        assert_eq!(data.threshold(), Some(0.7));
         let html = render(&data);
         assert!(html.contains("Exact mode"));
         assert!(html.contains("t = 0.7"));

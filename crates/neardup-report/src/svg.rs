@@ -1,6 +1,21 @@
 //! Hand-written SVG charts: a plot area with two axes (ticks, tick labels, titles) and the
 //! marks drawn in data coordinates. Styling comes from the report's stylesheet (classes), so
 //! the markup stays small; colors of marks are attributes.
+//!
+//! ```
+//! use neardup_report::svg::{standalone, Axis, Plot, PALETTE};
+//!
+//! let mut plot = Plot::new(
+//!     "A line",
+//!     400.0,
+//!     300.0,
+//!     Axis::linear("x", 0.0, 1.0, 5),
+//!     Axis::linear("y", 0.0, 1.0, 5),
+//! );
+//! plot.line(&[(0.0, 0.0), (1.0, 1.0)], PALETTE[0], 2.0, false);
+//! let file = standalone(&plot.finish());
+//! assert!(file.starts_with("<?xml") && file.contains("<path"));
+//! ```
 
 use std::fmt::Write as _;
 
@@ -41,9 +56,13 @@ pub const MARKER: &str = "#dc2626";
 /// One axis: its data range, tick positions with labels, and a title (with the unit).
 #[derive(Clone, Debug)]
 pub struct Axis {
+    /// The axis title, with the unit.
     pub title: String,
+    /// The lowest value shown.
     pub lo: f64,
+    /// The highest value shown.
     pub hi: f64,
+    /// Tick positions (data values) and their labels.
     pub ticks: Vec<(f64, String)>,
 }
 
@@ -150,8 +169,11 @@ pub fn compact(v: f64) -> String {
 /// Where text is anchored horizontally.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Anchor {
+    /// The text starts at the point.
     Start,
+    /// The text is centred on the point.
     Middle,
+    /// The text ends at the point.
     End,
 }
 
