@@ -14,7 +14,7 @@ use neardup::{Corpus, Pair, Pipeline, Stage, Stats};
 use serde::Serialize;
 
 use crate::args::{EvalArgs, KeepArg, VerifyArg};
-use crate::input::{BadRecord, DocId, Documents};
+use crate::input::{BadRecord, Documents};
 use crate::labels::{adjusted_rand_index, pair_metrics, read_labels, Grouping};
 use crate::output::open_output;
 use crate::progress::Bars;
@@ -313,7 +313,7 @@ impl Run<'_> {
     }
 
     fn id(&self, doc: u32) -> String {
-        self.docs.ids[doc as usize].to_string()
+        self.docs.id(doc).to_string()
     }
 
     /// Each method's pairs as a grouping by id.
@@ -328,8 +328,9 @@ impl Run<'_> {
 
     /// Label ids that name no document, sorted.
     fn unknown_ids(&self, labels: &Grouping) -> Vec<String> {
-        let known: std::collections::HashSet<String> =
-            self.docs.ids.iter().map(DocId::to_string).collect();
+        let known: std::collections::HashSet<String> = (0..self.docs.len() as u32)
+            .map(|d| self.docs.id(d).to_string())
+            .collect();
         let mut unknown: Vec<String> = labels
             .ids()
             .filter(|id| !known.contains(*id))
@@ -345,7 +346,7 @@ impl Run<'_> {
         predicted: &[(&'static str, Grouping); 2],
         path: &std::path::Path,
     ) -> LabelScores {
-        let documents = self.docs.ids.len() as u64;
+        let documents = self.docs.len() as u64;
         LabelScores {
             file: path.display().to_string(),
             ids: labels.documents() as u64,
@@ -409,7 +410,7 @@ impl Run<'_> {
             }
         }
         if let Some((labels, predicted)) = labels {
-            let doc_of: HashMap<String, u32> = (0..self.docs.ids.len() as u32)
+            let doc_of: HashMap<String, u32> = (0..self.docs.len() as u32)
                 .map(|d| (self.id(d), d))
                 .collect();
             let similarity = |a: &str, b: &str| match (doc_of.get(a), doc_of.get(b)) {

@@ -2335,3 +2335,119 @@ fn truncation_is_never_reported_as_exact() {
     assert_eq!(lines.len(), 2, "{clusters}");
     assert_eq!(lines[1]["truncated"], true);
 }
+
+// Copies cost a few bytes (issue 10, item 4): records are spilled to an unnamed temporary
+// file and read back for dedup; ids without a user id and places are computed, not held;
+// groups of copies are clustered as groups.
+
+/// A corpus of copies among distinct records, blank and malformed lines, CRLF endings and
+/// a few user ids; and the output dedup must write: each distinct record's first copy.
+fn copies_corpus() -> (String, String) {
+    let mut input = String::new();
+    let mut expected = String::new();
+    let texts = [
+        "a bright two bedroom apartment near the river",
+        "an old bicycle with a new chain and two baskets",
+        "fresh sourdough bread baked every single morning",
+    ];
+    let mut seen = [false; 3];
+    for i in 0..3000 {
+        let which = (i * 7 + i / 13) % 3;
+        let line = match i % 50 {
+            0 => "\n".to_string(),
+            1 => "{not json\n".to_string(),
+            2 => format!("{{\"id\": \"u{i}\", \"text\": \"{}\"}}\r\n", texts[which]),
+            _ => format!("{{\"text\": \"{}\", \"n\": {i}}}\n", texts[which]),
+        };
+        input.push_str(&line);
+        if !line.starts_with("{\"") || seen[which] {
+            continue;
+        }
+        seen[which] = true;
+        expected.push_str(&line);
+    }
+    (input, expected)
+}
+
+#[test]
+fn dedup_of_copies_writes_first_copies_byte_for_byte_from_file_and_stdin() {
+    let (input, expected) = copies_corpus();
+    let (dir, path) = temp_file("copies.jsonl", &input);
+    let p = path.to_str().unwrap();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(format!("out{threads}.jsonl"));
+        let removed = dir.path().join(format!("removed{threads}.jsonl"));
+        let o = neardup(&[
+            "dedup",
+            p,
+            "-o",
+            out.to_str().unwrap(),
+            "--removed",
+            removed.to_str().unwrap(),
+            "--threads",
+            threads,
+        ]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
+        // 120 blank or malformed lines; 3 records kept.
+        assert_eq!(accounting(&stderr(&o)), (3000, 3, 2877, 120));
+        let removed = std::fs::read_to_string(&removed).unwrap();
+        outputs.push(removed.clone());
+        let lines = json_lines(&removed);
+        assert_eq!(lines.len(), 2877);
+        for l in &lines {
+            // Each removed record is the line it names, without its line end.
+            let n = l["line"].as_u64().unwrap() as usize;
+            let raw = input.lines().nth(n - 1).unwrap();
+            assert_eq!(l["record"].as_str().unwrap(), raw.trim_end_matches('\r'));
+            if n % 50 == 3 {
+                assert_eq!(l["id"], format!("u{}", n - 1).as_str(), "{l}");
+            } else {
+                assert_eq!(l["id"].as_u64(), Some(n as u64), "{l}");
+            }
+        }
+    }
+    assert_eq!(outputs[0], outputs[1], "1 and 2 threads");
+    let o = neardup_stdin(&["dedup", "-", "-q"], input.clone());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o), expected, "standard input is spilled too");
+}
+
+#[test]
+fn clusters_of_copies_name_documents_by_line_and_source() {
+    let (input, _) = copies_corpus();
+    let (dir, path) = temp_file("copies.jsonl", &input);
+    let other = dir.path().join("more.txt");
+    std::fs::write(
+        &other,
+        "x\nfresh sourdough bread baked every single morning\n",
+    )
+    .unwrap();
+    let clusters = ok(&["clusters", path.to_str().unwrap(), "-q"]);
+    let lines = json_lines(&clusters);
+    assert_eq!(lines.len(), 3000 - 120);
+    // Line 3 (the first line is blank, the second malformed) has a user id; line 4 not.
+    assert_eq!(lines[0]["id"], "u2", "{}", lines[0]);
+    assert_eq!(lines[1]["duplicate_of"], "u2");
+    let second = lines.iter().find(|l| l["cluster"] == 2).unwrap();
+    assert_eq!(second["id"], 4, "{second}");
+    let both = ok(&[
+        "clusters",
+        path.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "-q",
+    ]);
+    // Several inputs: ids are source:line; the second input's line 2 copies text 2.
+    let lines = json_lines(&both);
+    let id = format!("{}:2", other.display());
+    let copy = lines.iter().find(|l| l["id"] == id.as_str()).unwrap();
+    assert_eq!(copy["duplicate_of"], "u2", "{copy}");
+    assert_eq!(lines[1]["duplicate_of"], "u2");
+    assert_eq!(
+        lines[1]["id"],
+        format!("{}:6", path.display()),
+        "{}",
+        lines[1]
+    );
+}
