@@ -123,7 +123,8 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         .record_similarities(args.report.is_some());
 
     let mut prepared = pipeline.shingle(&docs.texts);
-    crate::plan::refuse_over_memory(prepared.corpus.len() as u64, &config)?;
+    // Band keys are held per distinct set: copies cost none.
+    crate::plan::refuse_over_memory(prepared.corpus.distinct_sets() as u64, &config)?;
     let (exact, exact_stats) = pipeline.exact_pairs(&prepared);
     pipeline.sketch(&mut prepared);
     let (lsh_set, lsh_stats) = pipeline.pair_set(&prepared);

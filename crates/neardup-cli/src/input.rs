@@ -1,8 +1,9 @@
-//! Reads every input into memory: texts for the pipeline, records for dedup, skips counted.
+//! Reads every input: texts for the pipeline, records for dedup (spilled to a temporary
+//! file), skips counted; what is held per document is a few bytes.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, Read, Seek, Write};
+use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -11,6 +12,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::args::{FormatArg, InputArgs, OnError};
+use crate::held::{Places, RawReader, RawSpill, UserIds};
 use crate::progress::Bars;
 use crate::usage::usage;
 
@@ -99,160 +101,6 @@ impl From<&Location> for LocationLine {
             line: l.line,
             record: l.record,
         }
-    }
-}
-
-/// Where each document is, held as the places where numbering jumps: a document one
-/// line and one record after the previous one (the usual case) costs nothing.
-#[derive(Default)]
-struct Places {
-    count: u32,
-    /// `(doc, place)` where `doc`'s place is not its predecessor's plus one, ascending.
-    jumps: Vec<(u32, Place)>,
-}
-
-impl Places {
-    fn push(&mut self, place: Place) {
-        let doc = self.count;
-        if doc == 0
-            || self.get(doc - 1).map(|p| (p.line + 1, p.record + 1))
-                != Some((place.line, place.record))
-        {
-            self.jumps.push((doc, place));
-        }
-        self.count += 1;
-    }
-
-    fn get(&self, doc: u32) -> Option<Place> {
-        let i = self.jumps.partition_point(|j| j.0 <= doc).checked_sub(1)?;
-        let (first, p) = self.jumps[i];
-        let k = u64::from(doc - first);
-        Some(Place {
-            line: p.line + k,
-            record: p.record + k,
-        })
-    }
-}
-
-/// The users' own ids, for the documents that have one; other documents are named by
-/// their place, computed when asked, so a document without an id costs no memory here.
-#[derive(Default)]
-struct UserIds {
-    /// Documents with an id, ascending.
-    docs: Vec<u32>,
-    /// Where each id ends in `text`.
-    ends: Vec<usize>,
-    /// The ids back to back, each as a kind byte (`b'n'`: a JSON number) and its text.
-    text: Vec<u8>,
-}
-
-impl UserIds {
-    fn push(&mut self, doc: u32, id: &str, json_number: bool) {
-        self.docs.push(doc);
-        self.text.push(if json_number { b'n' } else { b's' });
-        self.text.extend_from_slice(id.as_bytes());
-        self.ends.push(self.text.len());
-    }
-
-    /// The id of the `i`th document with one: its text, and whether it is a JSON number.
-    fn nth(&self, i: usize) -> (&str, bool) {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        let bytes = &self.text[start..self.ends[i]];
-        // Pushed from a `&str` after one ASCII byte: always valid UTF-8.
-        let text = std::str::from_utf8(&bytes[1..]).unwrap_or_default();
-        (text, bytes[0] == b'n')
-    }
-
-    fn get(&self, doc: u32) -> Option<(&str, bool)> {
-        let i = self.docs.binary_search(&doc).ok()?;
-        Some(self.nth(i))
-    }
-}
-
-/// Documents' exact source bytes (dedup), spilled to an unnamed temporary file as they
-/// are read: memory holds 4 bytes per document (its length), and nothing is left on
-/// disk however the process ends.
-struct RawSpill {
-    out: std::io::BufWriter<File>,
-    /// Each document's length in bytes (`u32::MAX`: the length is in `long`).
-    lens: Vec<u32>,
-    /// Lengths of `u32::MAX` bytes or more, in document order.
-    long: Vec<u64>,
-}
-
-impl RawSpill {
-    fn new() -> Result<Self> {
-        let file = tempfile::tempfile().context("cannot create a temporary file for records")?;
-        Ok(RawSpill {
-            out: std::io::BufWriter::with_capacity(1 << 16, file),
-            lens: Vec::new(),
-            long: Vec::new(),
-        })
-    }
-
-    fn push(&mut self, raw: &[u8]) -> Result<()> {
-        self.out
-            .write_all(raw)
-            .context("cannot write records to a temporary file")?;
-        match u32::try_from(raw.len()) {
-            Ok(n) if n != u32::MAX => self.lens.push(n),
-            _ => {
-                self.lens.push(u32::MAX);
-                self.long.push(raw.len() as u64);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Reads documents' spilled bytes back, in ascending document order.
-pub struct RawReader<'a> {
-    spill: Option<(&'a RawSpill, std::io::BufReader<File>)>,
-    /// The next document whose bytes start at the reader's position.
-    next: u32,
-    long_seen: usize,
-    buf: Vec<u8>,
-}
-
-impl RawReader<'_> {
-    fn len_of(&mut self, spill: &RawSpill, doc: u32) -> u64 {
-        match spill.lens[doc as usize] {
-            u32::MAX => {
-                self.long_seen += 1;
-                spill.long[self.long_seen - 1]
-            }
-            n => u64::from(n),
-        }
-    }
-
-    /// A document's exact source bytes (empty if none were kept). Documents must be
-    /// asked for in ascending order.
-    pub fn read(&mut self, doc: u32) -> Result<&[u8]> {
-        self.buf.clear();
-        let Some((spill, mut file)) = self.spill.take() else {
-            return Ok(&self.buf);
-        };
-        let result = (|| -> Result<()> {
-            if doc < self.next || doc as usize >= spill.lens.len() {
-                anyhow::bail!("record {doc} asked for out of order");
-            }
-            let mut skip = 0i64;
-            while self.next < doc {
-                skip += self.len_of(spill, self.next) as i64;
-                self.next += 1;
-            }
-            file.seek_relative(skip)?;
-            let len = self.len_of(spill, doc);
-            self.next = doc + 1;
-            (&mut file).take(len).read_to_end(&mut self.buf)?;
-            if self.buf.len() as u64 != len {
-                anyhow::bail!("the temporary file of records is shorter than written");
-            }
-            Ok(())
-        })();
-        self.spill = Some((spill, file));
-        result.context("cannot read records back from their temporary file")?;
-        Ok(&self.buf)
     }
 }
 
@@ -366,7 +214,9 @@ impl Documents {
                     Entry::Record(mut record) => {
                         // Held per document, so only what later steps use, compactly.
                         let doc = docs.count;
-                        docs.count = doc.checked_add(1).context("more than 2^32 documents")?;
+                        docs.count = doc
+                            .checked_add(1)
+                            .ok_or(neardup::Error::TooManyDocuments(doc as usize + 1))?;
                         if let Some(id) = &record.id {
                             docs.user_ids.push(doc, id, record.numeric_id);
                         }
@@ -426,9 +276,7 @@ impl Documents {
             sink(pending)?;
         }
         if let Some(raw) = &mut docs.raw {
-            raw.out
-                .flush()
-                .context("cannot write records to a temporary file")?;
+            raw.finish()?;
         }
         bars.done();
         Ok(docs)
@@ -494,7 +342,7 @@ impl Documents {
         let ids = &self.user_ids;
         // Indices into the users' ids, which are in document order.
         let user = |i: &u32| ids.nth(*i as usize).0;
-        let mut order: Vec<u32> = (0..ids.docs.len() as u32).collect();
+        let mut order: Vec<u32> = (0..ids.len() as u32).collect();
         order.par_sort_by(|a, b| user(a).cmp(user(b)).then(a.cmp(b)));
         let mut firsts: Vec<u32> = order
             .chunk_by(|a, b| user(a) == user(b))
@@ -551,16 +399,10 @@ impl Documents {
     /// texts, `--keep-by` values or a directory's files), for tests that bound what a
     /// document costs.
     pub fn heap_bytes(&self) -> usize {
-        let ids = &self.user_ids;
-        let raw = self.raw.as_ref().map_or(0, |r| {
-            r.lens.capacity() * 4 + r.long.capacity() * 8 + r.out.capacity()
-        });
-        ids.docs.capacity() * 4
-            + ids.ends.capacity() * std::mem::size_of::<usize>()
-            + ids.text.capacity()
-            + self.places.jumps.capacity() * std::mem::size_of::<(u32, Place)>()
+        self.user_ids.heap_bytes()
+            + self.places.heap_bytes()
             + self.input_start.capacity() * 4
-            + raw
+            + self.raw.as_ref().map_or(0, RawSpill::heap_bytes)
     }
 
     /// Where document `doc` came from, as the skipped list and `--removed` name it: the
@@ -581,25 +423,7 @@ impl Documents {
     /// A reader of documents' exact source bytes (kept with `keep_raw`; empty otherwise
     /// and for a file of a directory), to be asked in ascending document order.
     pub fn raw_reader(&self) -> Result<RawReader<'_>> {
-        let spill = match &self.raw {
-            Some(spill) => {
-                let mut file = spill
-                    .out
-                    .get_ref()
-                    .try_clone()
-                    .context("cannot read records back from their temporary file")?;
-                file.rewind()
-                    .context("cannot read records back from their temporary file")?;
-                Some((spill, std::io::BufReader::with_capacity(1 << 16, file)))
-            }
-            None => None,
-        };
-        Ok(RawReader {
-            spill,
-            next: 0,
-            long_seen: 0,
-            buf: Vec::new(),
-        })
+        RawReader::new(self.raw.as_ref())
     }
 
     /// The record to hand to the dedup writer: a directory's file as read, or the

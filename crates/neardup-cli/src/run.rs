@@ -194,7 +194,8 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         prepared.set_keep_ranks(ranks.ranks)?;
     }
     if !args.exact {
-        crate::plan::refuse_over_memory(prepared.corpus.len() as u64, &config)?;
+        // Band keys are held per distinct set: copies cost none.
+        crate::plan::refuse_over_memory(prepared.corpus.distinct_sets() as u64, &config)?;
         pipeline.sketch(&mut prepared);
     }
     if let Some(path) = &args.skipped {
