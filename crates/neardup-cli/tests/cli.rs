@@ -2451,3 +2451,58 @@ fn clusters_of_copies_name_documents_by_line_and_source() {
         lines[1]
     );
 }
+
+/// dedup's records and the skipped list's spill go to unnamed temporary files: while the
+/// run reads standard input, `$TMPDIR` holds no name of them, and after SIGTERM nothing
+/// is left there or beside the outputs.
+#[cfg(target_os = "linux")]
+#[test]
+fn dedup_spills_to_unnamed_files_that_a_signal_leaves_nothing_of() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
+        .env("TMPDIR", tmp.path())
+        .args(["dedup", "-", "-q", "-o"])
+        .arg(outs.path().join("out.jsonl"))
+        .arg("--skipped")
+        .arg(outs.path().join("skipped.jsonl"))
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let records = "{\"text\": \"a listing, copied\"}\n\nnot json\n".repeat(1000);
+    stdin.write_all(records.as_bytes()).unwrap();
+    // Standard input stays open: the run is reading. Its spills are open, deleted files.
+    let fds = Path::new("/proc").join(child.id().to_string()).join("fd");
+    let unnamed = || {
+        std::fs::read_dir(&fds)
+            .map(|d| {
+                d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                    .filter(|target| {
+                        let t = target.to_string_lossy();
+                        t.starts_with(tmp.path().to_str().unwrap()) && t.ends_with(" (deleted)")
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let start = Instant::now();
+    while unnamed() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(60), "no spill files");
+        assert!(child.try_wait().unwrap().is_none(), "finished early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let names = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
+    assert_eq!(names(tmp.path()), 0, "a spill file has a name");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    drop(stdin);
+    assert_eq!(names(tmp.path()), 0);
+    assert_eq!(names(outs.path()), 0, "no output, no temporary output");
+}
