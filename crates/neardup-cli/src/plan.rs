@@ -258,7 +258,7 @@ pub fn refuse_over_memory(documents: u64, config: &neardup::Config) -> anyhow::R
     if let Some(total) = machine_memory() {
         if need > total / 2 {
             crate::usage::usage!(
-                "{} distinct documents with {} bands x {} rows of {} permutations would need about {} \
+                "{} documents with {} bands x {} rows of {} permutations would need about {} \
                  for band keys and signatures, more than half of this machine's memory ({}): use fewer bands \
                  (--bands/--rows) or a smaller --num-perm",
                 documents,
