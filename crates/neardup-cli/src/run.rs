@@ -247,9 +247,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         }
         Mode::Clusters | Mode::Dedup => {
             let (clusters, stats) = if args.exact {
-                pipeline.exact_clusters(&prepared)
+                pipeline.exact_cluster_set(&prepared)
             } else {
-                pipeline.clusters(&prepared)
+                pipeline.cluster_set(&prepared)
             };
             write_start = Instant::now();
             if mode == Mode::Clusters {

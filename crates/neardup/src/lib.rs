@@ -23,9 +23,8 @@
 //! let prepared = pipeline.prepare(&texts);
 //! let (clusters, stats) = pipeline.clusters(&prepared);
 //! assert_eq!(clusters.len(), 1);
-//! let first = clusters.iter().next().unwrap();
-//! assert_eq!(first.kept(), 0);
-//! assert_eq!(first.duplicates().next().unwrap().doc, 1);
+//! assert_eq!(clusters[0].kept, 0);
+//! assert_eq!(clusters[0].duplicates[0].doc, 1);
 //! assert_eq!(stats.empty, 1); // the empty text takes no part, and is counted
 //! # Ok::<(), neardup::Error>(())
 //! ```

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::cluster::{cluster_sets, Clusters, KeepPolicy, Similarity};
+use crate::cluster::{cluster_sets, Cluster, Clusters, KeepPolicy, Similarity};
 use crate::corpus::{Corpus, CorpusBuilder};
 use crate::error::{Error, Result};
 use crate::exact::ExactJoin;
@@ -705,7 +705,16 @@ impl Pipeline {
     }
 
     /// Clusters found by LSH, sorted by kept document. Needs a sketched corpus.
-    pub fn clusters(&self, prepared: &Prepared) -> (Clusters, Stats) {
+    ///
+    /// One [`Duplicate`](crate::Duplicate) per removed document; [`Pipeline::cluster_set`]
+    /// gives the same clusters held compactly.
+    pub fn clusters(&self, prepared: &Prepared) -> (Vec<Cluster>, Stats) {
+        let (clusters, stats) = self.cluster_set(prepared);
+        (clusters.to_vec(), stats)
+    }
+
+    /// Clusters found by LSH, held compactly (a few bytes per document).
+    pub fn cluster_set(&self, prepared: &Prepared) -> (Clusters, Stats) {
         let mut stats = prepared.stats.clone();
         let index = band_index(self.config.plan, &prepared.corpus, &mut stats);
         let corpus = &prepared.corpus;
@@ -862,7 +871,13 @@ impl Pipeline {
     }
 
     /// Clusters from the exact join's pairs, verified exactly against each kept document.
-    pub fn exact_clusters(&self, prepared: &Prepared) -> (Clusters, Stats) {
+    pub fn exact_clusters(&self, prepared: &Prepared) -> (Vec<Cluster>, Stats) {
+        let (clusters, stats) = self.exact_cluster_set(prepared);
+        (clusters.to_vec(), stats)
+    }
+
+    /// The exact join's clusters, held compactly.
+    pub fn exact_cluster_set(&self, prepared: &Prepared) -> (Clusters, Stats) {
         let mut stats = prepared.stats.clone();
         let corpus = &prepared.corpus;
         let links: Vec<(u32, u32)> = self

@@ -161,10 +161,8 @@ fn results_do_not_depend_on_the_thread_count() {
             let prepared = p.prepare(&texts);
             let (pairs, _) = p.pairs(&prepared);
             let (clusters, _) = p.clusters(&prepared);
-            let clusters = clusters.to_vec();
             let (exact, _) = p.exact_pairs(&prepared);
             let (exact_clusters, _) = p.exact_clusters(&prepared);
-            let exact_clusters = exact_clusters.to_vec();
             (pairs, clusters, exact, exact_clusters)
         })
     };
@@ -198,11 +196,9 @@ fn clusters_hold_only_verified_duplicates() {
     let p = pipeline(0.7, Verification::Exact);
     let prepared = p.prepare(&texts);
     let (clusters, _) = p.clusters(&prepared);
-    let clusters = clusters.to_vec();
     assert!(clusters.len() > 50);
     check_clusters(&texts, &clusters, 0.7);
     let (exact, _) = p.exact_clusters(&prepared);
-    let exact = exact.to_vec();
     check_clusters(&texts, &exact, 0.7);
     // Longest is kept: no duplicate is longer than its kept document.
     for c in &clusters {
@@ -221,7 +217,7 @@ proptest! {
     fn accounting_adds_up(texts in proptest::collection::vec("[ab ]{0,12}", 0..40), t in 0.3f64..1.0) {
         let p = pipeline(t, Verification::Exact);
         let prepared = p.prepare(&texts);
-        let (clusters, stats) = p.clusters(&prepared); let clusters = clusters.to_vec();
+        let (clusters, stats) = p.clusters(&prepared);
         let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
         let in_clusters_kept = clusters.len();
         let skipped = (0..texts.len() as u32).filter(|&d| prepared.corpus.skip_reason(d).is_some()).count();
@@ -312,7 +308,6 @@ fn pairs_with_a_large_group_of_copies_are_all_found() {
     assert!(stats.large_group_verified >= 1);
     // Clusters: the near-copy is removed as a duplicate of the group's kept document.
     let (clusters, _) = on.clusters(&prepared);
-    let clusters = clusters.to_vec();
     let group = clusters.iter().find(|c| c.kept == first).unwrap();
     assert!(group.duplicates.iter().any(|d| d.doc == near_doc));
 }
