@@ -58,11 +58,23 @@ impl PlanArgs {
     /// The input options, as the matching commands take them.
     pub fn inputs_args(&self) -> InputArgs {
         InputArgs {
-            inputs: self.input.clone(),
             format: self.format,
             text_field: self.text_field.clone(),
-            id_field: None,
             text_columns: self.text_columns.clone(),
+            ..InputArgs::new(self.input.clone())
+        }
+    }
+}
+
+impl InputArgs {
+    /// The inputs with every other option at its default.
+    pub fn new(inputs: Vec<PathBuf>) -> Self {
+        InputArgs {
+            inputs,
+            format: None,
+            text_field: None,
+            id_field: None,
+            text_columns: None,
             id_column: None,
             max_record_bytes: neardup_io::DEFAULT_MAX_RECORD_BYTES,
             on_error: OnError::Skip,

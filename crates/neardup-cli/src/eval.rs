@@ -17,7 +17,7 @@ use neardup::{Corpus, Pair, Pipeline, Stage, Stats};
 use serde::Serialize;
 
 use crate::args::{EvalArgs, KeepArg, VerifyArg};
-use crate::input::{BadRecord, DocId, Documents};
+use crate::input::{BadRecord, Documents};
 use crate::labels::read_labels;
 use crate::output::open_output;
 use crate::progress::Bars;
@@ -50,7 +50,12 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         .record_similarities(args.report.is_some());
 
     let mut prepared = pipeline.shingle(&docs.texts);
-    crate::plan::refuse_over_memory(prepared.corpus.len() as u64, &config, args.matching.memory)?;
+    // Band keys are held per distinct set: copies cost none.
+    crate::plan::refuse_over_memory(
+        prepared.corpus.distinct_sets() as u64,
+        &config,
+        args.matching.memory,
+    )?;
     let (exact, exact_stats) = pipeline.exact_pairs(&prepared);
     pipeline.sketch(&mut prepared);
     let (lsh_set, lsh_stats) = pipeline.pair_set(&prepared);
@@ -165,7 +170,7 @@ impl Run<'_> {
     }
 
     fn id(&self, doc: u32) -> String {
-        self.docs.ids[doc as usize].to_string()
+        self.docs.id(doc).to_string()
     }
 
     /// Each method's pairs as a grouping by id.
@@ -180,8 +185,9 @@ impl Run<'_> {
 
     /// Label ids that name no document, sorted.
     fn unknown_ids(&self, labels: &Grouping) -> Vec<String> {
-        let known: std::collections::HashSet<String> =
-            self.docs.ids.iter().map(DocId::to_string).collect();
+        let known: std::collections::HashSet<String> = (0..self.docs.len() as u32)
+            .map(|d| self.docs.id(d).to_string())
+            .collect();
         let mut unknown: Vec<String> = labels
             .ids()
             .filter(|id| !known.contains(*id))
@@ -197,7 +203,7 @@ impl Run<'_> {
         predicted: &[(&'static str, Grouping); 2],
         path: &std::path::Path,
     ) -> LabelScores {
-        let documents = self.docs.ids.len() as u64;
+        let documents = self.docs.len() as u64;
         LabelScores {
             file: path.display().to_string(),
             ids: labels.documents() as u64,
@@ -252,7 +258,7 @@ impl Run<'_> {
             }
         }
         if let Some((labels, predicted)) = labels {
-            let doc_of: HashMap<String, u32> = (0..self.docs.ids.len() as u32)
+            let doc_of: HashMap<String, u32> = (0..self.docs.len() as u32)
                 .map(|d| (self.id(d), d))
                 .collect();
             let similarity = |a: &str, b: &str| match (doc_of.get(a), doc_of.get(b)) {

@@ -1,7 +1,9 @@
-//! Reads every input into memory: texts for the pipeline, records for dedup, skips counted.
+//! Reads every input: texts for the pipeline, records for dedup (spilled to a temporary
+//! file), skips counted; what is held per document is a few bytes.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Write};
+use std::fs::File;
+use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -10,6 +12,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::args::{FormatArg, InputArgs, OnError};
+use crate::held::{Places, RawReader, RawSpill, UserIds};
 use crate::progress::Bars;
 use crate::usage::usage;
 
@@ -104,28 +107,31 @@ impl From<&Location> for LocationLine {
 /// All documents of all inputs, in input order.
 #[derive(Default)]
 pub struct Documents {
-    pub ids: Vec<DocId>,
+    /// Number of documents.
+    count: u32,
+    /// The ids users gave (documents without one are named by their place).
+    user_ids: UserIds,
+    /// Whether documents without a user id are named `source:number` (several inputs).
+    numbered_with_source: bool,
     pub texts: Vec<String>,
     /// Where each document is: its line and record number in its input.
-    pub places: Vec<Place>,
-    /// Each document's exact source bytes, back to back (dedup only).
-    raw: Vec<u8>,
-    /// The end of each document's bytes in `raw` (dedup only).
-    raw_ends: Vec<usize>,
+    places: Places,
+    /// Each document's exact source bytes (dedup only).
+    raw: Option<RawSpill>,
     /// Each document's `--keep-by` value (only when asked for).
     pub keys: Vec<Option<Box<str>>>,
     /// The records of files in directories, whole, by document (the dir writer copies
     /// them by path); other formats hold only the compact fields above.
     files: Vec<(u32, Record)>,
-    /// Index into `inputs` of each document's input.
-    pub input_of: Vec<u32>,
+    /// The first document of each input (inputs are read in order).
+    input_start: Vec<u32>,
     /// Records the readers skipped, by reason code: counted, not held, so junk costs no
     /// memory.
     pub skipped_by_code: BTreeMap<&'static str, u64>,
     /// The readers' skipped records as lines of the skipped list, in input order, each
     /// behind its `input record` key, when the list was asked for (see
     /// [`Documents::write_skipped`]).
-    skipped_spill: Option<std::io::BufWriter<tempfile::NamedTempFile>>,
+    skipped_spill: Option<std::io::BufWriter<File>>,
     pub inputs: Vec<InputInfo>,
     /// Documents whose bytes were not valid UTF-8 and were decoded lossily.
     pub lossy: u64,
@@ -165,12 +171,18 @@ impl Documents {
     ) -> Result<Documents> {
         let mut pending = Vec::new();
         let opts = read_options(args);
-        let numbered_with_source = args.inputs.len() > 1;
-        let mut docs = Documents::default();
+        let mut docs = Documents {
+            numbered_with_source: args.inputs.len() > 1,
+            ..Documents::default()
+        };
         if list_skipped {
-            let spill = tempfile::NamedTempFile::new()
+            // Unnamed: nothing to clean up whatever ends the process.
+            let spill = tempfile::tempfile()
                 .context("cannot create a temporary file for the skipped list")?;
             docs.skipped_spill = Some(std::io::BufWriter::new(spill));
+        }
+        if keep_raw {
+            docs.raw = Some(RawSpill::new()?);
         }
         bars.spinner("read");
         for path in &args.inputs {
@@ -189,6 +201,7 @@ impl Documents {
             });
             refuse_options_for(format, path, args)?;
             let input = docs.inputs.len() - 1;
+            docs.input_start.push(docs.count);
             let mut tally = InputTally::default();
             for entry in reader.by_ref() {
                 bars.tick();
@@ -199,15 +212,19 @@ impl Documents {
                 tally.count(&entry);
                 match entry {
                     Entry::Record(mut record) => {
-                        let id = doc_id(&record, format, numbered_with_source);
+                        // Held per document, so only what later steps use, compactly.
+                        let doc = docs.count;
+                        docs.count = doc
+                            .checked_add(1)
+                            .ok_or(neardup::Error::TooManyDocuments(doc as usize + 1))?;
+                        if let Some(id) = &record.id {
+                            docs.user_ids.push(doc, id, record.numeric_id);
+                        }
                         docs.lossy += record.lossy as u64;
-                        docs.ids.push(id);
                         pending.push(std::mem::take(&mut record.text));
                         if pending.len() >= batch {
                             sink(std::mem::take(&mut pending))?;
                         }
-                        // Held per document, so only what later steps use, compactly.
-                        let doc = docs.places.len() as u32;
                         docs.places.push(Place {
                             line: record.location.line,
                             record: record.location.record,
@@ -216,13 +233,17 @@ impl Documents {
                             docs.keys
                                 .push(record.key.take().map(String::into_boxed_str));
                         }
+                        if let Some(raw) = &mut docs.raw {
+                            // A directory's file is kept whole below: no bytes here.
+                            raw.push(if format == Format::Dir {
+                                &[]
+                            } else {
+                                &record.raw
+                            })?;
+                        }
                         if format == Format::Dir {
                             docs.files.push((doc, record));
-                        } else if keep_raw {
-                            docs.raw.extend_from_slice(&record.raw);
-                            docs.raw_ends.push(docs.raw.len());
                         }
-                        docs.input_of.push(input as u32);
                     }
                     Entry::Skipped(s) => {
                         *docs.skipped_by_code.entry(s.reason.code()).or_insert(0) += 1;
@@ -253,6 +274,9 @@ impl Documents {
         }
         if !pending.is_empty() {
             sink(pending)?;
+        }
+        if let Some(raw) = &mut docs.raw {
+            raw.finish()?;
         }
         bars.done();
         Ok(docs)
@@ -315,24 +339,70 @@ impl Documents {
     /// User ids given to more than one record: how many such ids, and the first of them
     /// (in input order). Sorts document numbers rather than building a map of ids.
     pub fn duplicate_ids(&self) -> (usize, Option<String>) {
-        let user = |d: &u32| match &self.ids[*d as usize] {
-            DocId::Text(t) | DocId::JsonNumber(t) => Some(t.as_str()),
-            DocId::Number(_) => None,
-        };
-        let mut order: Vec<u32> = (0..self.ids.len() as u32)
-            .filter(|d| user(d).is_some())
-            .collect();
-        order.par_sort_by(|a, b| user(a).cmp(&user(b)).then(a.cmp(b)));
+        let ids = &self.user_ids;
+        // Indices into the users' ids, which are in document order.
+        let user = |i: &u32| ids.nth(*i as usize).0;
+        let mut order: Vec<u32> = (0..ids.len() as u32).collect();
+        order.par_sort_by(|a, b| user(a).cmp(user(b)).then(a.cmp(b)));
         let mut firsts: Vec<u32> = order
             .chunk_by(|a, b| user(a) == user(b))
             .filter(|run| run.len() > 1)
             .map(|run| run[0])
             .collect();
         firsts.sort_unstable();
-        (
-            firsts.len(),
-            firsts.first().and_then(user).map(str::to_string),
-        )
+        (firsts.len(), firsts.first().map(|i| user(i).to_string()))
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// A document's id as the user sees it: theirs, or its line (JSONL, lines) or record
+    /// (CSV/TSV) number, prefixed by its source when several inputs are read.
+    pub fn id(&self, doc: u32) -> DocId {
+        if let Some((id, json_number)) = self.user_ids.get(doc) {
+            return if json_number {
+                DocId::JsonNumber(id.to_string())
+            } else {
+                DocId::Text(id.to_string())
+            };
+        }
+        let place = self.place(doc);
+        let input = &self.inputs[self.input_of(doc)];
+        // Lines and JSONL are numbered by line; CSV/TSV by record (a record may span lines).
+        let n = match input.format {
+            Format::Csv | Format::Tsv => place.record,
+            _ => place.line,
+        };
+        if self.numbered_with_source {
+            DocId::Text(format!("{}:{}", self.source_of(doc), n))
+        } else {
+            DocId::Number(n)
+        }
+    }
+
+    /// Where a document is in its input.
+    pub fn place(&self, doc: u32) -> Place {
+        self.places.get(doc).unwrap_or(Place { line: 0, record: 0 })
+    }
+
+    /// Index into `inputs` of a document's input.
+    fn input_of(&self, doc: u32) -> usize {
+        self.input_start
+            .partition_point(|&s| s <= doc)
+            .saturating_sub(1)
+    }
+
+    #[cfg(test)]
+    /// Bytes of heap held per document for ids, places, inputs and kept records (not
+    /// texts, `--keep-by` values or a directory's files), for tests that bound what a
+    /// document costs.
+    pub fn heap_bytes(&self) -> usize {
+        self.user_ids.heap_bytes()
+            + self.places.heap_bytes()
+            + self.input_start.capacity() * 4
+            + self.raw.as_ref().map_or(0, RawSpill::heap_bytes)
     }
 
     /// Where document `doc` came from, as the skipped list and `--removed` name it: the
@@ -340,9 +410,7 @@ impl Documents {
     pub fn source_of(&self, doc: u32) -> &str {
         match self.file(doc) {
             Some(record) => &record.location.source,
-            None => self.inputs[self.input_of[doc as usize] as usize]
-                .source
-                .as_str(),
+            None => self.inputs[self.input_of(doc)].source.as_str(),
         }
     }
 
@@ -352,27 +420,23 @@ impl Documents {
         Some(&self.files[i].1)
     }
 
-    /// A document's exact source bytes (read with `keep_raw`; empty otherwise and for
-    /// a file of a directory).
-    pub fn raw(&self, doc: u32) -> &[u8] {
-        let d = doc as usize;
-        match self.raw_ends.get(d) {
-            Some(&end) => &self.raw[if d == 0 { 0 } else { self.raw_ends[d - 1] }..end],
-            None => &[],
-        }
+    /// A reader of documents' exact source bytes (kept with `keep_raw`; empty otherwise
+    /// and for a file of a directory), to be asked in ascending document order.
+    pub fn raw_reader(&self) -> Result<RawReader<'_>> {
+        RawReader::new(self.raw.as_ref())
     }
 
     /// The record to hand to the dedup writer: a directory's file as read, or the
-    /// document's bytes.
-    pub fn record(&self, doc: u32) -> std::borrow::Cow<'_, Record> {
-        match self.file(doc) {
+    /// document's bytes (from `raw`, asked in ascending document order).
+    pub fn record(&self, doc: u32, raw: &mut RawReader) -> Result<std::borrow::Cow<'_, Record>> {
+        Ok(match self.file(doc) {
             Some(r) => std::borrow::Cow::Borrowed(r),
             None => {
-                let place = self.places[doc as usize];
+                let place = self.place(doc);
                 std::borrow::Cow::Owned(Record {
                     id: None,
                     text: String::new(),
-                    raw: self.raw(doc).to_vec(),
+                    raw: raw.read(doc)?.to_vec(),
                     location: Location {
                         source: self.source_of(doc).to_string(),
                         line: place.line,
@@ -384,12 +448,12 @@ impl Documents {
                     path: None,
                 })
             }
-        }
+        })
     }
 
     /// Number of records read, documents and skipped ones.
     pub fn read_count(&self) -> u64 {
-        self.ids.len() as u64 + self.skipped_count()
+        u64::from(self.count) + self.skipped_count()
     }
 
     /// Records the readers skipped.
@@ -417,22 +481,19 @@ impl Documents {
                 spill
                     .into_inner()
                     .map_err(|e| e.into_error())
-                    .and_then(|f| f.reopen())
+                    .and_then(|mut f| f.rewind().map(|()| f))
                     .context("cannot read back the skipped list's temporary file")?,
             ),
             None => None,
         };
-        let mut empty = self
-            .places
-            .iter()
-            .enumerate()
-            .filter_map(|(doc, place)| {
-                corpus.skip_reason(doc as u32).map(|reason| SkippedRecord {
-                    input: self.input_of[doc] as usize,
+        let mut empty = (0..self.count)
+            .filter_map(|doc| {
+                corpus.skip_reason(doc).map(|reason| SkippedRecord {
+                    input: self.input_of(doc),
                     location: LocationLine {
-                        source: self.source_of(doc as u32).to_string(),
-                        line: place.line,
-                        record: place.record,
+                        source: self.source_of(doc).to_string(),
+                        line: self.place(doc).line,
+                        record: self.place(doc).record,
                     },
                     code: reason.code(),
                     reason: "no text to compare (empty after normalization)".to_string(),
@@ -680,22 +741,82 @@ pub fn read_options(args: &InputArgs) -> ReadOptions {
     opts
 }
 
-fn doc_id(record: &Record, format: Format, with_source: bool) -> DocId {
-    if let Some(id) = &record.id {
-        return if record.numeric_id {
-            DocId::JsonNumber(id.clone())
-        } else {
-            DocId::Text(id.clone())
-        };
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(path: &Path, keep_raw: bool) -> Documents {
+        let args = InputArgs::new(vec![path.to_path_buf()]);
+        Documents::read_batches(
+            &args,
+            keep_raw,
+            false,
+            &Bars::new(true),
+            1 << 14,
+            |_| Ok(()),
+        )
+        .unwrap()
     }
-    // Lines and JSONL are numbered by line; CSV/TSV by record (a record may span lines).
-    let n = match format {
-        Format::Csv | Format::Tsv => record.location.record,
-        _ => record.location.line,
-    };
-    if with_source {
-        DocId::Text(format!("{}:{}", record.location.source, n))
-    } else {
-        DocId::Number(n)
+
+    /// A copy without an id costs its length (4 bytes, for dedup): no id, no place, no
+    /// bytes in memory.
+    #[test]
+    fn copies_cost_a_few_bytes_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("copies.jsonl");
+        let line = "{\"text\": \"the same listing, again and again\"}\n";
+        let n = 100_000;
+        std::fs::write(&path, line.repeat(n)).unwrap();
+        let docs = read(&path, true);
+        assert_eq!(docs.len(), n);
+        let per_doc = docs.heap_bytes() as f64 / n as f64;
+        // The records' lengths (4 bytes each, doubled at worst by growth) and a 64 KiB buffer.
+        assert!(per_doc <= 9.0, "{per_doc} bytes per document");
+        assert_eq!(docs.id(n as u32 - 1), DocId::Number(n as u64));
+        let mut raw = docs.raw_reader().unwrap();
+        assert_eq!(raw.read(3).unwrap(), line.as_bytes());
+        assert_eq!(raw.read(n as u32 - 1).unwrap(), line.as_bytes());
+        assert!(raw.read(5).is_err(), "asked out of order");
+    }
+
+    /// Ids and places computed from the jumps in numbering match what the reader said.
+    #[test]
+    fn ids_and_places_survive_skipped_lines_and_user_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mixed.jsonl");
+        let text = "{\"text\": \"a\"}\n\n{\"text\": \"b\", \"id\": \"x\"}\r\nnot json\n\
+                    {\"text\": \"c\", \"id\": 8.50}\n{\"text\": \"d\"}\n{\"text\": \"e\"}\n";
+        std::fs::write(&path, text).unwrap();
+        let docs = read(&path, true);
+        let ids: Vec<DocId> = (0..docs.len() as u32).map(|d| docs.id(d)).collect();
+        assert_eq!(
+            ids,
+            [
+                DocId::Number(1),
+                DocId::Text("x".into()),
+                DocId::JsonNumber("8.50".into()),
+                DocId::Number(6),
+                DocId::Number(7),
+            ]
+        );
+        let places: Vec<(u64, u64)> = (0..5)
+            .map(|d| docs.place(d))
+            .map(|p| (p.line, p.record))
+            .collect();
+        assert_eq!(places, [(1, 1), (3, 3), (5, 5), (6, 6), (7, 7)]);
+        assert_eq!(
+            docs.read_count(),
+            7,
+            "the blank line and the bad one are entries"
+        );
+        let mut raw = docs.raw_reader().unwrap();
+        assert_eq!(
+            raw.read(1).unwrap(),
+            b"{\"text\": \"b\", \"id\": \"x\"}\r\n"
+        );
+        assert_eq!(raw.read(4).unwrap(), b"{\"text\": \"e\"}\n");
+        // Without keep_raw no bytes are kept.
+        let docs = read(&path, false);
+        assert_eq!(docs.raw_reader().unwrap().read(0).unwrap(), b"");
     }
 }

@@ -2,6 +2,7 @@
 
 mod args;
 mod eval;
+mod held;
 mod input;
 mod keep_by;
 mod labels;

@@ -4,12 +4,12 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use neardup::{Cluster, Pair, PairSet};
+use neardup::{Clusters, Pair, PairSet};
 use neardup_io::{OutputFile, OutputOptions};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::input::DocId;
+use crate::input::{DocId, Documents};
 
 /// Opens an output (`None` or `-` is standard output) with
 /// [`neardup_io::OutputFile::create`]: a device or FIFO is written in place, a regular
@@ -63,12 +63,12 @@ pub enum OutputFormat {
 pub fn write_pairs(
     out: &mut dyn Write,
     pairs: &PairSet,
-    ids: &[DocId],
+    docs: &Documents,
     format: OutputFormat,
 ) -> io::Result<()> {
-    let rendered: Vec<Vec<u8>> = ids
-        .par_iter()
-        .map(|id| render_id(id, format))
+    let rendered: Vec<Vec<u8>> = (0..docs.len() as u32)
+        .into_par_iter()
+        .map(|d| render_id(&docs.id(d), format))
         .collect::<io::Result<_>>()?;
     if format == OutputFormat::Tsv {
         out.write_all(b"a\tb\tjaccard\testimate\n")?;
@@ -199,15 +199,15 @@ impl ClusterLine<'_> {
 /// One line per document of each cluster: the kept one first, then its duplicates.
 pub fn write_clusters(
     out: &mut dyn Write,
-    clusters: &[Cluster],
-    ids: &[DocId],
+    clusters: &Clusters,
+    docs: &Documents,
     format: OutputFormat,
 ) -> io::Result<()> {
     if format == OutputFormat::Tsv {
         out.write_all(b"id\tcluster\tkept\tduplicate_of\tjaccard\testimate\n")?;
     }
     for (n, c) in clusters.iter().enumerate() {
-        let kept = &ids[c.kept as usize];
+        let kept = &docs.id(c.kept());
         let head = ClusterLine {
             id: kept,
             cluster: n + 1,
@@ -218,9 +218,9 @@ pub fn write_clusters(
             truncated: false,
         };
         head.write(out, format)?;
-        for d in &c.duplicates {
+        for d in c.duplicates() {
             let line = ClusterLine {
-                id: &ids[d.doc as usize],
+                id: &docs.id(d.doc),
                 cluster: n + 1,
                 kept: false,
                 duplicate_of: Some(kept),

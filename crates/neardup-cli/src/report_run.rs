@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
-use neardup::{Cluster, Config, Pair, PairSet, Stats};
+use neardup::{Clusters, Config, Pair, PairSet, Stats};
 
 use neardup_report::{
     self as report, ClusterView, Count, DocView, DuplicateView, PairView, Parameter, ReportData,
@@ -102,7 +102,7 @@ pub fn base(
 
 fn doc(docs: &Documents, d: u32) -> DocView {
     DocView {
-        id: docs.ids[d as usize].to_string(),
+        id: docs.id(d).to_string(),
         text: docs.texts[d as usize].clone(),
     }
 }
@@ -166,25 +166,24 @@ pub fn add_pairs(data: &mut ReportData, pairs: &PairSet, docs: &Documents) {
 }
 
 /// Adds cluster counts, sizes, the largest clusters and a sample of kept–removed pairs.
-pub fn add_clusters(data: &mut ReportData, clusters: &[Cluster], docs: &Documents, skipped: u64) {
-    let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
+pub fn add_clusters(data: &mut ReportData, clusters: &Clusters, docs: &Documents, skipped: u64) {
+    let removed = clusters.removed();
     data.counts.extend([
         Count::new("clusters", clusters.len() as u64),
         Count::new("removed", removed as u64),
         Count::new("skipped", skipped),
         Count::new("kept", docs.read_count() - removed as u64 - skipped),
     ]);
-    data.cluster_sizes = clusters.iter().map(Cluster::len).collect();
-    let mut largest: Vec<&Cluster> = clusters.iter().collect();
-    largest.sort_by_key(|c| (std::cmp::Reverse(c.len()), c.kept));
+    data.cluster_sizes = clusters.iter().map(|c| c.len()).collect();
+    let mut largest: Vec<_> = clusters.iter().collect();
+    largest.sort_by_key(|c| (std::cmp::Reverse(c.len()), c.kept()));
     data.largest_clusters = largest
         .into_iter()
         .take(LARGEST_CLUSTERS)
         .map(|c| ClusterView {
-            kept: doc(docs, c.kept),
+            kept: doc(docs, c.kept()),
             duplicates: c
-                .duplicates
-                .iter()
+                .duplicates()
                 .take(report::MAX_DUPLICATES)
                 .map(|d| DuplicateView {
                     doc: doc(docs, d.doc),
@@ -197,8 +196,8 @@ pub fn add_clusters(data: &mut ReportData, clusters: &[Cluster], docs: &Document
     let links: Vec<Pair> = clusters
         .iter()
         .flat_map(|c| {
-            c.duplicates.iter().map(|d| Pair {
-                a: c.kept,
+            c.duplicates().map(move |d| Pair {
+                a: c.kept(),
                 b: d.doc,
                 similarity: d.similarity,
             })

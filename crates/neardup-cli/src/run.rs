@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use neardup::{
-    Cluster, Config, Corpus, KeepPolicy, Normalization, Pipeline, ShingleKind, SketchKind,
+    Clusters, Config, Corpus, KeepPolicy, Normalization, Pipeline, ShingleKind, SketchKind,
     Verification,
 };
 use neardup_io::{DedupWriter, Format};
@@ -194,8 +194,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         prepared.set_keep_ranks(ranks.ranks)?;
     }
     if !args.exact {
+        // Band keys are held per distinct set: copies cost none.
         crate::plan::refuse_over_memory(
-            prepared.corpus.len() as u64,
+            prepared.corpus.distinct_sets() as u64,
             &config,
             args.matching.memory,
         )?;
@@ -238,7 +239,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             };
             write_start = Instant::now();
             let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
-            write_pairs(&mut out, &pairs, &docs.ids, format).map_err(|e| out.error(e))?;
+            write_pairs(&mut out, &pairs, &docs, format).map_err(|e| out.error(e))?;
             finish(out)?;
             let line = format!(
                 "{} pairs among {} documents",
@@ -250,17 +251,17 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         }
         Mode::Clusters | Mode::Dedup => {
             let (clusters, stats) = if args.exact {
-                pipeline.exact_clusters(&prepared)
+                pipeline.exact_cluster_set(&prepared)
             } else {
-                pipeline.clusters(&prepared)
+                pipeline.cluster_set(&prepared)
             };
             write_start = Instant::now();
             if mode == Mode::Clusters {
                 let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
-                write_clusters(&mut out, &clusters, &docs.ids, format).map_err(|e| out.error(e))?;
+                write_clusters(&mut out, &clusters, &docs, format).map_err(|e| out.error(e))?;
                 finish(out)?;
             }
-            let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
+            let removed = clusters.removed();
             let empty = stats.empty;
             let skipped = docs.skipped_count() + empty;
             if mode == Mode::Dedup {
@@ -392,7 +393,7 @@ fn name(mode: Mode) -> &'static str {
 /// how many were written.
 fn write_survivors(
     docs: &Documents,
-    clusters: &[Cluster],
+    clusters: &Clusters,
     corpus: &Corpus,
     args: &RunArgs,
 ) -> Result<u64> {
@@ -418,12 +419,6 @@ fn write_survivors(
     if first.format == Format::Dir && args.output.is_none() {
         bail!("dedup of a directory needs -o DIR");
     }
-    let mut removed = vec![false; docs.ids.len()];
-    for c in clusters {
-        for d in &c.duplicates {
-            removed[d.doc as usize] = true;
-        }
-    }
     let output = args
         .output
         .as_deref()
@@ -448,10 +443,11 @@ fn write_survivors(
     // Several directories: one subfolder per root, so equal relative paths stay apart.
     let roots: Vec<&Path> = docs.inputs.iter().map(|i| i.path.as_path()).collect();
     writer = writer.with_roots(&roots);
-    for (doc, &removed) in removed.iter().enumerate() {
+    let mut raw = docs.raw_reader()?;
+    for doc in 0..docs.len() as u32 {
         // Empty documents are skipped, not kept: they are reported, not written.
-        if !removed && corpus.skip_reason(doc as u32).is_none() {
-            writer.write(&docs.record(doc as u32))?;
+        if clusters.duplicate_of(doc).is_none() && corpus.skip_reason(doc).is_none() {
+            writer.write(&*docs.record(doc, &mut raw)?)?;
         }
     }
     let written = writer.written();
@@ -465,8 +461,8 @@ fn write_survivors(
 /// One removed record of `dedup --removed`.
 #[derive(serde::Serialize)]
 struct RemovedRecord<'a> {
-    id: &'a DocId,
-    duplicate_of: &'a DocId,
+    id: DocId,
+    duplicate_of: DocId,
     #[serde(skip_serializing_if = "Option::is_none")]
     jaccard: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -483,23 +479,22 @@ struct RemovedRecord<'a> {
 fn write_removed(
     path: &Path,
     docs: &Documents,
-    clusters: &[Cluster],
+    clusters: &Clusters,
     inputs: &[std::path::PathBuf],
 ) -> Result<()> {
-    let mut removed: Vec<(u32, u32, neardup::Similarity)> = clusters
-        .iter()
-        .flat_map(|c| c.duplicates.iter().map(|d| (d.doc, c.kept, d.similarity)))
-        .collect();
-    removed.sort_unstable_by_key(|r| r.0);
     let mut out = open_output(Some(path), inputs)?;
-    for (doc, kept, similarity) in removed {
-        let place = docs.places[doc as usize];
-        let whole = docs.raw(doc);
+    let mut raw = docs.raw_reader()?;
+    for doc in 0..docs.len() as u32 {
+        let Some((kept, similarity)) = clusters.duplicate_of(doc) else {
+            continue;
+        };
+        let place = docs.place(doc);
+        let whole = raw.read(doc)?;
         let raw = whole.strip_suffix(b"\n").unwrap_or(whole);
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let line = RemovedRecord {
-            id: &docs.ids[doc as usize],
-            duplicate_of: &docs.ids[kept as usize],
+            id: docs.id(doc),
+            duplicate_of: docs.id(kept),
             jaccard: crate::output::round(similarity.jaccard),
             estimate: crate::output::round(similarity.estimate),
             source: docs.source_of(doc),

@@ -2387,3 +2387,174 @@ fn memory_limit_refuses_a_run_predicted_over_it_and_plan_says_so() {
         &["--memory does not apply to sim"],
     );
 }
+
+// Copies cost a few bytes (issue 10, item 4): records are spilled to an unnamed temporary
+// file and read back for dedup; ids without a user id and places are computed, not held;
+// groups of copies are clustered as groups.
+
+/// A corpus of copies among distinct records, blank and malformed lines, CRLF endings and
+/// a few user ids; and the output dedup must write: each distinct record's first copy.
+fn copies_corpus() -> (String, String) {
+    let mut input = String::new();
+    let mut expected = String::new();
+    let texts = [
+        "a bright two bedroom apartment near the river",
+        "an old bicycle with a new chain and two baskets",
+        "fresh sourdough bread baked every single morning",
+    ];
+    let mut seen = [false; 3];
+    for i in 0..3000 {
+        let which = (i * 7 + i / 13) % 3;
+        let line = match i % 50 {
+            0 => "\n".to_string(),
+            1 => "{not json\n".to_string(),
+            2 => format!("{{\"id\": \"u{i}\", \"text\": \"{}\"}}\r\n", texts[which]),
+            _ => format!("{{\"text\": \"{}\", \"n\": {i}}}\n", texts[which]),
+        };
+        input.push_str(&line);
+        if !line.starts_with("{\"") || seen[which] {
+            continue;
+        }
+        seen[which] = true;
+        expected.push_str(&line);
+    }
+    (input, expected)
+}
+
+#[test]
+fn dedup_of_copies_writes_first_copies_byte_for_byte_from_file_and_stdin() {
+    let (input, expected) = copies_corpus();
+    let (dir, path) = temp_file("copies.jsonl", &input);
+    let p = path.to_str().unwrap();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(format!("out{threads}.jsonl"));
+        let removed = dir.path().join(format!("removed{threads}.jsonl"));
+        let o = neardup(&[
+            "dedup",
+            p,
+            "-o",
+            out.to_str().unwrap(),
+            "--removed",
+            removed.to_str().unwrap(),
+            "--threads",
+            threads,
+        ]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
+        // 120 blank or malformed lines; 3 records kept.
+        assert_eq!(accounting(&stderr(&o)), (3000, 3, 2877, 120));
+        let removed = std::fs::read_to_string(&removed).unwrap();
+        outputs.push(removed.clone());
+        let lines = json_lines(&removed);
+        assert_eq!(lines.len(), 2877);
+        for l in &lines {
+            // Each removed record is the line it names, without its line end.
+            let n = l["line"].as_u64().unwrap() as usize;
+            let raw = input.lines().nth(n - 1).unwrap();
+            assert_eq!(l["record"].as_str().unwrap(), raw.trim_end_matches('\r'));
+            if n % 50 == 3 {
+                assert_eq!(l["id"], format!("u{}", n - 1).as_str(), "{l}");
+            } else {
+                assert_eq!(l["id"].as_u64(), Some(n as u64), "{l}");
+            }
+        }
+    }
+    assert_eq!(outputs[0], outputs[1], "1 and 2 threads");
+    let o = neardup_stdin(&["dedup", "-", "-q"], input.clone());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o), expected, "standard input is spilled too");
+}
+
+#[test]
+fn clusters_of_copies_name_documents_by_line_and_source() {
+    let (input, _) = copies_corpus();
+    let (dir, path) = temp_file("copies.jsonl", &input);
+    let other = dir.path().join("more.txt");
+    std::fs::write(
+        &other,
+        "x\nfresh sourdough bread baked every single morning\n",
+    )
+    .unwrap();
+    let clusters = ok(&["clusters", path.to_str().unwrap(), "-q"]);
+    let lines = json_lines(&clusters);
+    assert_eq!(lines.len(), 3000 - 120);
+    // Line 3 (the first line is blank, the second malformed) has a user id; line 4 not.
+    assert_eq!(lines[0]["id"], "u2", "{}", lines[0]);
+    assert_eq!(lines[1]["duplicate_of"], "u2");
+    let second = lines.iter().find(|l| l["cluster"] == 2).unwrap();
+    assert_eq!(second["id"], 4, "{second}");
+    let both = ok(&[
+        "clusters",
+        path.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "-q",
+    ]);
+    // Several inputs: ids are source:line; the second input's line 2 copies text 2.
+    let lines = json_lines(&both);
+    let id = format!("{}:2", other.display());
+    let copy = lines.iter().find(|l| l["id"] == id.as_str()).unwrap();
+    assert_eq!(copy["duplicate_of"], "u2", "{copy}");
+    assert_eq!(lines[1]["duplicate_of"], "u2");
+    assert_eq!(
+        lines[1]["id"],
+        format!("{}:6", path.display()),
+        "{}",
+        lines[1]
+    );
+}
+
+/// dedup's records and the skipped list's spill go to unnamed temporary files: while the
+/// run reads standard input, `$TMPDIR` holds no name of them, and after SIGTERM nothing
+/// is left there or beside the outputs.
+#[cfg(target_os = "linux")]
+#[test]
+fn dedup_spills_to_unnamed_files_that_a_signal_leaves_nothing_of() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
+        .env("TMPDIR", tmp.path())
+        .args(["dedup", "-", "-q", "-o"])
+        .arg(outs.path().join("out.jsonl"))
+        .arg("--skipped")
+        .arg(outs.path().join("skipped.jsonl"))
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let records = "{\"text\": \"a listing, copied\"}\n\nnot json\n".repeat(1000);
+    stdin.write_all(records.as_bytes()).unwrap();
+    // Standard input stays open: the run is reading. Its spills are open, deleted files.
+    let fds = Path::new("/proc").join(child.id().to_string()).join("fd");
+    let unnamed = || {
+        std::fs::read_dir(&fds)
+            .map(|d| {
+                d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                    .filter(|target| {
+                        let t = target.to_string_lossy();
+                        t.starts_with(tmp.path().to_str().unwrap()) && t.ends_with(" (deleted)")
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let start = Instant::now();
+    while unnamed() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(60), "no spill files");
+        assert!(child.try_wait().unwrap().is_none(), "finished early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let names = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
+    assert_eq!(names(tmp.path()), 0, "a spill file has a name");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    drop(stdin);
+    assert_eq!(names(tmp.path()), 0);
+    assert_eq!(names(outs.path()), 0, "no output, no temporary output");
+}

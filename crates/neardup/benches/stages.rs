@@ -107,14 +107,14 @@ fn group_and_verify(c: &mut Criterion) {
     g.throughput(Throughput::Elements(sets.len() as u64));
     g.bench_function("sort_16_bands_links", |b| {
         b.iter(|| {
-            BandIndex::build(16, 16, keys.clone(), &per_band)
+            BandIndex::build(16, 16, keys.clone(), &members, &per_band)
                 .links(|_, _, _| true)
                 .len()
         })
     });
     g.finish();
 
-    let links = BandIndex::build(16, 16, keys, &per_band).links(|_, _, _| true);
+    let links = BandIndex::build(16, 16, keys, &members, &per_band).links(|_, _, _| true);
     let mut g = c.benchmark_group("verify");
     g.throughput(Throughput::Elements(links.len() as u64));
     g.bench_function("exact_jaccard_links", |b| {

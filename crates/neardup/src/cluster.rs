@@ -180,52 +180,261 @@ where
     R: Fn(u32) -> (i128, u32) + Sync,
     S: Fn(u32, u32) -> Option<Similarity> + Sync,
 {
-    let mut uf = UnionFind::new(num_docs);
-    for &(a, b) in links {
+    let alone: Vec<u32> = (0..num_docs as u32).collect();
+    cluster_sets(&alone, num_docs, links, rank, similar).to_vec()
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Clusters documents that come in groups of identical ones, working on the groups.
+///
+/// `set_of[doc]` numbers each document's group (below `sets`): documents of one group are
+/// identical, so whatever is similar to one is similar to all, and `similar(a, b)` is
+/// asked once per group of two or more for two of its members (if it says no, the
+/// group's other members stay out of its cluster). `links` join documents as in
+/// [`cluster_ranked`]; a group is represented by its first document in keep order.
+/// The result is that of [`cluster_ranked`] with every group's documents linked, but
+/// the work and the memory of clustering grow with the number of groups: a copy costs
+/// 4 bytes (8 if removed) in the result.
+pub fn cluster_sets<R, S>(
+    set_of: &[u32],
+    sets: usize,
+    links: &[(u32, u32)],
+    rank: R,
+    similar: S,
+) -> Clusters
+where
+    R: Fn(u32) -> (i128, u32) + Sync,
+    S: Fn(u32, u32) -> Option<Similarity> + Sync,
+{
+    // Per group: its size, its first document in keep order, and one other member.
+    let mut size = vec![0u32; sets];
+    let mut leader = vec![NONE; sets];
+    let mut other = vec![NONE; sets];
+    for (d, &s) in set_of.iter().enumerate() {
+        let (d, s) = (d as u32, s as usize);
+        size[s] += 1;
+        let l = leader[s];
+        if l == NONE {
+            leader[s] = d;
+        } else if rank(d) < rank(l) {
+            leader[s] = d;
+            other[s] = l;
+        } else {
+            other[s] = d;
+        }
+    }
+    let links: Vec<(u32, u32)> = links
+        .iter()
+        .map(|&(a, b)| (set_of[a as usize], set_of[b as usize]))
+        .filter(|(a, b)| a != b)
+        .collect();
+    let mut uf = UnionFind::new(sets);
+    for &(a, b) in &links {
         uf.union(a, b);
     }
-    let mut linked: Vec<u32> = links.iter().flat_map(|&(a, b)| [a, b]).collect();
-    linked.sort_unstable();
-    linked.dedup();
-    let mut by_root: Vec<(u32, u32)> = linked.iter().map(|&d| (uf.find(d), d)).collect();
+    let mut involved: Vec<u32> = links.iter().flat_map(|&(a, b)| [a, b]).collect();
+    involved.extend((0..sets as u32).filter(|&s| size[s as usize] > 1));
+    drop(links);
+    involved.sort_unstable();
+    involved.dedup();
+    let mut by_root: Vec<(u32, u32)> = involved.iter().map(|&s| (uf.find(s), s)).collect();
+    drop((involved, uf));
     by_root.sort_unstable();
     let components: Vec<&[(u32, u32)]> = by_root.chunk_by(|x, y| x.0 == y.0).collect();
 
-    let mut clusters: Vec<Cluster> = components
+    // Per cluster: its kept document and its groups with their similarity to it.
+    let mut found: Vec<(u32, Vec<(u32, Similarity)>)> = components
         .par_iter()
         .flat_map_iter(|component| {
-            let mut docs: Vec<u32> = component.iter().map(|&(_, d)| d).collect();
-            docs.sort_by_key(|&d| rank(d));
-            stars(&docs, &similar)
+            let mut groups: Vec<u32> = component.iter().map(|&(_, s)| s).collect();
+            groups.sort_by_key(|&s| rank(leader[s as usize]));
+            stars(&groups, |s| leader[s as usize], &similar)
+                .into_iter()
+                .filter_map(|(head, mut joined)| {
+                    let h = head as usize;
+                    if size[h] > 1 {
+                        if let Some(sim) = similar(leader[h], other[h]) {
+                            joined.push((head, sim));
+                        }
+                    }
+                    (!joined.is_empty()).then_some((leader[h], joined))
+                })
         })
         .collect();
-    clusters.sort_unstable_by_key(|c| c.kept);
-    clusters
+    drop(by_root);
+    found.sort_unstable_by_key(|c| c.0);
+
+    let mut entry_of_set = vec![NONE; sets];
+    let mut entries = Vec::new();
+    let mut kept = Vec::with_capacity(found.len());
+    for (c, (k, groups)) in found.into_iter().enumerate() {
+        kept.push(k);
+        for (s, sim) in groups {
+            entry_of_set[s as usize] = entries.len() as u32;
+            entries.push((c as u32, sim));
+        }
+    }
+    let entry_of: Vec<u32> = set_of.iter().map(|&s| entry_of_set[s as usize]).collect();
+    drop(entry_of_set);
+    // The removed documents, cluster by cluster, in input order (a counting sort).
+    let mut start = vec![0usize; kept.len() + 1];
+    let cluster_of = |d: usize| -> Option<usize> {
+        let e = entry_of[d];
+        let c = entries.get(e as usize)?.0 as usize;
+        (kept[c] != d as u32).then_some(c)
+    };
+    for d in 0..entry_of.len() {
+        if let Some(c) = cluster_of(d) {
+            start[c + 1] += 1;
+        }
+    }
+    for c in 0..kept.len() {
+        start[c + 1] += start[c];
+    }
+    let mut members = vec![0u32; start[kept.len()]];
+    let mut next = start.clone();
+    for d in 0..entry_of.len() {
+        if let Some(c) = cluster_of(d) {
+            members[next[c]] = d as u32;
+            next[c] += 1;
+        }
+    }
+    Clusters {
+        kept,
+        start,
+        members,
+        entry_of,
+        entries,
+    }
 }
 
-/// Greedy star cover of one component whose documents come in keep order.
-fn stars<S>(docs: &[u32], similar: &S) -> Vec<Cluster>
+/// Greedy star cover of one component whose groups come in keep order: each joins the
+/// first head its leader is similar to, or becomes a head. Heads with what joined them.
+fn stars<S>(
+    groups: &[u32],
+    leader: impl Fn(u32) -> u32,
+    similar: &S,
+) -> Vec<(u32, Vec<(u32, Similarity)>)>
 where
     S: Fn(u32, u32) -> Option<Similarity>,
 {
-    let mut heads: Vec<Cluster> = Vec::new();
-    'docs: for &doc in docs {
-        for head in heads.iter_mut() {
-            if let Some(similarity) = similar(head.kept, doc) {
-                head.duplicates.push(Duplicate { doc, similarity });
-                continue 'docs;
+    let mut heads: Vec<(u32, Vec<(u32, Similarity)>)> = Vec::new();
+    'groups: for &g in groups {
+        for (head, joined) in heads.iter_mut() {
+            if let Some(similarity) = similar(leader(*head), leader(g)) {
+                joined.push((g, similarity));
+                continue 'groups;
             }
         }
-        heads.push(Cluster {
-            kept: doc,
-            duplicates: Vec::new(),
-        });
-    }
-    heads.retain(|c| !c.duplicates.is_empty());
-    for c in &mut heads {
-        c.duplicates.sort_unstable_by_key(|d| d.doc);
+        heads.push((g, Vec::new()));
     }
     heads
+}
+
+/// Clusters held compactly: per document 4 bytes, per removed document 4 more, per
+/// group of identical documents in a cluster one similarity.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Clusters {
+    /// Each cluster's kept document, ascending.
+    kept: Vec<u32>,
+    /// Where each cluster's removed documents start in `members`, and a final end.
+    start: Vec<usize>,
+    /// The removed documents, cluster by cluster, each cluster's in input order.
+    members: Vec<u32>,
+    /// Each document's entry in `entries`, `NONE` if it is in no cluster.
+    entry_of: Vec<u32>,
+    /// Per group of identical documents in a cluster: the cluster, and the similarity of
+    /// the group's removed documents to the kept one.
+    entries: Vec<(u32, Similarity)>,
+}
+
+/// One cluster of [`Clusters`].
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterRef<'a> {
+    clusters: &'a Clusters,
+    index: usize,
+}
+
+impl<'a> ClusterRef<'a> {
+    /// The document the cluster keeps.
+    pub fn kept(&self) -> u32 {
+        self.clusters.kept[self.index]
+    }
+
+    /// The removed documents, in input order, with their similarity to the kept one.
+    pub fn duplicates(&self) -> impl ExactSizeIterator<Item = Duplicate> + 'a {
+        let c = self.clusters;
+        c.members[c.start[self.index]..c.start[self.index + 1]]
+            .iter()
+            .map(move |&doc| Duplicate {
+                doc,
+                similarity: c.entries[c.entry_of[doc as usize] as usize].1,
+            })
+    }
+
+    /// Number of documents in the cluster, the kept one included.
+    pub fn len(&self) -> usize {
+        self.clusters.start[self.index + 1] - self.clusters.start[self.index] + 1
+    }
+
+    /// Never true: a cluster has at least two documents.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl Clusters {
+    /// Number of clusters.
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// True if there are no clusters.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// Number of removed documents, over all clusters.
+    pub fn removed(&self) -> usize {
+        self.members.len()
+    }
+
+    /// The clusters, sorted by kept document.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = ClusterRef<'_>> {
+        (0..self.len()).map(|index| ClusterRef {
+            clusters: self,
+            index,
+        })
+    }
+
+    /// The kept document a removed document duplicates, and how similar they are;
+    /// `None` for a document that is not removed.
+    pub fn duplicate_of(&self, doc: u32) -> Option<(u32, Similarity)> {
+        let &e = self.entry_of.get(doc as usize)?;
+        let &(c, similarity) = self.entries.get(e as usize)?;
+        let kept = self.kept[c as usize];
+        (kept != doc).then_some((kept, similarity))
+    }
+
+    /// The clusters as plain structs (one [`Duplicate`] per removed document).
+    pub fn to_vec(&self) -> Vec<Cluster> {
+        self.iter()
+            .map(|c| Cluster {
+                kept: c.kept(),
+                duplicates: c.duplicates().collect(),
+            })
+            .collect()
+    }
+
+    /// Bytes of heap held (capacities), for tests that bound what a document costs.
+    pub fn heap_bytes(&self) -> usize {
+        self.kept.capacity() * 4
+            + self.start.capacity() * std::mem::size_of::<usize>()
+            + self.members.capacity() * 4
+            + self.entry_of.capacity() * 4
+            + self.entries.capacity() * std::mem::size_of::<(u32, Similarity)>()
+    }
 }
 
 #[cfg(test)]
@@ -296,6 +505,64 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a.iter().map(|c| c.kept).collect::<Vec<_>>(), vec![0, 4, 7]);
         assert_eq!(a[0].len(), 4);
+    }
+
+    /// Groups of identical documents cluster as if each member were linked to the others.
+    #[test]
+    fn groups_cluster_like_linked_documents() {
+        // Sets: 0 = {0, 2, 6, 9}, 1 = {1, 4}, 2 = {3}, 3 = {5, 7}, 4 = {8}, 5 = {10, 11}.
+        let set_of = [0, 1, 0, 2, 1, 3, 0, 3, 4, 0, 5, 5];
+        let links = [(0, 1), (1, 3), (3, 5), (8, 10)];
+        // Sets 0 and 2 are not similar (the chain 0 ~ 1 ~ 2 breaks); 4 and 5 are not.
+        let similar_sets = |a: u32, b: u32| !matches!((a.min(b), a.max(b)), (0, 2) | (4, 5));
+        let by_doc =
+            |a: u32, b: u32| similar_sets(set_of[a as usize], set_of[b as usize]).then(sim)?;
+        let mut all_links = links.to_vec();
+        for (d, &s) in set_of.iter().enumerate() {
+            let first = set_of.iter().position(|&x| x == s).unwrap() as u32;
+            if first != d as u32 {
+                all_links.push((first, d as u32));
+            }
+        }
+        let n = set_of.len();
+        let ranks: [&(dyn Fn(u32) -> (i128, u32) + Sync); 3] =
+            [&|d| (0, d), &|d| (-i128::from(d), d), &|d| {
+                (i128::from((d * 7) % 12), d)
+            }];
+        for rank in ranks {
+            let grouped = cluster_sets(&set_of, 6, &links, rank, by_doc).to_vec();
+            let plain = cluster_ranked(n, &all_links, rank, by_doc);
+            assert_eq!(grouped, plain);
+            assert!(grouped.len() >= 2);
+        }
+        let c = cluster_sets(&set_of, 6, &links, |d| (0, d), by_doc);
+        assert_eq!(c.duplicate_of(2), Some((0, sim().unwrap())));
+        assert_eq!(c.duplicate_of(0), None, "kept");
+        assert_eq!(c.removed(), c.iter().map(|c| c.len() - 1).sum::<usize>());
+    }
+
+    /// A copy costs 8 bytes in the result (4 if not removed), never a `Duplicate`.
+    #[test]
+    fn copies_cost_a_few_bytes_each() {
+        let n = 100_000u32;
+        // Set 0: all but ten documents; sets 1..=10: one document each, 1 and 2 linked.
+        let set_of: Vec<u32> = (0..n)
+            .map(|d| if d % 10_000 == 5 { 1 + d / 10_000 } else { 0 })
+            .collect();
+        let c = cluster_sets(
+            &set_of,
+            11,
+            &[(5, 10_005)],
+            |d| (-i128::from(d), d),
+            |_, _| sim(),
+        );
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.removed(), (n - 10) as usize);
+        // Keep the last: the last copy is kept, the first removed.
+        assert_eq!(c.duplicate_of(0).map(|(k, _)| k), Some(n - 1));
+        assert_eq!(c.duplicate_of(5).map(|(k, _)| k), Some(10_005));
+        let per_doc = c.heap_bytes() as f64 / f64::from(n);
+        assert!(per_doc <= 8.1, "{per_doc} bytes per document");
     }
 
     #[test]

@@ -47,7 +47,8 @@ impl SkipReason {
 struct FamilySketches {
     num_perm: usize,
     bands: usize,
-    /// Row of each document, or `NO_ROW`.
+    /// Row of each distinct set (see [`Corpus::set_index`]), or `NO_ROW`: copies share
+    /// their set's row and cost nothing here.
     slot: Vec<u32>,
     /// `bands` keys per row, computed from the full 64-bit signature.
     keys: Vec<u64>,
@@ -60,19 +61,19 @@ struct FamilySketches {
 const NO_ROW: u32 = u32::MAX;
 
 impl FamilySketches {
-    fn row(&self, doc: u32) -> Option<usize> {
-        let row = *self.slot.get(doc as usize)?;
+    fn row(&self, set: u32) -> Option<usize> {
+        let row = *self.slot.get(set as usize)?;
         (row != NO_ROW).then_some(row as usize)
     }
 
-    fn signature(&self, doc: u32) -> Option<&[u32]> {
-        let row = self.row(doc)?;
+    fn signature(&self, set: u32) -> Option<&[u32]> {
+        let row = self.row(set)?;
         self.signatures
             .get(row * self.num_perm..(row + 1) * self.num_perm)
     }
 
-    fn band_keys(&self, doc: u32) -> Option<&[u64]> {
-        let row = self.row(doc)?;
+    fn band_keys(&self, set: u32) -> Option<&[u64]> {
+        let row = self.row(set)?;
         Some(&self.keys[row * self.bands..(row + 1) * self.bands])
     }
 }
@@ -93,7 +94,7 @@ impl FamilySketches {
 pub struct CorpusBuilder {
     shingler: Shingler,
     corpus: Corpus,
-    /// The 128-bit hash of each distinct non-empty set added, and its first document.
+    /// The 128-bit hash of each distinct non-empty set added, and its index.
     seen: HashMap<u128, u32, foldhash::fast::FixedState>,
 }
 
@@ -163,7 +164,7 @@ impl CorpusBuilder {
             for (len, hash) in part.sets {
                 let set = &part.flat[start..start + len];
                 start += len;
-                let doc = c.rep.len() as u32;
+                let doc = c.set_of.len() as u32;
                 c.total += len as u64;
                 // Equal prefixes of truncated documents say nothing about the rest: they
                 // are never copies nor representatives of copies.
@@ -172,22 +173,29 @@ impl CorpusBuilder {
                 let first = whole_set
                     .then(|| self.seen.get(&hash).copied())
                     .flatten()
-                    .filter(|&f| c.set(f) == set);
+                    .filter(|&f| c.stored_set(f) == set);
                 match first {
-                    Some(f) => c.rep.push(f),
+                    Some(f) => c.set_of.push(f),
                     None => {
+                        let index = c.first_doc.len() as u32;
                         if whole_set {
-                            self.seen.entry(hash).or_insert(doc);
+                            self.seen.entry(hash).or_insert(index);
                         }
                         c.hashes.extend_from_slice(set);
-                        c.rep.push(doc);
+                        c.offsets.push(c.hashes.len());
+                        c.first_doc.push(doc);
+                        c.set_of.push(index);
                     }
                 }
-                c.offsets.push(c.hashes.len());
             }
             c.short += part.short;
         }
-        c.lengths.extend(texts.iter().map(|t| t.as_ref().len()));
+        // Lengths past 4 GiB saturate (records are capped far below by the readers).
+        c.lengths.extend(
+            texts
+                .iter()
+                .map(|t| u32::try_from(t.as_ref().len()).unwrap_or(u32::MAX)),
+        );
     }
 
     /// Number of documents added so far.
@@ -219,12 +227,16 @@ fn set_hash(set: &[u64]) -> u128 {
 /// groups of identical sets and the signatures of each group's representative.
 #[derive(Clone, Debug, Default)]
 pub struct Corpus {
+    /// Per distinct set stored, where it ends in `hashes` (after a leading 0).
     offsets: Vec<usize>,
     hashes: Vec<u64>,
-    lengths: Vec<usize>,
-    /// The representative (first document) of each document's group of identical sets;
-    /// a copy's own range in `hashes` is empty: its set is its representative's.
-    rep: Vec<u32>,
+    /// Each document's text length in bytes (saturating at `u32::MAX`).
+    lengths: Vec<u32>,
+    /// Each document's distinct set: an index into `offsets` and `first_doc`. A copy
+    /// costs this entry and its length, nothing more.
+    set_of: Vec<u32>,
+    /// Per distinct set, the first document that has it (its representative).
+    first_doc: Vec<u32>,
     /// Shingles summed over all documents, copies included.
     total: u64,
     families: Vec<FamilySketches>,
@@ -250,6 +262,7 @@ impl Corpus {
     pub fn sketch(&mut self, families: &[Family], plan: BandPlan, keep_signatures: bool) {
         let reps = self.members();
         let b = plan.bands();
+        let sets = self.distinct_sets();
         self.families = families
             .iter()
             .map(|family| {
@@ -259,9 +272,9 @@ impl Corpus {
                     .copied()
                     .filter(|&d| family.takes(self.set(d).len()))
                     .collect();
-                let mut slot = vec![NO_ROW; self.len()];
+                let mut slot = vec![NO_ROW; sets];
                 for (row, &d) in chosen.iter().enumerate() {
-                    slot[d as usize] = row as u32;
+                    slot[self.set_of[d as usize] as usize] = row as u32;
                 }
                 let mut keys = vec![0u64; chosen.len() * b];
                 let mut signatures = vec![0u32; if keep_signatures { chosen.len() * k } else { 0 }];
@@ -298,7 +311,7 @@ impl Corpus {
 
     /// Number of documents, skipped ones included.
     pub fn len(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
+        self.set_of.len()
     }
 
     /// True if there are no documents.
@@ -308,13 +321,48 @@ impl Corpus {
 
     /// The shingle set of a document: sorted, deduplicated.
     pub fn set(&self, doc: u32) -> &[u64] {
-        let d = self.rep[doc as usize] as usize;
-        &self.hashes[self.offsets[d]..self.offsets[d + 1]]
+        self.stored_set(self.set_of[doc as usize])
+    }
+
+    /// A distinct set by its index.
+    fn stored_set(&self, index: u32) -> &[u64] {
+        let i = index as usize;
+        &self.hashes[self.offsets[i]..self.offsets[i + 1]]
     }
 
     /// The first document whose shingle set is identical to this one's (itself if none).
     pub fn representative(&self, doc: u32) -> u32 {
-        self.rep[doc as usize]
+        self.first_doc[self.set_of[doc as usize] as usize]
+    }
+
+    /// Each document's distinct set, numbered from 0 in order of first appearance:
+    /// documents with equal numbers have identical sets (empty documents and truncated
+    /// ones each have their own). Below [`Corpus::distinct_sets`].
+    pub fn set_index(&self) -> &[u32] {
+        &self.set_of
+    }
+
+    /// Number of distinct sets (see [`Corpus::set_index`]).
+    pub fn distinct_sets(&self) -> usize {
+        self.first_doc.len()
+    }
+
+    /// Bytes of heap the corpus holds (capacities), for tests that bound what a
+    /// document costs.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        let families: usize = self
+            .families
+            .iter()
+            .map(|f| f.slot.capacity() * 4 + f.keys.capacity() * 8 + f.signatures.capacity() * 4)
+            .sum();
+        self.offsets.capacity() * size_of_val(&0usize)
+            + self.hashes.capacity() * 8
+            + self.lengths.capacity() * 4
+            + self.set_of.capacity() * 4
+            + self.first_doc.capacity() * 4
+            + families
+            + self.whole.capacity() * (4 + 24 + WHOLE_NUM_PERM * 8)
     }
 
     /// Number of sketch families the corpus was sketched with (0 if not sketched).
@@ -331,7 +379,7 @@ impl Corpus {
     pub fn in_family(&self, family: usize, doc: u32) -> bool {
         self.families
             .get(family)
-            .is_some_and(|f| f.row(self.representative(doc)).is_some())
+            .is_some_and(|f| f.row(self.set_of[doc as usize]).is_some())
     }
 
     /// A document's signature in one family (32-bit values), if it has one there and
@@ -339,12 +387,15 @@ impl Corpus {
     pub fn signature_in(&self, family: usize, doc: u32) -> Option<&[u32]> {
         self.families
             .get(family)?
-            .signature(self.representative(doc))
+            .signature(self.set_of[doc as usize])
     }
 
-    /// A representative's band keys in one family, if it was sketched there.
+    /// A document's band keys in one family (a copy has its representative's), if it
+    /// was sketched there.
     pub fn band_keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
-        self.families.get(family)?.band_keys(doc)
+        self.families
+            .get(family)?
+            .band_keys(self.set_of[doc as usize])
     }
 
     /// The family in which two documents are compared: the last one both are in
@@ -364,7 +415,7 @@ impl Corpus {
 
     /// The length of a document's text in bytes, as given.
     pub fn text_len(&self, doc: u32) -> usize {
-        self.lengths[doc as usize]
+        self.lengths[doc as usize] as usize
     }
 
     /// Why a document is skipped, or `None` if it takes part.
@@ -375,34 +426,46 @@ impl Corpus {
     /// The documents that take part in LSH, in order: not skipped, and each the
     /// representative of its group of identical sets.
     pub fn members(&self) -> Vec<u32> {
-        (0..self.len() as u32)
-            .filter(|&d| self.skip_reason(d).is_none() && self.representative(d) == d)
+        // Distinct sets come in order of their first document.
+        (0..self.distinct_sets() as u32)
+            .filter(|&s| !self.stored_set(s).is_empty())
+            .map(|s| self.first_doc[s as usize])
             .collect()
+    }
+
+    /// Number of documents with each distinct set (see [`Corpus::set_index`]).
+    pub fn set_sizes(&self) -> Vec<u32> {
+        let mut sizes = vec![0u32; self.distinct_sets()];
+        for &s in &self.set_of {
+            sizes[s as usize] += 1;
+        }
+        sizes
     }
 
     /// Groups of two or more documents with identical (non-empty) shingle sets, each
     /// sorted, the representative first; groups in order of their representative.
     pub fn identical_groups(&self) -> Vec<Vec<u32>> {
-        let mut copies: Vec<(u32, u32)> = (0..self.len() as u32)
-            .filter(|&d| self.representative(d) != d && self.skip_reason(d).is_none())
-            .map(|d| (self.representative(d), d))
-            .collect();
-        copies.sort_unstable();
-        copies
-            .chunk_by(|x, y| x.0 == y.0)
-            .map(|g| {
-                std::iter::once(g[0].0)
-                    .chain(g.iter().map(|&(_, d)| d))
-                    .collect()
-            })
-            .collect()
+        let sizes = self.set_sizes();
+        // Per distinct set, its group's place in the output (u32::MAX: no group).
+        let mut place = vec![u32::MAX; sizes.len()];
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        for (s, &n) in sizes.iter().enumerate() {
+            if n > 1 {
+                place[s] = groups.len() as u32;
+                groups.push(Vec::with_capacity(n as usize));
+            }
+        }
+        for (d, &s) in self.set_of.iter().enumerate() {
+            if let Some(g) = groups.get_mut(place[s as usize] as usize) {
+                g.push(d as u32);
+            }
+        }
+        groups
     }
 
     /// Number of documents identical to an earlier one (not representatives, not skipped).
     pub fn identical_copies(&self) -> u64 {
-        (0..self.len() as u32)
-            .filter(|&d| self.representative(d) != d && self.skip_reason(d).is_none())
-            .count() as u64
+        (self.len() - self.distinct_sets()) as u64
     }
 
     /// Documents longer than the shingle cap: their set holds their first shingles only.
@@ -485,6 +548,33 @@ mod tests {
 
     use super::*;
     use crate::family::{families, SketchKind};
+
+    /// A copy costs its set number and its length (8 bytes, doubled at worst by the
+    /// vectors' growth), before and after sketching.
+    #[test]
+    fn copies_cost_a_few_bytes_each() {
+        let n = 100_000;
+        let texts = vec!["a listing that is copied many, many times"; 1 << 14];
+        let mut b = CorpusBuilder::new(Shingler::default());
+        let mut added = 0;
+        while added < n {
+            let batch = &texts[..(n - added).min(texts.len())];
+            b.add(batch);
+            added += batch.len();
+        }
+        b.add(&["and one that is not"]);
+        let mut c = b.finish();
+        assert_eq!((c.len(), c.distinct_sets()), (n + 1, 2));
+        assert_eq!(c.identical_groups().len(), 1);
+        assert_eq!(c.identical_groups()[0].len(), n);
+        let per_doc = |c: &Corpus| c.heap_bytes() as f64 / n as f64;
+        assert!(per_doc(&c) <= 16.0, "{} bytes per document", per_doc(&c));
+        let plan = BandPlan::new(16, 8, 128).unwrap();
+        let fams = families(SketchKind::OnePermutation, 128, 1, 0.8).unwrap();
+        c.sketch(&fams, plan, true);
+        assert!(per_doc(&c) <= 16.0, "{} bytes per document", per_doc(&c));
+    }
+
     use crate::shingle::ShingleKind;
 
     #[test]

@@ -14,8 +14,11 @@ pub struct BandIndex {
     bands: usize,
     /// Bands per sketch family: family f owns bands f·w .. (f+1)·w.
     family_width: usize,
-    /// Document-major: `keys[doc * bands + band]`.
+    /// Row-major: `keys[row * bands + band]`, one row per document that has keys.
     keys: Vec<u64>,
+    /// Each document's row in `keys`, or `NO_ROW`: documents without keys (identical
+    /// copies, empty documents) cost 4 bytes here, not a row.
+    slot: Vec<u32>,
     /// Per band, the `(key, doc)` records of the documents that take part, sorted.
     sorted: Vec<Vec<(u64, u32)>>,
 }
@@ -24,6 +27,8 @@ pub struct BandIndex {
 pub fn absent_key(doc: u32) -> u64 {
     !(doc as u64)
 }
+
+const NO_ROW: u32 = u32::MAX;
 
 /// A candidate pair `a < b` and the first band in which they collide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -39,18 +44,29 @@ pub struct Candidate {
 impl BandIndex {
     /// Groups documents by their band keys.
     ///
-    /// `keys` is document-major (`keys[doc * bands + band]`) over all documents; in each
-    /// band only the documents listed in `members[band]` take part in buckets. A document
-    /// absent from a band must hold a key no other document has there (see
-    /// [`absent_key`]), so that [`BandIndex::collided_earlier`] never matches on it.
+    /// `keys` holds one row of `bands` keys for each document of `docs` (sorted), in that
+    /// order: `keys[i * bands + band]` is `docs[i]`'s; in each band only the documents
+    /// listed in `members[band]` (all in `docs`) take part in buckets. A document absent
+    /// from a band must hold a key no other document has there (see [`absent_key`]), so
+    /// that [`BandIndex::collided_earlier`] never matches on it.
     ///
     /// Bands come in families of `family_width` (one per sketch family); a pair belongs to
     /// the first band where it collides *within* a family.
-    pub fn build(bands: usize, family_width: usize, keys: Vec<u64>, members: &[&[u32]]) -> Self {
+    pub fn build(
+        bands: usize,
+        family_width: usize,
+        keys: Vec<u64>,
+        docs: &[u32],
+        members: &[&[u32]],
+    ) -> Self {
         assert!(
-            bands > 0 && keys.len().is_multiple_of(bands),
-            "keys must be doc-major"
+            bands > 0 && keys.len() == docs.len() * bands,
+            "one row of keys per document"
         );
+        let mut slot = vec![NO_ROW; docs.last().map_or(0, |&d| d as usize + 1)];
+        for (row, &d) in docs.iter().enumerate() {
+            slot[d as usize] = row as u32;
+        }
         assert!(
             family_width > 0 && bands.is_multiple_of(family_width),
             "whole families"
@@ -61,7 +77,7 @@ impl BandIndex {
             .map(|band| {
                 let mut recs: Vec<(u64, u32)> = members[band]
                     .iter()
-                    .map(|&d| (keys[d as usize * bands + band], d))
+                    .map(|&d| (keys[slot[d as usize] as usize * bands + band], d))
                     .collect();
                 recs.par_sort_unstable();
                 recs
@@ -71,7 +87,25 @@ impl BandIndex {
             bands,
             family_width,
             keys,
+            slot,
             sorted,
+        }
+    }
+
+    /// A document's keys, if it has a row.
+    fn keys_of(&self, doc: u32) -> Option<&[u64]> {
+        let row = *self.slot.get(doc as usize)?;
+        (row != NO_ROW).then(|| &self.keys[row as usize * self.bands..][..self.bands])
+    }
+
+    /// True if `a` and `b` share a key in one of the `bands`.
+    fn share_key(&self, a: u32, b: u32, bands: std::ops::Range<usize>) -> bool {
+        match (self.keys_of(a), self.keys_of(b)) {
+            (Some(ka), Some(kb)) => ka[bands.clone()]
+                .iter()
+                .zip(&kb[bands])
+                .any(|(x, y)| x == y),
+            _ => false,
         }
     }
 
@@ -114,19 +148,14 @@ impl BandIndex {
     /// to that band.
     pub fn collided_earlier(&self, a: u32, b: u32, band: u32) -> bool {
         let start = self.family_of(band) * self.family_width;
-        let range = start..band as usize;
-        let ka = &self.keys[a as usize * self.bands..][range.clone()];
-        let kb = &self.keys[b as usize * self.bands..][range];
-        ka.iter().zip(kb).any(|(x, y)| x == y)
+        self.share_key(a, b, start..band as usize)
     }
 
     /// True if `a` and `b` share a bucket in some band of a family: LSH made them a
     /// candidate there.
     pub fn collide_in_family(&self, a: u32, b: u32, family: usize) -> bool {
         let range = family * self.family_width..((family + 1) * self.family_width).min(self.bands);
-        let ka = &self.keys[a as usize * self.bands..][range.clone()];
-        let kb = &self.keys[b as usize * self.bands..][range];
-        ka.iter().zip(kb).any(|(x, y)| x == y)
+        self.share_key(a, b, range)
     }
 
     /// Walks every pair of every bucket, band by band, handing them to `f` in chunks of at
@@ -187,7 +216,7 @@ mod tests {
             9, 6, // doc 4
         ];
         let all: &[u32] = &[0, 1, 2, 3, 4];
-        BandIndex::build(2, 2, keys, &[all, all])
+        BandIndex::build(2, 2, keys, all, &[all, all])
     }
 
     #[test]
@@ -223,11 +252,11 @@ mod tests {
         // Two families of one band each: docs 0 and 1 collide in both.
         let keys = vec![5, 6, 5, 6];
         let all: &[u32] = &[0, 1];
-        let idx = BandIndex::build(2, 1, keys, &[all, all]);
+        let idx = BandIndex::build(2, 1, keys, all, &[all, all]);
         assert!(!idx.collided_earlier(0, 1, 0));
         assert!(!idx.collided_earlier(0, 1, 1), "band 0 is another family");
         assert!(idx.collide_in_family(0, 1, 0) && idx.collide_in_family(0, 1, 1));
-        let apart = BandIndex::build(2, 1, vec![5, 6, 5, 7], &[all, all]);
+        let apart = BandIndex::build(2, 1, vec![5, 6, 5, 7], all, &[all, all]);
         assert!(apart.collide_in_family(0, 1, 0) && !apart.collide_in_family(0, 1, 1));
         assert_eq!(idx.family_of(1), 1);
     }
@@ -235,7 +264,13 @@ mod tests {
     #[test]
     fn non_members_take_no_part() {
         let keys = vec![1, 1, 1];
-        let idx = BandIndex::build(1, 1, keys, &[&[0, 2]]);
+        let idx = BandIndex::build(1, 1, keys, &[0, 2, 3], &[&[0, 2]]);
         assert_eq!(idx.links(|_, _, _| true), vec![(0, 2)]);
+        // Documents without a row of keys (1, and 4 past the last) never collide.
+        assert!(!idx.collide_in_family(0, 1, 0) && !idx.collide_in_family(4, 0, 0));
+        assert!(
+            idx.collide_in_family(0, 3, 0),
+            "3 has keys, though not a member"
+        );
     }
 }

@@ -48,7 +48,7 @@ pub mod shingle;
 pub mod sketch;
 pub mod verify;
 
-pub use cluster::{Cluster, Duplicate, KeepPolicy, Similarity};
+pub use cluster::{Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy, Similarity};
 pub use corpus::{Corpus, SkipReason};
 pub use error::{Error, Result};
 pub use family::SketchKind;

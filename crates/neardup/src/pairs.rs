@@ -73,13 +73,6 @@ impl Groups {
             None => std::slice::from_ref(rep),
         }
     }
-
-    /// Links from each group's representative to its copies.
-    pub(crate) fn links(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.groups
-            .iter()
-            .flat_map(|g| g[1..].iter().map(move |&d| (g[0], d)))
-    }
 }
 
 /// All verified pairs of a corpus: pairs between representatives, and identical copies.

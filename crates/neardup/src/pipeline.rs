@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::cluster::{cluster_ranked, Cluster, KeepPolicy, Similarity};
+use crate::cluster::{cluster_sets, Cluster, Clusters, KeepPolicy, Similarity};
 use crate::corpus::{Corpus, CorpusBuilder};
 use crate::error::{Error, Result};
 use crate::exact::ExactJoin;
@@ -12,7 +12,7 @@ use crate::family::{families, Family, SketchKind};
 use crate::group::{absent_key, BandIndex, Candidate};
 use crate::lsh::BandPlan;
 use crate::normalize::Normalization;
-use crate::pairs::{Groups, Pair, PairSet};
+use crate::pairs::{Pair, PairSet};
 use crate::shingle::{ShingleKind, Shingler};
 use crate::verify::{estimate, jaccard, meets_threshold, triage_margin, Verification};
 
@@ -705,7 +705,16 @@ impl Pipeline {
     }
 
     /// Clusters found by LSH, sorted by kept document. Needs a sketched corpus.
+    ///
+    /// One [`Duplicate`](crate::Duplicate) per removed document; [`Pipeline::cluster_set`]
+    /// gives the same clusters held compactly.
     pub fn clusters(&self, prepared: &Prepared) -> (Vec<Cluster>, Stats) {
+        let (clusters, stats) = self.cluster_set(prepared);
+        (clusters.to_vec(), stats)
+    }
+
+    /// Clusters found by LSH, held compactly (a few bytes per document).
+    pub fn cluster_set(&self, prepared: &Prepared) -> (Clusters, Stats) {
         let mut stats = prepared.stats.clone();
         let index = band_index(self.config.plan, &prepared.corpus, &mut stats);
         let corpus = &prepared.corpus;
@@ -750,7 +759,6 @@ impl Pipeline {
             stats.large_group_verified = large.len() as u64;
             verified.extend(large);
         }
-        verified.extend(Groups::new(corpus).links());
         let ranks = prepared.keep_ranks.as_deref();
         let clusters = self.cluster_links(corpus, ranks, &verified, &mut stats, |kept, doc| {
             self.check(corpus, kept.min(doc), kept.max(doc))
@@ -765,21 +773,25 @@ impl Pipeline {
         links: &[(u32, u32)],
         stats: &mut Stats,
         similar: impl Fn(u32, u32) -> Option<Similarity> + Sync,
-    ) -> Vec<Cluster> {
+    ) -> Clusters {
         self.progress.start(Stage::Cluster, 0);
         let keep = self.config.keep;
         // A pair known only by estimate (a truncated document) removes nothing unless allowed.
         let allow = self.config.allow_truncated;
         let similar = |kept: u32, doc: u32| similar(kept, doc).filter(|s| allow || !s.truncated);
+        // Identical documents are clustered as groups: a copy costs no link.
+        let (set_of, sets) = (corpus.set_index(), corpus.distinct_sets());
         let out = stats.time(Stage::Cluster, || match ranks {
-            Some(ranks) => cluster_ranked(
-                corpus.len(),
+            Some(ranks) => cluster_sets(
+                set_of,
+                sets,
                 links,
                 |d| (i128::from(ranks[d as usize]), d),
                 similar,
             ),
-            None => cluster_ranked(
-                corpus.len(),
+            None => cluster_sets(
+                set_of,
+                sets,
                 links,
                 |d| keep.rank(d, corpus.text_len(d)),
                 similar,
@@ -860,14 +872,19 @@ impl Pipeline {
 
     /// Clusters from the exact join's pairs, verified exactly against each kept document.
     pub fn exact_clusters(&self, prepared: &Prepared) -> (Vec<Cluster>, Stats) {
+        let (clusters, stats) = self.exact_cluster_set(prepared);
+        (clusters.to_vec(), stats)
+    }
+
+    /// The exact join's clusters, held compactly.
+    pub fn exact_cluster_set(&self, prepared: &Prepared) -> (Clusters, Stats) {
         let mut stats = prepared.stats.clone();
         let corpus = &prepared.corpus;
-        let mut links: Vec<(u32, u32)> = self
+        let links: Vec<(u32, u32)> = self
             .exact_rep_pairs(corpus, &mut stats)
             .iter()
             .map(|p| (p.a, p.b))
             .collect();
-        links.extend(Groups::new(corpus).links());
         let t = self.config.threshold;
         let ranks = prepared.keep_ranks.as_deref();
         let clusters = self.cluster_links(corpus, ranks, &links, &mut stats, |kept, doc| {
@@ -976,17 +993,19 @@ fn band_index(plan: BandPlan, corpus: &Corpus, stats: &mut Stats) -> BandIndex {
         let b = plan.bands();
         let families = corpus.num_families().max(1);
         let width = b * families;
-        let mut keys = vec![0u64; corpus.len() * width];
-        keys.par_chunks_mut(width).enumerate().for_each(|(d, out)| {
-            let d = d as u32;
-            for (f, out) in out.chunks_mut(b).enumerate() {
-                match corpus.band_keys_in(f, d) {
-                    Some(keys) => out.copy_from_slice(keys),
-                    None => out.fill(absent_key(d)),
-                }
-            }
-        });
+        // Rows of keys for the documents that take part only: copies have none.
         let members = corpus.members();
+        let mut keys = vec![0u64; members.len() * width];
+        keys.par_chunks_mut(width)
+            .zip(members.par_iter())
+            .for_each(|(out, &d)| {
+                for (f, out) in out.chunks_mut(b).enumerate() {
+                    match corpus.band_keys_in(f, d) {
+                        Some(keys) => out.copy_from_slice(keys),
+                        None => out.fill(absent_key(d)),
+                    }
+                }
+            });
         let per_family: Vec<Vec<u32>> = (0..families)
             .map(|f| {
                 members
@@ -999,7 +1018,7 @@ fn band_index(plan: BandPlan, corpus: &Corpus, stats: &mut Stats) -> BandIndex {
         let per_band: Vec<&[u32]> = (0..width)
             .map(|band| per_family[band / b].as_slice())
             .collect();
-        let index = BandIndex::build(width, b, keys, &per_band);
+        let index = BandIndex::build(width, b, keys, &members, &per_band);
         let counts = index.bucket_stats();
         (index, counts)
     });
