@@ -2558,3 +2558,97 @@ fn dedup_spills_to_unnamed_files_that_a_signal_leaves_nothing_of() {
     assert_eq!(names(tmp.path()), 0);
     assert_eq!(names(outs.path()), 0, "no output, no temporary output");
 }
+
+// ---- memory that does not grow with junk (issue 10) ----
+
+/// Runs `neardup ARGS` and returns its exit code and peak resident memory in bytes, read
+/// from the kernel's accounting of that one child (`wait4`), so tests running alongside
+/// do not count.
+#[cfg(target_os = "linux")]
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its rusage
+fn peak_memory(args: &[&str]) -> (i32, u64) {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child's pid.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    assert!(
+        libc::WIFEXITED(status),
+        "neardup {args:?} did not exit: {status}"
+    );
+    (libc::WEXITSTATUS(status), usage.ru_maxrss as u64 * 1024)
+}
+
+/// Bytes of peak memory per record beyond a fixed allowance, for junk inputs. Before the
+/// fix a blank line cost ~490 bytes and an identical copy ~820; the targets (50M blank
+/// lines in 100 MB, 10M copies in 400 MB) allow 2 and 40.
+#[cfg(target_os = "linux")]
+fn bytes_per_record(args: &[&str], records: u64) -> f64 {
+    const ALLOWANCE: u64 = 48 << 20;
+    let (code, peak) = peak_memory(args);
+    assert_eq!(code, 0, "neardup {args:?}");
+    peak.saturating_sub(ALLOWANCE) as f64 / records as f64
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn junk_costs_no_memory_per_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let blank = dir.path().join("blank.jsonl");
+    let lines = 2_000_000u64;
+    std::fs::write(&blank, "\n".repeat(lines as usize)).unwrap();
+    let out = dir.path().join("out.jsonl");
+    let skipped = dir.path().join("skipped.jsonl");
+    let per_line = bytes_per_record(
+        &[
+            "dedup",
+            blank.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--skipped",
+            skipped.to_str().unwrap(),
+            "-q",
+        ],
+        lines,
+    );
+    assert!(per_line <= 2.0, "{per_line:.1} bytes per blank line");
+
+    let copies = dir.path().join("copies.jsonl");
+    let n = 500_000u64;
+    let record = "{\"text\": \"Bright two bedroom apartment near downtown with a balcony and hardwood floors\"}\n";
+    std::fs::write(&copies, record.repeat(n as usize)).unwrap();
+    for mode in ["dedup", "clusters"] {
+        let per_copy = bytes_per_record(
+            &[
+                mode,
+                copies.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "-q",
+            ],
+            n,
+        );
+        assert!(
+            per_copy <= 40.0,
+            "{mode}: {per_copy:.1} bytes per identical copy"
+        );
+    }
+    // The output is right too: one cluster of every copy, the first one kept.
+    let clusters = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        clusters.lines().count() as u64,
+        n,
+        "clusters: every copy listed"
+    );
+    let kept: Vec<&str> = clusters
+        .lines()
+        .filter(|l| l.contains("\"kept\":true"))
+        .collect();
+    assert_eq!(kept, [r#"{"id":1,"cluster":1,"kept":true}"#]);
+}
