@@ -3,7 +3,10 @@
 /// Everything that can go wrong when configuring or running the pipeline.
 ///
 /// The pipeline itself cannot fail on any input text; only configuration is validated.
+/// Messages speak of the library's settings, so any front end can show them; new kinds of
+/// error may be added, so match with a wildcard arm.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The similarity threshold must lie in
     /// [`MIN_THRESHOLD`](crate::pipeline::MIN_THRESHOLD)..=1: below it, size windows such
@@ -23,7 +26,7 @@ pub enum Error {
     InvalidShingleSize(usize),
     /// The cap on shingle positions per document must be in
     /// 1..=[`MAX_MAX_SHINGLES`](crate::shingle::MAX_MAX_SHINGLES).
-    #[error("max shingles must be in 1..=4294967296, got {0}")]
+    #[error("the cap on shingles per document must be in 1..=4294967296, got {0}")]
     InvalidMaxShingles(usize),
     /// The number of permutations must be in 1..=65536.
     #[error("number of permutations must be in 1..=65536, got {0}")]
@@ -39,7 +42,7 @@ pub enum Error {
         num_perm: usize,
     },
     /// Only one of `bands` and `rows` was given.
-    #[error("--bands and --rows go together: give both or neither")]
+    #[error("bands and rows go together: give both or neither")]
     IncompleteBands,
     /// Keep ranks must be given for every document.
     #[error("{ranks} keep ranks for {documents} documents: give one per document")]
