@@ -1,6 +1,7 @@
 //! Representative report data for tests (deterministic): the unit tests, the size test and
 //! the headless-browser rendering test build their reports from it.
 
+use super::histogram::similarity_bins;
 use super::{ClusterView, DocView, PairView, ReportData};
 
 /// A small deterministic generator (xorshift64*).
@@ -249,9 +250,9 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
             ("cluster".into(), 0.05),
             ("write".into(), 0.11),
         ],
-        verified_similarities: verified,
+        verified_similarities: similarity_bins(&verified, neardup::SIMILARITY_BINS),
         identical_pairs: similarities as u64 / 10,
-        rejected_similarities: rejected,
+        rejected_similarities: similarity_bins(&rejected, neardup::SIMILARITY_BINS),
         cluster_sizes,
         largest_clusters,
         sample_pairs,

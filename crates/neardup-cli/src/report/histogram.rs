@@ -1,11 +1,14 @@
-//! Binning: similarities into equal-width bins over [0, 1], cluster sizes into log-scaled bins.
+//! Binning: similarity counts into coarser equal-width bins over [0, 1], cluster sizes into
+//! log-scaled bins.
 
 /// Slack for values computed as ratios that sit exactly on a bin edge (29/50 = 0.58 must
 /// land in the bin starting at 0.58, although 0.58 × 50 = 28.999…).
+#[cfg(test)]
 const EDGE_EPSILON: f64 = 1e-9;
 
 /// Counts of values in `bins` equal-width bins over [0, 1]: bin i holds [i/bins, (i+1)/bins),
 /// the last one also holds 1.0. Values outside [0, 1] are clamped; NaNs are not counted.
+#[cfg(test)]
 pub fn similarity_bins(values: &[f64], bins: usize) -> Vec<u64> {
     let mut counts = vec![0u64; bins.max(1)];
     let n = counts.len();
@@ -17,6 +20,18 @@ pub fn similarity_bins(values: &[f64], bins: usize) -> Vec<u64> {
         counts[i.min(n - 1)] += 1;
     }
     counts
+}
+
+/// Counts in fewer bins: `counts` (a multiple of `bins` long, equal widths over [0, 1])
+/// added up per coarse bin.
+pub fn coarsen(counts: &[u64], bins: usize) -> Vec<u64> {
+    let bins = bins.max(1);
+    let per = counts.len().div_ceil(bins).max(1);
+    let mut out = vec![0u64; bins];
+    for (i, &n) in counts.iter().enumerate() {
+        out[(i / per).min(bins - 1)] += n;
+    }
+    out
 }
 
 /// One bin of the cluster-size distribution: sizes `lo..=hi`.
