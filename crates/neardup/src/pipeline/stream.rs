@@ -175,11 +175,14 @@ impl Pipeline {
             sink_time: Duration::ZERO,
         };
         emitter.identical(self.identical_similarity(corpus))?;
+        let before = emitter.sink_time;
         let known = self.walk(prepared, &mut stats, |reps| emitter.reps(reps))?;
         let mut totals = emitter.totals;
         totals.documents = documents_in_pairs(corpus, &groups, &known.paired);
+        // The consumer's time during the walk is its own (writing), not verification's.
+        let consumer = emitter.sink_time - before;
         if let Some((_, t)) = stats.timings.iter_mut().find(|(s, _)| *s == Stage::Verify) {
-            *t = t.saturating_sub(emitter.sink_time);
+            *t = t.saturating_sub(consumer);
         }
         Ok((totals, stats))
     }
