@@ -605,8 +605,8 @@ impl Pipeline {
     /// All similar pairs found by LSH, sorted by `(a, b)`. Needs a sketched corpus.
     ///
     /// Documents with identical shingle sets are paired with each other directly and
-    /// share their representative's pairs. [`Pipeline::pair_set`] gives the same pairs
-    /// without holding them all.
+    /// share their representative's pairs. [`Pipeline::pair_set`] holds them compactly;
+    /// [`Pipeline::for_each_pair_chunk`] streams them without holding them.
     pub fn pairs(&self, prepared: &Prepared) -> (Vec<Pair>, Stats) {
         let (set, stats) = self.pair_set(prepared);
         (set.to_vec(), stats)
