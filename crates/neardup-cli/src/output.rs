@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use neardup::{Clusters, Pair, PairSet};
+use neardup::{Clusters, Pair};
 use neardup_io::{OutputFile, OutputOptions};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -45,42 +45,48 @@ pub fn round(x: Option<f64>) -> Option<f64> {
 /// Pairs formatted per parallel task.
 const FORMAT_TASK: usize = 1 << 14;
 
-/// Pairs expanded per chunk: bounds what is held between expanding and writing.
-const WRITE_CHUNK: usize = 1 << 20;
-
 /// How pairs and clusters are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
     /// One JSON object per line.
     Jsonl,
-    /// Tab-separated values with a header line; tabs, newlines and backslashes in ids
+    /// Tab-separated values with a header line (pairs: `a`, `b`, `jaccard`, `estimate`,
+    /// `truncated`); tabs, newlines and backslashes in ids
     /// are escaped as `\t`, `\n`, `\r` and `\\`; an absent value is an empty field.
     Tsv,
 }
 
-/// One line per pair, in order. Ids repeat across many pairs, so each id is rendered
-/// once; chunks of pairs are expanded and formatted in parallel, then written in order.
-pub fn write_pairs(
-    out: &mut dyn Write,
-    pairs: &PairSet,
-    docs: &Documents,
+/// Writes pairs as they come, one line each. Ids repeat across many pairs, so each id is
+/// rendered once; each chunk is formatted in parallel, written in order and flushed, so a
+/// reader at the other end of a pipe sees the first pairs while the rest are found.
+pub struct PairWriter<'a> {
+    out: &'a mut dyn Write,
+    ids: Vec<Vec<u8>>,
     format: OutputFormat,
-) -> io::Result<()> {
-    let rendered: Vec<Vec<u8>> = (0..docs.len() as u32)
-        .into_par_iter()
-        .map(|d| render_id(&docs.id(d), format))
-        .collect::<io::Result<_>>()?;
-    if format == OutputFormat::Tsv {
-        out.write_all(b"a\tb\tjaccard\testimate\n")?;
+}
+
+impl<'a> PairWriter<'a> {
+    /// Renders the ids and writes the TSV header.
+    pub fn new(out: &'a mut dyn Write, docs: &Documents, format: OutputFormat) -> io::Result<Self> {
+        let ids: Vec<Vec<u8>> = (0..docs.len() as u32)
+            .into_par_iter()
+            .map(|d| render_id(&docs.id(d), format))
+            .collect::<io::Result<_>>()?;
+        if format == OutputFormat::Tsv {
+            out.write_all(b"a\tb\tjaccard\testimate\ttruncated\n")?;
+        }
+        Ok(PairWriter { out, ids, format })
     }
-    pairs.for_each_chunk(WRITE_CHUNK, |chunk| {
+
+    /// Writes a chunk of pairs and flushes it.
+    pub fn write(&mut self, chunk: &[Pair]) -> io::Result<()> {
         let parts: Vec<Vec<u8>> = chunk
             .par_chunks(FORMAT_TASK)
-            .map(|part| format_pairs(part, &rendered, format))
+            .map(|part| format_pairs(part, &self.ids, self.format))
             .collect::<io::Result<_>>()?;
-        parts.iter().try_for_each(|p| out.write_all(p))
-    })?;
-    out.flush()
+        parts.iter().try_for_each(|p| self.out.write_all(p))?;
+        self.out.flush()
+    }
 }
 
 /// An id as it appears in the output: JSON, or escaped for TSV.
@@ -148,7 +154,11 @@ fn format_pairs(pairs: &[Pair], ids: &[Vec<u8>], format: OutputFormat) -> io::Re
                 push_tsv_number(&mut buf, p.similarity.jaccard)?;
                 buf.push(b'\t');
                 push_tsv_number(&mut buf, p.similarity.estimate)?;
-                buf.push(b'\n');
+                buf.extend_from_slice(if p.similarity.truncated {
+                    b"\ttrue\n"
+                } else {
+                    b"\tfalse\n"
+                });
             }
         }
     }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
-use neardup::{Clusters, Config, Pair, PairSet, Stats};
+use neardup::{Clusters, Config, Pair, PairTotals, Stats};
 
 use neardup_report::{
     self as report, ClusterView, Count, DocView, DuplicateView, PairView, Parameter, ReportData,
@@ -142,26 +142,45 @@ fn sample_pairs(mut pairs: Vec<Pair>, docs: &Documents) -> Vec<PairView> {
         .collect()
 }
 
-/// Groups of identical documents shown among the sample pairs, at most.
-const SAMPLE_GROUPS: usize = 1000;
+/// The first pair met in each of [`neardup::SIMILARITY_BINS`] similarity bins, gathered
+/// while pairs stream past: a sample spread over the similarity range in bounded memory.
+pub struct PairSample {
+    first: Vec<Option<Pair>>,
+}
 
-/// Adds the pairs' count and a sample of them: drawn from the pairs of distinct shingle
-/// sets and a pair from each of the first groups of identical ones, so the millions of
-/// identical pairs a corpus of copies has do not crowd out the rest.
-pub fn add_pairs(data: &mut ReportData, pairs: &PairSet, docs: &Documents) {
-    data.counts.push(Count::new("pairs", pairs.len()));
-    data.identical_pairs = pairs
-        .identical_groups()
-        .iter()
-        .map(|g| (g.len() * (g.len() - 1) / 2) as u64)
-        .sum();
-    let identical = pairs.identical_groups().iter().take(SAMPLE_GROUPS);
-    let mut pool = pairs.distinct().to_vec();
-    pool.extend(identical.map(|g| Pair {
-        a: g[0],
-        b: g[1],
-        similarity: pairs.identical_similarity(),
-    }));
+impl Default for PairSample {
+    fn default() -> Self {
+        PairSample {
+            first: vec![None; neardup::SIMILARITY_BINS],
+        }
+    }
+}
+
+impl PairSample {
+    /// Looks at a chunk of pairs.
+    pub fn add(&mut self, chunk: &[Pair]) {
+        for p in chunk {
+            if let Some(i) = neardup::Similarities::bin(value(p)) {
+                self.first[i].get_or_insert(*p);
+            }
+        }
+    }
+}
+
+/// Adds the pairs' count and about [`SAMPLE_PAIRS`] pairs spread over the similarity
+/// range (from the first pair of each fine similarity bin, so the millions of identical
+/// pairs a corpus of copies has fill one bin and do not crowd out the rest).
+pub fn add_pairs(
+    data: &mut ReportData,
+    totals: &PairTotals,
+    sample: Option<&PairSample>,
+    docs: &Documents,
+) {
+    data.counts.push(Count::new("pairs", totals.pairs));
+    data.identical_pairs = totals.identical;
+    let pool: Vec<Pair> = sample
+        .map(|s| s.first.iter().flatten().copied().collect())
+        .unwrap_or_default();
     data.sample_pairs = sample_pairs(pool, docs);
 }
 

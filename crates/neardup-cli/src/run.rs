@@ -16,7 +16,7 @@ use crate::args::{
 };
 use crate::input::{BadRecord, DocId, Documents};
 use crate::keep_by::KeepBy;
-use crate::output::{finish, open_output, write_clusters, write_pairs, OutputFormat};
+use crate::output::{finish, open_output, write_clusters, OutputFormat, PairWriter};
 use crate::progress::Bars;
 use crate::report_run;
 use crate::summary::{self, secs, thousands, Summary};
@@ -229,24 +229,41 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             }
             Ok(())
         };
-    let write_start;
+    let write_time;
     let (stats, result_line) = match mode {
         Mode::Pairs => {
-            let (pairs, stats) = if args.exact {
-                pipeline.exact_pair_set(&prepared)
-            } else {
-                pipeline.pair_set(&prepared)
-            };
-            write_start = Instant::now();
             let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
-            write_pairs(&mut out, &pairs, &docs, format).map_err(|e| out.error(e))?;
+            let mut written = std::time::Duration::ZERO;
+            let mut sample = args.report.is_some().then(report_run::PairSample::default);
+            let streamed = (|| {
+                let mut writer = PairWriter::new(&mut out, &docs, format)?;
+                // Each chunk is written as soon as it is verified: nothing holds the pairs.
+                let sink = |chunk: &[neardup::Pair]| {
+                    let start = Instant::now();
+                    if let Some(sample) = sample.as_mut() {
+                        sample.add(chunk);
+                    }
+                    let done = writer.write(chunk);
+                    written += start.elapsed();
+                    done
+                };
+                if args.exact {
+                    pipeline.exact_for_each_pair_chunk(&prepared, sink)
+                } else {
+                    pipeline.for_each_pair_chunk(&prepared, sink)
+                }
+            })();
+            let (totals, stats) = streamed.map_err(|e| out.error(e))?;
             finish(out)?;
+            write_time = written;
             let line = format!(
                 "{} pairs among {} documents",
-                thousands(pairs.len()),
-                thousands(pairs.documents())
+                thousands(totals.pairs),
+                thousands(totals.documents)
             );
-            report(&stats, &|data| report_run::add_pairs(data, &pairs, &docs))?;
+            report(&stats, &|data| {
+                report_run::add_pairs(data, &totals, sample.as_ref(), &docs)
+            })?;
             (stats, line)
         }
         Mode::Clusters | Mode::Dedup => {
@@ -255,12 +272,13 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             } else {
                 pipeline.cluster_set(&prepared)
             };
-            write_start = Instant::now();
+            let write_start = Instant::now();
             if mode == Mode::Clusters {
                 let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
                 write_clusters(&mut out, &clusters, &docs, format).map_err(|e| out.error(e))?;
                 finish(out)?;
             }
+            write_time = write_start.elapsed();
             let removed = clusters.removed();
             let empty = stats.empty;
             let skipped = docs.skipped_count() + empty;
@@ -316,7 +334,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         if let Some(line) = docs.excluded_line() {
             summary.line("left out", line);
         }
-        summary.line("write", secs(write_start.elapsed()));
+        summary.line("write", secs(write_time));
         if let Some(t) = report_time.get() {
             summary.line("report", secs(t));
         }

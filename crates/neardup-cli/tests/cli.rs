@@ -592,8 +592,9 @@ fn several_inputs_are_numbered_by_source_and_output_goes_to_a_file() {
         ("cli/notes.txt:1", "cli/notes.txt:3"),
         ("cli/notes.txt:1", "cli/notes.txt:6"),
         ("cli/notes.txt:3", "cli/notes.txt:6"),
-        ("s1", "s3"),
+        // Copies first, then pairs as LSH verifies them: not sorted by id.
         ("s2", "s5"),
+        ("s1", "s3"),
     ];
     let want: Vec<(String, String)> = want
         .iter()
@@ -905,6 +906,8 @@ fn tsv_output_holds_the_same_pairs_and_clusters_as_jsonl() {
             assert_eq!(row.len(), header.len());
             for (name, field) in header.iter().zip(row) {
                 let expected = match &obj[name] {
+                    // JSON names `truncated` only when true.
+                    Value::Null if *name == "truncated" => "false".to_string(),
                     Value::Null => String::new(),
                     Value::String(s) => s.clone(),
                     v => v.to_string(),
@@ -919,7 +922,7 @@ fn tsv_output_holds_the_same_pairs_and_clusters_as_jsonl() {
     let o = neardup_stdin(&["pairs", "-", "-q", "--output-format", "tsv"], jsonl);
     assert_eq!(
         stdout(&o),
-        "a\tb\tjaccard\testimate\na\\tb\tc\\\\d\\ne\t1.0\t\n"
+        "a\tb\tjaccard\testimate\ttruncated\na\\tb\tc\\\\d\\ne\t1.0\t\tfalse\n"
     );
     // dedup writes the input's own format: the option is a usage error there.
     let o = neardup(&["dedup", "cli/stories.txt", "--output-format", "tsv"]);
@@ -2651,4 +2654,112 @@ fn junk_costs_no_memory_per_record() {
         .filter(|l| l.contains("\"kept\":true"))
         .collect();
     assert_eq!(kept, [r#"{"id":1,"cluster":1,"kept":true}"#]);
+}
+
+// ---- Streamed pairs (issue 10, item 5): order, truncated column, closed pipes ----
+
+/// `n` near-copies of one 60-word text, each with two words replaced: all pairs similar.
+fn mutual_near_copies(n: usize) -> String {
+    let base: Vec<String> = (0..60)
+        .map(|i| format!("word{}", (i * 7919) % 1000))
+        .collect();
+    let mut out = String::new();
+    for d in 0..n {
+        let mut words = base.clone();
+        words[(d * 13) % 60] = format!("x{d}");
+        words[(d * 29 + 5) % 60] = format!("y{d}");
+        out.push_str(&words.join(" "));
+        out.push('\n');
+        if d % 10 == 0 {
+            out.push_str(&words.join(" "));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn pairs_output_order_is_deterministic_whatever_the_threads() {
+    let (_dir, path) = temp_file("near.txt", &mutual_near_copies(300));
+    let path = path.to_str().unwrap();
+    for format in ["jsonl", "tsv"] {
+        let run = |threads: &str| {
+            ok(&[
+                "pairs",
+                path,
+                "-q",
+                "-t",
+                "0.7",
+                "--threads",
+                threads,
+                "--output-format",
+                format,
+            ])
+        };
+        let one = run("1");
+        assert_eq!(one, run("2"), "{format}");
+        assert_eq!(one, run("2"), "{format}, again");
+        let lines: Vec<&str> = one.lines().collect();
+        let mut sorted = lines.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), lines.len(), "{format}: each pair once");
+    }
+    // The summary counts every pair written.
+    let o = neardup(&["pairs", path, "-t", "0.7"]);
+    let written = stdout(&o).lines().count();
+    let result = stderr(&o)
+        .lines()
+        .find_map(|l| l.strip_prefix("result"))
+        .map(|l| l.trim().replace(',', ""))
+        .unwrap_or_default();
+    assert_eq!(result, format!("{written} pairs among 330 documents"));
+}
+
+#[test]
+fn tsv_pairs_mark_pairs_with_a_truncated_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.txt");
+    let long: String = (0..50_000).map(|i| format!("w{i} ")).collect();
+    std::fs::write(&path, format!("{long}\n{long}tail\nshort line\n")).unwrap();
+    let tsv = ok(&[
+        "pairs",
+        path.to_str().unwrap(),
+        "--max-shingles",
+        "1000",
+        "--output-format",
+        "tsv",
+        "-q",
+    ]);
+    let lines: Vec<&str> = tsv.lines().collect();
+    assert_eq!(lines[0], "a\tb\tjaccard\testimate\ttruncated");
+    assert_eq!(lines.len(), 2, "{tsv}");
+    let row: Vec<&str> = lines[1].split('\t').collect();
+    assert_eq!((row[0], row[1], row[2], row[4]), ("1", "2", "", "true"));
+}
+
+#[test]
+fn pairs_into_a_closed_pipe_print_the_first_lines_and_exit_cleanly() {
+    use std::io::BufRead;
+    let (_dir, path) = temp_file("near.txt", &mutual_near_copies(3000));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
+        .args(["pairs", path.to_str().unwrap(), "-t", "0.7", "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    assert!(first.starts_with("{\"a\":"), "{first}");
+    // Millions of pairs: the first lines come while the rest are still being found.
+    assert!(child.try_wait().unwrap().is_none(), "still running");
+    drop(reader);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "",
+        "no error on a closed pipe"
+    );
 }

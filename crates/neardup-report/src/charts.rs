@@ -12,7 +12,7 @@
 
 use neardup::plan::Plan;
 
-use super::histogram::{similarity_bins, SizeBin};
+use super::histogram::{coarsen, SizeBin};
 use super::html::{seconds, thousands};
 use super::svg::{compact, Anchor, Axis, Plot, MARKER, PALETTE};
 use super::Timing;
@@ -73,18 +73,19 @@ pub fn s_curve(plans: &[CurvePlan], threshold: f64) -> String {
 /// Colour of the bar of identical copies (Jaccard 1 without verification).
 pub const IDENTICAL_COLOR: &str = "#6b7280";
 
-/// A histogram of similarities in `bins` bins over [0, 1]. `identical` pairs of identical
-/// copies (Jaccard 1, found by the exact-duplicate pre-pass, not listed in `values`) are
-/// stacked on the last bin in their own colour, with a legend.
+/// A histogram of similarities in `bins` bins over [0, 1], from `values`, counts in finer
+/// bins (a multiple of `bins`). `identical` pairs of identical copies (Jaccard 1, found by
+/// the exact-duplicate pre-pass, not counted in `values`) are stacked on the last bin in
+/// their own colour, with a legend.
 pub fn similarity_histogram(
     label: &str,
-    values: &[f64],
+    values: &[u64],
     identical: u64,
     bins: usize,
     threshold: Option<f64>,
     color: &str,
 ) -> String {
-    let counts = similarity_bins(values, bins);
+    let counts = coarsen(values, bins);
     let last = counts.len() - 1;
     let max = counts
         .iter()
@@ -141,7 +142,7 @@ pub fn similarity_histogram(
     if let Some(t) = threshold {
         p.vline(t, MARKER, &format!("t = {t}"));
     }
-    if values.is_empty() && identical == 0 {
+    if values.iter().all(|&n| n == 0) && identical == 0 {
         p.text(
             0.5,
             0.5 * max.max(1) as f64,
@@ -231,7 +232,11 @@ pub fn timings(stages: &[Timing]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::histogram::cluster_size_bins;
+    use crate::histogram::{cluster_size_bins, similarity_bins};
+
+    fn fine(values: &[f64]) -> Vec<u64> {
+        similarity_bins(values, neardup::SIMILARITY_BINS)
+    }
 
     #[test]
     fn s_curve_marks_the_threshold() {
@@ -248,7 +253,14 @@ mod tests {
 
     #[test]
     fn charts_have_axis_titles_with_units() {
-        let h = similarity_histogram("verified", &[0.8, 0.9, 0.9], 0, 50, Some(0.8), PALETTE[0]);
+        let h = similarity_histogram(
+            "verified",
+            &fine(&[0.8, 0.9, 0.9]),
+            0,
+            50,
+            Some(0.8),
+            PALETTE[0],
+        );
         assert!(h.contains("Jaccard similarity") && h.contains(">pairs<"));
         assert_eq!(h.matches("<rect").count(), 2);
         assert!(h.contains("0.90–0.92: 2 pairs"));
@@ -256,19 +268,21 @@ mod tests {
         assert!(c.contains("cluster size (documents)") && c.contains(">clusters<"));
         let t = timings(&[Timing::new("read", 0.5), Timing::new("verify", 1.25)]);
         assert!(t.contains("time (seconds)") && t.contains("1.250 s"));
-        assert!(similarity_histogram("none", &[], 0, 50, None, PALETTE[0]).contains("no pairs"));
+        assert!(
+            similarity_histogram("none", &fine(&[]), 0, 50, None, PALETTE[0]).contains("no pairs")
+        );
     }
 
     #[test]
     fn identical_copies_are_a_bar_of_their_own_at_one() {
-        let h = similarity_histogram("verified", &[0.9, 1.0], 7, 50, Some(0.8), PALETTE[0]);
+        let h = similarity_histogram("verified", &fine(&[0.9, 1.0]), 7, 50, Some(0.8), PALETTE[0]);
         assert!(h.contains("1.00: 7 pairs of identical copies"), "{h}");
         assert!(h.contains("identical copies (J = 1): 7"));
         assert!(h.contains(IDENTICAL_COLOR));
         // Two verified bars, the identical bar and the legend's box.
         assert_eq!(h.matches("<rect").count(), 4);
         // Only identical copies: a bar, not "no pairs".
-        let h = similarity_histogram("verified", &[], 3, 50, None, PALETTE[0]);
+        let h = similarity_histogram("verified", &fine(&[]), 3, 50, None, PALETTE[0]);
         assert!(!h.contains("no pairs") && h.contains("3 pairs of identical copies"));
     }
 }

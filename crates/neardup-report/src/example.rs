@@ -4,7 +4,7 @@
 //!
 //! ```
 //! let data = neardup_report::example::data(1_000, 10);
-//! assert_eq!(data.verified_similarities.len(), 1_000);
+//! assert_eq!(data.verified_similarities.iter().sum::<u64>(), 1_000);
 //! assert!(neardup_report::render(&data).contains("id=\"clusters\""));
 //! ```
 
@@ -12,6 +12,7 @@ use neardup::evaluation::{Distinct, Evaluation, LabelScore, LabelScores, Method}
 use neardup::metrics::BandRecall;
 use neardup::plan::Plan;
 
+use super::histogram::similarity_bins;
 use super::{ClusterView, Count, DocView, DuplicateView, PairView, Parameter, ReportData, Timing};
 
 /// A small deterministic generator (xorshift64*).
@@ -264,9 +265,9 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
             Timing::new("cluster", 0.05),
             Timing::new("write", 0.11),
         ],
-        verified_similarities: verified,
+        verified_similarities: similarity_bins(&verified, neardup::SIMILARITY_BINS),
         identical_pairs: similarities as u64 / 10,
-        rejected_similarities: rejected,
+        rejected_similarities: similarity_bins(&rejected, neardup::SIMILARITY_BINS),
         cluster_sizes,
         largest_clusters,
         sample_pairs,

@@ -1,8 +1,10 @@
-//! Binning: similarities into equal-width bins over [0, 1], cluster sizes into log-scaled bins.
+//! Binning: similarities into equal-width bins over [0, 1] (and counts into coarser bins),
+//! cluster sizes into log-scaled bins.
 //!
 //! ```
-//! use neardup_report::histogram::{cluster_size_bins, similarity_bins};
+//! use neardup_report::histogram::{cluster_size_bins, coarsen, similarity_bins};
 //! assert_eq!(similarity_bins(&[0.1, 0.85, 0.9, 1.0], 2), [1, 3]);
+//! assert_eq!(coarsen(&[1, 0, 2, 1], 2), [1, 3]);
 //! let labels: Vec<String> = cluster_size_bins(&[2, 7]).iter().map(|b| b.label()).collect();
 //! assert_eq!(labels, ["2", "3", "4–5", "6–10"]);
 //! ```
@@ -24,6 +26,18 @@ pub fn similarity_bins(values: &[f64], bins: usize) -> Vec<u64> {
         counts[i.min(n - 1)] += 1;
     }
     counts
+}
+
+/// Counts in fewer bins: `counts` (a multiple of `bins` long, equal widths over [0, 1])
+/// added up per coarse bin.
+pub fn coarsen(counts: &[u64], bins: usize) -> Vec<u64> {
+    let bins = bins.max(1);
+    let per = counts.len().div_ceil(bins).max(1);
+    let mut out = vec![0u64; bins];
+    for (i, &n) in counts.iter().enumerate() {
+        out[(i / per).min(bins - 1)] += n;
+    }
+    out
 }
 
 /// One bin of the cluster-size distribution: sizes `lo..=hi`.

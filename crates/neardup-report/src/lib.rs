@@ -14,6 +14,7 @@
 //!
 //! ```
 //! use neardup::plan::Plan;
+//! use neardup_report::histogram::similarity_bins;
 //! use neardup_report::{render, Count, DocView, PairView, ReportData};
 //!
 //! let data = ReportData {
@@ -21,7 +22,7 @@
 //!     threshold: Some(0.8),
 //!     plan: Some(Plan::new(16, 8)),
 //!     counts: vec![Count::new("pairs", 1)],
-//!     verified_similarities: vec![0.9],
+//!     verified_similarities: similarity_bins(&[0.9], neardup::SIMILARITY_BINS),
 //!     sample_pairs: vec![PairView {
 //!         a: DocView { id: "1".into(), text: "red bike for sale".into() },
 //!         b: DocView { id: "2".into(), text: "red bike for sale!".into() },
@@ -188,14 +189,16 @@ pub struct ReportData {
     pub skipped: Vec<Count>,
     /// Seconds per stage.
     pub timings: Vec<Timing>,
-    /// Jaccard of every verified pair or link (binned, never listed).
-    pub verified_similarities: Vec<f64>,
+    /// Jaccard of the verified pairs or links, counted in [`neardup::SIMILARITY_BINS`]
+    /// bins (never listed).
+    pub verified_similarities: Vec<u64>,
     /// Pairs (or cluster links) between identical copies: Jaccard 1, found by the
     /// exact-duplicate pre-pass rather than verified, so not in `verified_similarities`.
     /// The verified histogram shows them as a bar of their own at 1.0.
     pub identical_pairs: u64,
-    /// Jaccard of every candidate rejected by verification.
-    pub rejected_similarities: Vec<f64>,
+    /// Jaccard of the candidates rejected by verification, counted like
+    /// `verified_similarities`.
+    pub rejected_similarities: Vec<u64>,
     /// Size of every cluster.
     pub cluster_sizes: Vec<usize>,
     /// The largest clusters, largest first (the first [`MAX_CLUSTERS`] are shown).
@@ -393,7 +396,7 @@ mod tests {
     #[test]
     fn a_million_similarities_make_a_small_report() {
         let data = example::data(1_000_000, 50);
-        assert_eq!(data.verified_similarities.len(), 1_000_000);
+        assert_eq!(data.verified_similarities.iter().sum::<u64>(), 1_000_000);
         assert_eq!(data.sample_pairs.len(), 50);
         let html = render(&data);
         println!("report with a million similarities: {} bytes", html.len());

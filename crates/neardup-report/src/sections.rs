@@ -182,8 +182,8 @@ pub fn similarity_section(out: &mut String, data: &ReportData) {
         "<section id=\"similarities\"><h2>Similarities</h2><p>Exact Jaccard similarity of \
          the {} verified pairs (or cluster links){identical}, and of the {} candidates that \
          verification rejected, in bins of {:.2}.</p><div class=\"grid\"><div><h3>Verified</h3>",
-        thousands(data.verified_similarities.len() as u64),
-        thousands(data.rejected_similarities.len() as u64),
+        thousands(data.verified_similarities.iter().sum()),
+        thousands(data.rejected_similarities.iter().sum()),
         1.0 / SIMILARITY_BINS as f64
     );
     let panels = [

@@ -162,8 +162,13 @@ impl BandIndex {
     /// most `chunk` (memory stays bounded however large a bucket is).
     ///
     /// The same pair appears once per band in which it collides; keep only those for which
-    /// [`BandIndex::collided_earlier`] is false to see each distinct pair once.
-    pub fn for_each_pair_chunk(&self, chunk: usize, mut f: impl FnMut(&[Candidate])) {
+    /// [`BandIndex::collided_earlier`] is false to see each distinct pair once. An error
+    /// from `f` stops the walk and is returned.
+    pub fn for_each_pair_chunk<E>(
+        &self,
+        chunk: usize,
+        mut f: impl FnMut(&[Candidate]) -> Result<(), E>,
+    ) -> Result<(), E> {
         let chunk = chunk.max(1);
         let mut buf = Vec::with_capacity(chunk.min(1 << 16));
         for band in 0..self.bands {
@@ -176,7 +181,7 @@ impl BandIndex {
                             band: band as u32,
                         });
                         if buf.len() == chunk {
-                            f(&buf);
+                            f(&buf)?;
                             buf.clear();
                         }
                     }
@@ -184,8 +189,9 @@ impl BandIndex {
             }
         }
         if !buf.is_empty() {
-            f(&buf);
+            f(&buf)?;
         }
+        Ok(())
     }
 
     /// The number of buckets with two or more members, and the size of the largest.
@@ -235,7 +241,9 @@ mod tests {
         idx.for_each_pair_chunk(2, |c| {
             assert!(c.len() <= 2);
             all.extend_from_slice(c);
-        });
+            Ok::<(), ()>(())
+        })
+        .unwrap();
         // Band 0: (0,1) (0,2) (1,2); band 1: (1,2) again and (3,4).
         assert_eq!(all.len(), 5);
         let firsts: Vec<(u32, u32)> = all

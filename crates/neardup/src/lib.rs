@@ -56,8 +56,8 @@ pub use lsh::BandPlan;
 pub use normalize::Normalization;
 pub use pairs::{Pair, PairSet};
 pub use pipeline::{
-    Config, ConfigBuilder, NoProgress, Pipeline, Prepared, Preparer, Progress, Similarities, Stage,
-    Stats,
+    Config, ConfigBuilder, NoProgress, PairTotals, Pipeline, Prepared, Preparer, Progress,
+    Similarities, Stage, Stats, SIMILARITY_BINS,
 };
 pub use shingle::{ShingleKind, Shingler};
 pub use sketch::{ClassicMinHash, Sketch};

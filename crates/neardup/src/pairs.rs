@@ -67,11 +67,16 @@ impl Groups {
     }
 
     /// The sorted members of a representative's group.
-    fn members<'a>(&'a self, rep: &'a u32) -> &'a [u32] {
+    pub(crate) fn members<'a>(&'a self, rep: &'a u32) -> &'a [u32] {
         match self.of.get(rep) {
             Some(&i) => &self.groups[i],
             None => std::slice::from_ref(rep),
         }
+    }
+
+    /// Every group of two or more, representative first, in order of representatives.
+    pub(crate) fn all(&self) -> &[Vec<u32>] {
+        &self.groups
     }
 }
 

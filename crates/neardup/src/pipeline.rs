@@ -9,12 +9,15 @@ use crate::corpus::{Corpus, CorpusBuilder};
 use crate::error::{Error, Result};
 use crate::exact::ExactJoin;
 use crate::family::{families, Family, SketchKind};
-use crate::group::{absent_key, BandIndex, Candidate};
+use crate::group::{absent_key, BandIndex};
 use crate::lsh::BandPlan;
 use crate::normalize::Normalization;
 use crate::pairs::{Pair, PairSet};
 use crate::shingle::{ShingleKind, Shingler};
 use crate::verify::{estimate, jaccard, meets_threshold, triage_margin, Verification};
+
+mod stream;
+pub use stream::{PairTotals, STREAM_CHUNK};
 
 /// Candidate pairs verified per chunk in pairs mode: bounds memory for huge buckets.
 const PAIR_CHUNK: usize = 1 << 20;
@@ -347,14 +350,51 @@ pub struct Stats {
     pub similarities: Option<Similarities>,
 }
 
+/// Bins of [`Similarities`]: equal widths over [0, 1].
+pub const SIMILARITY_BINS: usize = 1000;
+
 /// The similarity (exact Jaccard, or the estimate when that is what verification used) of
-/// every candidate, split by the verdict.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// every candidate, split by the verdict, counted in [`SIMILARITY_BINS`] bins: bin i holds
+/// [i/1000, (i+1)/1000), the last one also 1. Counts, not values, so recording costs the
+/// same however many candidates there are.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Similarities {
-    /// Candidates that passed verification.
-    pub verified: Vec<f64>,
-    /// Candidates that verification rejected.
-    pub rejected: Vec<f64>,
+    /// Candidates that passed verification, per bin.
+    pub verified: Vec<u64>,
+    /// Candidates that verification rejected, per bin.
+    pub rejected: Vec<u64>,
+}
+
+impl Default for Similarities {
+    fn default() -> Self {
+        Similarities {
+            verified: vec![0; SIMILARITY_BINS],
+            rejected: vec![0; SIMILARITY_BINS],
+        }
+    }
+}
+
+impl Similarities {
+    /// The bin of a similarity (clamped to [0, 1]); `None` for NaN. A value on a bin's
+    /// lower edge computed as a ratio (0.58 = 29/50) lands in that bin.
+    pub fn bin(value: f64) -> Option<usize> {
+        (!value.is_nan()).then(|| {
+            let i = (value.clamp(0.0, 1.0) * SIMILARITY_BINS as f64 + 1e-9).floor() as usize;
+            i.min(SIMILARITY_BINS - 1)
+        })
+    }
+
+    /// Counts one candidate.
+    pub fn add(&mut self, value: f64, verified: bool) {
+        if let Some(i) = Self::bin(value) {
+            let counts = if verified {
+                &mut self.verified
+            } else {
+                &mut self.rejected
+            };
+            counts[i] += 1;
+        }
+    }
 }
 
 impl Stats {
@@ -565,133 +605,31 @@ impl Pipeline {
     /// All similar pairs found by LSH, sorted by `(a, b)`. Needs a sketched corpus.
     ///
     /// Documents with identical shingle sets are paired with each other directly and
-    /// share their representative's pairs. [`Pipeline::pair_set`] gives the same pairs
-    /// without holding them all.
+    /// share their representative's pairs. [`Pipeline::pair_set`] holds them compactly;
+    /// [`Pipeline::for_each_pair_chunk`] streams them without holding them.
     pub fn pairs(&self, prepared: &Prepared) -> (Vec<Pair>, Stats) {
         let (set, stats) = self.pair_set(prepared);
         (set.to_vec(), stats)
     }
 
-    /// All similar pairs found by LSH, held compactly. Needs a sketched corpus.
+    /// All similar pairs found by LSH, held compactly. Needs a sketched corpus. Holds the
+    /// pairs between representatives; [`Pipeline::for_each_pair_chunk`] streams them
+    /// instead.
     pub fn pair_set(&self, prepared: &Prepared) -> (PairSet, Stats) {
         let mut stats = prepared.stats.clone();
-        let index = band_index(self.config.plan, &prepared.corpus, &mut stats);
-        let corpus = &prepared.corpus;
         let mut rep_pairs = Vec::new();
-        let (mut candidates, mut verified, mut truncated_pairs) = (0u64, 0u64, 0u64);
-        let mut through = [(0u64, 0u64); 2];
-        let mut recorded = self.record_similarities.then(Similarities::default);
-        self.progress.start(Stage::Verify, 0);
-        let pairs = stats.time(Stage::Verify, || {
-            index.for_each_pair_chunk(PAIR_CHUNK, |chunk: &[Candidate]| {
-                let firsts: Vec<&Candidate> = chunk
-                    .par_iter()
-                    .filter(|c| {
-                        index.family_of(c.band) == corpus.shared_family(c.a, c.b)
-                            && !index.collided_earlier(c.a, c.b, c.band)
-                    })
-                    .collect();
-                candidates += firsts.len() as u64;
-                let scored: Vec<(Option<Similarity>, f64)> = firsts
-                    .par_iter()
-                    .map(|c| self.score(corpus, c.a, c.b))
-                    .collect();
-                for (c, (verdict, value)) in firsts.iter().zip(scored) {
-                    if let Some(rec) = recorded.as_mut() {
-                        match verdict {
-                            Some(_) => rec.verified.push(value),
-                            None => rec.rejected.push(value),
-                        }
-                    }
-                    if let Some(similarity) = verdict {
-                        rep_pairs.push(Pair {
-                            a: c.a,
-                            b: c.b,
-                            similarity,
-                        });
-                    }
-                }
-                self.progress.advance(chunk.len() as u64);
-            });
-            if self.config.neighbours {
-                through = self.beyond_buckets(corpus, &index, &mut rep_pairs, recorded.as_mut());
-                candidates += through[0].0 + through[1].0;
-            }
-            verified = rep_pairs.len() as u64;
-            truncated_pairs = rep_pairs.iter().filter(|p| p.similarity.truncated).count() as u64;
-            PairSet::new(corpus, rep_pairs, self.identical_similarity(corpus))
+        let walked = self.walk(prepared, &mut stats, |reps| {
+            rep_pairs.extend_from_slice(reps);
+            Ok::<(), std::convert::Infallible>(())
         });
-        self.progress.finish();
-        stats.candidates = candidates;
-        stats.verified = verified;
-        stats.truncated_pairs = truncated_pairs;
-        (stats.large_group_candidates, stats.large_group_verified) = through[0];
-        (stats.neighbour_candidates, stats.neighbour_verified) = through[1];
-        stats.similarities = recorded;
-        (pairs, stats)
-    }
-
-    /// Candidates beyond the buckets, checked like any other: first every pair with one of
-    /// the largest groups of copies (found exactly, see [`crate::heavy`]), then pairs of
-    /// representatives that are both verified near-duplicates of a third. A document that
-    /// misses one member of a family of near-duplicates in every band often hits another;
-    /// the second finds the pair anyway. Returns (checked, verified) for each.
-    fn beyond_buckets(
-        &self,
-        corpus: &Corpus,
-        index: &BandIndex,
-        rep_pairs: &mut Vec<Pair>,
-        mut recorded: Option<&mut Similarities>,
-    ) -> [(u64, u64); 2] {
-        let t = self.config.threshold;
-        let large = self.check_fresh(corpus, index, rep_pairs, recorded.as_deref_mut(), |_| {
-            crate::heavy::pairs_near_large_groups(corpus, t)
-        });
-        let near = self.check_fresh(corpus, index, rep_pairs, recorded, |known| {
-            neighbour_pairs(known, corpus.len())
-        });
-        [large, near]
-    }
-
-    /// Verifies the pairs `propose` gives (from the sorted known pairs) that are neither
-    /// known nor LSH candidates already; adds those that pass.
-    fn check_fresh(
-        &self,
-        corpus: &Corpus,
-        index: &BandIndex,
-        rep_pairs: &mut Vec<Pair>,
-        recorded: Option<&mut Similarities>,
-        propose: impl FnOnce(&[(u32, u32)]) -> Vec<(u32, u32)>,
-    ) -> (u64, u64) {
-        let mut known: Vec<(u32, u32)> = rep_pairs.iter().map(|p| (p.a, p.b)).collect();
-        known.par_sort_unstable();
-        let fresh: Vec<(u32, u32)> = propose(&known)
-            .into_par_iter()
-            .filter(|&(a, b)| {
-                let family = corpus.shared_family(a, b);
-                family != usize::MAX
-                    && known.binary_search(&(a, b)).is_err()
-                    && !index.collide_in_family(a, b, family)
-            })
-            .collect();
-        let scored: Vec<(Option<Similarity>, f64)> = fresh
-            .par_iter()
-            .map(|&(a, b)| self.score(corpus, a, b))
-            .collect();
-        let before = rep_pairs.len();
-        let mut recorded = recorded;
-        for (&(a, b), (verdict, value)) in fresh.iter().zip(scored) {
-            if let Some(rec) = recorded.as_deref_mut() {
-                match verdict {
-                    Some(_) => rec.verified.push(value),
-                    None => rec.rejected.push(value),
-                }
-            }
-            if let Some(similarity) = verdict {
-                rep_pairs.push(Pair { a, b, similarity });
-            }
+        walked.unwrap_or_else(|never| match never {});
+        let corpus = &prepared.corpus;
+        let start = Instant::now();
+        let set = PairSet::new(corpus, rep_pairs, self.identical_similarity(corpus));
+        if let Some((_, t)) = stats.timings.iter_mut().find(|(s, _)| *s == Stage::Verify) {
+            *t += start.elapsed();
         }
-        (fresh.len() as u64, (rep_pairs.len() - before) as u64)
+        (set, stats)
     }
 
     /// How identical documents are reported: Jaccard 1 (exactly known) under exact
@@ -738,11 +676,11 @@ impl Pipeline {
             .map(|(&l, _)| l)
             .collect();
         if self.record_similarities {
-            let (ok, rejected): (Vec<_>, Vec<_>) = scored.iter().partition(|(ok, _)| *ok);
-            stats.similarities = Some(Similarities {
-                verified: ok.iter().map(|(_, v)| *v).collect(),
-                rejected: rejected.iter().map(|(_, v)| *v).collect(),
-            });
+            let mut recorded = Similarities::default();
+            for &(ok, value) in &scored {
+                recorded.add(value, ok);
+            }
+            stats.similarities = Some(recorded);
         }
         stats.candidates = links.len() as u64;
         stats.verified = verified.len() as u64;
@@ -821,10 +759,11 @@ impl Pipeline {
         stats.candidates = join.candidates;
         stats.verified = found.len() as u64;
         if self.record_similarities {
-            stats.similarities = Some(Similarities {
-                verified: found.iter().map(|p| p.jaccard).collect(),
-                rejected: Vec::new(),
-            });
+            let mut recorded = Similarities::default();
+            for p in &found {
+                recorded.add(p.jaccard, true);
+            }
+            stats.similarities = Some(recorded);
         }
         let t = self.config.threshold;
         found
@@ -862,12 +801,17 @@ impl Pipeline {
         let corpus = &prepared.corpus;
         let rep_pairs = self.exact_rep_pairs(corpus, &mut stats);
         stats.truncated_pairs = rep_pairs.iter().filter(|p| p.similarity.truncated).count() as u64;
-        let identical = Similarity {
+        let identical = self.exact_identical_similarity(corpus);
+        (PairSet::new(corpus, rep_pairs, identical), stats)
+    }
+
+    /// How the exact join reports identical documents: Jaccard 1, estimate 1 if sketched.
+    fn exact_identical_similarity(&self, corpus: &Corpus) -> Similarity {
+        Similarity {
             jaccard: Some(1.0),
             estimate: corpus.has_signatures().then_some(1.0),
             truncated: false,
-        };
-        (PairSet::new(corpus, rep_pairs, identical), stats)
+        }
     }
 
     /// Clusters from the exact join's pairs, verified exactly against each kept document.
@@ -953,35 +897,6 @@ impl Preparer {
             keep_ranks: None,
         }
     }
-}
-
-/// A document's verified neighbours are paired with each other only up to this many:
-/// beyond it, a hub of near-duplicates would make C(d, 2) candidates.
-const MAX_NEIGHBOURS: usize = 256;
-
-/// Pairs `(a, b)`, `a < b`, of documents that share a neighbour in `pairs` (sorted,
-/// `a < b`), sorted and without repeats; documents are numbered below `n`.
-fn neighbour_pairs(pairs: &[(u32, u32)], n: usize) -> Vec<(u32, u32)> {
-    let (start, adjacent) = crate::pairs::adjacency(n, pairs.iter().map(|&(a, b)| (a, b, ())));
-    let mut out: Vec<(u32, u32)> = (0..n)
-        .into_par_iter()
-        .filter(|&d| (2..=MAX_NEIGHBOURS).contains(&(start[d + 1] - start[d])))
-        .flat_map_iter(|d| {
-            let mut near: Vec<u32> = adjacent[start[d]..start[d + 1]]
-                .iter()
-                .map(|&(x, ())| x)
-                .collect();
-            near.sort_unstable();
-            let mut pairs = Vec::with_capacity(near.len() * (near.len() - 1) / 2);
-            for (i, &a) in near.iter().enumerate() {
-                pairs.extend(near[i + 1..].iter().map(|&b| (a, b)));
-            }
-            pairs
-        })
-        .collect();
-    out.par_sort_unstable();
-    out.dedup();
-    out
 }
 
 /// Band keys of every sketched document, grouped by sorting; records bucket counters.

@@ -473,3 +473,160 @@ fn at_the_minimum_threshold_lsh_and_the_exact_join_agree_with_brute_force() {
         brute.len()
     );
 }
+
+// ---- Streamed pairs (`for_each_pair_chunk`): same pairs, each once, in a fixed order ----
+
+/// A corpus with near-copies, small groups of identical copies, and a group of 40 copies
+/// with a near-copy (so the large-group and shared-neighbour checks both take part).
+fn corpus_with_copies(seed: u64) -> Vec<String> {
+    let mut texts = near_duplicate_corpus(seed, 300);
+    let mut rng = Rng(seed ^ 0xC0FFEE);
+    for i in 0..texts.len() {
+        if rng.below(4) == 0 {
+            let copy = texts[i].clone();
+            texts.push(copy);
+        }
+    }
+    let copy = "bright studio apartment near the metro with a balcony and a small garden";
+    texts.extend(std::iter::repeat_n(copy.to_string(), 40));
+    texts.push(format!("{copy}!!"));
+    texts.push(String::new());
+    texts
+}
+
+/// Every pair of a streamed run, in order, the chunk sizes seen, totals and stats.
+fn streamed(
+    pipeline: &Pipeline,
+    prepared: &Prepared,
+    exact: bool,
+) -> (Vec<Pair>, neardup::PairTotals, Stats) {
+    let mut all = Vec::new();
+    let sink = |chunk: &[Pair]| {
+        assert!(!chunk.is_empty() && chunk.len() <= neardup::pipeline::STREAM_CHUNK);
+        all.extend_from_slice(chunk);
+        Ok::<(), ()>(())
+    };
+    let (totals, stats) = if exact {
+        pipeline.exact_for_each_pair_chunk(prepared, sink)
+    } else {
+        pipeline.for_each_pair_chunk(prepared, sink)
+    }
+    .unwrap();
+    (all, totals, stats)
+}
+
+fn without_timings(mut s: Stats) -> Stats {
+    s.timings.clear();
+    s
+}
+
+#[test]
+fn streamed_pairs_are_the_pair_sets_each_once_whatever_the_threads() {
+    for (seed, t, bands, rows) in [(11, 0.7, 4, 8), (12, 0.5, 8, 4), (13, 0.8, 1, 32)] {
+        let texts = corpus_with_copies(seed);
+        let pipeline = banded(t, bands, rows, true).record_similarities(true);
+        let prepared = pipeline.prepare(&texts);
+        let (one, totals, stats) = in_pool(1, || streamed(&pipeline, &prepared, false));
+        let (two, totals2, stats2) = in_pool(2, || streamed(&pipeline, &prepared, false));
+        assert_eq!(
+            one, two,
+            "seed {seed}: the order does not depend on the threads"
+        );
+        assert_eq!(totals, totals2);
+        assert_eq!(without_timings(stats.clone()), without_timings(stats2));
+        // The same pairs as the non-streaming path, each exactly once.
+        let (held, held_stats) = pipeline.pairs(&prepared);
+        let mut sorted = one.clone();
+        sorted.sort_by_key(|p| (p.a, p.b));
+        assert!(sorted
+            .windows(2)
+            .all(|w| (w[0].a, w[0].b) < (w[1].a, w[1].b)));
+        assert_eq!(sorted, held, "seed {seed}");
+        assert!(one.iter().all(|p| p.a < p.b));
+        assert_eq!(without_timings(stats.clone()), without_timings(held_stats));
+        let mut docs: Vec<u32> = held.iter().flat_map(|p| [p.a, p.b]).collect();
+        docs.sort_unstable();
+        docs.dedup();
+        assert_eq!(
+            (totals.pairs, totals.documents),
+            (held.len() as u64, docs.len() as u64)
+        );
+        let identical = held
+            .iter()
+            .filter(|p| prepared.corpus.representative(p.a) == prepared.corpus.representative(p.b))
+            .count() as u64;
+        assert!(identical > 40 * 39 / 2);
+        assert_eq!(totals.identical, identical);
+        // The copies come first, then the pairs of distinct sets.
+        assert!(one[..identical as usize]
+            .iter()
+            .all(|p| prepared.corpus.representative(p.a) == prepared.corpus.representative(p.b)));
+        // Every pair is a true pair (⊆ the exact join's).
+        let (exact, _) = pipeline.exact_pairs(&prepared);
+        let exact = keys(&exact);
+        assert!(keys(&one).iter().all(|k| exact.binary_search(k).is_ok()));
+        assert!(stats.verified > 0 && stats.candidates >= stats.verified);
+        let recorded = stats.similarities.as_ref().unwrap();
+        assert_eq!(recorded.verified.iter().sum::<u64>(), stats.verified);
+        assert_eq!(
+            recorded.verified.iter().sum::<u64>() + recorded.rejected.iter().sum::<u64>(),
+            stats.candidates
+        );
+        if bands == 4 {
+            assert!(stats.neighbour_verified > 0, "{stats:?}");
+        }
+        if bands == 1 {
+            assert!(stats.large_group_verified > 0, "{stats:?}");
+        }
+    }
+}
+
+#[test]
+fn the_exact_join_streams_the_same_pairs() {
+    let texts = corpus_with_copies(21);
+    let pipeline = banded(0.7, 4, 8, true);
+    let prepared = pipeline.shingle(&texts);
+    let (one, totals, stats) = in_pool(1, || streamed(&pipeline, &prepared, true));
+    let (two, ..) = in_pool(2, || streamed(&pipeline, &prepared, true));
+    assert_eq!(one, two);
+    let (held, held_stats) = pipeline.exact_pairs(&prepared);
+    let mut sorted = one.clone();
+    sorted.sort_by_key(|p| (p.a, p.b));
+    assert_eq!(sorted, held);
+    assert_eq!(totals.pairs, held.len() as u64);
+    assert_eq!(without_timings(stats), without_timings(held_stats));
+}
+
+#[test]
+fn an_error_from_the_consumer_stops_the_walk() {
+    let texts = corpus_with_copies(31);
+    let pipeline = banded(0.7, 4, 8, true);
+    let prepared = pipeline.prepare(&texts);
+    for exact in [false, true] {
+        let mut chunks = 0;
+        let count = |_: &[Pair]| {
+            chunks += 1;
+            Ok::<(), ()>(())
+        };
+        if exact {
+            pipeline
+                .exact_for_each_pair_chunk(&prepared, count)
+                .unwrap();
+        } else {
+            pipeline.for_each_pair_chunk(&prepared, count).unwrap();
+        }
+        assert!(chunks >= 2, "{chunks} chunks: the test needs more than one");
+        let mut calls = 0;
+        let sink = |_: &[Pair]| {
+            calls += 1;
+            Err("disk full")
+        };
+        let out = if exact {
+            pipeline.exact_for_each_pair_chunk(&prepared, sink)
+        } else {
+            pipeline.for_each_pair_chunk(&prepared, sink)
+        };
+        assert_eq!(out.err(), Some("disk full"));
+        assert_eq!(calls, 1, "no chunk after the error");
+    }
+}
