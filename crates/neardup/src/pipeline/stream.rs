@@ -80,7 +80,17 @@ struct Emitter<'a, F> {
     sink_time: Duration,
 }
 
-impl<E, F: FnMut(&[Pair]) -> Result<(), E>> Emitter<'_, F> {
+impl<'a, E, F: FnMut(&[Pair]) -> Result<(), E>> Emitter<'a, F> {
+    fn new(groups: &'a Groups, sink: F) -> Self {
+        Emitter {
+            groups,
+            buf: Vec::with_capacity(STREAM_CHUNK),
+            sink,
+            totals: PairTotals::default(),
+            sink_time: Duration::ZERO,
+        }
+    }
+
     fn push(&mut self, p: Pair) -> Result<(), E> {
         self.buf.push(p);
         self.totals.pairs += 1;
@@ -167,13 +177,7 @@ impl Pipeline {
         let corpus = &prepared.corpus;
         let groups = Groups::new(corpus);
         let mut stats = prepared.stats.clone();
-        let mut emitter = Emitter {
-            groups: &groups,
-            buf: Vec::with_capacity(STREAM_CHUNK),
-            sink,
-            totals: PairTotals::default(),
-            sink_time: Duration::ZERO,
-        };
+        let mut emitter = Emitter::new(&groups, sink);
         emitter.identical(self.identical_similarity(corpus))?;
         let before = emitter.sink_time;
         let known = self.walk(prepared, &mut stats, |reps| emitter.reps(reps))?;
@@ -203,13 +207,7 @@ impl Pipeline {
         let mut reps = self.exact_rep_pairs(corpus, &mut stats);
         reps.par_sort_unstable_by_key(|p| (p.a, p.b));
         stats.truncated_pairs = reps.iter().filter(|p| p.similarity.truncated).count() as u64;
-        let mut emitter = Emitter {
-            groups: &groups,
-            buf: Vec::with_capacity(STREAM_CHUNK),
-            sink,
-            totals: PairTotals::default(),
-            sink_time: Duration::ZERO,
-        };
+        let mut emitter = Emitter::new(&groups, sink);
         emitter.identical(self.exact_identical_similarity(corpus))?;
         let mut paired = vec![false; corpus.len()];
         for part in reps.chunks(STREAM_CHUNK) {
