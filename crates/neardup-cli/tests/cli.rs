@@ -2093,31 +2093,29 @@ fn interrupted_write_leaves_nothing(signal: &str, expected: i32) {
     .unwrap();
     let out = dir.path().join("out.jsonl");
     std::fs::write(&out, "old\n").unwrap();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
-        .args([
-            "pairs",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-q",
-        ])
-        .spawn()
-        .unwrap();
-    let status = signal_once_it_writes(child, dir.path(), signal);
+    let args = [
+        "pairs",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let status = signal_once_it_writes(&args, dir.path(), signal);
     assert_eq!(status.code(), Some(expected), "{status}");
     assert!(litter(dir.path()).is_empty(), "{:?}", litter(dir.path()));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
 }
 
-/// Waits until `child` has a temporary output in `dir`, sends it `signal`, and returns how
+/// Runs `neardup ARGS -q`, waits until it has a temporary output in `dir`, sends it
+/// `signal`, and returns how
 /// it ended.
 #[cfg(unix)]
-fn signal_once_it_writes(
-    mut child: std::process::Child,
-    dir: &Path,
-    signal: &str,
-) -> std::process::ExitStatus {
+fn signal_once_it_writes(args: &[&str], dir: &Path, signal: &str) -> std::process::ExitStatus {
     use std::time::{Duration, Instant};
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
+        .args(args)
+        .arg("-q")
+        .spawn()
+        .unwrap();
     let start = Instant::now();
     while litter(dir).is_empty() {
         assert!(
@@ -2163,17 +2161,8 @@ fn outputs_sigterm_while_copying_a_directory_removes_the_temporary_folder() {
         std::fs::write(sub.join(format!("f{i}.txt")), text).unwrap();
     }
     let out = dir.path().join("out");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("neardup"))
-        .args([
-            "dedup",
-            src.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-q",
-        ])
-        .spawn()
-        .unwrap();
-    let status = signal_once_it_writes(child, dir.path(), "-TERM");
+    let args = ["dedup", src.to_str().unwrap(), "-o", out.to_str().unwrap()];
+    let status = signal_once_it_writes(&args, dir.path(), "-TERM");
     assert_eq!(status.code(), Some(143), "{status}");
     assert!(litter(dir.path()).is_empty(), "{:?}", litter(dir.path()));
     assert!(!out.exists());
