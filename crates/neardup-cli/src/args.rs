@@ -192,7 +192,7 @@ fn parse_sample(s: &str) -> Result<usize, String> {
 }
 
 fn parse_max_shingles(s: &str) -> Result<usize, String> {
-    parse_in(s, 1, neardup::shingle::MAX_MAX_SHINGLES)
+    parse_in(s, 1, neardup::MAX_MAX_SHINGLES)
 }
 
 /// At most 8 threads per available core: more only costs memory and start-up time
@@ -207,7 +207,7 @@ fn parse_threads(s: &str) -> Result<usize, String> {
 }
 
 fn parse_threshold(s: &str) -> Result<f64, String> {
-    let min = neardup::pipeline::MIN_THRESHOLD;
+    let min = neardup::MIN_THRESHOLD;
     match s.trim().parse::<f64>() {
         Ok(t) if (min..=1.0).contains(&t) => Ok(t),
         _ => Err(format!("must be a number in {min}..=1")),
@@ -295,7 +295,7 @@ pub struct MatchArgs {
     /// 16 MB of text). A pair with a longer document is reported by the MinHash estimate of
     /// the whole document, with "jaccard": null and "truncated": true, and never removes
     /// a document unless --allow-truncated is given.
-    #[arg(long, default_value_t = neardup::shingle::DEFAULT_MAX_SHINGLES, value_name = "N", value_parser = parse_max_shingles)]
+    #[arg(long, default_value_t = neardup::DEFAULT_MAX_SHINGLES, value_name = "N", value_parser = parse_max_shingles)]
     pub max_shingles: usize,
     /// pairs: do not check pairs of documents that are both verified near-duplicates of a
     /// third without sharing a bucket (LSH candidates only, recall on the S-curve).

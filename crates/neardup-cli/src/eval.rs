@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use neardup::evaluation::{Comparison, Evaluation, LabelScore, LabelScores};
+use neardup::jaccard;
 use neardup::metrics::Grouping;
-use neardup::verify::jaccard;
-use neardup::{Corpus, Pair, Pipeline, Stage, Stats};
+use neardup::{Corpus, Pair, Pipeline, Similarities, Stage, Stats};
 use serde::Serialize;
 
 use crate::args::{EvalArgs, KeepArg, VerifyArg};
@@ -45,24 +45,25 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     let docs = Documents::read(&args.input, false, &bars)?;
     let read_time = read_start.elapsed();
     let labels = args.labels.as_deref().map(read_labels).transpose()?;
-    let pipeline = Pipeline::new(config.clone())?
-        .with_progress(Box::new(bars))
-        .record_similarities(args.report.is_some());
+    let pipeline = Pipeline::new(config.clone())?;
+    let mut bars = bars;
+    // The report's histograms are of LSH's candidates.
+    let mut recorded = args.report.is_some().then(Similarities::default);
 
-    let mut prepared = pipeline.shingle(&docs.texts);
+    let shingled = pipeline.shingle(&docs.texts)?;
     // Band keys are held per distinct set: copies cost none.
     crate::plan::refuse_over_memory(
-        prepared.corpus.distinct_sets() as u64,
+        shingled.corpus().distinct_sets() as u64,
         &config,
         args.matching.memory,
     )?;
-    let (exact, exact_stats) = pipeline.exact_pairs(&prepared);
-    pipeline.sketch(&mut prepared);
-    let (lsh_set, lsh_stats) = pipeline.pair_set(&prepared);
+    let (exact, exact_stats) = pipeline.exact_pairs(&shingled, &mut bars);
+    let sketched = pipeline.sketch(shingled, &mut bars);
+    let (lsh_set, lsh_stats) = pipeline.pair_set(&sketched, &mut (&mut bars, &mut recorded));
     let lsh = lsh_set.to_vec();
     let run = Run {
         docs: &docs,
-        corpus: &prepared.corpus,
+        corpus: sketched.corpus(),
         plan: config.plan(),
         threshold: config.threshold(),
         lsh: &lsh,
@@ -95,7 +96,15 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     }
     if let Some(path) = &args.report {
         let title = report_run::title("eval", &args.input.inputs);
-        let mut data = report_run::base(title, &config, false, &docs, &lsh_stats, read_time);
+        let mut data = report_run::base(
+            title,
+            &config,
+            false,
+            &docs,
+            &lsh_stats,
+            recorded.as_ref(),
+            read_time,
+        );
         let mut sample = report_run::PairSample::default();
         sample.add(&lsh);
         let totals = neardup::PairTotals {

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use neardup::{Progress, Stage};
+use neardup::{Observer, Stage};
 
 /// The bars of one run; every method is a no-op when hidden. Clones share the bar.
 #[derive(Clone)]
@@ -60,8 +60,8 @@ impl Bars {
     }
 }
 
-impl Progress for Bars {
-    fn start(&self, stage: Stage, total: u64) {
+impl Observer for Bars {
+    fn start(&mut self, stage: Stage, total: u64) {
         if !self.visible {
             return;
         }
@@ -84,11 +84,11 @@ impl Progress for Bars {
         self.set(Some(bar));
     }
 
-    fn advance(&self, n: u64) {
+    fn advance(&mut self, n: u64) {
         self.inc(n);
     }
 
-    fn finish(&self) {
+    fn finish(&mut self) {
         self.done();
     }
 }

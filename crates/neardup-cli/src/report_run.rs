@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
-use neardup::{Clusters, Config, Pair, PairTotals, Stats};
+use neardup::{Clusters, Config, Pair, PairTotals, Similarities, Stats};
 
 use neardup_report::{
     self as report, ClusterView, Count, DocView, DuplicateView, PairView, Parameter, ReportData,
@@ -31,6 +31,7 @@ pub fn base(
     exact: bool,
     docs: &Documents,
     stats: &Stats,
+    similarities: Option<&Similarities>,
     read_time: Duration,
 ) -> ReportData {
     let plan = config.plan();
@@ -71,7 +72,7 @@ pub fn base(
             .iter()
             .map(|(s, d)| Timing::new(s.name(), d.as_secs_f64())),
     );
-    let sims = stats.similarities.clone().unwrap_or_default();
+    let sims = similarities.cloned().unwrap_or_default();
     ReportData {
         title,
         generated: format!("neardup {}", env!("CARGO_PKG_VERSION")),

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use neardup::{
-    Clusters, Config, Corpus, KeepPolicy, Normalization, Pipeline, ShingleKind, SketchKind,
-    Verification,
+    Clusters, Config, Corpus, KeepPolicy, Normalization, Pipeline, ShingleKind, Shingled,
+    Similarities, SketchKind, Sketched, Verification,
 };
 use neardup_io::{DedupWriter, Format};
 
@@ -163,14 +163,14 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         summary::to_stderr(&summary::plan(&config, args.exact));
     }
     let bars = Bars::new(quiet);
-    let pipeline = Pipeline::new(config.clone())?
-        .with_progress(Box::new(bars.clone()))
-        .record_similarities(args.report.is_some());
+    let pipeline = Pipeline::new(config.clone())?;
+    // What the stages report: progress, and the candidates' scores for the report.
+    let mut recorded = args.report.is_some().then(Similarities::default);
     let keep_by = args.keep_by.as_deref().map(KeepBy::parse).transpose()?;
     let mut input = args.input.clone();
     input.key_field = keep_by.as_ref().map(|k| k.field.clone());
     let read_start = Instant::now();
-    let (mut docs, mut prepared) = read_and_shingle(args, &input, mode, &pipeline, &bars)?;
+    let (mut docs, mut shingled) = read_and_shingle(args, &input, mode, &pipeline, &bars)?;
     let read_time = read_start.elapsed();
     if let Some(keep_by) = &keep_by {
         let values: Vec<Option<&str>> = docs.keys.iter().map(Option::as_deref).collect();
@@ -191,44 +191,50 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 keep_by.field
             ));
         }
-        prepared.set_keep_ranks(ranks.ranks)?;
+        shingled.set_keep_ranks(ranks.ranks)?;
     }
-    if !args.exact {
+    let ready = if args.exact {
+        Ready::Exact(shingled)
+    } else {
         // Band keys are held per distinct set: copies cost none.
         crate::plan::refuse_over_memory(
-            prepared.corpus.distinct_sets() as u64,
+            shingled.corpus().distinct_sets() as u64,
             &config,
             args.matching.memory,
         )?;
-        pipeline.sketch(&mut prepared);
-    }
+        Ready::Lsh(pipeline.sketch(shingled, &mut bars.clone()))
+    };
+    let corpus = ready.shingled().corpus();
     if let Some(path) = &args.skipped {
         let mut out = open_output(Some(path), &args.input.inputs)?;
-        docs.write_skipped(&prepared.corpus, &mut out)
+        docs.write_skipped(corpus, &mut out)
             .with_context(|| format!("cannot write the skipped list {}", path.display()))?;
         finish(out)?;
     }
     let mut summary = Summary::default();
     // Writes the report if asked, with what is common to every mode plus `add`.
     let report_time = std::cell::Cell::new(None);
-    let report =
-        |stats: &neardup::Stats, add: &dyn Fn(&mut neardup_report::ReportData)| -> Result<()> {
-            if let Some(path) = &args.report {
-                let start = Instant::now();
-                let mut data = report_run::base(
-                    report_run::title(name(mode), &args.input.inputs),
-                    &config,
-                    args.exact,
-                    &docs,
-                    stats,
-                    read_time,
-                );
-                add(&mut data);
-                report_run::write(path, &data, &args.input.inputs)?;
-                report_time.set(Some(start.elapsed()));
-            }
-            Ok(())
-        };
+    let report = |stats: &neardup::Stats,
+                  similarities: Option<&Similarities>,
+                  add: &dyn Fn(&mut neardup_report::ReportData)|
+     -> Result<()> {
+        if let Some(path) = &args.report {
+            let start = Instant::now();
+            let mut data = report_run::base(
+                report_run::title(name(mode), &args.input.inputs),
+                &config,
+                args.exact,
+                &docs,
+                stats,
+                similarities,
+                read_time,
+            );
+            add(&mut data);
+            report_run::write(path, &data, &args.input.inputs)?;
+            report_time.set(Some(start.elapsed()));
+        }
+        Ok(())
+    };
     let write_time;
     let (stats, result_line) = match mode {
         Mode::Pairs => {
@@ -247,10 +253,10 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                     written += start.elapsed();
                     done
                 };
-                if args.exact {
-                    pipeline.exact_for_each_pair_chunk(&prepared, sink)
-                } else {
-                    pipeline.for_each_pair_chunk(&prepared, sink)
+                let mut observer = (bars.clone(), &mut recorded);
+                match &ready {
+                    Ready::Exact(c) => pipeline.exact_for_each_pair_chunk(c, &mut observer, sink),
+                    Ready::Lsh(c) => pipeline.for_each_pair_chunk(c, &mut observer, sink),
                 }
             })();
             let (totals, stats) = streamed.map_err(|e| out.error(e))?;
@@ -261,16 +267,16 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 thousands(totals.pairs),
                 thousands(totals.documents)
             );
-            report(&stats, &|data| {
+            report(&stats, recorded.as_ref(), &|data| {
                 report_run::add_pairs(data, &totals, sample.as_ref(), &docs)
             })?;
             (stats, line)
         }
         Mode::Clusters | Mode::Dedup => {
-            let (clusters, stats) = if args.exact {
-                pipeline.exact_cluster_set(&prepared)
-            } else {
-                pipeline.cluster_set(&prepared)
+            let mut observer = (bars.clone(), &mut recorded);
+            let (clusters, stats) = match &ready {
+                Ready::Exact(c) => pipeline.exact_cluster_set(c, &mut observer),
+                Ready::Lsh(c) => pipeline.cluster_set(c, &mut observer),
             };
             let write_start = Instant::now();
             if mode == Mode::Clusters {
@@ -283,13 +289,13 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             let empty = stats.empty;
             let skipped = docs.skipped_count() + empty;
             if mode == Mode::Dedup {
-                let written = write_survivors(&docs, &clusters, &prepared.corpus, args)?;
+                let written = write_survivors(&docs, &clusters, corpus, args)?;
                 let kept = docs.read_count() - removed as u64 - skipped;
                 if written != kept {
                     bail!("dedup wrote {written} records but counts {kept} as kept");
                 }
             }
-            report(&stats, &|data| {
+            report(&stats, recorded.as_ref(), &|data| {
                 report_run::add_clusters(data, &clusters, &docs, skipped)
             })?;
             let kept = docs.read_count() - removed as u64 - skipped;
@@ -356,7 +362,7 @@ fn read_and_shingle(
     mode: Mode,
     pipeline: &Pipeline,
     bars: &Bars,
-) -> Result<(Documents, neardup::Prepared)> {
+) -> Result<(Documents, Shingled)> {
     let keep_texts = args.report.is_some();
     // A few batches in flight bound what is read ahead of shingling.
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<String>>(4);
@@ -372,16 +378,15 @@ fn read_and_shingle(
                 |b| tx.send(b).context("shingling stopped"),
             )
         });
-        let mut preparer = pipeline.preparer();
+        let mut batches = pipeline.shingle_batches();
         let mut texts = Vec::new();
         let mut count = 0usize;
         for batch in rx {
             count += batch.len();
-            if count > u32::MAX as usize {
-                // Dropping the receiver stops the reader at its next send.
+            if batches.add(&batch).is_err() {
+                // Too many documents. Dropping the receiver stops the reader at its next send.
                 break;
             }
-            preparer.add(&batch);
             if keep_texts {
                 texts.extend(batch);
             }
@@ -389,12 +394,12 @@ fn read_and_shingle(
         let read = reader
             .join()
             .map_err(|_| anyhow::anyhow!("the reading thread panicked"))?;
-        if count > u32::MAX as usize {
+        if count > neardup::MAX_DOCUMENTS {
             bail!(neardup::Error::TooManyDocuments(count));
         }
         let mut docs = read?;
         docs.texts = texts;
-        Ok((docs, preparer.finish()))
+        Ok((docs, batches.finish()))
     })
 }
 
@@ -464,7 +469,7 @@ fn write_survivors(
     let mut raw = docs.raw_reader()?;
     for doc in 0..docs.len() as u32 {
         // Empty documents are skipped, not kept: they are reported, not written.
-        if clusters.duplicate_of(doc).is_none() && corpus.skip_reason(doc).is_none() {
+        if clusters.duplicate_of(doc).is_none() && corpus.has_shingles(doc) {
             writer.write(&*docs.record(doc, &mut raw)?)?;
         }
     }
@@ -525,4 +530,19 @@ fn write_removed(
             .map_err(|e| out.error(e))?;
     }
     finish(out)
+}
+
+/// The corpus as far as the run needs it: shingled for the exact join, sketched for LSH.
+enum Ready {
+    Exact(Shingled),
+    Lsh(Sketched),
+}
+
+impl Ready {
+    fn shingled(&self) -> &Shingled {
+        match self {
+            Ready::Exact(s) => s,
+            Ready::Lsh(s) => s,
+        }
+    }
 }

@@ -3,9 +3,9 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use neardup::sketch::Sketch;
-use neardup::verify::{estimate, intersection_size, jaccard_from_counts};
 use neardup::ClassicMinHash;
+use neardup::Sketch;
+use neardup::{estimate, intersection_size, jaccard_from_counts};
 use serde_json::json;
 
 use crate::args::{KeepArg, SimArgs, VerifyArg};

@@ -4,11 +4,11 @@
 //! `cargo bench -p neardup --bench stages`; criterion reports bytes of text per second.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use neardup::group::BandIndex;
-use neardup::oph::OnePermutation;
-use neardup::sketch::{ClassicMinHash, Sketch};
-use neardup::verify::jaccard;
+use neardup::bench_internals::BandIndex;
+use neardup::jaccard;
+use neardup::OnePermutation;
 use neardup::{BandPlan, ShingleKind, Shingler};
+use neardup::{ClassicMinHash, Sketch};
 
 fn summaries() -> Vec<String> {
     let path = concat!(

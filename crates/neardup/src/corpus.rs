@@ -1,9 +1,10 @@
-//! The prepared corpus: each document's shingle set and signature, in flat arrays.
+//! The shingled corpus: each document's shingle set and signature, in flat arrays.
 
 use rayon::prelude::*;
 
 use std::collections::HashMap;
 
+use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::lsh::BandPlan;
 use crate::shingle::Shingler;
@@ -22,24 +23,35 @@ fn whole_sketch() -> crate::oph::OnePermutation {
     crate::oph::OnePermutation::new(WHOLE_NUM_PERM, WHOLE_SEED).expect("valid sketch")
 }
 
+/// The sketch ([`WHOLE_NUM_PERM`] values) of every shingle of a text, past the cap.
+pub(crate) fn whole_signature_of(shingler: &Shingler, text: &str) -> Vec<u64> {
+    let mut all = Vec::new();
+    shingler.all_hashes_into(text, &mut all);
+    whole_sketch().sketch(&all)
+}
+
+/// The estimated Jaccard of two whole documents when either was truncated, `None`
+/// otherwise. Each is given by its set and, if truncated, the sketch of all its shingles;
+/// a document that was not truncated is sketched from its complete set.
+pub(crate) fn whole_estimate(
+    a: (&[u64], Option<&[u64]>),
+    b: (&[u64], Option<&[u64]>),
+) -> Option<f64> {
+    if a.1.is_none() && b.1.is_none() {
+        return None;
+    }
+    let sig = |(set, whole): (&[u64], Option<&[u64]>)| match whole {
+        Some(s) => s.to_vec(),
+        None => whole_sketch().sketch(set),
+    };
+    Some(crate::verify::estimate(&sig(a), &sig(b)))
+}
+
 /// Seed of the 128-bit hash that finds identical shingle sets.
 const SET_SEED: u64 = 0x7365_7473_6565_6431;
 
-/// Why a document takes no part in matching.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SkipReason {
-    /// No shingles: the text is empty (after normalization, if on).
-    Empty,
-}
-
-impl SkipReason {
-    /// A stable snake_case code for reports.
-    pub fn code(self) -> &'static str {
-        match self {
-            SkipReason::Empty => "empty",
-        }
-    }
-}
+/// The most documents a corpus holds: documents are numbered by `u32`.
+pub const MAX_DOCUMENTS: usize = u32::MAX as usize;
 
 /// What one sketch family holds: a row for each document sketched with it, with the
 /// row's band keys and, when verification needs them, its signature.
@@ -78,20 +90,17 @@ impl FamilySketches {
     }
 }
 
+/// Refuses to number more than [`MAX_DOCUMENTS`] documents.
+fn check_count(held: usize, adding: usize) -> Result<()> {
+    match held.checked_add(adding) {
+        Some(total) if total <= MAX_DOCUMENTS => Ok(()),
+        total => Err(Error::TooManyDocuments(total.unwrap_or(usize::MAX))),
+    }
+}
+
 /// Builds a corpus batch by batch, so documents can be shingled while later ones are
 /// still being read, and each batch's sets go straight into the flat arrays.
-///
-/// ```
-/// use neardup::corpus::CorpusBuilder;
-/// use neardup::Shingler;
-/// let mut builder = CorpusBuilder::new(Shingler::default());
-/// builder.add(&["the first batch of texts"]);
-/// builder.add(&["the second batch", "the first batch of texts"]);
-/// let corpus = builder.finish();
-/// assert_eq!(corpus.len(), 3);
-/// assert_eq!(corpus.representative(2), 0);
-/// ```
-pub struct CorpusBuilder {
+pub(crate) struct CorpusBuilder {
     shingler: Shingler,
     corpus: Corpus,
     /// The 128-bit hash of each distinct non-empty set added, and its index.
@@ -115,8 +124,10 @@ impl CorpusBuilder {
     ///
     /// A set identical to an earlier document's is not stored again: the document is
     /// recorded as a copy of that one (its representative), so a corpus of many copies
-    /// holds one set, whatever the number of copies.
-    pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) {
+    /// holds one set, whatever the number of copies. A batch that would take the corpus
+    /// past [`MAX_DOCUMENTS`] is refused whole.
+    pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) -> Result<()> {
+        check_count(self.corpus.len(), texts.len())?;
         // Per parallel task, its documents' sets back to back: one buffer per task, not
         // one allocation per document.
         const TASK: usize = 256;
@@ -143,13 +154,13 @@ impl CorpusBuilder {
                     let info = self.shingler.shingle_info(t.as_ref(), buf);
                     part.short += info.short as u64;
                     part.flat.extend_from_slice(buf);
-                    part.sets.push((buf.len(), set_hash(buf)));
+                    part.sets.push((buf.len(), set_fingerprint(buf)));
                     if info.truncated {
-                        // Past the cap: a sketch of every shingle, for the estimate.
+                        // Past the cap: a sketch of every shingle, for the estimate. The
+                        // batch was checked to fit in u32 numbering.
                         let doc = first_doc + (task * TASK + i) as u32;
-                        let mut all = Vec::new();
-                        self.shingler.all_hashes_into(t.as_ref(), &mut all);
-                        part.whole.push((doc, whole_sketch().sketch(&all)));
+                        part.whole
+                            .push((doc, whole_signature_of(&self.shingler, t.as_ref())));
                     }
                 }
                 part
@@ -196,16 +207,7 @@ impl CorpusBuilder {
                 .iter()
                 .map(|t| u32::try_from(t.as_ref().len()).unwrap_or(u32::MAX)),
         );
-    }
-
-    /// Number of documents added so far.
-    pub fn len(&self) -> usize {
-        self.corpus.len()
-    }
-
-    /// True if no document was added.
-    pub fn is_empty(&self) -> bool {
-        self.corpus.is_empty()
+        Ok(())
     }
 
     /// The corpus, with its groups of identical sets.
@@ -214,8 +216,18 @@ impl CorpusBuilder {
     }
 }
 
-/// The 128-bit hash that groups identical sets.
-fn set_hash(set: &[u64]) -> u128 {
+/// The fingerprint of a shingle set: a 128-bit hash of its sorted, deduplicated values.
+/// Identical sets have equal fingerprints; two different sets collide with probability
+/// about 2⁻¹²⁸, and the corpus still compares the sets before it calls two documents copies.
+///
+/// ```
+/// use neardup::{set_fingerprint, Shingler};
+/// let shingler = Shingler::default();
+/// let a = shingler.shingle_set("Second-hand bicycle, barely used");
+/// let b = shingler.shingle_set("second-hand  bicycle, barely used");
+/// assert_eq!(set_fingerprint(&a), set_fingerprint(&b)); // equal after normalization
+/// ```
+pub fn set_fingerprint(set: &[u64]) -> u128 {
     let mut hasher = xxhash_rust::xxh3::Xxh3::with_seed(SET_SEED);
     for h in set {
         hasher.update(&h.to_le_bytes());
@@ -225,6 +237,9 @@ fn set_hash(set: &[u64]) -> u128 {
 
 /// Shingle sets (sorted, deduplicated) of all documents, stored back to back, with the
 /// groups of identical sets and the signatures of each group's representative.
+///
+/// Documents are numbered from 0 in the order they were given. A document with no
+/// shingles (empty after normalization) takes no part in matching.
 #[derive(Clone, Debug, Default)]
 pub struct Corpus {
     /// Per distinct set stored, where it ends in `hashes` (after a leading 0).
@@ -249,9 +264,10 @@ pub struct Corpus {
 impl Corpus {
     /// Shingles every text in parallel (the order of documents is kept) and groups
     /// documents whose shingle sets are identical.
-    pub fn shingle<T: AsRef<str> + Sync>(shingler: &Shingler, texts: &[T]) -> Self {
+    #[cfg(test)]
+    pub(crate) fn shingle<T: AsRef<str> + Sync>(shingler: &Shingler, texts: &[T]) -> Self {
         let mut builder = CorpusBuilder::new(*shingler);
-        builder.add(texts);
+        builder.add(texts).expect("a small test corpus");
         builder.finish()
     }
 
@@ -259,7 +275,7 @@ impl Corpus {
     /// and keeps each signature's band keys under `plan`; the signatures themselves are
     /// kept (as 32-bit values) only if `keep_signatures`, as estimates need them and
     /// exact verification does not.
-    pub fn sketch(&mut self, families: &[Family], plan: BandPlan, keep_signatures: bool) {
+    pub(crate) fn sketch(&mut self, families: &[Family], plan: BandPlan, keep_signatures: bool) {
         let reps = self.members();
         let b = plan.bands();
         let sets = self.distinct_sets();
@@ -281,11 +297,7 @@ impl Corpus {
                 let set = |d: u32| self.set(d);
                 let one =
                     |sig: &mut Vec<u64>, d: u32, keys: &mut [u64], out: Option<&mut [u32]>| {
-                        family.sketch.sketch_into(set(d), sig);
-                        plan.band_keys_into(sig, keys);
-                        for (o, &v) in out.into_iter().flatten().zip(sig.iter()) {
-                            *o = v as u32;
-                        }
+                        sketch_one(family, plan, set(d), sig, keys, out)
                     };
                 let init = || vec![0u64; k];
                 if keep_signatures {
@@ -349,7 +361,8 @@ impl Corpus {
 
     /// Bytes of heap the corpus holds (capacities), for tests that bound what a
     /// document costs.
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
         use std::mem::size_of_val;
         let families: usize = self
             .families
@@ -366,17 +379,17 @@ impl Corpus {
     }
 
     /// Number of sketch families the corpus was sketched with (0 if not sketched).
-    pub fn num_families(&self) -> usize {
+    pub(crate) fn num_families(&self) -> usize {
         self.families.len()
     }
 
     /// True if signatures were kept when sketching (estimates are available).
-    pub fn has_signatures(&self) -> bool {
+    pub(crate) fn has_signatures(&self) -> bool {
         self.families.iter().any(|f| !f.signatures.is_empty())
     }
 
     /// True if the document (or its representative) was sketched in a family.
-    pub fn in_family(&self, family: usize, doc: u32) -> bool {
+    pub(crate) fn in_family(&self, family: usize, doc: u32) -> bool {
         self.families
             .get(family)
             .is_some_and(|f| f.row(self.set_of[doc as usize]).is_some())
@@ -384,7 +397,7 @@ impl Corpus {
 
     /// A document's signature in one family (32-bit values), if it has one there and
     /// signatures were kept (copies use their representative's).
-    pub fn signature_in(&self, family: usize, doc: u32) -> Option<&[u32]> {
+    pub(crate) fn signature_in(&self, family: usize, doc: u32) -> Option<&[u32]> {
         self.families
             .get(family)?
             .signature(self.set_of[doc as usize])
@@ -392,24 +405,24 @@ impl Corpus {
 
     /// A document's band keys in one family (a copy has its representative's), if it
     /// was sketched there.
-    pub fn band_keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
+    pub(crate) fn band_keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
         self.families
             .get(family)?
             .band_keys(self.set_of[doc as usize])
     }
 
-    /// The family in which two documents are compared: the last one both are in
-    /// (`usize::MAX` if none), so every pair is compared with exactly one sketch.
-    pub fn shared_family(&self, a: u32, b: u32) -> usize {
+    /// The family in which two documents are compared: the last one both are in (none if
+    /// the corpus was not sketched or one of them takes no part), so every pair is
+    /// compared with exactly one sketch.
+    pub(crate) fn shared_family(&self, a: u32, b: u32) -> Option<usize> {
         (0..self.families.len())
             .rev()
             .find(|&f| self.in_family(f, a) && self.in_family(f, b))
-            .unwrap_or(usize::MAX)
     }
 
     /// Signatures of two documents in the family they are compared in, if kept.
-    pub fn signature_pair(&self, a: u32, b: u32) -> Option<(&[u32], &[u32])> {
-        let f = self.shared_family(a, b);
+    pub(crate) fn signature_pair(&self, a: u32, b: u32) -> Option<(&[u32], &[u32])> {
+        let f = self.shared_family(a, b)?;
         Some((self.signature_in(f, a)?, self.signature_in(f, b)?))
     }
 
@@ -418,9 +431,10 @@ impl Corpus {
         self.lengths[doc as usize] as usize
     }
 
-    /// Why a document is skipped, or `None` if it takes part.
-    pub fn skip_reason(&self, doc: u32) -> Option<SkipReason> {
-        self.set(doc).is_empty().then_some(SkipReason::Empty)
+    /// True if the document has shingles and so takes part in matching; false for a text
+    /// that is empty after normalization (a front end reports it as skipped).
+    pub fn has_shingles(&self, doc: u32) -> bool {
+        !self.set(doc).is_empty()
     }
 
     /// The documents that take part in LSH, in order: not skipped, and each the
@@ -489,14 +503,11 @@ impl Corpus {
     /// otherwise): a truncated document's whole sketch against the other's, sketched from
     /// its complete set when it was not truncated.
     pub fn truncated_estimate(&self, a: u32, b: u32) -> Option<f64> {
-        if self.whole.is_empty() || !(self.is_truncated(a) || self.is_truncated(b)) {
+        if self.whole.is_empty() {
             return None;
         }
-        let sig = |d: u32| match self.whole_signature(d) {
-            Some(s) => s.to_vec(),
-            None => whole_sketch().sketch(self.set(d)),
-        };
-        Some(crate::verify::estimate(&sig(a), &sig(b)))
+        let doc = |d: u32| (self.set(d), self.whole_signature(d));
+        whole_estimate(doc(a), doc(b))
     }
 
     /// Documents with fewer than `k` tokens (words for `word:K`, characters for `char:K`),
@@ -509,10 +520,23 @@ impl Corpus {
     pub fn total_shingles(&self) -> u64 {
         self.total
     }
+}
 
-    /// All shingle sets, for the exact join.
-    pub fn sets(&self) -> Vec<&[u64]> {
-        (0..self.len() as u32).map(|d| self.set(d)).collect()
+/// Sketches one set with a family: its band keys under `plan` into `keys` and, if `out` is
+/// given, the low 32 bits of each signature value (enough for estimates: two different
+/// values agree by chance with probability 2⁻³²). `sig` is scratch space.
+pub(crate) fn sketch_one(
+    family: &Family,
+    plan: BandPlan,
+    set: &[u64],
+    sig: &mut [u64],
+    keys: &mut [u64],
+    out: Option<&mut [u32]>,
+) {
+    family.sketch.sketch_into(set, sig);
+    plan.band_keys_into(sig, keys);
+    for (o, &v) in out.into_iter().flatten().zip(sig.iter()) {
+        *o = v as u32;
     }
 }
 
@@ -523,12 +547,13 @@ mod tests {
     fn copies_store_no_set_of_their_own() {
         let mut b = CorpusBuilder::new(Shingler::default());
         let texts = vec!["the same listing, twice and more"; 1000];
-        b.add(&texts);
+        b.add(&texts).unwrap();
         b.add(&[
             "The same listing,  twice and more",
             "",
             "something else entirely",
-        ]);
+        ])
+        .unwrap();
         let c = b.finish();
         let one = c.set(0).len();
         assert_eq!(
@@ -540,7 +565,7 @@ mod tests {
         assert_eq!(c.representative(1000), 0, "identical after normalization");
         assert_eq!(c.set(1000), c.set(0));
         assert_eq!(c.representative(1001), 1001);
-        assert_eq!(c.skip_reason(1001), Some(SkipReason::Empty));
+        assert!(!c.has_shingles(1001) && c.has_shingles(1000));
         assert_eq!(c.representative(1002), 1002);
         assert_eq!(c.total_shingles(), (1001 * one + c.set(1002).len()) as u64);
         assert_eq!(c.identical_copies(), 1000);
@@ -559,10 +584,10 @@ mod tests {
         let mut added = 0;
         while added < n {
             let batch = &texts[..(n - added).min(texts.len())];
-            b.add(batch);
+            b.add(batch).unwrap();
             added += batch.len();
         }
-        b.add(&["and one that is not"]);
+        b.add(&["and one that is not"]).unwrap();
         let mut c = b.finish();
         assert_eq!((c.len(), c.distinct_sets()), (n + 1, 2));
         assert_eq!(c.identical_groups().len(), 1);
@@ -578,6 +603,19 @@ mod tests {
     use crate::shingle::ShingleKind;
 
     #[test]
+    fn more_documents_than_u32_numbers_are_refused() {
+        assert_eq!(check_count(MAX_DOCUMENTS - 5, 5), Ok(()));
+        assert_eq!(
+            check_count(MAX_DOCUMENTS - 5, 6),
+            Err(Error::TooManyDocuments(MAX_DOCUMENTS + 1))
+        );
+        assert_eq!(
+            check_count(usize::MAX, 1),
+            Err(Error::TooManyDocuments(usize::MAX))
+        );
+    }
+
+    #[test]
     fn stores_sets_in_order_and_marks_empty() {
         let sh = Shingler::new(ShingleKind::Char(3));
         let texts = ["abcd", "", "  ", "ABCD", "xyz", "abcd"];
@@ -585,8 +623,7 @@ mod tests {
         assert_eq!(c.len(), 6);
         assert_eq!(c.set(0), sh.shingle_set("abcd").as_slice());
         assert_eq!(c.set(0), c.set(3));
-        assert_eq!(c.skip_reason(1), Some(SkipReason::Empty));
-        assert_eq!(c.skip_reason(2), Some(SkipReason::Empty));
+        assert!(!c.has_shingles(1) && !c.has_shingles(2));
         // "ABCD" normalizes to "abcd": the same set, represented by document 0.
         assert_eq!(c.representative(3), 0);
         assert_eq!(c.representative(5), 0);

@@ -9,7 +9,7 @@
 #[non_exhaustive]
 pub enum Error {
     /// The similarity threshold must lie in
-    /// [`MIN_THRESHOLD`](crate::pipeline::MIN_THRESHOLD)..=1: below it, size windows such
+    /// [`MIN_THRESHOLD`](crate::MIN_THRESHOLD)..=1: below it, size windows such
     /// as `n / t` and the band plan's arithmetic lose precision.
     #[error("threshold must be in 0.01..=1, got {0}")]
     InvalidThreshold(f64),

@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use neardup::evaluation::Comparison;
-//! use neardup::{Config, Pipeline};
+//! use neardup::{Config, Pipeline, Quiet};
 //!
 //! let texts = [
 //!     "the quick brown fox jumps over the lazy dog",
@@ -15,13 +15,13 @@
 //! ];
 //! let config = Config::builder().threshold(0.8).build()?;
 //! let pipeline = Pipeline::new(config.clone())?;
-//! let prepared = pipeline.prepare(&texts);
-//! let (lsh, _) = pipeline.pairs(&prepared);
-//! let (exact, _) = pipeline.exact_pairs(&prepared);
+//! let corpus = pipeline.sketch_texts(&texts)?;
+//! let (lsh, _) = pipeline.pairs(&corpus, &mut Quiet);
+//! let (exact, _) = pipeline.exact_pairs(&corpus, &mut Quiet);
 //! let eval = Comparison {
 //!     lsh: &lsh,
 //!     exact: &exact,
-//!     corpus: &prepared.corpus,
+//!     corpus: corpus.corpus(),
 //!     plan: config.plan(),
 //!     threshold: config.threshold(),
 //!     lsh_seconds: 0.5,
@@ -230,15 +230,15 @@ mod tests {
         ];
         let config = Config::builder().threshold(0.7).build().unwrap();
         let pipeline = Pipeline::new(config.clone()).unwrap();
-        let prepared = pipeline.prepare(&texts);
-        let (exact, _) = pipeline.exact_pairs(&prepared);
+        let corpus = pipeline.sketch_texts(&texts).unwrap();
+        let (exact, _) = pipeline.exact_pairs(&corpus, &mut crate::Quiet);
         assert_eq!(exact.len(), 3);
         // Pretend LSH missed the pair (1, 2) of a copy and found nothing else.
         let lsh: Vec<Pair> = exact.iter().filter(|p| key(p) != (1, 2)).copied().collect();
         let e = Comparison {
             lsh: &lsh,
             exact: &exact,
-            corpus: &prepared.corpus,
+            corpus: corpus.corpus(),
             plan: config.plan(),
             threshold: 0.7,
             lsh_seconds: 0.0,

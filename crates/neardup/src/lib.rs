@@ -1,17 +1,25 @@
 //! neardup finds near-duplicate documents without comparing every pair.
 //!
 //! The method is chapter 3 of *Mining of Massive Datasets*: documents become sets of
-//! k-shingles ([`shingle`]), sets become MinHash signatures whose agreement estimates
-//! Jaccard similarity ([`sketch`]), signatures are cut into bands whose keys group likely
-//! pairs ([`lsh`], [`group`]), and candidates are verified by exact Jaccard ([`verify`])
-//! before they are reported as pairs or joined into clusters ([`cluster`]). An exact
-//! set-similarity join ([`exact`]) finds every pair above the threshold without LSH: the
-//! ground truth that LSH's recall is measured against.
+//! k-shingles ([`Shingler`]), sets become MinHash signatures whose agreement estimates
+//! Jaccard similarity ([`Sketch`]), signatures are cut into bands whose keys group likely
+//! pairs ([`BandPlan`]), and candidates are verified by exact Jaccard ([`Verification`])
+//! before they are reported as [`Pair`]s or joined into [`Clusters`]. An exact
+//! set-similarity join ([`ExactJoin`]) finds every pair above the threshold without LSH:
+//! the ground truth that LSH's recall is measured against.
+//!
+//! A [`Pipeline`] runs a [`Config`] over a whole corpus, in stages that are types: texts are
+//! [`Shingled`] (all the exact join needs), then [`Sketched`] (what LSH needs). Each run
+//! reports its progress to the [`Observer`] it is given. The same pieces work one document
+//! at a time ([`Pipeline::shingle_doc`], [`Pipeline::sketch_doc`], [`set_fingerprint`],
+//! [`Pipeline::verify_docs`]), and give the same answers as a corpus run. [`plan`] says
+//! what a band plan will find and cost before a run; [`metrics`] and [`evaluation`]
+//! measure a run against the exact join or against labels.
 //!
 //! This crate does no I/O; it works on texts in memory and reports documents by index.
 //!
 //! ```
-//! use neardup::{Config, Pipeline};
+//! use neardup::{Config, Pipeline, Quiet};
 //!
 //! let texts = [
 //!     "Fast near-duplicate detection for large text corpora",
@@ -20,8 +28,8 @@
 //!     "",
 //! ];
 //! let pipeline = Pipeline::new(Config::builder().threshold(0.8).build()?)?;
-//! let prepared = pipeline.prepare(&texts);
-//! let (clusters, stats) = pipeline.clusters(&prepared);
+//! let corpus = pipeline.sketch_texts(&texts)?;
+//! let (clusters, stats) = pipeline.clusters(&corpus, &mut Quiet);
 //! assert_eq!(clusters.len(), 1);
 //! assert_eq!(clusters[0].kept, 0);
 //! assert_eq!(clusters[0].duplicates[0].doc, 1);
@@ -29,36 +37,57 @@
 //! # Ok::<(), neardup::Error>(())
 //! ```
 
-pub mod cluster;
-pub mod corpus;
-pub mod error;
+mod cluster;
+mod config;
+mod corpus;
+mod document;
+mod error;
 pub mod evaluation;
-pub mod exact;
-pub mod family;
-pub mod group;
-pub mod heavy;
-pub mod lsh;
+mod exact;
+mod family;
+mod group;
+mod heavy;
+mod lsh;
 pub mod metrics;
-pub mod normalize;
-pub mod oph;
-pub mod pairs;
-pub mod pipeline;
+mod normalize;
+mod observer;
+mod oph;
+mod pairs;
+mod pipeline;
 pub mod plan;
-pub mod shingle;
-pub mod sketch;
-pub mod verify;
+mod shingle;
+mod sketch;
+mod stages;
+mod stats;
+mod verify;
 
-pub use cluster::{Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy, Similarity};
-pub use corpus::{Corpus, SkipReason};
+pub use cluster::{
+    cluster, cluster_ranked, Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy, Similarity,
+};
+pub use config::{Config, ConfigBuilder, MIN_THRESHOLD};
+pub use corpus::{set_fingerprint, Corpus, MAX_DOCUMENTS, WHOLE_NUM_PERM};
+pub use document::{DocSet, DocSketch, FamilySketch};
 pub use error::{Error, Result};
+pub use exact::{ExactJoin, JoinStats, ScoredPair};
 pub use family::SketchKind;
 pub use lsh::BandPlan;
-pub use normalize::Normalization;
+pub use normalize::{normalize, Normalization};
+pub use observer::{Observer, Quiet};
+pub use oph::OnePermutation;
 pub use pairs::{Pair, PairSet};
-pub use pipeline::{
-    Config, ConfigBuilder, NoProgress, PairTotals, Pipeline, Prepared, Preparer, Progress,
-    Similarities, Stage, Stats, SIMILARITY_BINS,
+pub use pipeline::{PairTotals, Pipeline, Verdict, STREAM_CHUNK};
+pub use shingle::{
+    ShingleInfo, ShingleKind, Shingler, DEFAULT_MAX_SHINGLES, MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE,
 };
-pub use shingle::{ShingleKind, Shingler};
-pub use sketch::{ClassicMinHash, Sketch};
-pub use verify::Verification;
+pub use sketch::{ClassicMinHash, Sketch, MAX_NUM_PERM};
+pub use stages::{ShingleBatches, Shingled, Sketched};
+pub use stats::{Similarities, Stage, Stats, SIMILARITY_BINS};
+pub use verify::{
+    estimate, intersection_size, jaccard, jaccard_from_counts, meets_threshold, Verification,
+};
+
+/// Internals exposed for the crate's own benchmarks only: not part of the API.
+#[doc(hidden)]
+pub mod bench_internals {
+    pub use crate::group::BandIndex;
+}

@@ -42,7 +42,7 @@ impl BandPlan {
     /// plan leans to recall: at K = 128 and t = 0.8 it is 16 × 8 (0.947 at s = 0.8).
     ///
     /// ```
-    /// use neardup::lsh::BandPlan;
+    /// use neardup::BandPlan;
     /// let plan = BandPlan::for_threshold(0.8, 128).unwrap();
     /// assert_eq!((plan.bands(), plan.rows()), (16, 8));
     /// assert!(plan.probability(0.8) > 0.94);

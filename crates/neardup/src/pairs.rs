@@ -104,9 +104,12 @@ impl PairSet {
         let groups = Groups::new(corpus);
         let n = corpus.len();
         let rep: Vec<u32> = (0..n as u32)
-            .map(|d| match corpus.skip_reason(d) {
-                None => corpus.representative(d),
-                Some(_) => u32::MAX,
+            .map(|d| {
+                if corpus.has_shingles(d) {
+                    corpus.representative(d)
+                } else {
+                    u32::MAX
+                }
             })
             .collect();
         let (start, neighbours) = adjacency(n, rep_pairs.iter().map(|p| (p.a, p.b, p.similarity)));
@@ -288,7 +291,7 @@ mod tests {
         let mut expected = Vec::new();
         for a in 0..n {
             for b in a + 1..n {
-                if c.skip_reason(a).is_none() && c.skip_reason(b).is_none() {
+                if c.has_shingles(a) && c.has_shingles(b) {
                     let j = jaccard(c.set(a), c.set(b));
                     if j >= 0.5 {
                         expected.push(Pair {

@@ -19,8 +19,8 @@
 //! assert_eq!(names, ["chosen", "r − 1", "r + 1", "integral"]);
 //! ```
 
+use crate::config::Config;
 use crate::lsh::BandPlan;
-use crate::pipeline::Config;
 use crate::verify::Verification;
 use crate::SketchKind;
 

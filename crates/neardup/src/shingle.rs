@@ -73,7 +73,7 @@ impl FromStr for ShingleKind {
     }
 }
 
-pub use crate::normalize::{normalize, Normalization};
+pub use crate::normalize::Normalization;
 
 /// The largest shingle size `k` accepted (`char:K`, `word:K`): far beyond any useful
 /// shingle, small enough that no size arithmetic can overflow.
@@ -87,7 +87,7 @@ pub const MAX_MAX_SHINGLES: usize = 1 << 32;
 /// Turns a text into its set of shingle hashes.
 ///
 /// ```
-/// use neardup::shingle::{Shingler, ShingleKind};
+/// use neardup::{Shingler, ShingleKind};
 /// let shingler = Shingler::new(ShingleKind::Char(3));
 /// // "Abcd" normalizes to "abcd": shingles "abc" and "bcd".
 /// assert_eq!(shingler.shingle_set("  Abcd ").len(), 2);
@@ -241,7 +241,7 @@ impl Shingler {
     /// tells whether the document was cut or is shorter than `k` tokens.
     ///
     /// ```
-    /// use neardup::shingle::{Shingler, ShingleKind};
+    /// use neardup::{Shingler, ShingleKind};
     /// let shingler = Shingler::new(ShingleKind::Word(3));
     /// let mut set = Vec::new();
     /// assert!(shingler.shingle_info("two words", &mut set).short);

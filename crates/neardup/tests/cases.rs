@@ -23,10 +23,9 @@
 
 use std::path::{Path, PathBuf};
 
-use neardup::verify::jaccard;
 use neardup::{
-    Cluster, Config, KeepPolicy, Normalization, Pair, Pipeline, ShingleKind, SketchKind,
-    Verification,
+    jaccard, Cluster, Config, KeepPolicy, Normalization, Pair, Pipeline, Quiet, ShingleKind,
+    SketchKind, Verification,
 };
 use serde::Deserialize;
 
@@ -132,14 +131,17 @@ impl Case {
     fn run(&self, engine: Engine) -> Answer {
         let pipeline = Pipeline::new(self.config(engine)).expect("pipeline");
         let ((pairs, _), (clusters, _)) = if engine == Engine::Exact {
-            let prepared = pipeline.shingle(&self.docs);
+            let prepared = pipeline.shingle(&self.docs).unwrap();
             (
-                pipeline.exact_pairs(&prepared),
-                pipeline.exact_clusters(&prepared),
+                pipeline.exact_pairs(&prepared, &mut Quiet),
+                pipeline.exact_clusters(&prepared, &mut Quiet),
             )
         } else {
-            let prepared = pipeline.prepare(&self.docs);
-            (pipeline.pairs(&prepared), pipeline.clusters(&prepared))
+            let prepared = pipeline.sketch_texts(&self.docs).unwrap();
+            (
+                pipeline.pairs(&prepared, &mut Quiet),
+                pipeline.clusters(&prepared, &mut Quiet),
+            )
         };
         Answer { pairs, clusters }
     }

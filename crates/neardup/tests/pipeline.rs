@@ -4,7 +4,10 @@
 mod common;
 
 use common::Rng;
-use neardup::{Cluster, Config, KeepPolicy, Pair, Pipeline, Prepared, Stats, Verification};
+use neardup::{
+    Cluster, Config, KeepPolicy, Pair, Pipeline, Quiet, Shingled, Similarities, Sketched, Stats,
+    Verification,
+};
 use proptest::prelude::*;
 
 const WORDS: &[&str] = &[
@@ -93,9 +96,9 @@ fn verified_pairs_are_true_pairs_and_recall_is_high() {
     let texts = near_duplicate_corpus(1, 600);
     for &t in &[0.6, 0.8, 0.9] {
         let p = pipeline(t, Verification::Exact);
-        let prepared = p.prepare(&texts);
-        let (lsh, stats) = p.pairs(&prepared);
-        let (exact, _) = p.exact_pairs(&prepared);
+        let prepared = p.sketch_texts(&texts).unwrap();
+        let (lsh, stats) = p.pairs(&prepared, &mut Quiet);
+        let (exact, _) = p.exact_pairs(&prepared, &mut Quiet);
         assert!(
             exact.len() > 200,
             "corpus too sparse at t={t}: {}",
@@ -135,14 +138,14 @@ fn verified_pairs_are_true_pairs_and_recall_is_high() {
 fn estimate_and_none_modes() {
     let texts = near_duplicate_corpus(2, 300);
     let est = pipeline(0.8, Verification::Estimate);
-    let prepared = est.prepare(&texts);
-    let (pairs, _) = est.pairs(&prepared);
+    let prepared = est.sketch_texts(&texts).unwrap();
+    let (pairs, _) = est.pairs(&prepared, &mut Quiet);
     assert!(!pairs.is_empty());
     assert!(pairs
         .iter()
         .all(|p| p.similarity.jaccard.is_none() && p.similarity.estimate.unwrap() >= 0.8));
     let none = pipeline(0.8, Verification::None);
-    let (raw, stats) = none.pairs(&none.prepare(&texts));
+    let (raw, stats) = none.pairs(&none.sketch_texts(&texts).unwrap(), &mut Quiet);
     // No verification: every candidate passes; identical copies add their pairs on top.
     assert_eq!(
         stats.verified, stats.candidates,
@@ -158,11 +161,11 @@ fn results_do_not_depend_on_the_thread_count() {
     let run = |threads| {
         in_pool(threads, || {
             let p = pipeline(0.7, Verification::Exact);
-            let prepared = p.prepare(&texts);
-            let (pairs, _) = p.pairs(&prepared);
-            let (clusters, _) = p.clusters(&prepared);
-            let (exact, _) = p.exact_pairs(&prepared);
-            let (exact_clusters, _) = p.exact_clusters(&prepared);
+            let prepared = p.sketch_texts(&texts).unwrap();
+            let (pairs, _) = p.pairs(&prepared, &mut Quiet);
+            let (clusters, _) = p.clusters(&prepared, &mut Quiet);
+            let (exact, _) = p.exact_pairs(&prepared, &mut Quiet);
+            let (exact_clusters, _) = p.exact_clusters(&prepared, &mut Quiet);
             (pairs, clusters, exact, exact_clusters)
         })
     };
@@ -183,7 +186,7 @@ fn check_clusters(texts: &[String], clusters: &[Cluster], t: f64) {
         }
         let kept = sh.shingle_set(&texts[c.kept as usize]);
         for d in &c.duplicates {
-            let j = neardup::verify::jaccard(&kept, &sh.shingle_set(&texts[d.doc as usize]));
+            let j = neardup::jaccard(&kept, &sh.shingle_set(&texts[d.doc as usize]));
             assert!(j >= t, "{} duplicates {} at only {j}", d.doc, c.kept);
             assert_eq!(d.similarity.jaccard, Some(j));
         }
@@ -194,11 +197,11 @@ fn check_clusters(texts: &[String], clusters: &[Cluster], t: f64) {
 fn clusters_hold_only_verified_duplicates() {
     let texts = near_duplicate_corpus(4, 500);
     let p = pipeline(0.7, Verification::Exact);
-    let prepared = p.prepare(&texts);
-    let (clusters, _) = p.clusters(&prepared);
+    let prepared = p.sketch_texts(&texts).unwrap();
+    let (clusters, _) = p.clusters(&prepared, &mut Quiet);
     assert!(clusters.len() > 50);
     check_clusters(&texts, &clusters, 0.7);
-    let (exact, _) = p.exact_clusters(&prepared);
+    let (exact, _) = p.exact_clusters(&prepared, &mut Quiet);
     check_clusters(&texts, &exact, 0.7);
     // Longest is kept: no duplicate is longer than its kept document.
     for c in &clusters {
@@ -216,11 +219,11 @@ proptest! {
     #[test]
     fn accounting_adds_up(texts in proptest::collection::vec("[ab ]{0,12}", 0..40), t in 0.3f64..1.0) {
         let p = pipeline(t, Verification::Exact);
-        let prepared = p.prepare(&texts);
-        let (clusters, stats) = p.clusters(&prepared);
+        let prepared = p.sketch_texts(&texts).unwrap();
+        let (clusters, stats) = p.clusters(&prepared, &mut Quiet);
         let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
         let in_clusters_kept = clusters.len();
-        let skipped = (0..texts.len() as u32).filter(|&d| prepared.corpus.skip_reason(d).is_some()).count();
+        let skipped = (0..texts.len() as u32).filter(|&d| !prepared.corpus().has_shingles(d)).count();
         prop_assert_eq!(stats.documents as usize, texts.len());
         prop_assert_eq!(stats.empty as usize, skipped);
         prop_assert_eq!(skipped, texts.iter().filter(|t| t.trim().is_empty()).count());
@@ -231,7 +234,7 @@ proptest! {
         }
         prop_assert!(status.iter().all(|&s| s <= 1), "a document in two clusters");
         for (d, &s) in status.iter().enumerate() {
-            if prepared.corpus.skip_reason(d as u32).is_some() {
+            if !prepared.corpus().has_shingles(d as u32) {
                 prop_assert_eq!(s, 0, "a skipped document in a cluster");
             }
         }
@@ -263,17 +266,17 @@ fn alone_and_beyond(
     t: f64,
     bands: usize,
     rows: usize,
-) -> (Vec<Pair>, Vec<Pair>, Vec<Pair>, Stats, Pipeline, Prepared) {
+) -> (Vec<Pair>, Vec<Pair>, Vec<Pair>, Stats, Pipeline, Sketched) {
     let off = banded(t, bands, rows, false);
     let on = banded(t, bands, rows, true);
-    let prepared = on.prepare(texts);
-    let (alone, off_stats) = off.pairs(&prepared);
+    let prepared = on.sketch_texts(texts).unwrap();
+    let (alone, off_stats) = off.pairs(&prepared, &mut Quiet);
     assert_eq!(
         off_stats.neighbour_candidates + off_stats.large_group_candidates,
         0
     );
-    let (beyond, stats) = on.pairs(&prepared);
-    let (exact, _) = on.exact_pairs(&prepared);
+    let (beyond, stats) = on.pairs(&prepared, &mut Quiet);
+    let (exact, _) = on.exact_pairs(&prepared, &mut Quiet);
     let (alone_k, beyond_k, exact_k) = (keys(&alone), keys(&beyond), keys(&exact));
     assert!(alone_k.iter().all(|k| beyond_k.binary_search(k).is_ok()));
     assert!(beyond_k.iter().all(|k| exact_k.binary_search(k).is_ok()));
@@ -307,7 +310,7 @@ fn pairs_with_a_large_group_of_copies_are_all_found() {
     assert_eq!(with_group(&beyond), 40);
     assert!(stats.large_group_verified >= 1);
     // Clusters: the near-copy is removed as a duplicate of the group's kept document.
-    let (clusters, _) = on.clusters(&prepared);
+    let (clusters, _) = on.clusters(&prepared, &mut Quiet);
     let group = clusters.iter().find(|c| c.kept == first).unwrap();
     assert!(group.duplicates.iter().any(|d| d.doc == near_doc));
 }
@@ -349,9 +352,9 @@ fn unspaced_scripts_and_unicode_variants_are_found_with_word_shingles() {
             .build()
             .unwrap();
         let pipeline = Pipeline::new(config).unwrap();
-        let prepared = pipeline.prepare(&texts);
-        assert_eq!(prepared.stats.short_documents, 0, "{kind}");
-        let (pairs, _) = pipeline.pairs(&prepared);
+        let prepared = pipeline.sketch_texts(&texts).unwrap();
+        assert_eq!(prepared.stats().short_documents, 0, "{kind}");
+        let (pairs, _) = pipeline.pairs(&prepared, &mut Quiet);
         assert_eq!(
             keys(&pairs),
             vec![(0, 1), (2, 3), (4, 5), (6, 7)],
@@ -368,17 +371,17 @@ fn documents_shorter_than_k_are_counted() {
         .unwrap();
     let pipeline = Pipeline::new(config).unwrap();
     let texts = ["one two", "", "three whole words", "北京", "a b c d", "!!"];
-    let prepared = pipeline.prepare(&texts);
-    assert_eq!(prepared.stats.short_documents, 2);
-    assert_eq!(prepared.stats.empty, 2);
+    let prepared = pipeline.sketch_texts(&texts).unwrap();
+    assert_eq!(prepared.stats().short_documents, 2);
+    assert_eq!(prepared.stats().empty, 2);
 }
 
 // ---- parameters at their edges (issue 10) ----
 
 #[test]
 fn parameters_out_of_range_are_refused_by_build() {
-    use neardup::shingle::{MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE};
     use neardup::{Error, ShingleKind};
+    use neardup::{MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE};
     let build = |b: neardup::ConfigBuilder| b.build().map(|_| ()).unwrap_err();
     assert_eq!(
         build(Config::builder().threshold(1e-18)),
@@ -389,7 +392,7 @@ fn parameters_out_of_range_are_refused_by_build() {
         Error::InvalidThreshold(0.009)
     );
     assert!(Config::builder()
-        .threshold(neardup::pipeline::MIN_THRESHOLD)
+        .threshold(neardup::MIN_THRESHOLD)
         .build()
         .is_ok());
     assert_eq!(
@@ -436,28 +439,29 @@ fn huge_caps_and_sizes_do_not_wrap_to_nothing() {
 
 #[test]
 fn at_the_minimum_threshold_lsh_and_the_exact_join_agree_with_brute_force() {
-    let t = neardup::pipeline::MIN_THRESHOLD;
+    let t = neardup::MIN_THRESHOLD;
     let texts = near_duplicate_corpus(7, 60);
     let p = pipeline(t, Verification::Exact);
-    let prepared = p.prepare(&texts);
-    let sets: Vec<&[u64]> = prepared.corpus.sets();
+    let prepared = p.sketch_texts(&texts).unwrap();
+    let corpus = prepared.corpus();
+    let sets: Vec<&[u64]> = (0..corpus.len() as u32).map(|d| corpus.set(d)).collect();
     let mut brute = Vec::new();
     for a in 0..sets.len() {
         for b in a + 1..sets.len() {
-            let j = neardup::verify::jaccard(sets[a], sets[b]);
-            if !sets[a].is_empty() && neardup::verify::meets_threshold(j, t) {
+            let j = neardup::jaccard(sets[a], sets[b]);
+            if !sets[a].is_empty() && neardup::meets_threshold(j, t) {
                 brute.push((a as u32, b as u32, j));
             }
         }
     }
     assert!(brute.len() > 1000, "too few pairs: {}", brute.len());
-    let (exact, _) = p.exact_pairs(&prepared);
+    let (exact, _) = p.exact_pairs(&prepared, &mut Quiet);
     let exact: Vec<(u32, u32, f64)> = exact
         .iter()
         .map(|p| (p.a, p.b, p.similarity.jaccard.unwrap()))
         .collect();
     assert_eq!(exact, brute);
-    let (lsh, _) = p.pairs(&prepared);
+    let (lsh, _) = p.pairs(&prepared, &mut Quiet);
     for pair in &lsh {
         let j = pair.similarity.jaccard.unwrap();
         let i = brute
@@ -494,25 +498,31 @@ fn corpus_with_copies(seed: u64) -> Vec<String> {
     texts
 }
 
-/// Every pair of a streamed run, in order, the chunk sizes seen, totals and stats.
+/// A corpus streamed by LSH or by the exact join.
+#[derive(Clone, Copy)]
+enum Streamed<'a> {
+    Lsh(&'a Sketched),
+    Exact(&'a Shingled),
+}
+
+/// Every pair of a streamed run, in order, totals, stats and the recorded similarities.
 fn streamed(
     pipeline: &Pipeline,
-    prepared: &Prepared,
-    exact: bool,
-) -> (Vec<Pair>, neardup::PairTotals, Stats) {
+    corpus: Streamed<'_>,
+) -> (Vec<Pair>, neardup::PairTotals, Stats, Similarities) {
     let mut all = Vec::new();
     let sink = |chunk: &[Pair]| {
-        assert!(!chunk.is_empty() && chunk.len() <= neardup::pipeline::STREAM_CHUNK);
+        assert!(!chunk.is_empty() && chunk.len() <= neardup::STREAM_CHUNK);
         all.extend_from_slice(chunk);
         Ok::<(), ()>(())
     };
-    let (totals, stats) = if exact {
-        pipeline.exact_for_each_pair_chunk(prepared, sink)
-    } else {
-        pipeline.for_each_pair_chunk(prepared, sink)
+    let mut recorded = Similarities::default();
+    let (totals, stats) = match corpus {
+        Streamed::Exact(c) => pipeline.exact_for_each_pair_chunk(c, &mut recorded, sink),
+        Streamed::Lsh(c) => pipeline.for_each_pair_chunk(c, &mut recorded, sink),
     }
     .unwrap();
-    (all, totals, stats)
+    (all, totals, stats, recorded)
 }
 
 fn without_timings(mut s: Stats) -> Stats {
@@ -524,10 +534,11 @@ fn without_timings(mut s: Stats) -> Stats {
 fn streamed_pairs_are_the_pair_sets_each_once_whatever_the_threads() {
     for (seed, t, bands, rows) in [(11, 0.7, 4, 8), (12, 0.5, 8, 4), (13, 0.8, 1, 32)] {
         let texts = corpus_with_copies(seed);
-        let pipeline = banded(t, bands, rows, true).record_similarities(true);
-        let prepared = pipeline.prepare(&texts);
-        let (one, totals, stats) = in_pool(1, || streamed(&pipeline, &prepared, false));
-        let (two, totals2, stats2) = in_pool(2, || streamed(&pipeline, &prepared, false));
+        let pipeline = banded(t, bands, rows, true);
+        let prepared = pipeline.sketch_texts(&texts).unwrap();
+        let lsh = Streamed::Lsh(&prepared);
+        let (one, totals, stats, recorded) = in_pool(1, || streamed(&pipeline, lsh));
+        let (two, totals2, stats2, _) = in_pool(2, || streamed(&pipeline, lsh));
         assert_eq!(
             one, two,
             "seed {seed}: the order does not depend on the threads"
@@ -535,7 +546,7 @@ fn streamed_pairs_are_the_pair_sets_each_once_whatever_the_threads() {
         assert_eq!(totals, totals2);
         assert_eq!(without_timings(stats.clone()), without_timings(stats2));
         // The same pairs as the non-streaming path, each exactly once.
-        let (held, held_stats) = pipeline.pairs(&prepared);
+        let (held, held_stats) = pipeline.pairs(&prepared, &mut Quiet);
         let mut sorted = one.clone();
         sorted.sort_by_key(|p| (p.a, p.b));
         assert!(sorted
@@ -553,20 +564,21 @@ fn streamed_pairs_are_the_pair_sets_each_once_whatever_the_threads() {
         );
         let identical = held
             .iter()
-            .filter(|p| prepared.corpus.representative(p.a) == prepared.corpus.representative(p.b))
+            .filter(|p| {
+                prepared.corpus().representative(p.a) == prepared.corpus().representative(p.b)
+            })
             .count() as u64;
         assert!(identical > 40 * 39 / 2);
         assert_eq!(totals.identical, identical);
         // The copies come first, then the pairs of distinct sets.
-        assert!(one[..identical as usize]
-            .iter()
-            .all(|p| prepared.corpus.representative(p.a) == prepared.corpus.representative(p.b)));
+        assert!(one[..identical as usize].iter().all(
+            |p| prepared.corpus().representative(p.a) == prepared.corpus().representative(p.b)
+        ));
         // Every pair is a true pair (⊆ the exact join's).
-        let (exact, _) = pipeline.exact_pairs(&prepared);
+        let (exact, _) = pipeline.exact_pairs(&prepared, &mut Quiet);
         let exact = keys(&exact);
         assert!(keys(&one).iter().all(|k| exact.binary_search(k).is_ok()));
         assert!(stats.verified > 0 && stats.candidates >= stats.verified);
-        let recorded = stats.similarities.as_ref().unwrap();
         assert_eq!(recorded.verified.iter().sum::<u64>(), stats.verified);
         assert_eq!(
             recorded.verified.iter().sum::<u64>() + recorded.rejected.iter().sum::<u64>(),
@@ -585,11 +597,12 @@ fn streamed_pairs_are_the_pair_sets_each_once_whatever_the_threads() {
 fn the_exact_join_streams_the_same_pairs() {
     let texts = corpus_with_copies(21);
     let pipeline = banded(0.7, 4, 8, true);
-    let prepared = pipeline.shingle(&texts);
-    let (one, totals, stats) = in_pool(1, || streamed(&pipeline, &prepared, true));
-    let (two, ..) = in_pool(2, || streamed(&pipeline, &prepared, true));
+    let prepared = pipeline.shingle(&texts).unwrap();
+    let exact = Streamed::Exact(&prepared);
+    let (one, totals, stats, _) = in_pool(1, || streamed(&pipeline, exact));
+    let (two, ..) = in_pool(2, || streamed(&pipeline, exact));
     assert_eq!(one, two);
-    let (held, held_stats) = pipeline.exact_pairs(&prepared);
+    let (held, held_stats) = pipeline.exact_pairs(&prepared, &mut Quiet);
     let mut sorted = one.clone();
     sorted.sort_by_key(|p| (p.a, p.b));
     assert_eq!(sorted, held);
@@ -601,7 +614,7 @@ fn the_exact_join_streams_the_same_pairs() {
 fn an_error_from_the_consumer_stops_the_walk() {
     let texts = corpus_with_copies(31);
     let pipeline = banded(0.7, 4, 8, true);
-    let prepared = pipeline.prepare(&texts);
+    let prepared = pipeline.sketch_texts(&texts).unwrap();
     for exact in [false, true] {
         let mut chunks = 0;
         let count = |_: &[Pair]| {
@@ -610,10 +623,12 @@ fn an_error_from_the_consumer_stops_the_walk() {
         };
         if exact {
             pipeline
-                .exact_for_each_pair_chunk(&prepared, count)
+                .exact_for_each_pair_chunk(&prepared, &mut Quiet, count)
                 .unwrap();
         } else {
-            pipeline.for_each_pair_chunk(&prepared, count).unwrap();
+            pipeline
+                .for_each_pair_chunk(&prepared, &mut Quiet, count)
+                .unwrap();
         }
         assert!(chunks >= 2, "{chunks} chunks: the test needs more than one");
         let mut calls = 0;
@@ -622,11 +637,103 @@ fn an_error_from_the_consumer_stops_the_walk() {
             Err("disk full")
         };
         let out = if exact {
-            pipeline.exact_for_each_pair_chunk(&prepared, sink)
+            pipeline.exact_for_each_pair_chunk(&prepared, &mut Quiet, sink)
         } else {
-            pipeline.for_each_pair_chunk(&prepared, sink)
+            pipeline.for_each_pair_chunk(&prepared, &mut Quiet, sink)
         };
         assert_eq!(out.err(), Some("disk full"));
         assert_eq!(calls, 1, "no chunk after the error");
+    }
+}
+
+// ---- One document at a time: the same sets, keys and verdicts as a corpus run ----
+
+/// The pairs a corpus run reports, rebuilt from the per-document building blocks alone:
+/// copies by fingerprint, candidates by a band key shared in the family two documents are
+/// compared in, verdicts by `verify_docs`. They must be the run's pairs, with the same
+/// similarities, under every verification and with truncated documents.
+#[test]
+fn documents_one_at_a_time_give_the_corpus_runs_pairs() {
+    use neardup::{DocSet, DocSketch};
+    let mut texts = near_duplicate_corpus(41, 120);
+    texts.extend_from_within(..40);
+    texts.push(String::new());
+    let n = texts.len();
+    let verifications = [
+        Verification::Exact,
+        Verification::Estimate,
+        Verification::Triage,
+        Verification::None,
+    ];
+    for verification in verifications {
+        for max_shingles in [neardup::DEFAULT_MAX_SHINGLES, 60] {
+            let config = Config::builder()
+                .threshold(0.6)
+                .verification(verification)
+                .max_shingles(max_shingles)
+                .neighbours(false)
+                .build()
+                .unwrap();
+            let p = Pipeline::new(config).unwrap();
+            let corpus = p.sketch_texts(&texts).unwrap();
+            let c = corpus.corpus();
+            let (pairs, _) = p.pairs(&corpus, &mut Quiet);
+            let docs: Vec<DocSet> = texts.iter().map(|t| p.shingle_doc(t)).collect();
+            let sketches: Vec<DocSketch> = docs.iter().map(|d| p.sketch_doc(d)).collect();
+            let truncated = docs.iter().filter(|d| d.is_truncated()).count();
+            assert_eq!(truncated > 0, max_shingles == 60);
+            let mut expected = Vec::new();
+            for a in 0..n {
+                assert_eq!(docs[a].set(), c.set(a as u32));
+                assert_eq!(docs[a].is_truncated(), c.is_truncated(a as u32));
+                for b in a + 1..n {
+                    let same = c.representative(a as u32) == c.representative(b as u32);
+                    if let (Some(x), Some(y)) = (docs[a].fingerprint(), docs[b].fingerprint()) {
+                        assert_eq!(x == y, same, "fingerprints of {a} and {b}");
+                    }
+                    if same && c.has_shingles(a as u32) {
+                        expected.push((a as u32, b as u32, None));
+                        continue;
+                    }
+                    let (sa, sb) = (&sketches[a], &sketches[b]);
+                    let Some(f) = sa.shared_family(sb) else {
+                        continue;
+                    };
+                    let keys = sa
+                        .band_keys(f)
+                        .unwrap()
+                        .iter()
+                        .zip(sb.band_keys(f).unwrap());
+                    if keys.clone().all(|(x, y)| x != y) {
+                        continue;
+                    }
+                    let verdict = p.verify_docs(&docs[a], &docs[b], Some((sa, sb)));
+                    if verdict.verified {
+                        expected.push((a as u32, b as u32, Some(verdict.similarity)));
+                    }
+                }
+            }
+            let near: Vec<_> = expected.iter().filter_map(|e| e.2).collect();
+            assert!(
+                near.len() >= 20,
+                "{verification:?}: too few near pairs to compare"
+            );
+            assert_eq!(near.iter().any(|s| s.truncated), max_shingles == 60);
+            assert_eq!(
+                pairs.len(),
+                expected.len(),
+                "{verification:?} {max_shingles}"
+            );
+            for (pair, (a, b, similarity)) in pairs.iter().zip(&expected) {
+                assert_eq!(
+                    (pair.a, pair.b),
+                    (*a, *b),
+                    "{verification:?} {max_shingles}"
+                );
+                if let Some(s) = similarity {
+                    assert_eq!(pair.similarity, *s, "{verification:?} ({a}, {b})");
+                }
+            }
+        }
     }
 }

@@ -3,9 +3,9 @@
 mod common;
 
 use common::{planted_sets, tokens_text, Rng};
-use neardup::sketch::{ClassicMinHash, Sketch};
-use neardup::verify::{estimate, jaccard};
-use neardup::{Config, Pipeline, ShingleKind, Verification};
+use neardup::{estimate, jaccard};
+use neardup::{ClassicMinHash, Sketch};
+use neardup::{Config, Pipeline, Quiet, ShingleKind, Verification};
 
 /// The MinHash estimate of Jaccard J from K positions is Binomial(K, J)/K: unbiased with
 /// variance J(1−J)/K. Over T independent seeds the mean must sit within 4 standard errors
@@ -78,8 +78,8 @@ fn lsh_candidate_rate_follows_the_s_curve() {
             .build()
             .unwrap();
         let pipeline = Pipeline::new(config).unwrap();
-        let prepared = pipeline.prepare(&texts);
-        let (pairs, _) = pipeline.pairs(&prepared);
+        let prepared = pipeline.sketch_texts(&texts).unwrap();
+        let (pairs, _) = pipeline.pairs(&prepared, &mut Quiet);
         let mut found = vec![0usize; levels.len()];
         for p in &pairs {
             // Planted partners are (2i, 2i+1); cross-pair collisions are not counted.
@@ -141,7 +141,7 @@ fn band_collision_rates(
 #[test]
 #[ignore = "measurement: prints band-collision rates per document size"]
 fn measure_band_collisions_by_size() {
-    let oph = neardup::oph::OnePermutation::new(128, 5).unwrap();
+    let oph = neardup::OnePermutation::new(128, 5).unwrap();
     let classic = ClassicMinHash::new(128, 5).unwrap();
     let sizes: Vec<usize> = std::env::var("SIZES")
         .map(|v| v.split(',').map(|x| x.parse().unwrap()).collect())
@@ -166,7 +166,7 @@ fn measure_band_collisions_by_size() {
 /// used: see `family.rs`).
 #[test]
 fn band_collisions_follow_the_s_curve_for_each_sketch_where_it_is_used() {
-    let oph = neardup::oph::OnePermutation::new(128, 5).unwrap();
+    let oph = neardup::OnePermutation::new(128, 5).unwrap();
     let classic = ClassicMinHash::new(128, 5).unwrap();
     let cases: [(&str, &dyn Sketch, usize); 4] = [
         ("oph", &oph, 100),
@@ -198,7 +198,7 @@ fn one_permutation_estimate_is_unbiased_for_large_sets() {
         let j = jaccard(&a, &b);
         let estimates: Vec<f64> = (0..T as u64)
             .map(|seed| {
-                let s = neardup::oph::OnePermutation::new(K, seed + 5000).unwrap();
+                let s = neardup::OnePermutation::new(K, seed + 5000).unwrap();
                 estimate(&s.sketch(&a), &s.sketch(&b))
             })
             .collect();

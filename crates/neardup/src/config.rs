@@ -1,0 +1,245 @@
+//! The validated settings of a run: what is shingled, how it is sketched and banded, how
+//! candidates are verified and which document a cluster keeps.
+
+use crate::cluster::KeepPolicy;
+use crate::error::{Error, Result};
+use crate::family::SketchKind;
+use crate::lsh::BandPlan;
+use crate::normalize::Normalization;
+use crate::shingle::{ShingleKind, Shingler};
+use crate::verify::Verification;
+
+/// The smallest similarity threshold accepted. Below it the size windows (`n / t`), the
+/// band plan and the triage margin lose precision, so a smaller threshold found fewer
+/// pairs than a larger one; it is refused rather than mis-computed. At 0.01 the LSH
+/// pipeline with exact verification and the exact join agree with brute force (tested).
+pub const MIN_THRESHOLD: f64 = 0.01;
+
+/// A validated configuration. Build one with [`Config::builder`].
+#[derive(Clone, Debug)]
+pub struct Config {
+    shingler: Shingler,
+    num_perm: usize,
+    seed: u64,
+    threshold: f64,
+    plan: BandPlan,
+    verification: Verification,
+    keep: KeepPolicy,
+    sketch: SketchKind,
+    neighbours: bool,
+    allow_truncated: bool,
+}
+
+impl Config {
+    /// A builder with the defaults: `char:5`, NFKC-normalized, K = 128, seed 1, t = 0.8, exact
+    /// verification, keep the first, one-permutation sketch.
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder::default()
+    }
+
+    /// The shingler.
+    pub fn shingler(&self) -> &Shingler {
+        &self.shingler
+    }
+    /// Signature length K.
+    pub fn num_perm(&self) -> usize {
+        self.num_perm
+    }
+    /// Seed of the sketch's permutations.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// Similarity threshold t.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+    /// The banding plan.
+    pub fn plan(&self) -> BandPlan {
+        self.plan
+    }
+    /// How candidates are verified.
+    pub fn verification(&self) -> Verification {
+        self.verification
+    }
+    /// Which document a cluster keeps.
+    pub fn keep(&self) -> KeepPolicy {
+        self.keep
+    }
+    /// Whether pairs and clusters also look beyond the buckets (see
+    /// [`ConfigBuilder::neighbours`]).
+    pub fn neighbours(&self) -> bool {
+        self.neighbours
+    }
+
+    /// Whether a pair reported by estimate because a document was truncated may remove a
+    /// document from a cluster.
+    pub fn allow_truncated(&self) -> bool {
+        self.allow_truncated
+    }
+
+    /// The sketch family kind.
+    pub fn sketch(&self) -> SketchKind {
+        self.sketch
+    }
+}
+
+/// Builds a [`Config`]; every setting has a sane default.
+#[derive(Clone, Debug)]
+pub struct ConfigBuilder {
+    shingle: ShingleKind,
+    normalization: Normalization,
+    num_perm: usize,
+    seed: u64,
+    threshold: f64,
+    bands: Option<usize>,
+    rows: Option<usize>,
+    verification: Verification,
+    keep: KeepPolicy,
+    sketch: SketchKind,
+    max_shingles: usize,
+    neighbours: bool,
+    allow_truncated: bool,
+}
+
+impl Default for ConfigBuilder {
+    fn default() -> Self {
+        ConfigBuilder {
+            shingle: ShingleKind::Char(5),
+            normalization: Normalization::default(),
+            num_perm: 128,
+            seed: 1,
+            threshold: 0.8,
+            bands: None,
+            rows: None,
+            verification: Verification::Exact,
+            keep: KeepPolicy::First,
+            sketch: SketchKind::OnePermutation,
+            max_shingles: crate::shingle::DEFAULT_MAX_SHINGLES,
+            neighbours: true,
+            allow_truncated: false,
+        }
+    }
+}
+
+impl ConfigBuilder {
+    /// Shingle kind and size (default `char:5`).
+    pub fn shingle(mut self, kind: ShingleKind) -> Self {
+        self.shingle = kind;
+        self
+    }
+    /// How text is normalized before shingling (default [`Normalization::Nfkc`]: Unicode
+    /// NFKC, lowercase, whitespace collapsed).
+    pub fn normalization(mut self, level: Normalization) -> Self {
+        self.normalization = level;
+        self
+    }
+    /// Normalization at the default level (`true`) or none (`false`); shorthand for
+    /// [`ConfigBuilder::normalization`].
+    pub fn normalize(self, on: bool) -> Self {
+        self.normalization(if on {
+            Normalization::default()
+        } else {
+            Normalization::None
+        })
+    }
+    /// Signature length K (default 128).
+    pub fn num_perm(mut self, k: usize) -> Self {
+        self.num_perm = k;
+        self
+    }
+    /// Seed of the sketch (default 1).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Similarity threshold in [`MIN_THRESHOLD`]..=1 (default 0.8).
+    pub fn threshold(mut self, t: f64) -> Self {
+        self.threshold = t;
+        self
+    }
+    /// Explicit bands (give rows too); default: chosen from the threshold.
+    pub fn bands(mut self, bands: Option<usize>) -> Self {
+        self.bands = bands;
+        self
+    }
+    /// Explicit rows per band (give bands too).
+    pub fn rows(mut self, rows: Option<usize>) -> Self {
+        self.rows = rows;
+        self
+    }
+    /// Verification of candidates (default exact).
+    pub fn verification(mut self, v: Verification) -> Self {
+        self.verification = v;
+        self
+    }
+    /// Keep policy of clusters (default first).
+    pub fn keep(mut self, keep: KeepPolicy) -> Self {
+        self.keep = keep;
+        self
+    }
+    /// Cap on shingle positions compared exactly per document, in
+    /// 1..=[`MAX_MAX_SHINGLES`](crate::shingle::MAX_MAX_SHINGLES) (default
+    /// [`DEFAULT_MAX_SHINGLES`](crate::shingle::DEFAULT_MAX_SHINGLES)).
+    pub fn max_shingles(mut self, n: usize) -> Self {
+        self.max_shingles = n;
+        self
+    }
+    /// Sketch (default: one-permutation hashing, classic for small documents).
+    pub fn sketch(mut self, sketch: SketchKind) -> Self {
+        self.sketch = sketch;
+        self
+    }
+
+    /// Whether pairs mode also looks beyond the buckets (default on): every pair with one
+    /// of the largest groups of identical documents, found exactly, and two documents that
+    /// are both verified near-duplicates of a third. Every pair it adds is verified like
+    /// any candidate; it lifts recall above the S-curve where near-duplicates cluster.
+    pub fn neighbours(mut self, on: bool) -> Self {
+        self.neighbours = on;
+        self
+    }
+
+    /// Whether clusters may remove a document on a pair with a truncated document (default
+    /// off). Such a pair has no exact Jaccard: it is reported with the estimate of the whole
+    /// documents' sketches and `truncated: true`, and by default keeps both documents.
+    pub fn allow_truncated(mut self, on: bool) -> Self {
+        self.allow_truncated = on;
+        self
+    }
+
+    /// Validates the settings.
+    pub fn build(self) -> Result<Config> {
+        if !(MIN_THRESHOLD..=1.0).contains(&self.threshold) {
+            return Err(Error::InvalidThreshold(self.threshold));
+        }
+        let k = self.shingle.size();
+        if !(1..=crate::shingle::MAX_SHINGLE_SIZE).contains(&k) {
+            return Err(Error::InvalidShingleSize(k));
+        }
+        if !(1..=crate::shingle::MAX_MAX_SHINGLES).contains(&self.max_shingles) {
+            return Err(Error::InvalidMaxShingles(self.max_shingles));
+        }
+        if self.num_perm == 0 || self.num_perm > crate::sketch::MAX_NUM_PERM {
+            return Err(Error::InvalidNumPerm(self.num_perm));
+        }
+        let plan = match (self.bands, self.rows) {
+            (Some(b), Some(r)) => BandPlan::new(b, r, self.num_perm)?,
+            (None, None) => BandPlan::for_threshold(self.threshold, self.num_perm)?,
+            _ => return Err(Error::IncompleteBands),
+        };
+        Ok(Config {
+            shingler: Shingler::new(self.shingle)
+                .normalization(self.normalization)
+                .max_shingles(self.max_shingles),
+            num_perm: self.num_perm,
+            seed: self.seed,
+            threshold: self.threshold,
+            plan,
+            verification: self.verification,
+            keep: self.keep,
+            sketch: self.sketch,
+            neighbours: self.neighbours,
+            allow_truncated: self.allow_truncated,
+        })
+    }
+}

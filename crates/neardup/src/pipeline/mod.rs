@@ -1,0 +1,414 @@
+//! Orchestration: the stages run in order, in parallel: shingle → sketch → band → group →
+//! verify → cluster. The rooms: [`verifier`] judges pairs, [`buckets`] walks the band
+//! buckets, [`beyond`] proposes the candidates beyond them, [`stream`] hands pairs on as
+//! they are verified; configuration and counters live in [`crate::config`] and
+//! [`crate::stats`].
+
+use std::time::Instant;
+
+use crate::cluster::{cluster_sets, Cluster, Clusters, Similarity};
+use crate::config::Config;
+use crate::corpus::{sketch_one, whole_estimate, whole_signature_of, Corpus};
+use crate::document::{DocSet, DocSketch, FamilySketch};
+use crate::error::Result;
+use crate::exact::ExactJoin;
+use crate::family::{families, Family};
+use crate::observer::Observer;
+use crate::pairs::{Pair, PairSet};
+use crate::stages::{ShingleBatches, Shingled, Sketched};
+use crate::stats::{Stage, Stats};
+use crate::verify::{jaccard, Verification};
+
+mod beyond;
+mod buckets;
+mod stream;
+mod verifier;
+
+pub use stream::{PairTotals, STREAM_CHUNK};
+pub use verifier::Verdict;
+use verifier::{Policy, Tally, Verifier};
+
+/// Candidate pairs verified per chunk: bounds memory for huge buckets.
+const PAIR_CHUNK: usize = 1 << 20;
+
+/// The pipeline over one configuration. It holds no state of its runs (progress goes to
+/// the [`Observer`] given to each call), so one pipeline can serve many threads.
+///
+/// ```
+/// use neardup::{Config, Pipeline, Quiet};
+/// let texts = [
+///     "the quick brown fox jumps over the lazy dog",
+///     "The quick brown fox jumps over the lazy dog!",
+///     "an entirely different sentence about cats",
+/// ];
+/// let pipeline = Pipeline::new(Config::builder().threshold(0.7).build()?)?;
+/// let corpus = pipeline.sketch_texts(&texts)?;
+/// let (pairs, stats) = pipeline.pairs(&corpus, &mut Quiet);
+/// assert_eq!(pairs.len(), 1);
+/// assert_eq!((pairs[0].a, pairs[0].b), (0, 1));
+/// assert!(pairs[0].similarity.jaccard.unwrap() >= 0.7);
+/// assert_eq!(stats.documents, 3);
+/// # Ok::<(), neardup::Error>(())
+/// ```
+pub struct Pipeline {
+    config: Config,
+    families: Vec<Family>,
+}
+
+impl Pipeline {
+    /// A pipeline for a configuration.
+    pub fn new(config: Config) -> Result<Self> {
+        let families = families(
+            config.sketch(),
+            config.num_perm(),
+            config.seed(),
+            config.threshold(),
+        )?;
+        Ok(Pipeline { config, families })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Shingles and sketches the texts: what LSH needs.
+    pub fn sketch_texts<T: AsRef<str> + Sync>(&self, texts: &[T]) -> Result<Sketched> {
+        Ok(self.sketch(self.shingle(texts)?, &mut crate::Quiet))
+    }
+
+    /// Shingles the texts only: all the exact join needs. More than
+    /// [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) texts are refused.
+    pub fn shingle<T: AsRef<str> + Sync>(&self, texts: &[T]) -> Result<Shingled> {
+        let mut batches = self.shingle_batches();
+        batches.add(texts)?;
+        Ok(batches.finish())
+    }
+
+    /// Shingles texts batch by batch as they arrive (see [`ShingleBatches`]).
+    pub fn shingle_batches(&self) -> ShingleBatches {
+        ShingleBatches::new(*self.config.shingler())
+    }
+
+    /// Sketches a shingled corpus and keeps each signature's band keys: what LSH needs.
+    pub fn sketch(&self, shingled: Shingled, observer: &mut dyn Observer) -> Sketched {
+        let mut shingled = shingled;
+        observer.start(Stage::Sketch, 0);
+        let Shingled { corpus, stats, .. } = &mut shingled;
+        // Exact verification needs no signatures, only their band keys.
+        let keep = self.config.verification() != Verification::Exact;
+        stats.time(Stage::Sketch, || {
+            corpus.sketch(&self.families, self.config.plan(), keep)
+        });
+        observer.finish();
+        Sketched(shingled)
+    }
+
+    /// One text shingled on its own, exactly as a corpus shingles it.
+    pub fn shingle_doc(&self, text: &str) -> DocSet {
+        let shingler = self.config.shingler();
+        let mut set = Vec::new();
+        let info = shingler.shingle_info(text, &mut set);
+        let whole = info.truncated.then(|| whole_signature_of(shingler, text));
+        DocSet::new(set, whole, info.short)
+    }
+
+    /// One document's sketch: in every family its size belongs to, its band keys (equal
+    /// to those a corpus gives the same set) and its signature.
+    pub fn sketch_doc(&self, doc: &DocSet) -> DocSketch {
+        let plan = self.config.plan();
+        let parts = self
+            .families
+            .iter()
+            .enumerate()
+            .filter(|(_, family)| !doc.set().is_empty() && family.takes(doc.set().len()))
+            .map(|(index, family)| {
+                let k = family.sketch.num_perm();
+                let (mut sig, mut signature) = (vec![0u64; k], vec![0u32; k]);
+                let mut band_keys = vec![0u64; plan.bands()];
+                sketch_one(
+                    family,
+                    plan,
+                    doc.set(),
+                    &mut sig,
+                    &mut band_keys,
+                    Some(&mut signature),
+                );
+                FamilySketch::new(index, band_keys, signature)
+            })
+            .collect();
+        DocSketch::new(parts)
+    }
+
+    /// The verdict on two documents under the configured verification, the same as a
+    /// corpus run gives them. Estimates need both sketches; without them, estimate
+    /// verification rejects and triage computes the exact Jaccard.
+    pub fn verify_docs(
+        &self,
+        a: &DocSet,
+        b: &DocSet,
+        sketches: Option<(&DocSketch, &DocSketch)>,
+    ) -> Verdict {
+        let estimate = sketches.and_then(|(x, y)| x.estimate(y));
+        // Exact verification keeps no signatures in a corpus: no estimate either.
+        let estimate = estimate.filter(|_| self.config.verification() != Verification::Exact);
+        let whole = whole_estimate(
+            (a.set(), a.whole_signature()),
+            (b.set(), b.whole_signature()),
+        );
+        Policy::new(&self.config).judge(|| jaccard(a.set(), b.set()), estimate, whole)
+    }
+
+    /// All similar pairs found by LSH, sorted by `(a, b)`.
+    ///
+    /// Documents with identical shingle sets are paired with each other directly and
+    /// share their representative's pairs. [`Pipeline::pair_set`] holds them compactly;
+    /// [`Pipeline::for_each_pair_chunk`] streams them without holding them.
+    pub fn pairs(&self, sketched: &Sketched, observer: &mut dyn Observer) -> (Vec<Pair>, Stats) {
+        let (set, stats) = self.pair_set(sketched, observer);
+        (set.to_vec(), stats)
+    }
+
+    /// All similar pairs found by LSH, held compactly: the pairs between
+    /// representatives, and the groups of copies.
+    pub fn pair_set(&self, sketched: &Sketched, observer: &mut dyn Observer) -> (PairSet, Stats) {
+        let mut stats = sketched.stats.clone();
+        let mut rep_pairs = Vec::new();
+        let walked = self.walk(sketched, &mut stats, observer, |reps| {
+            rep_pairs.extend_from_slice(reps);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        walked.unwrap_or_else(|never| match never {});
+        let corpus = &sketched.corpus;
+        let start = Instant::now();
+        let set = PairSet::new(corpus, rep_pairs, self.identical_similarity(corpus));
+        stats.add_time(Stage::Verify, start.elapsed());
+        (set, stats)
+    }
+
+    /// How identical documents are reported: Jaccard 1 (exactly known) under exact
+    /// verification, estimate 1 when signatures exist.
+    fn identical_similarity(&self, corpus: &Corpus) -> Similarity {
+        Similarity {
+            jaccard: (self.config.verification() == Verification::Exact).then_some(1.0),
+            estimate: corpus.has_signatures().then_some(1.0),
+            truncated: false,
+        }
+    }
+
+    /// Clusters found by LSH, sorted by kept document.
+    ///
+    /// One [`Duplicate`](crate::Duplicate) per removed document; [`Pipeline::cluster_set`]
+    /// gives the same clusters held compactly.
+    pub fn clusters(
+        &self,
+        sketched: &Sketched,
+        observer: &mut dyn Observer,
+    ) -> (Vec<Cluster>, Stats) {
+        let (clusters, stats) = self.cluster_set(sketched, observer);
+        (clusters.to_vec(), stats)
+    }
+
+    /// Clusters found by LSH, held compactly (a few bytes per document).
+    pub fn cluster_set(
+        &self,
+        sketched: &Sketched,
+        observer: &mut dyn Observer,
+    ) -> (Clusters, Stats) {
+        let mut stats = sketched.stats.clone();
+        let corpus = &sketched.corpus;
+        let index = buckets::band_index(self.config.plan(), corpus, &mut stats);
+        let links =
+            index.links(|a, b, band| Some(index.family_of(band)) == corpus.shared_family(a, b));
+        drop(index);
+        let verifier = Verifier::new(corpus, Policy::new(&self.config));
+        let mut tally = Tally::default();
+        observer.start(Stage::Verify, 0);
+        let mut verified: Vec<(u32, u32)> = stats.time(Stage::Verify, || {
+            let mut verified = Vec::new();
+            for chunk in links.chunks(PAIR_CHUNK) {
+                let passed = verifier.judge_all(chunk, &mut tally, observer);
+                verified.extend(passed.iter().map(|p| (p.a, p.b)));
+            }
+            verified
+        });
+        observer.finish();
+        stats.candidates = tally.candidates;
+        stats.verified = tally.verified;
+        if self.config.neighbours() {
+            // Shared neighbours end up in one cluster anyway; a near-copy of a large group
+            // of copies that LSH missed would stay alone.
+            use rayon::prelude::*;
+            verified.sort_unstable();
+            let large: Vec<(u32, u32)> =
+                crate::heavy::pairs_near_large_groups(corpus, self.config.threshold())
+                    .into_par_iter()
+                    .filter(|l| verified.binary_search(l).is_err())
+                    .filter(|&(a, b)| verifier.check(a, b).is_some())
+                    .collect();
+            stats.large_group_verified = large.len() as u64;
+            verified.extend(large);
+        }
+        let ranks = sketched.keep_ranks.as_deref();
+        let clusters = self.cluster_links(
+            corpus,
+            ranks,
+            &verified,
+            &mut stats,
+            observer,
+            |kept, doc| verifier.check(kept.min(doc), kept.max(doc)),
+        );
+        (clusters, stats)
+    }
+
+    fn cluster_links(
+        &self,
+        corpus: &Corpus,
+        ranks: Option<&[u32]>,
+        links: &[(u32, u32)],
+        stats: &mut Stats,
+        observer: &mut dyn Observer,
+        similar: impl Fn(u32, u32) -> Option<Similarity> + Sync,
+    ) -> Clusters {
+        observer.start(Stage::Cluster, 0);
+        let keep = self.config.keep();
+        // A pair known only by estimate (a truncated document) removes nothing unless allowed.
+        let allow = self.config.allow_truncated();
+        let similar = |kept: u32, doc: u32| similar(kept, doc).filter(|s| allow || !s.truncated);
+        // Identical documents are clustered as groups: a copy costs no link.
+        let (set_of, sets) = (corpus.set_index(), corpus.distinct_sets());
+        let out = stats.time(Stage::Cluster, || match ranks {
+            Some(ranks) => cluster_sets(
+                set_of,
+                sets,
+                links,
+                |d| (i128::from(ranks[d as usize]), d),
+                similar,
+            ),
+            None => cluster_sets(
+                set_of,
+                sets,
+                links,
+                |d| keep.rank(d, corpus.text_len(d)),
+                similar,
+            ),
+        });
+        observer.finish();
+        out
+    }
+
+    /// Pairs of representatives with Jaccard ≥ t, by the exact join.
+    fn exact_rep_pairs(
+        &self,
+        corpus: &Corpus,
+        stats: &mut Stats,
+        observer: &mut dyn Observer,
+    ) -> Vec<Pair> {
+        observer.start(Stage::ExactJoin, 0);
+        let (found, join) = stats.time(Stage::ExactJoin, || {
+            // Copies take no part (an empty set never pairs): their representative does.
+            let sets: Vec<&[u64]> = (0..corpus.len() as u32)
+                .map(|d| {
+                    if corpus.representative(d) == d {
+                        corpus.set(d)
+                    } else {
+                        &[]
+                    }
+                })
+                .collect();
+            ExactJoin::new(self.config.threshold()).join(&sets)
+        });
+        observer.finish();
+        stats.candidates = join.candidates;
+        stats.verified = found.len() as u64;
+        if observer.wants_scores() {
+            for p in &found {
+                observer.scored(p.jaccard, true);
+            }
+        }
+        let policy = Policy::exact(self.config.threshold());
+        let verifier = Verifier::new(corpus, policy);
+        found
+            .into_iter()
+            .filter_map(|p| {
+                // A truncated document's prefix is not the document: judge the estimate.
+                let truncated = corpus.truncated_estimate(p.a, p.b);
+                let verdict = policy.judge(|| p.jaccard, verifier.estimate(p.a, p.b), truncated);
+                Some(Pair {
+                    a: p.a,
+                    b: p.b,
+                    similarity: verdict.passed()?,
+                })
+            })
+            .collect()
+    }
+
+    /// All pairs with Jaccard ≥ t, found by the exact join (no LSH), sorted by `(a, b)`.
+    ///
+    /// The corpus need only be shingled (a [`Sketched`] one derefs to it); estimates are
+    /// given if it was also sketched.
+    pub fn exact_pairs(
+        &self,
+        shingled: &Shingled,
+        observer: &mut dyn Observer,
+    ) -> (Vec<Pair>, Stats) {
+        let (set, stats) = self.exact_pair_set(shingled, observer);
+        (set.to_vec(), stats)
+    }
+
+    /// The exact join's pairs, held compactly.
+    pub fn exact_pair_set(
+        &self,
+        shingled: &Shingled,
+        observer: &mut dyn Observer,
+    ) -> (PairSet, Stats) {
+        let mut stats = shingled.stats.clone();
+        let corpus = &shingled.corpus;
+        let rep_pairs = self.exact_rep_pairs(corpus, &mut stats, observer);
+        stats.truncated_pairs = rep_pairs.iter().filter(|p| p.similarity.truncated).count() as u64;
+        let identical = self.exact_identical_similarity(corpus);
+        (PairSet::new(corpus, rep_pairs, identical), stats)
+    }
+
+    /// How the exact join reports identical documents: Jaccard 1, estimate 1 if sketched.
+    fn exact_identical_similarity(&self, corpus: &Corpus) -> Similarity {
+        Similarity {
+            jaccard: Some(1.0),
+            estimate: corpus.has_signatures().then_some(1.0),
+            truncated: false,
+        }
+    }
+
+    /// Clusters from the exact join's pairs, verified exactly against each kept document.
+    pub fn exact_clusters(
+        &self,
+        shingled: &Shingled,
+        observer: &mut dyn Observer,
+    ) -> (Vec<Cluster>, Stats) {
+        let (clusters, stats) = self.exact_cluster_set(shingled, observer);
+        (clusters.to_vec(), stats)
+    }
+
+    /// The exact join's clusters, held compactly.
+    pub fn exact_cluster_set(
+        &self,
+        shingled: &Shingled,
+        observer: &mut dyn Observer,
+    ) -> (Clusters, Stats) {
+        let mut stats = shingled.stats.clone();
+        let corpus = &shingled.corpus;
+        let links: Vec<(u32, u32)> = self
+            .exact_rep_pairs(corpus, &mut stats, observer)
+            .iter()
+            .map(|p| (p.a, p.b))
+            .collect();
+        let verifier =
+            Verifier::new(corpus, Policy::exact(self.config.threshold())).without_estimates();
+        let ranks = shingled.keep_ranks.as_deref();
+        let clusters =
+            self.cluster_links(corpus, ranks, &links, &mut stats, observer, |kept, doc| {
+                verifier.check(kept, doc)
+            });
+        (clusters, stats)
+    }
+}

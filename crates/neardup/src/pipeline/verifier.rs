@@ -1,0 +1,200 @@
+//! Verification: one policy that judges a pair, and the one place where verdicts on a
+//! batch of candidates are judged, counted and reported.
+
+use rayon::prelude::*;
+
+use crate::cluster::Similarity;
+use crate::config::Config;
+use crate::corpus::Corpus;
+use crate::observer::Observer;
+use crate::pairs::Pair;
+use crate::verify::{estimate, jaccard, meets_threshold, triage_margin, Verification};
+
+/// The verdict on one candidate pair.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Verdict {
+    /// How similar the pair is, as far as verification looked.
+    pub similarity: Similarity,
+    /// Whether the pair passed.
+    pub verified: bool,
+}
+
+impl Verdict {
+    /// The similarity the verdict was made on: the exact Jaccard when it was computed,
+    /// else the estimate, else 1 (no verification and no signatures).
+    pub fn judged_on(&self) -> f64 {
+        let s = &self.similarity;
+        s.jaccard.or(s.estimate).unwrap_or(1.0)
+    }
+
+    /// The similarity, if the pair passed.
+    pub fn passed(&self) -> Option<Similarity> {
+        self.verified.then_some(self.similarity)
+    }
+}
+
+/// How a pair is judged: the threshold and the configured verification.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Policy {
+    threshold: f64,
+    verification: Verification,
+    num_perm: usize,
+}
+
+impl Policy {
+    /// The configured policy.
+    pub(crate) fn new(config: &Config) -> Self {
+        Policy {
+            threshold: config.threshold(),
+            verification: config.verification(),
+            num_perm: config.num_perm(),
+        }
+    }
+
+    /// Exact Jaccard against `threshold`, whatever was configured (the exact join's).
+    pub(crate) fn exact(threshold: f64) -> Self {
+        Policy {
+            threshold,
+            verification: Verification::Exact,
+            num_perm: 1,
+        }
+    }
+
+    /// The verdict on a pair, given what is known of it: `jaccard` computes the exact
+    /// Jaccard (called only when the policy needs it), `estimate` is the signatures'
+    /// estimate if they were kept, and `whole` the estimate of the whole documents when
+    /// either was truncated, which is then all the verdict rests on.
+    pub(crate) fn judge(
+        &self,
+        jaccard: impl FnOnce() -> f64,
+        estimate: Option<f64>,
+        whole: Option<f64>,
+    ) -> Verdict {
+        let t = self.threshold;
+        if let Some(e) = whole {
+            return Verdict {
+                similarity: Similarity {
+                    jaccard: None,
+                    estimate: Some(e),
+                    truncated: true,
+                },
+                verified: meets_threshold(e, t),
+            };
+        }
+        let verdict = |jaccard: Option<f64>, verified: bool| Verdict {
+            similarity: Similarity {
+                jaccard,
+                estimate,
+                truncated: false,
+            },
+            verified,
+        };
+        let exactly = |jaccard: f64| verdict(Some(jaccard), meets_threshold(jaccard, t));
+        match self.verification {
+            Verification::Exact => exactly(jaccard()),
+            Verification::Estimate => {
+                verdict(None, estimate.is_some_and(|e| meets_threshold(e, t)))
+            }
+            Verification::Triage => {
+                let margin = triage_margin(t, self.num_perm);
+                match estimate {
+                    Some(e) if e >= t + margin => verdict(None, true),
+                    Some(e) if e <= t - margin => verdict(None, false),
+                    _ => exactly(jaccard()),
+                }
+            }
+            Verification::None => verdict(None, true),
+        }
+    }
+}
+
+/// Counts of judged candidates.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tally {
+    pub(crate) candidates: u64,
+    pub(crate) verified: u64,
+    /// Verified pairs with a truncated document (judged on the whole documents' estimate).
+    pub(crate) truncated: u64,
+}
+
+/// Judges pairs of a corpus's documents under a policy.
+pub(crate) struct Verifier<'a> {
+    corpus: &'a Corpus,
+    policy: Policy,
+    /// Whether similarities carry the signatures' estimate when the corpus kept them.
+    estimates: bool,
+}
+
+impl<'a> Verifier<'a> {
+    pub(crate) fn new(corpus: &'a Corpus, policy: Policy) -> Self {
+        Verifier {
+            corpus,
+            policy,
+            estimates: true,
+        }
+    }
+
+    /// Similarities without the signatures' estimate (the exact join's clusters).
+    pub(crate) fn without_estimates(mut self) -> Self {
+        self.estimates = false;
+        self
+    }
+
+    /// The verdict on documents `a` and `b`.
+    pub(crate) fn verdict(&self, a: u32, b: u32) -> Verdict {
+        let c = self.corpus;
+        self.policy.judge(
+            || jaccard(c.set(a), c.set(b)),
+            self.estimate(a, b),
+            c.truncated_estimate(a, b),
+        )
+    }
+
+    /// The estimate of the signatures `a` and `b` are compared in, if kept (and wanted).
+    pub(crate) fn estimate(&self, a: u32, b: u32) -> Option<f64> {
+        let (x, y) = self
+            .corpus
+            .signature_pair(a, b)
+            .filter(|_| self.estimates)?;
+        Some(estimate(x, y))
+    }
+
+    /// The similarity of `a` and `b` if they pass.
+    pub(crate) fn check(&self, a: u32, b: u32) -> Option<Similarity> {
+        self.verdict(a, b).passed()
+    }
+
+    /// Judges candidates in parallel and returns those that pass, in the candidates'
+    /// order. Each verdict is counted in `tally` and its score handed to `observer`.
+    pub(crate) fn judge_all(
+        &self,
+        candidates: &[(u32, u32)],
+        tally: &mut Tally,
+        observer: &mut dyn Observer,
+    ) -> Vec<Pair> {
+        let verdicts: Vec<Verdict> = candidates
+            .par_iter()
+            .map(|&(a, b)| self.verdict(a, b))
+            .collect();
+        if observer.wants_scores() {
+            for v in &verdicts {
+                observer.scored(v.judged_on(), v.verified);
+            }
+        }
+        tally.candidates += candidates.len() as u64;
+        let verified: Vec<Pair> = candidates
+            .iter()
+            .zip(verdicts)
+            .filter_map(|(&(a, b), v)| {
+                Some(Pair {
+                    a,
+                    b,
+                    similarity: v.passed()?,
+                })
+            })
+            .collect();
+        tally.verified += verified.len() as u64;
+        tally.truncated += verified.iter().filter(|p| p.similarity.truncated).count() as u64;
+        verified
+    }
+}
