@@ -1,53 +1,4 @@
-//! Exact set-similarity join: every pair of shingle sets whose Jaccard similarity reaches the
-//! threshold `t`, found without comparing all pairs.
-//!
-//! This is the AllPairs / PPJoin family of algorithms (Bayardo, Ma and Srikant, "Scaling up all
-//! pairs similarity search", WWW 2007; Xiao, Wang, Lin and Yu, "Efficient similarity joins for
-//! near duplicate detection", WWW 2008). It rests on the *prefix principle*: fix one global order
-//! of all tokens and sort every set by it; if `|x ∩ y| >= α`, then the first `|x| - α + 1`
-//! tokens of `x` and the first `|y| - α + 1` tokens of `y` share at least one token (otherwise
-//! `α` shared tokens would not fit in what is left). So only pairs that share a token in their
-//! short prefixes can reach the threshold, and an inverted index over prefix tokens finds them.
-//! The steps are:
-//!
-//! 1. **Global order.** Tokens are ranked by rising document frequency, ties broken by the hash
-//!    value, so prefixes consist of rare tokens and their posting lists are short. Tokens that
-//!    occur in one document only can never be shared: they are not ranked at all, only counted.
-//!    They sort before every shared token and fill the head of each set's prefix, which costs
-//!    nothing and keeps the positions right.
-//! 2. **Records by size.** Non-empty sets are processed in `(size, index)` order, so a record
-//!    only has to look for partners among the records before it, which are no larger.
-//! 3. **Prefixes.** A record `x` indexes its first `|x| - α(x, x) + 1` tokens (the shorter
-//!    "midprefix": every partner probing it is at least as large), and a probing record `y` looks
-//!    up its first `|y| - α(m, y) + 1` tokens, where `m` is the smallest partner size allowed by
-//!    the length filter.
-//! 4. **Length filter.** `J(x, y) <= |x| / |y|` for `|x| <= |y|`, so partners smaller than
-//!    `t |y|` are skipped; posting lists are in record order, hence sorted by size, and a binary
-//!    search jumps over them.
-//! 5. **Positional filter (PPJoin).** When `y`'s token at position `j` meets `x`'s at position `i`,
-//!    at most `A[x] + 1 + min(|x| - i - 1, |y| - j - 1)` tokens can be shared, where `A[x]` counts
-//!    the matches found so far; a pair whose bound falls below the required overlap is pruned.
-//! 6. **Verification.** The prefix overlap of each surviving candidate is completed by merging the
-//!    rest of the two sets, starting after the prefixes, and the pair is kept when
-//!    `meets_threshold(jaccard_from_counts(overlap, |x|, |y|), t)`: the very same test as the
-//!    LSH verifier, so both modes agree to the bit at the threshold.
-//!
-//! Every bound above ("required overlap `α`", "smallest partner size") is not computed from a
-//! formula such as `ceil(t (|x| + |y|) / (1 + t))`, whose floating-point rounding could drop a
-//! pair sitting exactly on the threshold, but tabulated from that final floating-point test
-//! itself, which is monotone in the overlap and in the sizes. The filters therefore never drop a
-//! pair the final test would accept, and never let through more than they must.
-//!
-//! The remapping is linear-time and cache-friendly, because at a million documents it costs as
-//! much as the join itself: token occurrences are grouped by a two-level radix partition on a
-//! bijective mix of the token (then small sorts), only the shared tokens are sorted into the
-//! global order, and each record's ranks are placed block by block of neighbouring records.
-//! Peak memory is about 20 bytes per input token on top of the input.
-//!
-//! Probing is read-only once the index is built, so records probe in parallel (rayon), each
-//! against the records before it, with a per-worker overlap counter; per-record results are
-//! merged and sorted by `(a, b)`, so the output and the counters do not depend on the number of
-//! threads.
+//! The exact set-similarity join, documented on [`ExactJoin`].
 
 use rayon::prelude::*;
 
@@ -80,7 +31,56 @@ pub struct JoinStats {
     pub pairs: u64,
 }
 
-/// The exact join at one Jaccard threshold; see the [module documentation](self) for the algorithm.
+/// Exact set-similarity join: every pair of shingle sets whose Jaccard similarity reaches the
+/// threshold `t`, found without comparing all pairs.
+///
+/// This is the AllPairs / PPJoin family of algorithms (Bayardo, Ma and Srikant, "Scaling up all
+/// pairs similarity search", WWW 2007; Xiao, Wang, Lin and Yu, "Efficient similarity joins for
+/// near duplicate detection", WWW 2008). It rests on the *prefix principle*: fix one global order
+/// of all tokens and sort every set by it; if `|x ∩ y| >= α`, then the first `|x| - α + 1`
+/// tokens of `x` and the first `|y| - α + 1` tokens of `y` share at least one token (otherwise
+/// `α` shared tokens would not fit in what is left). So only pairs that share a token in their
+/// short prefixes can reach the threshold, and an inverted index over prefix tokens finds them.
+/// The steps are:
+///
+/// 1. **Global order.** Tokens are ranked by rising document frequency, ties broken by the hash
+///    value, so prefixes consist of rare tokens and their posting lists are short. Tokens that
+///    occur in one document only can never be shared: they are not ranked at all, only counted.
+///    They sort before every shared token and fill the head of each set's prefix, which costs
+///    nothing and keeps the positions right.
+/// 2. **Records by size.** Non-empty sets are processed in `(size, index)` order, so a record
+///    only has to look for partners among the records before it, which are no larger.
+/// 3. **Prefixes.** A record `x` indexes its first `|x| - α(x, x) + 1` tokens (the shorter
+///    "midprefix": every partner probing it is at least as large), and a probing record `y` looks
+///    up its first `|y| - α(m, y) + 1` tokens, where `m` is the smallest partner size allowed by
+///    the length filter.
+/// 4. **Length filter.** `J(x, y) <= |x| / |y|` for `|x| <= |y|`, so partners smaller than
+///    `t |y|` are skipped; posting lists are in record order, hence sorted by size, and a binary
+///    search jumps over them.
+/// 5. **Positional filter (PPJoin).** When `y`'s token at position `j` meets `x`'s at position `i`,
+///    at most `A[x] + 1 + min(|x| - i - 1, |y| - j - 1)` tokens can be shared, where `A[x]` counts
+///    the matches found so far; a pair whose bound falls below the required overlap is pruned.
+/// 6. **Verification.** The prefix overlap of each surviving candidate is completed by merging the
+///    rest of the two sets, starting after the prefixes, and the pair is kept when
+///    `meets_threshold(jaccard_from_counts(overlap, |x|, |y|), t)`: the very same test as the
+///    LSH verifier, so both modes agree to the bit at the threshold.
+///
+/// Every bound above ("required overlap `α`", "smallest partner size") is not computed from a
+/// formula such as `ceil(t (|x| + |y|) / (1 + t))`, whose floating-point rounding could drop a
+/// pair sitting exactly on the threshold, but tabulated from that final floating-point test
+/// itself, which is monotone in the overlap and in the sizes. The filters therefore never drop a
+/// pair the final test would accept, and never let through more than they must.
+///
+/// The remapping is linear-time and cache-friendly, because at a million documents it costs as
+/// much as the join itself: token occurrences are grouped by a two-level radix partition on a
+/// bijective mix of the token (then small sorts), only the shared tokens are sorted into the
+/// global order, and each record's ranks are placed block by block of neighbouring records.
+/// Peak memory is about 20 bytes per input token on top of the input.
+///
+/// Probing is read-only once the index is built, so records probe in parallel (rayon), each
+/// against the records before it, with a per-worker overlap counter; per-record results are
+/// merged and sorted by `(a, b)`, so the output and the counters do not depend on the number of
+/// threads.
 #[derive(Clone, Copy, Debug)]
 pub struct ExactJoin {
     threshold: f64,

@@ -1,3 +1,4 @@
+#![deny(missing_docs)]
 //! neardup finds near-duplicate documents without comparing every pair.
 //!
 //! The method is chapter 3 of *Mining of Massive Datasets*: documents become sets of

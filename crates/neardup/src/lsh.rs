@@ -35,7 +35,7 @@ impl BandPlan {
     }
 
     /// The plan for a similarity threshold: the most rows per band (fewest false candidates)
-    /// that still finds at least [`TARGET_RECALL`] of the pairs sitting exactly at the
+    /// that still finds at least 90% of the pairs sitting exactly at the
     /// threshold, with as many bands as fit. Pairs above the threshold are found more often.
     ///
     /// Exact verification removes the false candidates a generous plan lets in, so the

@@ -1,27 +1,4 @@
-//! Text normalization before shingling: what counts as "the same text".
-//!
-//! Four levels, each including the one before it:
-//!
-//! | level | what it does | example |
-//! |---|---|---|
-//! | [`None`](Normalization::None) | nothing: bytes as given | `"Café  "` stays `"Café  "` |
-//! | [`Basic`](Normalization::Basic) | Unicode lowercase, runs of whitespace collapsed to one space, trimmed | `" Hello\tWORLD "` → `"hello world"` |
-//! | [`Nfkc`](Normalization::Nfkc) (default) | Unicode NFKC (compatibility composition), then basic | `"ＡＩ１２３％"` → `"ai123%"`, `"ﬁ"` → `"fi"`, `"e\u{301}"` (NFD) → `"é"` |
-//! | [`Aggressive`](Normalization::Aggressive) | NFKC, diacritics folded (NFD, nonspacing marks dropped, recomposed), punctuation (general category P*) removed, then basic | `"Perché, “così”!"` → `"perche cosi"` |
-//!
-//! Symbols (general category S*: `$ + = < > ^ | ~ ° © €`, emoji) are kept by every level:
-//! unlike punctuation, which is mostly typographic variation (quote styles, dashes,
-//! ellipses), a symbol carries meaning (`$100` is not `€100`, `1+1=2` is not `11=2`).
-//!
-//! ASCII text takes a byte-by-byte fast path that gives exactly the general path's result
-//! (NFKC of ASCII is itself; ASCII has no nonspacing marks).
-//!
-//! ```
-//! use neardup::Normalization;
-//! assert_eq!(Normalization::Nfkc.apply("Ｃａｆｅ\u{301}  ２４"), "café 24");
-//! assert_eq!(Normalization::Aggressive.apply("Café, 24!"), "cafe 24");
-//! assert_eq!(Normalization::Basic.apply("ＡＢ"), "ａｂ");
-//! ```
+//! Text normalization before shingling, documented on [`Normalization`].
 
 use std::borrow::Cow;
 use std::fmt;
@@ -32,7 +9,30 @@ use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
 use crate::error::{Error, Result};
 
-/// How much text is normalized before shingling. See the [module](self) for examples.
+/// Text normalization before shingling: what counts as "the same text".
+///
+/// Four levels, each including the one before it:
+///
+/// | level | what it does | example |
+/// |---|---|---|
+/// | [`None`](Normalization::None) | nothing: bytes as given | `"Café  "` stays `"Café  "` |
+/// | [`Basic`](Normalization::Basic) | Unicode lowercase, runs of whitespace collapsed to one space, trimmed | `" Hello\tWORLD "` → `"hello world"` |
+/// | [`Nfkc`](Normalization::Nfkc) (default) | Unicode NFKC (compatibility composition), then basic | `"ＡＩ１２３％"` → `"ai123%"`, `"ﬁ"` → `"fi"`, `"e\u{301}"` (NFD) → `"é"` |
+/// | [`Aggressive`](Normalization::Aggressive) | NFKC, diacritics folded (NFD, nonspacing marks dropped, recomposed), punctuation (general category P*) removed, then basic | `"Perché, “così”!"` → `"perche cosi"` |
+///
+/// Symbols (general category S*: `$ + = < > ^ | ~ ° © €`, emoji) are kept by every level:
+/// unlike punctuation, which is mostly typographic variation (quote styles, dashes,
+/// ellipses), a symbol carries meaning (`$100` is not `€100`, `1+1=2` is not `11=2`).
+///
+/// ASCII text takes a byte-by-byte fast path that gives exactly the general path's result
+/// (NFKC of ASCII is itself; ASCII has no nonspacing marks).
+///
+/// ```
+/// use neardup::Normalization;
+/// assert_eq!(Normalization::Nfkc.apply("Ｃａｆｅ\u{301}  ２４"), "café 24");
+/// assert_eq!(Normalization::Aggressive.apply("Café, 24!"), "cafe 24");
+/// assert_eq!(Normalization::Basic.apply("ＡＢ"), "ａｂ");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Normalization {
     /// The text as given: case, spacing and Unicode forms all count.

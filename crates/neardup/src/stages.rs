@@ -1,6 +1,27 @@
 //! A corpus at each stage of a run, as types: [`Shingled`] texts (all the exact join
 //! needs), then [`Sketched`] ones (what LSH needs). Asking LSH for the pairs of a corpus
-//! that was never sketched does not compile.
+//! that was never sketched does not compile:
+//!
+//! ```compile_fail
+//! use neardup::{Config, Pipeline, Quiet};
+//! let pipeline = Pipeline::new(Config::builder().build()?)?;
+//! let shingled = pipeline.shingle(&["the same listing, posted twice", "The same listing, posted twice!"])?;
+//! pipeline.pairs(&shingled, &mut Quiet); // expected `&Sketched`, found `&Shingled`
+//! # Ok::<(), neardup::Error>(())
+//! ```
+//!
+//! while the exact join takes either:
+//!
+//! ```
+//! use neardup::{Config, Pipeline, Quiet};
+//! let pipeline = Pipeline::new(Config::builder().build()?)?;
+//! let shingled = pipeline.shingle(&["the same listing, posted twice", "The same listing, posted twice!"])?;
+//! assert_eq!(pipeline.exact_pairs(&shingled, &mut Quiet).0.len(), 1);
+//! let sketched = pipeline.sketch(shingled, &mut Quiet);
+//! assert_eq!(pipeline.exact_pairs(&sketched, &mut Quiet).0.len(), 1);
+//! assert_eq!(pipeline.pairs(&sketched, &mut Quiet).0.len(), 1);
+//! # Ok::<(), neardup::Error>(())
+//! ```
 
 use std::ops::{Deref, DerefMut};
 use std::time::{Duration, Instant};

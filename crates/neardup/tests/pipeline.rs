@@ -737,3 +737,26 @@ fn documents_one_at_a_time_give_the_corpus_runs_pairs() {
         }
     }
 }
+
+// ---- One pipeline, many threads ----
+
+/// A server shares one pipeline and one corpus between its threads: both are `Send + Sync`
+/// and give every thread the same answer.
+#[test]
+fn one_pipeline_serves_several_threads() {
+    fn shared<T: Send + Sync>(_: &T) {}
+    let texts = corpus_with_copies(51);
+    let p = pipeline(0.7, Verification::Exact);
+    let corpus = p.sketch_texts(&texts).unwrap();
+    shared(&p);
+    shared(&corpus);
+    let (alone, _) = p.pairs(&corpus, &mut Quiet);
+    assert!(!alone.is_empty());
+    let answers: Vec<Vec<Pair>> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..3)
+            .map(|_| s.spawn(|| p.pairs(&corpus, &mut Quiet).0))
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    assert!(answers.iter().all(|a| *a == alone));
+}
