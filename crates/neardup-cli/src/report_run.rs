@@ -53,10 +53,7 @@ pub fn base(
                 "bands x rows",
                 format!("{} x {}", plan.bands(), plan.rows()),
             ),
-            Parameter::new(
-                "verify",
-                format!("{:?}", config.verification()).to_lowercase(),
-            ),
+            Parameter::new("verify", config.verification().to_string()),
         ]);
     }
     parameters.push(Parameter::new("keep", config.keep().to_string()));

@@ -6,14 +6,11 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use neardup::{
-    Clusters, Config, Corpus, KeepPolicy, Normalization, Pipeline, ShingleKind, SketchKind,
-    Verification,
+    Clusters, Config, Corpus, KeepPolicy, Normalization, Pipeline, ShingleKind, Verification,
 };
 use neardup_io::{DedupWriter, Format};
 
-use crate::args::{
-    InputArgs, KeepArg, MatchArgs, NormalizeArg, OutputFormatArg, RunArgs, SketchArg, VerifyArg,
-};
+use crate::args::{InputArgs, MatchArgs, OutputFormatArg, RunArgs};
 use crate::input::{BadRecord, DocId, Documents};
 use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output, write_clusters, OutputFormat, PairWriter};
@@ -31,40 +28,26 @@ pub enum Mode {
 }
 
 /// A validated configuration from the matching options.
-pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config> {
+pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<Config> {
     let shingle: ShingleKind = m.shingle.parse()?;
     Ok(Config::builder()
         .shingle(shingle)
-        .normalization(match (m.no_normalize, m.normalize) {
-            (true, _) | (_, NormalizeArg::None) => Normalization::None,
-            (_, NormalizeArg::Basic) => Normalization::Basic,
-            (_, NormalizeArg::Nfkc) => Normalization::Nfkc,
-            (_, NormalizeArg::Aggressive) => Normalization::Aggressive,
+        .normalization(if m.no_normalize {
+            Normalization::None
+        } else {
+            m.normalize
         })
         .num_perm(m.num_perm)
         .seed(m.seed)
         .max_shingles(m.max_shingles)
         .neighbours(!m.no_neighbours)
         .allow_truncated(m.allow_truncated)
-        .sketch(match m.sketch.unwrap_or(SketchArg::Oph) {
-            SketchArg::Oph => SketchKind::OnePermutation,
-            SketchArg::Classic => SketchKind::Classic,
-        })
+        .sketch(m.sketch.unwrap_or_default())
         .threshold(m.threshold)
         .bands(m.bands)
         .rows(m.rows)
-        .verification(match verify {
-            VerifyArg::Exact => Verification::Exact,
-            VerifyArg::Estimate => Verification::Estimate,
-            VerifyArg::Triage => Verification::Triage,
-            VerifyArg::None => Verification::None,
-        })
-        .keep(match keep {
-            KeepArg::First => KeepPolicy::First,
-            KeepArg::Last => KeepPolicy::Last,
-            KeepArg::Longest => KeepPolicy::Longest,
-            KeepArg::Shortest => KeepPolicy::Shortest,
-        })
+        .verification(verify)
+        .keep(keep)
         .build()?)
 }
 
@@ -149,11 +132,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let started = Instant::now();
     refuse_inapplicable(mode, args)?;
     check_outputs(args)?;
-    let config = config(
-        &args.matching,
-        args.verify,
-        args.keep.unwrap_or(KeepArg::First),
-    )?;
+    let config = config(&args.matching, args.verify, args.keep.unwrap_or_default())?;
     let format = match args.output_format {
         Some(OutputFormatArg::Tsv) => OutputFormat::Tsv,
         Some(OutputFormatArg::Jsonl) | None => OutputFormat::Jsonl,

@@ -52,12 +52,7 @@ pub fn plan(config: &Config, exact: bool) -> String {
         config.seed(),
         p.bands(),
         p.rows(),
-        match config.verification() {
-            neardup::Verification::Exact => "exact",
-            neardup::Verification::Estimate => "estimate",
-            neardup::Verification::Triage => "triage",
-            neardup::Verification::None => "none",
-        }
+        config.verification()
     );
     out.push_str("S-curve   P(candidate | s):");
     let mut points: Vec<f64> = CURVE_POINTS.to_vec();

@@ -21,6 +21,13 @@ pub enum Error {
     /// `aggressive`).
     #[error("invalid normalization {0:?}: expected none, basic, nfkc or aggressive")]
     InvalidNormalization(String),
+    /// A verification policy could not be parsed (expected `exact`, `estimate`, `triage`
+    /// or `none`).
+    #[error("invalid verification {0:?}: expected exact, estimate, triage or none")]
+    InvalidVerification(String),
+    /// A sketch kind could not be parsed (expected `oph` or `classic`).
+    #[error("invalid sketch {0:?}: expected oph or classic")]
+    InvalidSketch(String),
     /// The shingle size must be in 1..=[`MAX_SHINGLE_SIZE`](crate::shingle::MAX_SHINGLE_SIZE).
     #[error("shingle size must be in 1..=1024, got {0}")]
     InvalidShingleSize(usize),

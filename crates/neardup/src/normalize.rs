@@ -33,21 +33,31 @@ use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 use crate::error::{Error, Result};
 
 /// How much text is normalized before shingling. See the [module](self) for examples.
+///
+/// Printed and parsed by its [name](Normalization::name); with the `clap` feature it is a
+/// `clap::ValueEnum` under the same names, its variants' first paragraphs as their help.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Normalization {
     /// The text as given: case, spacing and Unicode forms all count.
+    #[cfg_attr(feature = "clap", value(name = "none"))]
     None,
     /// Unicode lowercase, runs of Unicode whitespace collapsed to one space, trimmed.
+    #[cfg_attr(feature = "clap", value(name = "basic"))]
     Basic,
-    /// Unicode NFKC, then [`Basic`](Normalization::Basic): canonically equivalent text
-    /// (NFC and NFD) and compatibility variants (full-width forms, ligatures, superscripts)
-    /// become the same. The default.
+    /// Unicode NFKC, then basic (the default): canonically equivalent text (NFC and NFD)
+    /// and compatibility forms (full-width, ligatures, superscripts) become the same.
     #[default]
+    #[cfg_attr(feature = "clap", value(name = "nfkc"))]
     Nfkc,
-    /// [`Nfkc`](Normalization::Nfkc), then diacritics folded (NFD, nonspacing marks Mn
-    /// dropped, NFC) and punctuation (P*) removed. Symbols (S*) are kept. Also drops the
+    /// NFKC and basic, with diacritics folded (é → e) and punctuation removed; symbols
+    /// ($, €, +) are kept.
+    ///
+    /// That is [`Nfkc`](Normalization::Nfkc), then NFD with the nonspacing marks (Mn)
+    /// dropped and NFC, punctuation (P*) removed, symbols (S*) kept. It also drops the
     /// nonspacing marks of other scripts (Thai vowels above and below, Arabic and Hebrew
     /// vowel points, Devanagari virama).
+    #[cfg_attr(feature = "clap", value(name = "aggressive"))]
     Aggressive,
 }
 
@@ -330,8 +340,21 @@ mod tests {
             assert_eq!(n.name().parse::<Normalization>().unwrap(), n);
             assert_eq!(n.to_string(), n.name());
         }
-        assert!("nfd".parse::<Normalization>().is_err());
+        assert_eq!(
+            "nfd".parse::<Normalization>(),
+            Err(Error::InvalidNormalization("nfd".into()))
+        );
         assert_eq!(Normalization::default(), Nfkc);
+    }
+
+    #[cfg(feature = "clap")]
+    #[test]
+    fn clap_values_are_the_names() {
+        use clap::ValueEnum;
+        assert_eq!(Normalization::value_variants(), Normalization::ALL);
+        for n in Normalization::ALL {
+            assert_eq!(n.to_possible_value().unwrap().get_name(), n.name());
+        }
     }
 
     fn general(level: Normalization, text: &str) -> String {
