@@ -117,7 +117,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     }
     if !quiet {
         let mut s = Summary::default();
-        let skipped = docs.skip_counts(&[("empty", lsh_stats.empty)]);
+        let skipped = docs.skip_counts(lsh_stats.empty);
         s.stages(
             docs.read_count(),
             docs.inputs.len(),

@@ -11,7 +11,7 @@ use neardup::{
 use neardup_io::{DedupWriter, Format};
 
 use crate::args::{InputArgs, MatchArgs, OutputFormatArg, RunArgs};
-use crate::input::{BadRecord, DocId, Documents};
+use crate::input::{skipped_by_pipeline, BadRecord, DocId, Documents};
 use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output, write_clusters, OutputFormat, PairWriter};
 use crate::progress::Bars;
@@ -258,33 +258,32 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 finish(out)?;
             }
             write_time = write_start.elapsed();
-            let removed = clusters.removed();
-            let empty = stats.empty;
-            let skipped = docs.skipped_count() + empty;
+            let accounts = docs.accounts(clusters.removed() as u64, stats.empty);
             if mode == Mode::Dedup {
                 let written = write_survivors(&docs, &clusters, &prepared.corpus, args)?;
-                let kept = docs.read_count() - removed as u64 - skipped;
-                if written != kept {
-                    bail!("dedup wrote {written} records but counts {kept} as kept");
+                if written != accounts.kept {
+                    bail!(
+                        "dedup wrote {written} records but counts {} as kept",
+                        accounts.kept
+                    );
                 }
             }
             report(&stats, &|data| {
-                report_run::add_clusters(data, &clusters, &docs, skipped)
+                report_run::add_clusters(data, &clusters, &docs, &accounts)
             })?;
-            let kept = docs.read_count() - removed as u64 - skipped;
             let line = format!(
                 "{} clusters | read {} = kept {} + removed {} + skipped {}",
                 thousands(clusters.len() as u64),
-                thousands(docs.read_count()),
-                thousands(kept),
-                thousands(removed as u64),
-                thousands(skipped)
+                thousands(accounts.read),
+                thousands(accounts.kept),
+                thousands(accounts.removed),
+                thousands(accounts.skipped)
             );
             (stats, line)
         }
     };
     if !quiet {
-        let skipped = docs.skip_counts(&[("empty", stats.empty)]);
+        let skipped = docs.skip_counts(stats.empty);
         summary.stages(
             docs.read_count(),
             docs.inputs.len(),
@@ -443,7 +442,7 @@ fn write_survivors(
     let mut raw = docs.raw_reader()?;
     for doc in 0..docs.len() as u32 {
         // Empty documents are skipped, not kept: they are reported, not written.
-        if clusters.duplicate_of(doc).is_none() && corpus.skip_reason(doc).is_none() {
+        if clusters.duplicate_of(doc).is_none() && skipped_by_pipeline(corpus, doc).is_none() {
             writer.write(&*docs.record(doc, &mut raw)?)?;
         }
     }
