@@ -8,7 +8,7 @@
 //! within a factor t, hence a document up to ⌈64 / t⌉ shingles gets the classic sketch
 //! too, and any pair that straddles 64 still shares one family.
 
-use crate::error::{Error, Result};
+use crate::error::{by_name, Error, Result};
 use crate::oph::OnePermutation;
 use crate::sketch::{ClassicMinHash, Sketch};
 
@@ -48,23 +48,7 @@ impl SketchKind {
     }
 }
 
-impl std::str::FromStr for SketchKind {
-    type Err = Error;
-
-    /// Parses a kind's [name](SketchKind::name).
-    fn from_str(s: &str) -> Result<Self> {
-        SketchKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s.trim())
-            .ok_or_else(|| Error::InvalidSketch(s.to_string()))
-    }
-}
-
-impl std::fmt::Display for SketchKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+by_name!(SketchKind, Error::InvalidSketch);
 
 /// One sketch, applied to the documents whose set size lies in `min_size..max_size`.
 pub struct Family {
@@ -146,25 +130,12 @@ mod tests {
 
     #[test]
     fn kinds_parse_and_print_by_name() {
-        for k in SketchKind::ALL {
-            assert_eq!(k.name().parse::<SketchKind>(), Ok(k));
-            assert_eq!(k.to_string(), k.name());
-        }
-        assert_eq!("oph".parse::<SketchKind>(), Ok(SketchKind::OnePermutation));
-        assert_eq!("classic".parse::<SketchKind>(), Ok(SketchKind::Classic));
+        crate::error::assert_named(&SketchKind::ALL);
+        assert_eq!(SketchKind::ALL.map(|k| k.to_string()), ["oph", "classic"]);
         assert_eq!(
             "fast".parse::<SketchKind>(),
             Err(Error::InvalidSketch("fast".into()))
         );
-    }
-
-    #[cfg(feature = "clap")]
-    #[test]
-    fn clap_values_are_the_names() {
-        use clap::ValueEnum;
-        assert_eq!(SketchKind::value_variants(), SketchKind::ALL);
-        for k in SketchKind::ALL {
-            assert_eq!(k.to_possible_value().unwrap().get_name(), k.name());
-        }
+        assert_eq!(SketchKind::default(), SketchKind::OnePermutation);
     }
 }

@@ -24,13 +24,11 @@
 //! ```
 
 use std::borrow::Cow;
-use std::fmt;
-use std::str::FromStr;
 
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
-use crate::error::{Error, Result};
+use crate::error::{by_name, Error};
 
 /// How much text is normalized before shingling. See the [module](self) for examples.
 ///
@@ -95,23 +93,7 @@ impl Normalization {
     }
 }
 
-impl fmt::Display for Normalization {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Normalization {
-    type Err = Error;
-
-    /// Parses a level's [name](Normalization::name).
-    fn from_str(s: &str) -> Result<Self> {
-        Normalization::ALL
-            .into_iter()
-            .find(|n| n.name() == s.trim())
-            .ok_or_else(|| Error::InvalidNormalization(s.to_string()))
-    }
-}
+by_name!(Normalization, Error::InvalidNormalization);
 
 /// The [`Basic`](Normalization::Basic) level: Unicode lowercase, runs of Unicode whitespace
 /// collapsed to one space, trimmed.
@@ -335,26 +317,15 @@ mod tests {
     }
 
     #[test]
-    fn levels_parse_and_print() {
-        for n in Normalization::ALL {
-            assert_eq!(n.name().parse::<Normalization>().unwrap(), n);
-            assert_eq!(n.to_string(), n.name());
-        }
+    fn levels_parse_and_print_by_name() {
+        crate::error::assert_named(&Normalization::ALL);
+        let names = Normalization::ALL.map(|n| n.to_string());
+        assert_eq!(names, ["none", "basic", "nfkc", "aggressive"]);
         assert_eq!(
             "nfd".parse::<Normalization>(),
             Err(Error::InvalidNormalization("nfd".into()))
         );
         assert_eq!(Normalization::default(), Nfkc);
-    }
-
-    #[cfg(feature = "clap")]
-    #[test]
-    fn clap_values_are_the_names() {
-        use clap::ValueEnum;
-        assert_eq!(Normalization::value_variants(), Normalization::ALL);
-        for n in Normalization::ALL {
-            assert_eq!(n.to_possible_value().unwrap().get_name(), n.name());
-        }
     }
 
     fn general(level: Normalization, text: &str) -> String {

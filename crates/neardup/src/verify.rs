@@ -3,10 +3,7 @@
 //! Every stage that decides "is this pair similar enough?" goes through [`meets_threshold`],
 //! so the LSH pipeline and the exact join agree to the bit at the threshold.
 
-use std::fmt;
-use std::str::FromStr;
-
-use crate::error::{Error, Result};
+use crate::error::{by_name, Error};
 
 /// How candidate pairs are confirmed before they are reported.
 ///
@@ -54,23 +51,7 @@ impl Verification {
     }
 }
 
-impl fmt::Display for Verification {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Verification {
-    type Err = Error;
-
-    /// Parses a policy's [name](Verification::name).
-    fn from_str(s: &str) -> Result<Self> {
-        Verification::ALL
-            .into_iter()
-            .find(|v| v.name() == s.trim())
-            .ok_or_else(|| Error::InvalidVerification(s.to_string()))
-    }
-}
+by_name!(Verification, Error::InvalidVerification);
 
 /// Size of the intersection of two sets given as sorted, deduplicated slices.
 pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
@@ -169,34 +150,14 @@ mod tests {
 
     #[test]
     fn policies_parse_and_print_by_name() {
-        for v in Verification::ALL {
-            assert_eq!(v.name().parse::<Verification>(), Ok(v));
-            assert_eq!(v.to_string(), v.name());
-        }
-        assert_eq!(
-            ["exact", "estimate", "triage", "none"].map(|n| n.parse::<Verification>()),
-            [
-                Ok(Verification::Exact),
-                Ok(Verification::Estimate),
-                Ok(Verification::Triage),
-                Ok(Verification::None)
-            ]
-        );
+        crate::error::assert_named(&Verification::ALL);
+        let names = Verification::ALL.map(|v| v.to_string());
+        assert_eq!(names, ["exact", "estimate", "triage", "none"]);
         assert_eq!(
             "Exact".parse::<Verification>(),
             Err(Error::InvalidVerification("Exact".into()))
         );
         assert_eq!(Verification::default(), Verification::Exact);
-    }
-
-    #[cfg(feature = "clap")]
-    #[test]
-    fn clap_values_are_the_names() {
-        use clap::ValueEnum;
-        assert_eq!(Verification::value_variants(), Verification::ALL);
-        for v in Verification::ALL {
-            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
-        }
     }
 
     #[test]
