@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use neardup::{KeepPolicy, Normalization, SketchKind, Verification};
+use neardup::{KeepPolicy, Normalization, ShingleKind, SketchKind, Verification};
 
 // Old names that `plan_cmd.rs` still imports. TODO: drop them once it names the core's
 // `Verification` and `KeepPolicy` itself.
@@ -261,7 +261,7 @@ pub enum OnError {
 pub struct MatchArgs {
     /// Shingles: `char:K` (characters) or `word:K` (words).
     #[arg(long, default_value = "char:5", value_name = "KIND:K")]
-    pub shingle: String,
+    pub shingle: ShingleKind,
     /// How text is normalized before shingling: `none` (as is), `basic` (lowercase,
     /// whitespace collapsed, trimmed), `nfkc` (Unicode NFKC, then basic: NFD and NFC,
     /// full-width and half-width, ligatures become the same), `aggressive` (nfkc, accents
@@ -492,6 +492,7 @@ mod tests {
         assert_eq!(run.verify, Verification::Triage);
         assert_eq!(run.matching.sketch, Some(SketchKind::Classic));
         assert_eq!(run.matching.normalize, Normalization::Aggressive);
+        assert_eq!(run.matching.shingle, ShingleKind::Char(5));
         let cli = Cli::try_parse_from(["neardup", "pairs", "x.jsonl"]).unwrap();
         let Command::Pairs(run) = cli.command else {
             panic!("not pairs: {:?}", cli.command);
@@ -511,5 +512,10 @@ mod tests {
                 .unwrap_err();
             assert_eq!(err.kind(), clap::error::ErrorKind::InvalidValue, "{bad:?}");
         }
+        // Refused by the core's FromStr, whose message clap shows.
+        let err = Cli::try_parse_from(["neardup", "pairs", "x.jsonl", "--shingle", "char:0"])
+            .unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(err.to_string().contains("invalid shingle spec"), "{err}");
     }
 }

@@ -5,9 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use neardup::{
-    Clusters, Config, Corpus, KeepPolicy, Normalization, Pipeline, ShingleKind, Verification,
-};
+use neardup::{Clusters, Config, Corpus, KeepPolicy, Normalization, Pipeline, Verification};
 use neardup_io::{DedupWriter, Format};
 
 use crate::args::{InputArgs, MatchArgs, OutputFormatArg, RunArgs};
@@ -29,9 +27,8 @@ pub enum Mode {
 
 /// A validated configuration from the matching options.
 pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<Config> {
-    let shingle: ShingleKind = m.shingle.parse()?;
     Ok(Config::builder()
-        .shingle(shingle)
+        .shingle(m.shingle)
         .normalization(if m.no_normalize {
             Normalization::None
         } else {
