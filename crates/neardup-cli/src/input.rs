@@ -117,15 +117,6 @@ struct LocationLine {
     record: u64,
 }
 
-/// Why the pipeline left document `doc` out, if it did: its text has no shingles. The one
-/// place the CLI asks the core, so that every skip is a `SkipReason` of neardup-io's.
-pub fn skipped_by_pipeline(corpus: &Corpus, doc: u32) -> Option<SkipReason> {
-    corpus
-        .skip_reason(doc)
-        .is_some()
-        .then_some(SkipReason::Empty)
-}
-
 impl From<&Location> for LocationLine {
     fn from(l: &Location) -> Self {
         LocationLine {
@@ -134,6 +125,12 @@ impl From<&Location> for LocationLine {
             record: l.record,
         }
     }
+}
+
+/// Why the pipeline left document `doc` out, if it did: its text has no shingles. The one
+/// place the CLI asks the core, so that every skip is a `SkipReason` of neardup-io's.
+pub fn skipped_by_pipeline(corpus: &Corpus, doc: u32) -> Option<SkipReason> {
+    corpus.skip_reason(doc).map(|_| SkipReason::Empty)
 }
 
 /// All documents of all inputs, in input order.
