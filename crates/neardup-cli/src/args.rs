@@ -2,7 +2,13 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use neardup::{KeepPolicy, Normalization, ShingleKind, SketchKind, Verification};
+
+// Old names that `plan_cmd.rs` still imports. TODO: drop them once it names the core's
+// `Verification` and `KeepPolicy` itself.
+pub use neardup::{KeepPolicy as KeepArg, Verification as VerifyArg};
 
 /// Find near-duplicate documents: shingling, MinHash, LSH, exact verification.
 #[derive(Parser, Debug)]
@@ -243,18 +249,6 @@ pub enum OutputFormatArg {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NormalizeArg {
-    /// The text as is.
-    None,
-    /// Lowercase, whitespace collapsed, trimmed.
-    Basic,
-    /// Unicode NFKC, then basic (the default).
-    Nfkc,
-    /// NFKC, accents folded (é → e), punctuation removed, then basic.
-    Aggressive,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnError {
     /// Skip malformed records, count them and go on.
     Skip,
@@ -267,13 +261,13 @@ pub enum OnError {
 pub struct MatchArgs {
     /// Shingles: `char:K` (characters) or `word:K` (words).
     #[arg(long, default_value = "char:5", value_name = "KIND:K")]
-    pub shingle: String,
+    pub shingle: ShingleKind,
     /// How text is normalized before shingling: `none` (as is), `basic` (lowercase,
     /// whitespace collapsed, trimmed), `nfkc` (Unicode NFKC, then basic: NFD and NFC,
     /// full-width and half-width, ligatures become the same), `aggressive` (nfkc, accents
     /// folded, punctuation removed).
-    #[arg(long, value_enum, default_value_t = NormalizeArg::Nfkc, value_name = "LEVEL")]
-    pub normalize: NormalizeArg,
+    #[arg(long, value_enum, default_value_t = Normalization::Nfkc, value_name = "LEVEL")]
+    pub normalize: Normalization,
     /// Keep text as is: the same as --normalize none.
     #[arg(long, conflicts_with = "normalize")]
     pub no_normalize: bool,
@@ -283,7 +277,7 @@ pub struct MatchArgs {
     /// MinHash sketch: one-permutation hashing (classic below 64 shingles), or classic
     /// [default: oph].
     #[arg(long, value_enum)]
-    pub sketch: Option<SketchArg>,
+    pub sketch: Option<SketchKind>,
     /// Seed of the MinHash permutations.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -338,11 +332,11 @@ pub struct RunArgs {
     #[command(flatten)]
     pub matching: MatchArgs,
     /// How candidates are confirmed.
-    #[arg(long, value_enum, default_value_t = VerifyArg::Exact)]
-    pub verify: VerifyArg,
+    #[arg(long, value_enum, default_value_t = Verification::Exact)]
+    pub verify: Verification,
     /// clusters, dedup: which document a cluster keeps [default: first].
-    #[arg(long, value_enum, conflicts_with = "keep_by")]
-    pub keep: Option<KeepArg>,
+    #[arg(long, value_parser = keep_policy(), conflicts_with = "keep_by")]
+    pub keep: Option<KeepPolicy>,
     /// clusters, dedup: keep the document with the smallest (`:asc`, the default) or
     /// largest (`:desc`) value of this JSONL field or CSV/TSV column, e.g.
     /// `Timestamp:desc` keeps the newest. Values compare as numbers when every value is a
@@ -432,34 +426,96 @@ pub enum FormatArg {
     Dir,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VerifyArg {
-    /// Exact Jaccard of the shingle sets: every reported pair really is ≥ t.
-    Exact,
-    /// The MinHash estimate only.
-    Estimate,
-    /// Accept or reject on the estimate when it is 3σ from the threshold, exact between.
-    Triage,
-    /// No verification: raw LSH candidates.
-    None,
+/// The values of `--keep`: the core's `KeepPolicy` by its names, with their help. Unlike
+/// the core's other option enums it has no `clap` derive yet.
+// TODO: derive `clap::ValueEnum` on `KeepPolicy` like `Verification`, then drop this.
+const KEEP_POLICIES: [(&str, &str); 4] = [
+    ("first", "The first in input order"),
+    (
+        "last",
+        "The last in input order (e.g. the latest re-post in a log)",
+    ),
+    ("longest", "The longest text (ties: the first)"),
+    ("shortest", "The shortest text (ties: the first)"),
+];
+
+/// Parses `--keep` with the core's `FromStr`, offering [`KEEP_POLICIES`].
+fn keep_policy() -> impl TypedValueParser<Value = KeepPolicy> {
+    PossibleValuesParser::new(KEEP_POLICIES.map(|(name, help)| PossibleValue::new(name).help(help)))
+        .try_map(|name| name.parse::<KeepPolicy>())
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SketchArg {
-    /// One-permutation hashing with optimal densification; classic for small documents.
-    Oph,
-    /// The classic K-permutation sketch (the reference).
-    Classic,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeepArg {
-    /// The first in input order.
-    First,
-    /// The last in input order (e.g. the latest re-post in a log).
-    Last,
-    /// The longest text (ties: the first).
-    Longest,
-    /// The shortest text (ties: the first).
-    Shortest,
+    #[test]
+    fn keep_values_are_the_core_names() {
+        let parsed: Vec<KeepPolicy> = KEEP_POLICIES
+            .iter()
+            .map(|(name, _)| name.parse().unwrap())
+            .collect();
+        assert_eq!(
+            parsed,
+            [
+                KeepPolicy::First,
+                KeepPolicy::Last,
+                KeepPolicy::Longest,
+                KeepPolicy::Shortest
+            ]
+        );
+        for (policy, (name, _)) in parsed.iter().zip(KEEP_POLICIES) {
+            assert_eq!(policy.to_string(), name);
+        }
+    }
+
+    #[test]
+    fn core_values_parse_under_their_names() {
+        let cli = Cli::try_parse_from([
+            "neardup",
+            "clusters",
+            "x.jsonl",
+            "--keep",
+            "longest",
+            "--verify",
+            "triage",
+            "--sketch",
+            "classic",
+            "--normalize",
+            "aggressive",
+        ])
+        .unwrap();
+        let Command::Clusters(run) = cli.command else {
+            panic!("not clusters: {:?}", cli.command);
+        };
+        assert_eq!(run.keep, Some(KeepPolicy::Longest));
+        assert_eq!(run.verify, Verification::Triage);
+        assert_eq!(run.matching.sketch, Some(SketchKind::Classic));
+        assert_eq!(run.matching.normalize, Normalization::Aggressive);
+        assert_eq!(run.matching.shingle, ShingleKind::Char(5));
+        let cli = Cli::try_parse_from(["neardup", "pairs", "x.jsonl"]).unwrap();
+        let Command::Pairs(run) = cli.command else {
+            panic!("not pairs: {:?}", cli.command);
+        };
+        assert_eq!((run.keep, run.verify), (None, Verification::Exact));
+        assert_eq!(
+            (run.matching.sketch, run.matching.normalize),
+            (None, Normalization::Nfkc)
+        );
+        for bad in [
+            ["--keep", "biggest"],
+            ["--verify", "Exact"],
+            ["--sketch", "fast"],
+            ["--normalize", "nfd"],
+        ] {
+            let err = Cli::try_parse_from(["neardup", "clusters", "x.jsonl", bad[0], bad[1]])
+                .unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::InvalidValue, "{bad:?}");
+        }
+        // Refused by the core's FromStr, whose message clap shows.
+        let err = Cli::try_parse_from(["neardup", "pairs", "x.jsonl", "--shingle", "char:0"])
+            .unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(err.to_string().contains("invalid shingle spec"), "{err}");
+    }
 }

@@ -13,10 +13,10 @@ use anyhow::Result;
 use neardup::evaluation::{Comparison, Evaluation, LabelScore, LabelScores};
 use neardup::jaccard;
 use neardup::metrics::Grouping;
-use neardup::{Corpus, Pair, Pipeline, Similarities, Stage, Stats};
+use neardup::{Corpus, KeepPolicy, Pair, Pipeline, Similarities, Stage, Stats, Verification};
 use serde::Serialize;
 
-use crate::args::{EvalArgs, KeepArg, VerifyArg};
+use crate::args::EvalArgs;
 use crate::input::{BadRecord, Documents};
 use crate::labels::read_labels;
 use crate::output::open_output;
@@ -35,7 +35,7 @@ fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
 }
 
 pub fn run(args: &EvalArgs) -> Result<String> {
-    let config = config(&args.matching, VerifyArg::Exact, KeepArg::First)?;
+    let config = config(&args.matching, Verification::Exact, KeepPolicy::First)?;
     let quiet = args.runtime.quiet;
     if !quiet {
         summary::to_stderr(&summary::plan(&config, false));
@@ -126,7 +126,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     }
     if !quiet {
         let mut s = Summary::default();
-        let skipped = docs.skip_counts(&[("empty", lsh_stats.empty)]);
+        let skipped = docs.skip_counts(lsh_stats.empty);
         s.stages(
             docs.read_count(),
             docs.inputs.len(),

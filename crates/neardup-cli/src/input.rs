@@ -7,7 +7,8 @@ use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use neardup_io::{Entry, Format, Location, ReadOptions, Record};
+use neardup::Corpus;
+use neardup_io::{Entry, Format, Location, ReadOptions, Record, SkipReason, Skipped};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -65,6 +66,17 @@ pub struct InputInfo {
     pub header: Option<Vec<u8>>,
 }
 
+/// Where the records read went: `read = kept + removed + skipped`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accounts {
+    pub read: u64,
+    pub kept: u64,
+    /// Removed as a duplicate of a kept document.
+    pub removed: u64,
+    /// Skipped by the readers or, empty, by the pipeline.
+    pub skipped: u64,
+}
+
 /// Where a document is in its input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Place {
@@ -74,24 +86,35 @@ pub struct Place {
     pub record: u64,
 }
 
-/// A record that is not a document, and why.
+/// A record that is not a document, and why: a line of the skipped list.
 #[derive(Clone, Debug, Serialize)]
-pub struct SkippedRecord {
+struct SkippedRecord {
     /// Index of the input it came from (for ordering; not written).
     #[serde(skip)]
-    pub input: usize,
+    input: usize,
     #[serde(flatten)]
-    pub location: LocationLine,
-    pub code: &'static str,
-    pub reason: String,
+    location: LocationLine,
+    code: &'static str,
+    reason: String,
+}
+
+impl SkippedRecord {
+    fn new(input: usize, location: LocationLine, reason: &SkipReason) -> Self {
+        SkippedRecord {
+            input,
+            location,
+            code: reason.code(),
+            reason: reason.to_string(),
+        }
+    }
 }
 
 /// Where a record is, as written to the skipped list.
 #[derive(Clone, Debug, Serialize)]
-pub struct LocationLine {
-    pub source: String,
-    pub line: u64,
-    pub record: u64,
+struct LocationLine {
+    source: String,
+    line: u64,
+    record: u64,
 }
 
 impl From<&Location> for LocationLine {
@@ -102,6 +125,12 @@ impl From<&Location> for LocationLine {
             record: l.record,
         }
     }
+}
+
+/// Why the pipeline left document `doc` out, if it did: its text has no shingles. The one
+/// place the CLI asks the core, so that every skip is a `SkipReason` of neardup-io's.
+pub fn skipped_by_pipeline(corpus: &Corpus, doc: u32) -> Option<SkipReason> {
+    (!corpus.has_shingles(doc)).then_some(SkipReason::Empty)
 }
 
 /// All documents of all inputs, in input order.
@@ -248,12 +277,7 @@ impl Documents {
                     Entry::Skipped(s) => {
                         *docs.skipped_by_code.entry(s.reason.code()).or_insert(0) += 1;
                         if let Some(spill) = &mut docs.skipped_spill {
-                            let line = SkippedRecord {
-                                input,
-                                code: s.reason.code(),
-                                reason: s.reason.to_string(),
-                                location: (&s.location).into(),
-                            };
+                            let line = SkippedRecord::new(input, (&s.location).into(), &s.reason);
                             write!(spill, "{input} {}\t", s.location.record)
                                 .and_then(|()| {
                                     serde_json::to_writer(&mut *spill, &line).map_err(Into::into)
@@ -456,18 +480,30 @@ impl Documents {
         u64::from(self.count) + self.skipped_count()
     }
 
+    /// Where every record read went, `removed` of the documents being duplicates and
+    /// `empty` of them skipped by the pipeline.
+    pub fn accounts(&self, removed: u64, empty: u64) -> Accounts {
+        let read = self.read_count();
+        let skipped = self.skipped_count() + empty;
+        Accounts {
+            read,
+            kept: read - removed - skipped,
+            removed,
+            skipped,
+        }
+    }
+
     /// Records the readers skipped.
     pub fn skipped_count(&self) -> u64 {
         self.skipped_by_code.values().sum()
     }
 
-    /// Skipped records by reason code, plus `extra` (e.g. empty documents).
-    pub fn skip_counts(&self, extra: &[(&'static str, u64)]) -> BTreeMap<&'static str, u64> {
+    /// Skipped records by reason code: the readers' and the `empty` documents the
+    /// pipeline skipped ([`SkipReason::Empty`]).
+    pub fn skip_counts(&self, empty: u64) -> BTreeMap<&'static str, u64> {
         let mut counts = self.skipped_by_code.clone();
-        for &(code, n) in extra {
-            if n > 0 {
-                *counts.entry(code).or_insert(0) += n;
-            }
+        if empty > 0 {
+            *counts.entry(SkipReason::Empty.code()).or_insert(0) += empty;
         }
         counts
     }
@@ -475,7 +511,7 @@ impl Documents {
     /// Writes the skipped list to `out`: the readers' skipped records (spilled to a
     /// temporary file as they were read) merged, in input order, with the documents the
     /// pipeline skipped. Memory does not grow with the number of skipped records.
-    pub fn write_skipped(&mut self, corpus: &neardup::Corpus, out: &mut dyn Write) -> Result<()> {
+    pub fn write_skipped(&mut self, corpus: &Corpus, out: &mut dyn Write) -> Result<()> {
         let spill = match self.skipped_spill.take() {
             Some(spill) => Some(
                 spill
@@ -487,16 +523,15 @@ impl Documents {
             None => None,
         };
         let mut empty = (0..self.count)
-            .filter(|&doc| !corpus.has_shingles(doc))
-            .map(|doc| SkippedRecord {
-                input: self.input_of(doc),
-                location: LocationLine {
-                    source: self.source_of(doc).to_string(),
-                    line: self.place(doc).line,
-                    record: self.place(doc).record,
-                },
-                code: "empty",
-                reason: "no text to compare (empty after normalization)".to_string(),
+            .filter_map(|doc| {
+                skipped_by_pipeline(corpus, doc).map(|reason| {
+                    let location = LocationLine {
+                        source: self.source_of(doc).to_string(),
+                        line: self.place(doc).line,
+                        record: self.place(doc).record,
+                    };
+                    SkippedRecord::new(self.input_of(doc), location, &reason)
+                })
             })
             .peekable();
         let put = |out: &mut dyn Write, s: &SkippedRecord| -> Result<()> {
@@ -586,8 +621,8 @@ fn refuse_options_for(format: Format, path: &Path, args: &InputArgs) -> Result<(
 struct InputTally {
     records: u64,
     with_id: u64,
-    /// Skipped entries by reason code, with the first one's location and reason.
-    skipped: BTreeMap<&'static str, (u64, String)>,
+    /// Skipped entries by reason code: how many, and the first.
+    skipped: BTreeMap<&'static str, (u64, Skipped)>,
 }
 
 impl InputTally {
@@ -601,7 +636,7 @@ impl InputTally {
                 let e = self
                     .skipped
                     .entry(s.reason.code())
-                    .or_insert_with(|| (0, format!("{}: {}", s.location, s.reason)));
+                    .or_insert_with(|| (0, s.clone()));
                 e.0 += 1;
             }
         }
@@ -631,16 +666,19 @@ impl InputTally {
             }
         };
         let skipped: u64 = self.skipped.values().map(|(n, _)| n).sum();
-        let blank = self.skipped.get("blank_line").map_or(0, |(n, _)| *n);
+        let blank = self
+            .skipped
+            .get(SkipReason::BlankLine.code())
+            .map_or(0, |(n, _)| *n);
         if self.records == 0 && skipped > blank {
             let reasons: Vec<_> = self
                 .skipped
-                .iter()
-                .filter(|(c, _)| **c != "blank_line")
+                .values()
+                .filter(|(_, first)| first.reason != SkipReason::BlankLine)
                 .collect();
-            if let [(code, (n, first))] = reasons.as_slice() {
-                let message = match **code {
-                    "missing_field" => format!(
+            if let [(n, first)] = reasons.as_slice() {
+                let message = match first.reason {
+                    SkipReason::MissingField(_) => format!(
                         "no record of {} has the text field {:?} (all {n} skipped){}; \
                          name the text field with --text-field",
                         path.display(),
@@ -648,9 +686,12 @@ impl InputTally {
                         have()
                     ),
                     _ => format!(
-                        "all {n} records of {} were skipped as {code} (first: {first}); \
+                        "all {n} records of {} were skipped as {} (first: {}: {}); \
                          nothing to compare",
-                        path.display()
+                        path.display(),
+                        first.reason.code(),
+                        first.location,
+                        first.reason
                     ),
                 };
                 return Err(BadRecord(message).into());
@@ -682,7 +723,7 @@ impl InputTally {
 /// Under `--on-error fail`: an error for a malformed record (blank lines are not errors).
 fn fail_on_bad(entry: &Entry) -> Result<()> {
     match entry {
-        Entry::Skipped(s) if s.reason.code() != "blank_line" => {
+        Entry::Skipped(s) if s.reason != SkipReason::BlankLine => {
             Err(BadRecord(format!("{}: {}", s.location, s.reason)).into())
         }
         Entry::Record(r) if r.lossy => Err(BadRecord(format!(
@@ -817,5 +858,61 @@ mod tests {
         // Without keep_raw no bytes are kept.
         let docs = read(&path, false);
         assert_eq!(docs.raw_reader().unwrap().read(0).unwrap(), b"");
+    }
+
+    /// The readers' skips and the pipeline's empty documents make one list, in input
+    /// order, of one kind of reason; the counts and the accounts agree with it.
+    #[test]
+    fn readers_and_pipeline_skips_make_one_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("skips.jsonl");
+        let text = "{\"text\": \"a b c d e f\"}\n{\"text\": \" \\t \"}\n\nnot json\n\
+                    {\"text\": \"\"}\n{\"text\": \"g h i j k\"}\n";
+        std::fs::write(&path, text).unwrap();
+        let args = InputArgs::new(vec![path.clone()]);
+        let mut texts = Vec::new();
+        let bars = Bars::new(true);
+        let mut docs = Documents::read_batches(&args, false, true, &bars, 2, |batch| {
+            texts.extend(batch);
+            Ok(())
+        })
+        .unwrap();
+        let config = neardup::Config::builder().build().unwrap();
+        let prepared = neardup::Pipeline::new(config).unwrap().shingle(&texts).unwrap();
+        let by_pipeline: Vec<_> = (0..docs.len() as u32)
+            .map(|d| skipped_by_pipeline(prepared.corpus(), d))
+            .collect();
+        let empty = Some(SkipReason::Empty);
+        assert_eq!(by_pipeline, [None, empty.clone(), empty, None]);
+        let counts: Vec<_> = docs.skip_counts(2).into_iter().collect();
+        assert_eq!(
+            counts,
+            [("blank_line", 1), ("empty", 2), ("malformed_json", 1)]
+        );
+        assert_eq!(docs.skip_counts(0).get("empty"), None);
+        let accounts = Accounts {
+            read: 6,
+            kept: 1,
+            removed: 1,
+            skipped: 4,
+        };
+        assert_eq!(docs.accounts(1, prepared.stats().empty), accounts);
+        let mut list = Vec::new();
+        docs.write_skipped(prepared.corpus(), &mut list).unwrap();
+        let lines: Vec<(u64, String)> = String::from_utf8(list)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (v["record"].as_u64().unwrap(), v["code"].to_string())
+            })
+            .collect();
+        let want = [
+            (2, "\"empty\""),
+            (3, "\"blank_line\""),
+            (4, "\"malformed_json\""),
+            (5, "\"empty\""),
+        ];
+        assert_eq!(lines, want.map(|(r, c)| (r, c.to_string())));
     }
 }

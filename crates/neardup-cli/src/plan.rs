@@ -28,11 +28,6 @@ pub fn curve_table(plans: &[NamedPlan], t: f64) -> String {
         let _ = write!(out, "  {h:>w$}");
     }
     out.push('\n');
-    let mut points = TABLE_POINTS.to_vec();
-    if !points.iter().any(|s| (s - t).abs() < 1e-9) {
-        points.push(t);
-        points.sort_by(f64::total_cmp);
-    }
     let row = |out: &mut String, label: String, f: &dyn Fn(&Plan) -> f64| {
         let _ = write!(out, "{label:<first$}");
         for (p, w) in plans.iter().zip(&widths) {
@@ -40,8 +35,8 @@ pub fn curve_table(plans: &[NamedPlan], t: f64) -> String {
         }
         out.push('\n');
     };
-    for s in points {
-        let mark = if (s - t).abs() < 1e-9 { " *" } else { "" };
+    for (s, at_t) in with_threshold(&TABLE_POINTS, t) {
+        let mark = if at_t { " *" } else { "" };
         row(&mut out, format!("{s:.2}{mark}"), &|p| p.probability(s));
     }
     row(&mut out, format!("recall at t = {t}"), &|p| p.recall_at(t));
@@ -55,6 +50,18 @@ pub fn curve_table(plans: &[NamedPlan], t: f64) -> String {
         p.false_negative_area(t)
     });
     out
+}
+
+/// Similarities to show an S-curve at: `points` and the threshold `t`, in order, each
+/// with whether it is `t` (for a mark).
+pub fn with_threshold(points: &[f64], t: f64) -> Vec<(f64, bool)> {
+    let is_t = |s: f64| (s - t).abs() < 1e-9;
+    let mut all = points.to_vec();
+    if !all.iter().any(|&s| is_t(s)) {
+        all.push(t);
+        all.sort_by(f64::total_cmp);
+    }
+    all.into_iter().map(|s| (s, is_t(s))).collect()
 }
 
 /// The S-curves of `plans` on one chart with the threshold marked, as an SVG element (for
@@ -289,6 +296,19 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("memory      ≈ 0 B ()"), "{text}");
+    }
+
+    #[test]
+    fn threshold_joins_the_points_once() {
+        let points = [0.5, 0.8, 0.9];
+        let marked = |t| with_threshold(&points, t);
+        assert_eq!(
+            marked(0.7),
+            [(0.5, false), (0.7, true), (0.8, false), (0.9, false)]
+        );
+        assert_eq!(marked(0.8), [(0.5, false), (0.8, true), (0.9, false)]);
+        assert_eq!(marked(0.1 + 0.7), [(0.5, false), (0.8, true), (0.9, false)]);
+        assert_eq!(marked(1.0).last(), Some(&(1.0, true)));
     }
 
     #[test]

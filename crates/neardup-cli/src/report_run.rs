@@ -11,7 +11,7 @@ use neardup_report::{
     Timing,
 };
 
-use crate::input::Documents;
+use crate::input::{Accounts, Documents};
 
 /// Pairs shown side by side, spread over the similarity range.
 const SAMPLE_PAIRS: usize = 50;
@@ -54,10 +54,7 @@ pub fn base(
                 "bands x rows",
                 format!("{} x {}", plan.bands(), plan.rows()),
             ),
-            Parameter::new(
-                "verify",
-                format!("{:?}", config.verification()).to_lowercase(),
-            ),
+            Parameter::new("verify", config.verification().to_string()),
         ]);
     }
     parameters.push(Parameter::new("keep", config.keep().to_string()));
@@ -87,7 +84,7 @@ pub fn base(
             Count::new("verified", stats.verified),
         ],
         skipped: docs
-            .skip_counts(&[("empty", stats.empty)])
+            .skip_counts(stats.empty)
             .into_iter()
             .map(|(k, v)| Count::new(k, v))
             .collect(),
@@ -186,13 +183,17 @@ pub fn add_pairs(
 }
 
 /// Adds cluster counts, sizes, the largest clusters and a sample of kept–removed pairs.
-pub fn add_clusters(data: &mut ReportData, clusters: &Clusters, docs: &Documents, skipped: u64) {
-    let removed = clusters.removed();
+pub fn add_clusters(
+    data: &mut ReportData,
+    clusters: &Clusters,
+    docs: &Documents,
+    accounts: &Accounts,
+) {
     data.counts.extend([
         Count::new("clusters", clusters.len() as u64),
-        Count::new("removed", removed as u64),
-        Count::new("skipped", skipped),
-        Count::new("kept", docs.read_count() - removed as u64 - skipped),
+        Count::new("removed", accounts.removed),
+        Count::new("skipped", accounts.skipped),
+        Count::new("kept", accounts.kept),
     ]);
     data.cluster_sizes = clusters.iter().map(|c| c.len()).collect();
     let mut largest: Vec<_> = clusters.iter().collect();

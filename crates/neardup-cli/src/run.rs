@@ -6,15 +6,13 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use neardup::{
-    Clusters, Config, Corpus, KeepPolicy, Normalization, Pipeline, ShingleKind, Shingled,
-    Similarities, SketchKind, Sketched, Verification,
+    Clusters, Config, Corpus, KeepPolicy, Normalization, Pipeline, Shingled, Similarities,
+    Sketched, Verification,
 };
 use neardup_io::{DedupWriter, Format};
 
-use crate::args::{
-    InputArgs, KeepArg, MatchArgs, NormalizeArg, OutputFormatArg, RunArgs, SketchArg, VerifyArg,
-};
-use crate::input::{BadRecord, DocId, Documents};
+use crate::args::{InputArgs, MatchArgs, OutputFormatArg, RunArgs};
+use crate::input::{skipped_by_pipeline, BadRecord, DocId, Documents};
 use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output, write_clusters, OutputFormat, PairWriter};
 use crate::progress::Bars;
@@ -31,40 +29,25 @@ pub enum Mode {
 }
 
 /// A validated configuration from the matching options.
-pub fn config(m: &MatchArgs, verify: VerifyArg, keep: KeepArg) -> Result<Config> {
-    let shingle: ShingleKind = m.shingle.parse()?;
+pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<Config> {
     Ok(Config::builder()
-        .shingle(shingle)
-        .normalization(match (m.no_normalize, m.normalize) {
-            (true, _) | (_, NormalizeArg::None) => Normalization::None,
-            (_, NormalizeArg::Basic) => Normalization::Basic,
-            (_, NormalizeArg::Nfkc) => Normalization::Nfkc,
-            (_, NormalizeArg::Aggressive) => Normalization::Aggressive,
+        .shingle(m.shingle)
+        .normalization(if m.no_normalize {
+            Normalization::None
+        } else {
+            m.normalize
         })
         .num_perm(m.num_perm)
         .seed(m.seed)
         .max_shingles(m.max_shingles)
         .neighbours(!m.no_neighbours)
         .allow_truncated(m.allow_truncated)
-        .sketch(match m.sketch.unwrap_or(SketchArg::Oph) {
-            SketchArg::Oph => SketchKind::OnePermutation,
-            SketchArg::Classic => SketchKind::Classic,
-        })
+        .sketch(m.sketch.unwrap_or_default())
         .threshold(m.threshold)
         .bands(m.bands)
         .rows(m.rows)
-        .verification(match verify {
-            VerifyArg::Exact => Verification::Exact,
-            VerifyArg::Estimate => Verification::Estimate,
-            VerifyArg::Triage => Verification::Triage,
-            VerifyArg::None => Verification::None,
-        })
-        .keep(match keep {
-            KeepArg::First => KeepPolicy::First,
-            KeepArg::Last => KeepPolicy::Last,
-            KeepArg::Longest => KeepPolicy::Longest,
-            KeepArg::Shortest => KeepPolicy::Shortest,
-        })
+        .verification(verify)
+        .keep(keep)
         .build()?)
 }
 
@@ -149,11 +132,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let started = Instant::now();
     refuse_inapplicable(mode, args)?;
     check_outputs(args)?;
-    let config = config(
-        &args.matching,
-        args.verify,
-        args.keep.unwrap_or(KeepArg::First),
-    )?;
+    let config = config(&args.matching, args.verify, args.keep.unwrap_or_default())?;
     let format = match args.output_format {
         Some(OutputFormatArg::Tsv) => OutputFormat::Tsv,
         Some(OutputFormatArg::Jsonl) | None => OutputFormat::Jsonl,
@@ -285,33 +264,32 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 finish(out)?;
             }
             write_time = write_start.elapsed();
-            let removed = clusters.removed();
-            let empty = stats.empty;
-            let skipped = docs.skipped_count() + empty;
+            let accounts = docs.accounts(clusters.removed() as u64, stats.empty);
             if mode == Mode::Dedup {
                 let written = write_survivors(&docs, &clusters, corpus, args)?;
-                let kept = docs.read_count() - removed as u64 - skipped;
-                if written != kept {
-                    bail!("dedup wrote {written} records but counts {kept} as kept");
+                if written != accounts.kept {
+                    bail!(
+                        "dedup wrote {written} records but counts {} as kept",
+                        accounts.kept
+                    );
                 }
             }
             report(&stats, recorded.as_ref(), &|data| {
-                report_run::add_clusters(data, &clusters, &docs, skipped)
+                report_run::add_clusters(data, &clusters, &docs, &accounts)
             })?;
-            let kept = docs.read_count() - removed as u64 - skipped;
             let line = format!(
                 "{} clusters | read {} = kept {} + removed {} + skipped {}",
                 thousands(clusters.len() as u64),
-                thousands(docs.read_count()),
-                thousands(kept),
-                thousands(removed as u64),
-                thousands(skipped)
+                thousands(accounts.read),
+                thousands(accounts.kept),
+                thousands(accounts.removed),
+                thousands(accounts.skipped)
             );
             (stats, line)
         }
     };
     if !quiet {
-        let skipped = docs.skip_counts(&[("empty", stats.empty)]);
+        let skipped = docs.skip_counts(stats.empty);
         summary.stages(
             docs.read_count(),
             docs.inputs.len(),
@@ -469,7 +447,7 @@ fn write_survivors(
     let mut raw = docs.raw_reader()?;
     for doc in 0..docs.len() as u32 {
         // Empty documents are skipped, not kept: they are reported, not written.
-        if clusters.duplicate_of(doc).is_none() && corpus.has_shingles(doc) {
+        if clusters.duplicate_of(doc).is_none() && skipped_by_pipeline(corpus, doc).is_none() {
             writer.write(&*docs.record(doc, &mut raw)?)?;
         }
     }

@@ -3,12 +3,13 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use neardup::ClassicMinHash;
-use neardup::Sketch;
-use neardup::{estimate, intersection_size, jaccard_from_counts};
+use neardup::{
+    estimate, estimate_std_dev, intersection_size, jaccard_from_counts, meets_threshold,
+    ClassicMinHash, KeepPolicy, Sketch, Verification,
+};
 use serde_json::json;
 
-use crate::args::{KeepArg, SimArgs, VerifyArg};
+use crate::args::SimArgs;
 use crate::run::config;
 use crate::usage::usage;
 
@@ -64,7 +65,7 @@ pub fn run(args: &SimArgs) -> Result<String> {
     if args.matching.memory.is_some() {
         usage!("--memory does not apply to sim: it compares two texts, not a corpus");
     }
-    let config = config(&args.matching, VerifyArg::Exact, KeepArg::First)?;
+    let config = config(&args.matching, Verification::Exact, KeepPolicy::First)?;
     let (a, b) = (text_of(&args.a, args.text)?, text_of(&args.b, args.text)?);
     let sh = config.shingler();
     let (sa, sb) = (sh.shingle_set(&a), sh.shingle_set(&b));
@@ -76,9 +77,8 @@ pub fn run(args: &SimArgs) -> Result<String> {
     } else {
         estimate(&sketch.sketch(&sa), &sketch.sketch(&sb))
     };
-    let k = config.num_perm() as f64;
-    let sd = (j * (1.0 - j) / k).sqrt();
-    let similar = j >= config.threshold();
+    let sd = estimate_std_dev(j, config.num_perm());
+    let similar = meets_threshold(j, config.threshold());
     let p = config.plan().probability(j);
     Ok(if args.json {
         json!({

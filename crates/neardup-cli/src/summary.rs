@@ -52,28 +52,11 @@ pub fn plan(config: &Config, exact: bool) -> String {
         config.seed(),
         p.bands(),
         p.rows(),
-        match config.verification() {
-            neardup::Verification::Exact => "exact",
-            neardup::Verification::Estimate => "estimate",
-            neardup::Verification::Triage => "triage",
-            neardup::Verification::None => "none",
-        }
+        config.verification()
     );
     out.push_str("S-curve   P(candidate | s):");
-    let mut points: Vec<f64> = CURVE_POINTS.to_vec();
-    if !points
-        .iter()
-        .any(|&s| (s - config.threshold()).abs() < 1e-9)
-    {
-        points.push(config.threshold());
-        points.sort_by(f64::total_cmp);
-    }
-    for s in points {
-        let mark = if (s - config.threshold()).abs() < 1e-9 {
-            "*"
-        } else {
-            ""
-        };
+    for (s, at_t) in crate::plan::with_threshold(&CURVE_POINTS, config.threshold()) {
+        let mark = if at_t { "*" } else { "" };
         let _ = write!(out, "  {s}{mark}: {:.3}", p.probability(s));
     }
     out.push('\n');

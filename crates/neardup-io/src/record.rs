@@ -119,6 +119,10 @@ pub struct Skipped {
 
 /// Why a record was skipped. [`SkipReason::code`] gives a stable machine-readable name;
 /// `Display` gives a short human-readable reason.
+///
+/// Readers give every reason but [`Empty`](SkipReason::Empty), which the caller gives a
+/// record it read but found nothing to compare in, so that one list of reasons covers
+/// everything an input holds that is not a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SkipReason {
@@ -167,12 +171,16 @@ pub enum SkipReason {
     /// A FIFO, socket or device inside a directory tree: never opened (opening a FIFO
     /// would wait for a writer forever).
     SpecialFile,
+    /// The record's text has no shingles after normalization (e.g. it is empty or only
+    /// whitespace), so there is nothing to compare it by. Readers yield such a record as
+    /// a [`Record`]; the caller that shingles it skips it for this reason.
+    Empty,
 }
 
 impl SkipReason {
     /// A stable snake_case name for reports: `malformed_json`, `missing_field`,
     /// `field_not_text`, `missing_columns`, `binary`, `blank_line`, `unreadable`,
-    /// `too_large`, `unclosed_quote`, `symlink`, `special_file`.
+    /// `too_large`, `unclosed_quote`, `symlink`, `special_file`, `empty`.
     pub fn code(&self) -> &'static str {
         match self {
             SkipReason::MalformedJson(_) => "malformed_json",
@@ -186,6 +194,7 @@ impl SkipReason {
             SkipReason::UnclosedQuote { .. } => "unclosed_quote",
             SkipReason::Symlink => "symlink",
             SkipReason::SpecialFile => "special_file",
+            SkipReason::Empty => "empty",
         }
     }
 }
@@ -220,6 +229,7 @@ impl fmt::Display for SkipReason {
             SkipReason::SpecialFile => {
                 f.write_str("not a regular file (a FIFO, socket or device), not opened")
             }
+            SkipReason::Empty => f.write_str("no text to compare (empty after normalization)"),
         }
     }
 }
@@ -245,6 +255,7 @@ mod tests {
             SkipReason::UnclosedQuote { lines: 3 },
             SkipReason::Symlink,
             SkipReason::SpecialFile,
+            SkipReason::Empty,
         ];
         let codes: Vec<&str> = all.iter().map(SkipReason::code).collect();
         assert_eq!(
@@ -260,7 +271,8 @@ mod tests {
                 "too_large",
                 "unclosed_quote",
                 "symlink",
-                "special_file"
+                "special_file",
+                "empty"
             ]
         );
         for reason in &all {
@@ -281,6 +293,11 @@ mod tests {
             }
             .to_string(),
             "row has 2 fields, header has 4"
+        );
+        // The skipped list has said this of empty documents since before the variant.
+        assert_eq!(
+            SkipReason::Empty.to_string(),
+            "no text to compare (empty after normalization)"
         );
         let loc = Location {
             source: "a.jsonl".into(),

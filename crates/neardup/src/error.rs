@@ -1,4 +1,4 @@
-//! The library's error type.
+//! The library's error type, and the names the option enums print as and parse from.
 
 /// Everything that can go wrong when configuring or running the pipeline.
 ///
@@ -21,6 +21,13 @@ pub enum Error {
     /// `aggressive`).
     #[error("invalid normalization {0:?}: expected none, basic, nfkc or aggressive")]
     InvalidNormalization(String),
+    /// A verification policy could not be parsed (expected `exact`, `estimate`, `triage`
+    /// or `none`).
+    #[error("invalid verification {0:?}: expected exact, estimate, triage or none")]
+    InvalidVerification(String),
+    /// A sketch kind could not be parsed (expected `oph` or `classic`).
+    #[error("invalid sketch {0:?}: expected oph or classic")]
+    InvalidSketch(String),
     /// The shingle size must be in 1..=[`MAX_SHINGLE_SIZE`](crate::shingle::MAX_SHINGLE_SIZE).
     #[error("shingle size must be in 1..=1024, got {0}")]
     InvalidShingleSize(usize),
@@ -59,3 +66,62 @@ pub enum Error {
 
 /// The library's result alias.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// `Display` and `FromStr` for an option enum through its `name()` and `ALL`, so that a
+/// value parses from exactly the name it prints as (surrounding whitespace aside) and
+/// anything else is `$error` holding the text given.
+macro_rules! by_name {
+    ($enum:ty, $error:path) => {
+        impl std::fmt::Display for $enum {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $enum {
+            type Err = $crate::Error;
+
+            /// Parses a value's name.
+            fn from_str(s: &str) -> $crate::Result<Self> {
+                <$enum>::ALL
+                    .into_iter()
+                    .find(|v| v.name() == s.trim())
+                    .ok_or_else(|| $error(s.to_string()))
+            }
+        }
+    };
+}
+pub(crate) use by_name;
+
+/// Checks an option enum's names: each value prints as its name and parses back from it;
+/// with the `clap` feature, its `clap::ValueEnum` has the same values under the same names.
+#[cfg(test)]
+pub(crate) fn assert_named<T>(all: &[T])
+where
+    T: Copy + std::fmt::Debug + PartialEq + std::fmt::Display + std::str::FromStr<Err = Error>,
+    T: MaybeValueEnum,
+{
+    for &v in all {
+        assert_eq!(v.to_string().parse::<T>(), Ok(v));
+        assert_eq!(format!(" {v}\n").parse::<T>(), Ok(v));
+    }
+    #[cfg(feature = "clap")]
+    {
+        assert_eq!(T::value_variants(), all);
+        for v in all {
+            let value = v.to_possible_value().expect("every value has a name");
+            assert_eq!(value.get_name(), v.to_string());
+        }
+    }
+}
+
+/// `clap::ValueEnum` when the `clap` feature is on, nothing otherwise: the bound
+/// [`assert_named`] needs to check the clap names only where they exist.
+#[cfg(all(test, feature = "clap"))]
+pub(crate) trait MaybeValueEnum: clap::ValueEnum {}
+#[cfg(all(test, feature = "clap"))]
+impl<T: clap::ValueEnum> MaybeValueEnum for T {}
+#[cfg(all(test, not(feature = "clap")))]
+pub(crate) trait MaybeValueEnum {}
+#[cfg(all(test, not(feature = "clap")))]
+impl<T> MaybeValueEnum for T {}

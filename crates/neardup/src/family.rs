@@ -8,7 +8,7 @@
 //! within a factor t, hence a document up to ⌈64 / t⌉ shingles gets the classic sketch
 //! too, and any pair that straddles 64 still shares one family.
 
-use crate::error::Result;
+use crate::error::{by_name, Error, Result};
 use crate::oph::OnePermutation;
 use crate::sketch::{ClassicMinHash, Sketch};
 
@@ -16,35 +16,39 @@ use crate::sketch::{ClassicMinHash, Sketch};
 pub const SMALL_DOCUMENT: usize = 64;
 
 /// Which sketch the user asked for.
+///
+/// Printed and parsed by its [name](SketchKind::name); with the `clap` feature it is a
+/// `clap::ValueEnum` under the same names, its variants' first paragraphs as their help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum SketchKind {
-    /// One-permutation hashing with optimal densification, and the classic sketch for
-    /// small documents (the default).
+    /// One-permutation hashing with optimal densification; classic for small documents
+    /// (the default).
+    ///
+    /// Documents under [`SMALL_DOCUMENT`] shingles get the classic sketch, whose band
+    /// collisions follow the S-curve there; the module explains the overlap.
     #[default]
+    #[cfg_attr(feature = "clap", value(name = "oph"))]
     OnePermutation,
     /// The classic K-permutation sketch for every document (the reference).
+    #[cfg_attr(feature = "clap", value(name = "classic"))]
     Classic,
 }
 
-impl std::str::FromStr for SketchKind {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "oph" => Ok(SketchKind::OnePermutation),
-            "classic" => Ok(SketchKind::Classic),
-            _ => Err(format!("unknown sketch {s:?}: expected oph or classic")),
+impl SketchKind {
+    /// Every kind, the default first.
+    pub const ALL: [SketchKind; 2] = [SketchKind::OnePermutation, SketchKind::Classic];
+
+    /// The kind's name: `oph`, `classic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SketchKind::OnePermutation => "oph",
+            SketchKind::Classic => "classic",
         }
     }
 }
 
-impl std::fmt::Display for SketchKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            SketchKind::OnePermutation => "oph",
-            SketchKind::Classic => "classic",
-        })
-    }
-}
+by_name!(SketchKind, Error::InvalidSketch);
 
 /// One sketch, applied to the documents whose set size lies in `min_size..max_size`.
 pub struct Family {
@@ -122,7 +126,16 @@ mod tests {
         let fams = families(SketchKind::Classic, 16, 1, 0.8).unwrap();
         assert_eq!(fams.len(), 1);
         assert!(fams[0].takes(0) && fams[0].takes(1 << 40));
-        assert_eq!("oph".parse::<SketchKind>(), Ok(SketchKind::OnePermutation));
-        assert!("fast".parse::<SketchKind>().is_err());
+    }
+
+    #[test]
+    fn kinds_parse_and_print_by_name() {
+        crate::error::assert_named(&SketchKind::ALL);
+        assert_eq!(SketchKind::ALL.map(|k| k.to_string()), ["oph", "classic"]);
+        assert_eq!(
+            "fast".parse::<SketchKind>(),
+            Err(Error::InvalidSketch("fast".into()))
+        );
+        assert_eq!(SketchKind::default(), SketchKind::OnePermutation);
     }
 }

@@ -84,7 +84,8 @@ pub use sketch::{ClassicMinHash, Sketch, MAX_NUM_PERM};
 pub use stages::{ShingleBatches, Shingled, Sketched};
 pub use stats::{Similarities, Stage, Stats, SIMILARITY_BINS};
 pub use verify::{
-    estimate, intersection_size, jaccard, jaccard_from_counts, meets_threshold, Verification,
+    estimate, estimate_std_dev, intersection_size, jaccard, jaccard_from_counts, meets_threshold,
+    Verification,
 };
 
 /// Internals exposed for the crate's own benchmarks only: not part of the API.

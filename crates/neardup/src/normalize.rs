@@ -1,13 +1,11 @@
 //! Text normalization before shingling, documented on [`Normalization`].
 
 use std::borrow::Cow;
-use std::fmt;
-use std::str::FromStr;
 
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
-use crate::error::{Error, Result};
+use crate::error::{by_name, Error};
 
 /// Text normalization before shingling: what counts as "the same text".
 ///
@@ -33,21 +31,31 @@ use crate::error::{Error, Result};
 /// assert_eq!(Normalization::Aggressive.apply("Café, 24!"), "cafe 24");
 /// assert_eq!(Normalization::Basic.apply("ＡＢ"), "ａｂ");
 /// ```
+///
+/// Printed and parsed by its [name](Normalization::name); with the `clap` feature it is a
+/// `clap::ValueEnum` under the same names, its variants' first paragraphs as their help.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Normalization {
     /// The text as given: case, spacing and Unicode forms all count.
+    #[cfg_attr(feature = "clap", value(name = "none"))]
     None,
     /// Unicode lowercase, runs of Unicode whitespace collapsed to one space, trimmed.
+    #[cfg_attr(feature = "clap", value(name = "basic"))]
     Basic,
-    /// Unicode NFKC, then [`Basic`](Normalization::Basic): canonically equivalent text
-    /// (NFC and NFD) and compatibility variants (full-width forms, ligatures, superscripts)
-    /// become the same. The default.
+    /// Unicode NFKC, then basic (the default): canonically equivalent text (NFC and NFD)
+    /// and compatibility forms (full-width, ligatures, superscripts) become the same.
     #[default]
+    #[cfg_attr(feature = "clap", value(name = "nfkc"))]
     Nfkc,
-    /// [`Nfkc`](Normalization::Nfkc), then diacritics folded (NFD, nonspacing marks Mn
-    /// dropped, NFC) and punctuation (P*) removed. Symbols (S*) are kept. Also drops the
+    /// NFKC and basic, with diacritics folded (é → e) and punctuation removed; symbols
+    /// ($, €, +) are kept.
+    ///
+    /// That is [`Nfkc`](Normalization::Nfkc), then NFD with the nonspacing marks (Mn)
+    /// dropped and NFC, punctuation (P*) removed, symbols (S*) kept. It also drops the
     /// nonspacing marks of other scripts (Thai vowels above and below, Arabic and Hebrew
     /// vowel points, Devanagari virama).
+    #[cfg_attr(feature = "clap", value(name = "aggressive"))]
     Aggressive,
 }
 
@@ -85,23 +93,7 @@ impl Normalization {
     }
 }
 
-impl fmt::Display for Normalization {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Normalization {
-    type Err = Error;
-
-    /// Parses a level's [name](Normalization::name).
-    fn from_str(s: &str) -> Result<Self> {
-        Normalization::ALL
-            .into_iter()
-            .find(|n| n.name() == s.trim())
-            .ok_or_else(|| Error::InvalidNormalization(s.to_string()))
-    }
-}
+by_name!(Normalization, Error::InvalidNormalization);
 
 /// The [`Basic`](Normalization::Basic) level: Unicode lowercase, runs of Unicode whitespace
 /// collapsed to one space, trimmed.
@@ -325,12 +317,14 @@ mod tests {
     }
 
     #[test]
-    fn levels_parse_and_print() {
-        for n in Normalization::ALL {
-            assert_eq!(n.name().parse::<Normalization>().unwrap(), n);
-            assert_eq!(n.to_string(), n.name());
-        }
-        assert!("nfd".parse::<Normalization>().is_err());
+    fn levels_parse_and_print_by_name() {
+        crate::error::assert_named(&Normalization::ALL);
+        let names = Normalization::ALL.map(|n| n.to_string());
+        assert_eq!(names, ["none", "basic", "nfkc", "aggressive"]);
+        assert_eq!(
+            "nfd".parse::<Normalization>(),
+            Err(Error::InvalidNormalization("nfd".into()))
+        );
         assert_eq!(Normalization::default(), Nfkc);
     }
 

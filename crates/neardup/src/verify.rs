@@ -3,21 +3,55 @@
 //! Every stage that decides "is this pair similar enough?" goes through [`meets_threshold`],
 //! so the LSH pipeline and the exact join agree to the bit at the threshold.
 
+use crate::error::{by_name, Error};
+
 /// How candidate pairs are confirmed before they are reported.
+///
+/// Printed and parsed by its [name](Verification::name); with the `clap` feature it is a
+/// `clap::ValueEnum` under the same names, its variants' first paragraphs as their help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Verification {
     /// Exact Jaccard of the shingle sets (the default): every reported pair really is ≥ t.
     #[default]
+    #[cfg_attr(feature = "clap", value(name = "exact"))]
     Exact,
-    /// The signature estimate only: fast, but pairs near t may be on the wrong side.
+    /// The MinHash estimate only: fast, but pairs near t may be on the wrong side.
+    #[cfg_attr(feature = "clap", value(name = "estimate"))]
     Estimate,
-    /// Decide on the signature when the estimate is far from t (accept at ≥ t + 3σ,
-    /// reject at ≤ t − 3σ, σ = √(t(1−t)/K)), exact Jaccard in between. Pairs accepted on
-    /// the signature carry no exact Jaccard.
+    /// Accept or reject on the MinHash estimate when it is 3σ from t, exact Jaccard in
+    /// between; pairs accepted on the estimate carry no exact Jaccard.
+    ///
+    /// Accepts at ≥ t + 3σ and rejects at ≤ t − 3σ, σ = √(t(1−t)/K): see
+    /// [`triage_margin`].
+    #[cfg_attr(feature = "clap", value(name = "triage"))]
     Triage,
     /// No verification: raw LSH candidates.
+    #[cfg_attr(feature = "clap", value(name = "none"))]
     None,
 }
+
+impl Verification {
+    /// Every policy, the default first.
+    pub const ALL: [Verification; 4] = [
+        Verification::Exact,
+        Verification::Estimate,
+        Verification::Triage,
+        Verification::None,
+    ];
+
+    /// The policy's name: `exact`, `estimate`, `triage`, `none`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verification::Exact => "exact",
+            Verification::Estimate => "estimate",
+            Verification::Triage => "triage",
+            Verification::None => "none",
+        }
+    }
+}
+
+by_name!(Verification, Error::InvalidVerification);
 
 /// Size of the intersection of two sets given as sorted, deduplicated slices.
 pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
@@ -57,9 +91,16 @@ pub fn meets_threshold(jaccard: f64, threshold: f64) -> bool {
     jaccard >= threshold
 }
 
+/// Standard deviation of the MinHash estimate of a pair whose Jaccard similarity is
+/// `jaccard`, from `num_perm` positions: √(J(1 − J)/K), each position agreeing with
+/// probability J.
+pub fn estimate_std_dev(jaccard: f64, num_perm: usize) -> f64 {
+    (jaccard * (1.0 - jaccard) / num_perm as f64).sqrt()
+}
+
 /// Margin of triage: three standard deviations of the estimate of a pair at `threshold`.
 pub fn triage_margin(threshold: f64, num_perm: usize) -> f64 {
-    3.0 * (threshold * (1.0 - threshold) / num_perm as f64).sqrt()
+    3.0 * estimate_std_dev(threshold, num_perm)
 }
 
 /// MinHash estimate of Jaccard similarity: the share of signature positions that agree.
@@ -96,6 +137,27 @@ mod tests {
     fn estimate_counts_agreeing_positions() {
         assert_eq!(estimate(&[1, 2, 3, 4], &[1, 9, 3, 9]), 0.5);
         assert_eq!(estimate::<u64>(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn standard_deviation_of_the_estimate() {
+        // J = 0.5, K = 100: √(0.25 / 100) = 0.05; none at J = 0 or 1.
+        assert!((estimate_std_dev(0.5, 100) - 0.05).abs() < 1e-15);
+        assert_eq!(estimate_std_dev(1.0, 128), 0.0);
+        assert_eq!(estimate_std_dev(0.0, 128), 0.0);
+        assert!((triage_margin(0.8, 128) - 3.0 * (0.16f64 / 128.0).sqrt()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn policies_parse_and_print_by_name() {
+        crate::error::assert_named(&Verification::ALL);
+        let names = Verification::ALL.map(|v| v.to_string());
+        assert_eq!(names, ["exact", "estimate", "triage", "none"]);
+        assert_eq!(
+            "Exact".parse::<Verification>(),
+            Err(Error::InvalidVerification("Exact".into()))
+        );
+        assert_eq!(Verification::default(), Verification::Exact);
     }
 
     #[test]
