@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use neardup::Corpus;
-use neardup_io::{Entry, Format, Location, ReadOptions, Record, SkipReason, Skipped};
+use neardup_io::{Entry, Excluded, Format, Location, ReadOptions, Record, SkipReason, Skipped};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -168,8 +168,8 @@ pub struct Documents {
     /// `FILE:LINE: message`, in input order.
     pub warnings: Vec<String>,
     /// Entries of input directories left out (not records), summed over the inputs, by
-    /// reason: `hidden`, `not_matched`; nonzero counts only.
-    pub excluded: Vec<(&'static str, u64)>,
+    /// reason; nonzero counts only.
+    pub excluded: Vec<(Excluded, u64)>,
     /// The field names each input has (JSONL: the keys of its first 10 objects; CSV/TSV:
     /// the header's columns), for telling the user what is there.
     pub fields_seen: Vec<(PathBuf, Vec<String>)>,
@@ -346,10 +346,9 @@ impl Documents {
         let parts: Vec<String> = self
             .excluded
             .iter()
-            .map(|(reason, n)| match *reason {
-                "hidden" => format!("hidden {n}"),
-                "not_matched" => format!("not matched by --glob {n}"),
-                other => format!("{other} {n}"),
+            .map(|(reason, n)| match reason {
+                Excluded::Hidden => format!("hidden {n}"),
+                Excluded::NotMatched => format!("not matched by --glob {n}"),
             })
             .collect();
         let noun = if total == 1 {
@@ -878,7 +877,10 @@ mod tests {
         })
         .unwrap();
         let config = neardup::Config::builder().build().unwrap();
-        let prepared = neardup::Pipeline::new(config).unwrap().shingle(&texts).unwrap();
+        let prepared = neardup::Pipeline::new(config)
+            .unwrap()
+            .shingle(&texts)
+            .unwrap();
         let by_pipeline: Vec<_> = (0..docs.len() as u32)
             .map(|d| skipped_by_pipeline(prepared.corpus(), d))
             .collect();

@@ -66,6 +66,27 @@ use crate::error::{Error, Result};
 use crate::open::is_gzip_name;
 use crate::options::ReadOptions;
 use crate::record::{Entry, Location, Record, SkipReason, Skipped};
+
+/// Why an entry of a directory tree was left out (it is not a record: it was never asked
+/// for).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Excluded {
+    /// A hidden file, or a file in a hidden folder, without
+    /// [`ReadOptions::hidden`](crate::ReadOptions::hidden); a hidden folder counts as one.
+    Hidden,
+    /// A file that no pattern of [`ReadOptions::globs`](crate::ReadOptions::globs) matches.
+    NotMatched,
+}
+
+impl Excluded {
+    /// A stable snake_case code for reports: `hidden`, `not_matched`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Excluded::Hidden => "hidden",
+            Excluded::NotMatched => "not_matched",
+        }
+    }
+}
 use crate::text::{decode_owned, BOM};
 
 /// How much of a file is checked for NUL bytes.
@@ -159,10 +180,10 @@ impl DirReader {
     }
 
     /// Entries left out so far, by reason (nonzero counts only).
-    pub(crate) fn excluded(&self) -> Vec<(&'static str, u64)> {
+    pub(crate) fn excluded(&self) -> Vec<(Excluded, u64)> {
         [
-            ("hidden", self.excluded_hidden),
-            ("not_matched", self.excluded_not_matched),
+            (Excluded::Hidden, self.excluded_hidden),
+            (Excluded::NotMatched, self.excluded_not_matched),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)
@@ -525,7 +546,7 @@ mod tests {
         }
         assert_eq!(ids_and_codes(&es), [("sub/a.txt".to_string(), "record")]);
         // .env, .git (not entered) and sub/.cache.
-        assert_eq!(r.excluded(), [("hidden", 3)]);
+        assert_eq!(r.excluded(), [(Excluded::Hidden, 3)]);
         let es = all_with(root, &ReadOptions::default().with_hidden(true));
         let ids: Vec<&str> = es.iter().map(|e| e.id().unwrap()).collect();
         assert_eq!(
@@ -567,7 +588,7 @@ mod tests {
         };
         let (ids, excluded) = read(&["*.txt"]);
         assert_eq!(ids, ["a.txt", "docs/deep/e.txt"]);
-        assert_eq!(excluded, [("not_matched", 3)]);
+        assert_eq!(excluded, [(Excluded::NotMatched, 3)]);
         let (ids, _) = read(&["docs/*.md"]);
         assert_eq!(ids, ["docs/c.md"]);
         let (ids, _) = read(&["docs/**/*.md", "a.*"]);

@@ -137,6 +137,7 @@ mod text;
 mod warning;
 
 pub use dedup_writer::DedupWriter;
+pub use dir::Excluded;
 pub use error::{Error, Result};
 pub use format::Format;
 pub use options::{ReadOptions, DEFAULT_MAX_RECORD_BYTES};

@@ -4,7 +4,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::delimited::DelimitedReader;
-use crate::dir::DirReader;
+use crate::dir::{DirReader, Excluded};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::jsonl::JsonlReader;
@@ -235,12 +235,10 @@ impl Reader {
         }
     }
 
-    /// The files of a directory tree left out so far, by reason, as (reason, count)
-    /// with a nonzero count: `hidden` (a hidden file, or a file in a hidden folder,
-    /// without [`ReadOptions::hidden`]; a hidden folder counts as one) and
-    /// `not_matched` (a file no pattern of [`ReadOptions::globs`] matches). These are
-    /// not records: they were never asked for. Empty for other formats.
-    pub fn excluded(&self) -> Vec<(&'static str, u64)> {
+    /// The files of a directory tree left out so far, by reason ([`Excluded`]), as
+    /// (reason, count) with a nonzero count. These are not records: they were never asked
+    /// for. Empty for other formats.
+    pub fn excluded(&self) -> Vec<(Excluded, u64)> {
         match &self.inner {
             Inner::Dir(r) => r.excluded(),
             _ => Vec::new(),

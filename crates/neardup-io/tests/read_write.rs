@@ -520,7 +520,7 @@ fn dir_fixture_walks_sorted_and_skips_binary() {
         ]
     );
     // The hidden file is left out, and counted.
-    assert_eq!(reader.excluded(), [("hidden", 1)]);
+    assert_eq!(reader.excluded(), [(neardup_io::Excluded::Hidden, 1)]);
     let reader = open(&root, &ReadOptions::default().with_hidden(true)).unwrap();
     let es: Vec<Entry> = reader.map(Result::unwrap).collect();
     assert_eq!(
