@@ -1,31 +1,5 @@
-//! Writing the kept records back, byte for byte, in the input's own format.
-//!
-//! For JSONL, lines, CSV and TSV the writer puts the header (CSV/TSV) first and then
-//! each kept record's `raw` bytes. A record whose `raw` has no line end (the last line
-//! of an input without a final newline) gets a `\n` before the next record is written,
-//! never at the very end, so writing every record back reproduces the input exactly.
-//!
-//! A file output is opened with [`OutputFile::create`], so the rules of
-//! [`OutputFile`] apply: standard output, a character device or a FIFO is written in
-//! place; a regular file (or a link to one) is written to a temporary file beside it and
-//! renamed over it by [`DedupWriter::finish`]; if the writer is dropped without `finish`
-//! (an error, an interrupt), the target is left as it was; a name ending in `.gz` is
-//! gzip-compressed (the input's format, compressed); an input is never overwritten
-//! (with [`OutputOptions::refuse_inputs`]).
-//!
-//! For the dir format the output is a directory: each kept record's file
-//! ([`Record::path`](crate::Record::path), else
-//! [`Location::source`](crate::Location::source)) is copied to `output/<id>` (to its
-//! exact relative path when a file name is not UTF-8, which the id shows lossily). The files
-//! are copied into a temporary directory beside the output, which `finish` renames to
-//! the output path; the output must not exist or be an empty directory.
-//!
-//! **Several input roots.** When the records come from more than one directory
-//! ([`DedupWriter::with_roots`]), each root gets its own subfolder, named after the root's
-//! last component (`a/docs` → `docs`; `.` and `..` by the directory they resolve to);
-//! equal names are told apart by a suffix in the order given: `docs`, `docs-2`,
-//! `docs-3`. So `dedup dA dB -o out` writes `out/dA/x.txt` and `out/dB/x.txt`, and two
-//! inputs never write the same file. With one root the layout is `output/<id>`.
+//! Writes the kept records back, byte for byte, in the input's own format; documented on
+//! [`DedupWriter`].
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -68,6 +42,35 @@ const BUF_SIZE: usize = 64 * 1024;
 /// # Ok(())
 /// # }
 /// ```
+///
+/// Writing the kept records back, byte for byte, in the input's own format.
+///
+/// For JSONL, lines, CSV and TSV the writer puts the header (CSV/TSV) first and then
+/// each kept record's `raw` bytes. A record whose `raw` has no line end (the last line
+/// of an input without a final newline) gets a `\n` before the next record is written,
+/// never at the very end, so writing every record back reproduces the input exactly.
+///
+/// A file output is opened with [`OutputFile::create`], so the rules of
+/// [`OutputFile`] apply: standard output, a character device or a FIFO is written in
+/// place; a regular file (or a link to one) is written to a temporary file beside it and
+/// renamed over it by [`DedupWriter::finish`]; if the writer is dropped without `finish`
+/// (an error, an interrupt), the target is left as it was; a name ending in `.gz` is
+/// gzip-compressed (the input's format, compressed); an input is never overwritten
+/// (with [`OutputOptions::refuse_inputs`]).
+///
+/// For the dir format the output is a directory: each kept record's file
+/// ([`Record::path`](crate::Record::path), else
+/// [`Location::source`](crate::Location::source)) is copied to `output/<id>` (to its
+/// exact relative path when a file name is not UTF-8, which the id shows lossily). The files
+/// are copied into a temporary directory beside the output, which `finish` renames to
+/// the output path; the output must not exist or be an empty directory.
+///
+/// **Several input roots.** When the records come from more than one directory
+/// ([`DedupWriter::with_roots`]), each root gets its own subfolder, named after the root's
+/// last component (`a/docs` → `docs`; `.` and `..` by the directory they resolve to);
+/// equal names are told apart by a suffix in the order given: `docs`, `docs-2`,
+/// `docs-3`. So `dedup dA dB -o out` writes `out/dA/x.txt` and `out/dB/x.txt`, and two
+/// inputs never write the same file. With one root the layout is `output/<id>`.
 pub struct DedupWriter {
     format: Format,
     target: Target,
@@ -234,7 +237,7 @@ impl DedupWriter {
 
     /// For the dir format: the records come from these input directories, in this
     /// order, and each root's files go to their own subfolder of the output (named as
-    /// the [module](self) says) when there is more than one root. A record belongs to
+    /// the [`DedupWriter`] docs say) when there is more than one root. A record belongs to
     /// the first root, from the last record's on, whose path and the record's id make
     /// up the record's path. Without effect for other formats or a single root.
     pub fn with_roots<P: AsRef<Path>>(mut self, roots: &[P]) -> Self {

@@ -1,26 +1,4 @@
-//! One checked way to open an output path: [`OutputFile::create`].
-//!
-//! What happens depends on what the path names (links followed, see below):
-//!
-//! | target | what is written |
-//! |---|---|
-//! | `-` | standard output, directly |
-//! | a character device (`/dev/null`, a terminal) or a FIFO | the device or pipe, directly: no temporary file, no rename, the special file stays what it is |
-//! | a regular file, or nothing yet | a temporary file `.neardup-XXXXXX.tmp` beside the target, renamed over it by [`OutputFile::finish`]; until then the old file is untouched, and a dropped (unfinished) output removes its temporary file |
-//! | a symbolic link | followed: the file it points to is treated as above (a regular file is replaced atomically *at the link's target*, the link stays a link); a dangling link is [`Error::DanglingSymlink`] |
-//! | a directory | [`Error::OutputIsDirectory`] |
-//! | a socket, a block device | [`Error::UnsupportedOutput`] |
-//! | the same file as an input (device and inode, whatever the name) | [`Error::OutputIsInput`] |
-//!
-//! A name ending in `.gz` (any case) is gzip-compressed; the rest of the rules are the same.
-//! Errors name the target as given, never the temporary file.
-//!
-//! # Interrupts
-//!
-//! Temporary files and directories of unfinished outputs (these and the dedup writer's)
-//! are listed in a process-wide registry. A program that exits on a signal without
-//! unwinding calls [`abandon_outputs`] first, which deletes them; the `neardup` binary
-//! does so on SIGINT and SIGTERM.
+//! One checked way to open an output path, documented on [`OutputFile`].
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -105,6 +83,30 @@ pub enum OutputKind {
 /// # Ok(())
 /// # }
 /// ```
+///
+/// One checked way to open an output path: [`OutputFile::create`].
+///
+/// What happens depends on what the path names (links followed, see below):
+///
+/// | target | what is written |
+/// |---|---|
+/// | `-` | standard output, directly |
+/// | a character device (`/dev/null`, a terminal) or a FIFO | the device or pipe, directly: no temporary file, no rename, the special file stays what it is |
+/// | a regular file, or nothing yet | a temporary file `.neardup-XXXXXX.tmp` beside the target, renamed over it by [`OutputFile::finish`]; until then the old file is untouched, and a dropped (unfinished) output removes its temporary file |
+/// | a symbolic link | followed: the file it points to is treated as above (a regular file is replaced atomically *at the link's target*, the link stays a link); a dangling link is [`Error::DanglingSymlink`] |
+/// | a directory | [`Error::OutputIsDirectory`] |
+/// | a socket, a block device | [`Error::UnsupportedOutput`] |
+/// | the same file as an input (device and inode, whatever the name) | [`Error::OutputIsInput`] |
+///
+/// A name ending in `.gz` (any case) is gzip-compressed; the rest of the rules are the same.
+/// Errors name the target as given, never the temporary file.
+///
+/// # Interrupts
+///
+/// Temporary files and directories of unfinished outputs (these and the dedup writer's)
+/// are listed in a process-wide registry. A program that exits on a signal without
+/// unwinding calls [`abandon_outputs`] first, which deletes them; the `neardup` binary
+/// does so on SIGINT and SIGTERM.
 pub struct OutputFile {
     /// The path as given (`-` for standard output): what errors name.
     name: String,
@@ -146,7 +148,7 @@ impl Write for Inner {
 }
 
 impl OutputFile {
-    /// Opens `path` (`-` for standard output) by the rules of the [module](self).
+    /// Opens `path` (`-` for standard output) by the rules of [`OutputFile`].
     ///
     /// # Errors
     ///
