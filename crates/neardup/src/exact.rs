@@ -759,22 +759,11 @@ mod tests {
     use crate::verify::jaccard;
     use proptest::prelude::*;
 
-    /// Tiny deterministic generator (SplitMix64) for the corpora below.
-    struct SplitMix64(u64);
+    use crate::SplitMix64;
 
-    impl SplitMix64 {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        /// Uniform-enough integer in `lo..=hi`.
-        fn range(&mut self, lo: usize, hi: usize) -> usize {
-            lo + (self.next() % (hi - lo + 1) as u64) as usize
-        }
+    /// Uniform-enough integer in `lo..=hi`.
+    fn range(rng: &mut SplitMix64, lo: usize, hi: usize) -> usize {
+        lo + rng.below((hi - lo + 1) as u64) as usize
     }
 
     fn normalize(mut s: Vec<u64>) -> Vec<u64> {
@@ -1001,11 +990,11 @@ mod tests {
 
     /// `n` sets of 0 to `max_len` tokens drawn from `0..vocabulary`.
     fn random_corpus(seed: u64, n: usize, vocabulary: u64, max_len: usize) -> Vec<Vec<u64>> {
-        let mut rng = SplitMix64(seed);
+        let mut rng = SplitMix64::new(seed);
         (0..n)
             .map(|_| {
-                let len = rng.range(0, max_len);
-                normalize((0..len).map(|_| rng.next() % vocabulary).collect())
+                let len = range(&mut rng, 0, max_len);
+                normalize((0..len).map(|_| rng.next_u64() % vocabulary).collect())
             })
             .collect()
     }
@@ -1013,26 +1002,26 @@ mod tests {
     /// ~300 base sets of 20–200 random tokens, each with 5 mutated copies (tokens dropped,
     /// replaced and added), shuffled together: Jaccards spread over about 0.5–1.0.
     fn near_duplicate_corpus(seed: u64, bases: usize) -> Vec<Vec<u64>> {
-        let mut rng = SplitMix64(seed);
+        let mut rng = SplitMix64::new(seed);
         let mut sets = Vec::new();
         for _ in 0..bases {
-            let len = rng.range(20, 200);
-            let base: Vec<u64> = (0..len).map(|_| rng.next()).collect();
+            let len = range(&mut rng, 20, 200);
+            let base: Vec<u64> = (0..len).map(|_| rng.next_u64()).collect();
             sets.push(normalize(base.clone()));
             for _ in 0..5 {
                 let mut copy = base.clone();
-                let edits = rng.range(0, len * 3 / 10);
+                let edits = range(&mut rng, 0, len * 3 / 10);
                 for _ in 0..edits {
-                    match rng.range(0, 2) {
+                    match range(&mut rng, 0, 2) {
                         0 if copy.len() > 1 => {
-                            let i = rng.range(0, copy.len() - 1);
+                            let i = range(&mut rng, 0, copy.len() - 1);
                             copy.swap_remove(i);
                         }
                         1 => {
-                            let i = rng.range(0, copy.len() - 1);
-                            copy[i] = rng.next();
+                            let i = range(&mut rng, 0, copy.len() - 1);
+                            copy[i] = rng.next_u64();
                         }
-                        _ => copy.push(rng.next()),
+                        _ => copy.push(rng.next_u64()),
                     }
                 }
                 sets.push(normalize(copy));
@@ -1040,7 +1029,7 @@ mod tests {
         }
         // Shuffle so near-duplicates are not neighbours in the input.
         for i in (1..sets.len()).rev() {
-            let j = rng.range(0, i);
+            let j = range(&mut rng, 0, i);
             sets.swap(i, j);
         }
         sets
@@ -1179,10 +1168,10 @@ mod tests {
     #[test]
     fn mixing_is_a_bijection() {
         assert_eq!(MIX.wrapping_mul(UNMIX), 1);
-        let mut rng = SplitMix64(1);
+        let mut rng = SplitMix64::new(1);
         for x in [0, 1, 2, u64::MAX]
             .into_iter()
-            .chain((0..1000).map(|_| rng.next()))
+            .chain((0..1000).map(|_| rng.next_u64()))
         {
             assert_eq!(unmix(mix(x)), x);
         }
@@ -1190,7 +1179,7 @@ mod tests {
 
     #[test]
     fn radix_grouping_sorts_by_key() {
-        let mut rng = SplitMix64(2);
+        let mut rng = SplitMix64::new(2);
         for (len, distinct) in [
             (0, 1),
             (10, 3),
@@ -1204,11 +1193,11 @@ mod tests {
                 let high = if used == 0 {
                     0
                 } else {
-                    rng.next() & !(u64::MAX >> used)
+                    rng.next_u64() & !(u64::MAX >> used)
                 };
                 let mut part: Vec<Occurrence> = (0..len)
                     .map(|i| Occurrence {
-                        key: high | (mix(rng.next() % distinct) >> used),
+                        key: high | (mix(rng.next_u64() % distinct) >> used),
                         record: i as u32,
                     })
                     .collect();

@@ -44,6 +44,7 @@ pub mod oph;
 pub mod pairs;
 pub mod pipeline;
 pub mod plan;
+mod rng;
 pub mod shingle;
 pub mod sketch;
 pub mod verify;
@@ -59,6 +60,7 @@ pub use pipeline::{
     Config, ConfigBuilder, NoProgress, PairTotals, Pipeline, Prepared, Preparer, Progress,
     Similarities, Stage, Stats, SIMILARITY_BINS,
 };
+pub use rng::SplitMix64;
 pub use shingle::{ShingleKind, Shingler};
 pub use sketch::{ClassicMinHash, Sketch};
 pub use verify::Verification;

@@ -306,7 +306,7 @@ fn hash(bytes: &[u8]) -> u64 {
 
 #[inline(always)]
 fn packed_hash(word: u64) -> u64 {
-    crate::sketch::mix64(word ^ SHINGLE_SEED)
+    crate::rng::mix64(word ^ SHINGLE_SEED)
 }
 
 /// Char shingles of pure-ASCII text, k ≤ 7: one byte in, one shift, one mix per shingle.

@@ -38,7 +38,7 @@ const WORDS: &[&str] = &[
 
 /// `bases` random texts and, for each, a few edited copies (words dropped, swapped, added).
 fn near_duplicate_corpus(seed: u64, bases: usize) -> Vec<String> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut texts = Vec::new();
     for _ in 0..bases {
         let len = 8 + rng.below(30) as usize;
@@ -480,7 +480,7 @@ fn at_the_minimum_threshold_lsh_and_the_exact_join_agree_with_brute_force() {
 /// with a near-copy (so the large-group and shared-neighbour checks both take part).
 fn corpus_with_copies(seed: u64) -> Vec<String> {
     let mut texts = near_duplicate_corpus(seed, 300);
-    let mut rng = Rng(seed ^ 0xC0FFEE);
+    let mut rng = Rng::new(seed ^ 0xC0FFEE);
     for i in 0..texts.len() {
         if rng.below(4) == 0 {
             let copy = texts[i].clone();
