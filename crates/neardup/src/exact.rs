@@ -51,6 +51,8 @@
 
 use rayon::prelude::*;
 
+use crate::error::{Error, Result};
+use crate::slot::{check_documents, doc_id, doc_ids, Slot};
 use crate::verify::{jaccard_from_counts, meets_threshold};
 
 /// A pair of documents (indices into the input slice) with a < b, and their exact Jaccard similarity.
@@ -104,31 +106,33 @@ impl ExactJoin {
     /// Each set must be sorted and deduplicated (checked in debug builds only); empty sets are
     /// never part of a pair. The result is identical whatever the number of rayon threads.
     ///
-    /// # Panics
-    ///
-    /// If there are `2^32` sets or more (document ids are `u32`).
-    pub fn join(&self, sets: &[&[u64]]) -> (Vec<ScoredPair>, JoinStats) {
-        assert!(
-            u32::try_from(sets.len()).is_ok(),
-            "the exact join takes fewer than 2^32 sets, got {}",
-            sets.len()
-        );
+    /// Documents and shingles are numbered with `u32`: more than `u32::MAX` sets is
+    /// [`Error::TooManyDocuments`]; a set of `u32::MAX` shingles or more, or more than
+    /// `u32::MAX` distinct shingles shared between sets, is [`Error::TooManyShingles`].
+    pub fn try_join(&self, sets: &[&[u64]]) -> Result<(Vec<ScoredPair>, JoinStats)> {
+        check_documents(sets.len())?;
+        if let Some(set) = sets.iter().find(|s| s.len() > MAX_SET) {
+            return Err(Error::TooManyShingles {
+                shingles: set.len(),
+                limit: MAX_SET,
+            });
+        }
         debug_assert!(
             sets.iter().all(|s| s.windows(2).all(|w| w[0] < w[1])),
             "every set must be sorted and deduplicated"
         );
 
-        let mut order: Vec<u32> = (0..sets.len() as u32)
+        let mut order: Vec<u32> = doc_ids(sets.len())
             .filter(|&i| !sets[i as usize].is_empty())
             .collect();
         if order.len() < 2 {
-            return (Vec::new(), JoinStats::default());
+            return Ok((Vec::new(), JoinStats::default()));
         }
         order.par_sort_unstable_by_key(|&i| (sets[i as usize].len(), i));
         let max_len = sets[*order.last().expect("two records or more") as usize].len();
 
         let bounds = Bounds::new(self.threshold, max_len);
-        let records = Records::build(sets, order);
+        let records = Records::build(sets, order)?;
         let index = PrefixIndex::build(&records, &bounds);
         let ctx = Probe {
             threshold: self.threshold,
@@ -165,7 +169,19 @@ impl ExactJoin {
         // Pairs are distinct, so an unstable sort is deterministic.
         pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
         stats.pairs = pairs.len() as u64;
-        (pairs, stats)
+        Ok((pairs, stats))
+    }
+
+    /// [`ExactJoin::try_join`] for the pipeline, which cannot yet pass its error on.
+    ///
+    /// # Panics
+    ///
+    /// Where `try_join` returns an error: a corpus holds at most `u32::MAX` documents, but
+    /// nothing upstream bounds the size of its sets or their distinct shingles below the
+    /// join's 32-bit numbering.
+    pub(crate) fn join(&self, sets: &[&[u64]]) -> (Vec<ScoredPair>, JoinStats) {
+        self.try_join(sets)
+            .expect("the corpus fits the exact join's 32-bit numbering")
     }
 }
 
@@ -175,8 +191,9 @@ const RECORD_BLOCKS: usize = 512;
 /// Records probed by one task, all with one overlap-count buffer.
 const PROBE_CHUNK: usize = 512;
 
-/// Marks a record already ruled out for the current probe in [`Scratch::count`].
-const PRUNED: u32 = u32::MAX;
+/// The largest set the join takes: sizes, positions and overlap counts (held in a [`Slot`])
+/// stay below `u32::MAX`.
+const MAX_SET: usize = u32::MAX as usize - 1;
 
 /// Overlap bounds tabulated from the final floating-point test, so the filters are exact.
 struct Bounds {
@@ -287,7 +304,8 @@ struct SharedToken {
 }
 
 impl Records {
-    fn build(sets: &[&[u64]], order: Vec<u32>) -> Self {
+    /// Fails if more than `u32::MAX` distinct tokens are shared: ranks are `u32`.
+    fn build(sets: &[&[u64]], order: Vec<u32>) -> Result<Self> {
         let n = order.len();
         let lens: Vec<u32> = order
             .iter()
@@ -327,7 +345,7 @@ impl Records {
                 let c = &mut cursor[bucket(key)];
                 occ[*c] = Occurrence {
                     key,
-                    record: record as u32,
+                    record: doc_id(record),
                 };
                 *c += 1;
             }
@@ -355,32 +373,34 @@ impl Records {
             })
             .flatten()
             .collect();
-        assert!(
-            u32::try_from(shared.len()).is_ok(),
-            "too many distinct shared tokens"
-        );
+        if u32::try_from(shared.len()).is_err() {
+            return Err(Error::TooManyShingles {
+                shingles: shared.len(),
+                limit: u32::MAX as usize,
+            });
+        }
         for (run, s) in shared.iter_mut().enumerate() {
-            s.run = run as u32;
+            s.run = to_u32(run);
         }
         // The global order: rising document frequency, then token value. Distinct tokens, so
         // the unstable sort is deterministic.
         shared.par_sort_unstable_by_key(|s| (s.df, s.token));
         let mut rank_of_run = vec![0u32; shared.len()];
         for (rank, s) in shared.iter().enumerate() {
-            rank_of_run[s.run as usize] = rank as u32;
+            rank_of_run[s.run as usize] = to_u32(rank);
         }
         let distinct = shared.len();
         drop(shared);
 
         let (ranks, unique) = place_ranks(&rank_of_run, occ, &lens, &starts);
-        Self {
+        Ok(Self {
             ids: order,
             lens,
             unique,
             starts,
             ranks,
             distinct,
-        }
+        })
     }
 
     fn len(&self) -> usize {
@@ -584,8 +604,8 @@ impl PrefixIndex {
             for (i, &rank) in indexed(r).iter().enumerate() {
                 let f = &mut fill[rank as usize];
                 postings[*f] = Posting {
-                    record: r as u32,
-                    position: unique + i as u32,
+                    record: doc_id(r),
+                    position: unique + to_u32(i),
                 };
                 *f += 1;
             }
@@ -598,7 +618,7 @@ impl PrefixIndex {
             while r < n && (records.lens[r] as usize) < l {
                 r += 1;
             }
-            first_of_size.push(r as u32);
+            first_of_size.push(doc_id(r));
         }
         Self {
             heads,
@@ -615,9 +635,9 @@ impl PrefixIndex {
 
 /// Per-worker state of the probes, reused from one record to the next.
 struct Scratch {
-    /// Prefix overlap of each earlier record with the probing one, or [`PRUNED`]; all zero
-    /// between probes.
-    count: Vec<u32>,
+    /// Prefix overlap of each earlier record with the probing one, none once the record is
+    /// ruled out for this probe; all zero between probes.
+    count: Vec<Slot>,
     /// Records whose `count` is not zero.
     touched: Vec<u32>,
 }
@@ -625,7 +645,7 @@ struct Scratch {
 impl Scratch {
     fn new(records: usize) -> Self {
         Self {
-            count: vec![0; records],
+            count: vec![Slot::new(0); records],
             touched: Vec::new(),
         }
     }
@@ -676,20 +696,20 @@ impl Probe<'_> {
                 if x >= y {
                     break;
                 }
-                let c = count[x];
-                if c == PRUNED {
+                let Some(c) = count[x].get() else {
                     continue;
-                }
+                };
                 if c == 0 {
                     touched.push(p.record);
                 }
                 let lx = records.lens[x] as usize;
                 let rest_x = lx - p.position as usize - 1;
                 let bound = c as usize + 1 + rest_x.min(rest_y);
+                // c + 1 <= the probe prefix, shorter than a set (at most MAX_SET).
                 count[x] = if bound >= bounds.required(lx, ly) {
-                    c + 1
+                    Slot::new(c + 1)
                 } else {
-                    PRUNED
+                    Slot::NONE
                 };
             }
         }
@@ -698,10 +718,9 @@ impl Probe<'_> {
         let last_y = ranked_y[probe_len - 1];
         for &x in touched.iter() {
             let x = x as usize;
-            let c = std::mem::take(&mut count[x]);
-            if c == PRUNED {
+            let Some(c) = std::mem::replace(&mut count[x], Slot::new(0)).get() else {
                 continue;
-            }
+            };
             stats.candidates += 1;
             let c = c as usize;
             let lx = records.lens[x] as usize;
@@ -748,9 +767,12 @@ fn merge_count(a: &[u32], b: &[u32]) -> usize {
     n
 }
 
-/// A size or count as `u32`; sets of 2^32 tokens or more are not supported.
+/// A size, count or rank as `u32`: [`ExactJoin::try_join`] checked that sets, their sizes
+/// and the shared tokens fit (re-checked in debug builds).
+#[inline(always)]
 fn to_u32(n: usize) -> u32 {
-    u32::try_from(n).expect("set sizes and token counts must fit in u32")
+    debug_assert!(u32::try_from(n).is_ok(), "{n} past the join's 32-bit numbering");
+    n as u32
 }
 
 #[cfg(test)]
@@ -774,7 +796,7 @@ mod tests {
 
     fn run(sets: &[Vec<u64>], t: f64) -> (Vec<ScoredPair>, JoinStats) {
         let refs: Vec<&[u64]> = sets.iter().map(Vec::as_slice).collect();
-        ExactJoin::new(t).join(&refs)
+        ExactJoin::new(t).try_join(&refs).unwrap()
     }
 
     /// Every pair with a shared token and its Jaccard, by a plain double loop, sorted by (a, b).
@@ -1087,7 +1109,7 @@ mod tests {
                     .num_threads(threads)
                     .build()
                     .unwrap()
-                    .install(|| ExactJoin::new(t).join(&refs))
+                    .install(|| ExactJoin::new(t).try_join(&refs).unwrap())
             };
             let one = on(1);
             let two = on(2);
@@ -1134,7 +1156,7 @@ mod tests {
             .filter(|&i| !sets[i as usize].is_empty())
             .collect();
         order.sort_by_key(|&i| (sets[i as usize].len(), i));
-        let records = Records::build(&refs, order.clone());
+        let records = Records::build(&refs, order.clone()).unwrap();
 
         let mut df = std::collections::HashMap::new();
         for s in &sets {

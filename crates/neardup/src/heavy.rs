@@ -20,6 +20,9 @@ pub const MIN_COPIES: usize = 32;
 /// At most this many groups, the largest first: bounds the per-shingle work.
 pub const MAX_GROUPS: usize = 256;
 
+// Groups are numbered with u16 in the shingle table.
+const _: () = assert!(MAX_GROUPS <= 1 << 16);
+
 /// Shingle hashes are uniform already: the table uses them as they are.
 #[derive(Default)]
 struct Identity(u64);

@@ -47,6 +47,7 @@ pub mod plan;
 mod rng;
 pub mod shingle;
 pub mod sketch;
+mod slot;
 pub mod verify;
 
 pub use cluster::{Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy, Similarity};
