@@ -34,7 +34,7 @@ pub fn s_curve(bands: usize, rows: usize, s: f64) -> f64 {
 
 /// ∫ f over [lo, hi] by composite Simpson's rule with 2,000 intervals (exact for
 /// polynomials up to degree 3; the S-curve is smooth).
-pub fn integrate(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
+fn integrate(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
     const N: usize = 2_000;
     let h = (hi - lo) / N as f64;
     let mut sum = f(lo) + f(hi);
