@@ -4,8 +4,9 @@
 //! must give the same signatures, hence the same pairs, on every machine and version.
 
 /// The SplitMix64 generator (Steele, Lea and Flood, "Fast splittable pseudorandom number
-/// generators", 2014): a 64-bit counter stepped by the golden ratio and passed through
-/// [`mix64`]. Small, fast and fully determined by its seed; not for cryptography.
+/// generators", 2014): a 64-bit counter stepped by the golden ratio, each value passed
+/// through a mixing bijection. Small, fast and fully determined by its seed; not for
+/// cryptography.
 ///
 /// The crate draws sketch permutations from it; the `plan` command and the tests draw
 /// samples and corpora from it, so they need no other generator.
