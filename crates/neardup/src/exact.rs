@@ -771,7 +771,10 @@ fn merge_count(a: &[u32], b: &[u32]) -> usize {
 /// and the shared tokens fit (re-checked in debug builds).
 #[inline(always)]
 fn to_u32(n: usize) -> u32 {
-    debug_assert!(u32::try_from(n).is_ok(), "{n} past the join's 32-bit numbering");
+    debug_assert!(
+        u32::try_from(n).is_ok(),
+        "{n} past the join's 32-bit numbering"
+    );
     n as u32
 }
 
