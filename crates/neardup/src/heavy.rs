@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use rayon::prelude::*;
 
 use crate::corpus::Corpus;
-use crate::verify::meets_threshold;
+use crate::verify::{jaccard_from_counts, meets_threshold};
 
 /// Groups of at least this many identical documents are searched exactly.
 pub const MIN_COPIES: usize = 32;
@@ -91,7 +91,7 @@ pub(crate) fn pairs_near_large_groups(corpus: &Corpus, threshold: f64) -> Vec<(u
                     let shared = counts[i as usize] as usize;
                     counts[i as usize] = 0;
                     let r = reps[i as usize];
-                    let j = shared as f64 / (n + sizes[i as usize] - shared) as f64;
+                    let j = jaccard_from_counts(shared, n, sizes[i as usize]);
                     if r != d && meets_threshold(j, threshold) {
                         found.push((d.min(r), d.max(r)));
                     }

@@ -30,7 +30,10 @@ pub(crate) fn check_documents(documents: usize) -> Result<()> {
 /// [`check_documents`]; this conversion only re-checks it in debug builds.
 #[inline(always)]
 pub(crate) fn doc_id(index: usize) -> u32 {
-    debug_assert!(index < MAX_DOCUMENTS, "document index {index} past the limit");
+    debug_assert!(
+        index < MAX_DOCUMENTS,
+        "document index {index} past the limit"
+    );
     index as u32
 }
 
