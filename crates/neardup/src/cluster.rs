@@ -207,8 +207,8 @@ where
 /// the work and the memory of clustering grow with the number of groups: a copy costs
 /// 4 bytes (8 if removed) in the result.
 ///
-/// `set_of` holds at most `u32::MAX` documents, as a [`Corpus`](crate::Corpus) does
-/// (checked in debug builds only).
+/// `set_of` holds at most `u32::MAX` documents, the library's limit
+/// ([`Error::TooManyDocuments`](crate::Error)); checked in debug builds only.
 ///
 /// # Panics
 ///

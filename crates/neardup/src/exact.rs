@@ -618,7 +618,7 @@ impl PrefixIndex {
             while r < n && (records.lens[r] as usize) < l {
                 r += 1;
             }
-            first_of_size.push(doc_id(r));
+            first_of_size.push(to_u32(r)); // r <= the record count
         }
         Self {
             heads,

@@ -56,8 +56,8 @@ impl BandIndex {
     /// # Panics
     ///
     /// If the arguments disagree: `keys` is not one row per document, `bands` is 0, past
-    /// `u32::MAX` or not a multiple of `family_width`, `members` is not one list per band, or a member is not
-    /// in `docs`.
+    /// `u32::MAX` or not a multiple of `family_width`, `members` is not one list per band,
+    /// or a member is not in `docs`.
     pub fn build(
         bands: usize,
         family_width: usize,
