@@ -57,7 +57,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         &config,
         args.matching.memory,
     )?;
-    let (exact, exact_stats) = pipeline.exact_pairs(&shingled, &mut bars);
+    let (exact, exact_stats) = pipeline.exact_pairs(&shingled, &mut bars)?;
     let sketched = pipeline.sketch(shingled, &mut bars);
     let (lsh_set, lsh_stats) = pipeline.pair_set(&sketched, &mut (&mut bars, &mut recorded));
     let lsh = lsh_set.to_vec();

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use anyhow::Result;
-use neardup::{Pipeline, Quiet, Stage};
+use neardup::{Pipeline, Quiet, SplitMix64, Stage};
 
 use crate::args::{KeepArg, PlanArgs, VerifyArg};
 use crate::input::read_options;
@@ -14,18 +14,6 @@ use neardup::plan::{alternatives, estimate, Plan, SampleStats, Throughput};
 use crate::plan;
 use crate::run::config;
 use crate::summary;
-
-/// A tiny seeded generator for reservoir sampling (the sample is the same every run).
-struct SplitMix(u64);
-impl SplitMix {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % n
-    }
-}
 
 pub fn run(args: &PlanArgs) -> Result<String> {
     let config = config(&args.matching, VerifyArg::Exact, KeepArg::First)?;
@@ -53,7 +41,8 @@ pub fn run(args: &PlanArgs) -> Result<String> {
     let read_start = Instant::now();
     let (mut seen, mut bytes) = (0u64, 0u64);
     let mut sample: Vec<String> = Vec::with_capacity(args.sample);
-    let mut rng = SplitMix(args.matching.seed);
+    // Seeded, so the sample is the same every run.
+    let mut rng = SplitMix64::new(args.matching.seed);
     for path in &args.input {
         for entry in neardup_io::open(path, &opts)? {
             let Some(record) = entry?.into_record() else {
@@ -76,7 +65,7 @@ pub fn run(args: &PlanArgs) -> Result<String> {
     let pipeline = Pipeline::new(config.clone())?;
     let prepared = pipeline.sketch_texts(&sample)?;
     let (_, stats) = pipeline.pairs(&prepared, &mut Quiet);
-    let (exact, _) = pipeline.exact_pairs(&prepared, &mut Quiet);
+    let (exact, _) = pipeline.exact_pairs(&prepared, &mut Quiet)?;
     let secs = |stage: Stage| {
         stats
             .timings
@@ -86,6 +75,7 @@ pub fn run(args: &PlanArgs) -> Result<String> {
             .sum::<f64>()
             .max(1e-6)
     };
+    // The sample holds at most 10⁶ documents (`--sample`): indices fit a u32.
     let set_sizes: Vec<u64> = (0..sample.len() as u32)
         .map(|d| prepared.corpus().set(d).len() as u64)
         .collect();
@@ -151,7 +141,7 @@ fn identical_pairs(corpus: &neardup::Corpus) -> u64 {
 fn verify_rate(corpus: &neardup::Corpus) -> f64 {
     /// Shingles compared at least, so the timing is well above the clock's resolution.
     const WORK: usize = 20_000_000;
-    let n = corpus.len() as u32;
+    let n = corpus.len() as u32; // a sample: at most 10⁶ documents
     if n < 2 {
         return 0.0;
     }

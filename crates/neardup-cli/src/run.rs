@@ -220,8 +220,13 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
             let mut written = std::time::Duration::ZERO;
             let mut sample = args.report.is_some().then(report_run::PairSample::default);
-            let streamed = (|| {
-                let mut writer = PairWriter::new(&mut out, &docs, format)?;
+            // The exact join's error (outer) comes before any pair; the writer's (inner) stops
+            // the stream.
+            let streamed = (|| -> neardup::Result<std::io::Result<_>> {
+                let mut writer = match PairWriter::new(&mut out, &docs, format) {
+                    Ok(writer) => writer,
+                    Err(e) => return Ok(Err(e)),
+                };
                 // Each chunk is written as soon as it is verified: nothing holds the pairs.
                 let sink = |chunk: &[neardup::Pair]| {
                     let start = Instant::now();
@@ -235,10 +240,10 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 let mut observer = (bars.clone(), &mut recorded);
                 match &ready {
                     Ready::Exact(c) => pipeline.exact_for_each_pair_chunk(c, &mut observer, sink),
-                    Ready::Lsh(c) => pipeline.for_each_pair_chunk(c, &mut observer, sink),
+                    Ready::Lsh(c) => Ok(pipeline.for_each_pair_chunk(c, &mut observer, sink)),
                 }
             })();
-            let (totals, stats) = streamed.map_err(|e| out.error(e))?;
+            let (totals, stats) = streamed?.map_err(|e| out.error(e))?;
             finish(out)?;
             write_time = written;
             let line = format!(
@@ -254,7 +259,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         Mode::Clusters | Mode::Dedup => {
             let mut observer = (bars.clone(), &mut recorded);
             let (clusters, stats) = match &ready {
-                Ready::Exact(c) => pipeline.exact_cluster_set(c, &mut observer),
+                Ready::Exact(c) => pipeline.exact_cluster_set(c, &mut observer)?,
                 Ready::Lsh(c) => pipeline.cluster_set(c, &mut observer),
             };
             let write_start = Instant::now();

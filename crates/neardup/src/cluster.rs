@@ -12,6 +12,8 @@ use std::str::FromStr;
 
 use rayon::prelude::*;
 
+use crate::slot::{check_documents, doc_id, doc_ids, Slot};
+
 /// Which document of a cluster is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum KeepPolicy {
@@ -64,24 +66,24 @@ impl KeepPolicy {
     }
 }
 
-/// Disjoint sets over document indices (path halving, union by size).
+/// Disjoint sets over indices (path halving, union by size).
 #[derive(Clone, Debug)]
-pub struct UnionFind {
+struct UnionFind {
     parent: Vec<u32>,
     size: Vec<u32>,
 }
 
 impl UnionFind {
-    /// `n` singleton sets.
-    pub fn new(n: usize) -> Self {
+    /// `n` singleton sets; `n` is bounded by the document count.
+    fn new(n: usize) -> Self {
         UnionFind {
-            parent: (0..n as u32).collect(),
+            parent: doc_ids(n).collect(),
             size: vec![1; n],
         }
     }
 
     /// The representative of `x`'s set.
-    pub fn find(&mut self, mut x: u32) -> u32 {
+    fn find(&mut self, mut x: u32) -> u32 {
         while self.parent[x as usize] != x {
             let grand = self.parent[self.parent[x as usize] as usize];
             self.parent[x as usize] = grand;
@@ -91,7 +93,7 @@ impl UnionFind {
     }
 
     /// Joins the sets of `a` and `b`; true if they were apart.
-    pub fn union(&mut self, a: u32, b: u32) -> bool {
+    fn union(&mut self, a: u32, b: u32) -> bool {
         let (mut ra, mut rb) = (self.find(a), self.find(b));
         if ra == rb {
             return false;
@@ -149,18 +151,23 @@ impl Cluster {
     }
 }
 
-/// Clusters the documents joined by `links`.
+/// Clusters the documents `0..num_docs` joined by `links`.
 ///
 /// `len(doc)` gives a document's length for the keep policy; `similar(kept, doc)` says
 /// whether `doc` is a duplicate of `kept`, and how close. Clusters come out sorted by their
 /// kept document; the result does not depend on the order of `links` or the thread count.
+/// More than `u32::MAX` documents is [`Error::TooManyDocuments`](crate::Error).
+///
+/// # Panics
+///
+/// If a link names a document `>= num_docs`.
 pub fn cluster<L, S>(
     num_docs: usize,
     links: &[(u32, u32)],
     keep: KeepPolicy,
     len: L,
     similar: S,
-) -> Vec<Cluster>
+) -> crate::Result<Vec<Cluster>>
 where
     L: Fn(u32) -> usize + Sync,
     S: Fn(u32, u32) -> Option<Similarity> + Sync,
@@ -170,21 +177,24 @@ where
 
 /// [`cluster`] with the keep order given directly: in each cluster the document with the
 /// smallest `rank(doc)` is kept (ranks must be distinct, e.g. end in the document).
+///
+/// # Panics
+///
+/// If a link names a document `>= num_docs`.
 pub fn cluster_ranked<R, S>(
     num_docs: usize,
     links: &[(u32, u32)],
     rank: R,
     similar: S,
-) -> Vec<Cluster>
+) -> crate::Result<Vec<Cluster>>
 where
     R: Fn(u32) -> (i128, u32) + Sync,
     S: Fn(u32, u32) -> Option<Similarity> + Sync,
 {
-    let alone: Vec<u32> = (0..num_docs as u32).collect();
-    cluster_sets(&alone, num_docs, links, rank, similar).to_vec()
+    check_documents(num_docs)?;
+    let alone: Vec<u32> = doc_ids(num_docs).collect();
+    Ok(cluster_sets(&alone, num_docs, links, rank, similar).to_vec())
 }
-
-const NONE: u32 = u32::MAX;
 
 /// Clusters documents that come in groups of identical ones, working on the groups.
 ///
@@ -196,6 +206,13 @@ const NONE: u32 = u32::MAX;
 /// The result is that of [`cluster_ranked`] with every group's documents linked, but
 /// the work and the memory of clustering grow with the number of groups: a copy costs
 /// 4 bytes (8 if removed) in the result.
+///
+/// `set_of` holds at most `u32::MAX` documents, the library's limit
+/// ([`Error::TooManyDocuments`](crate::Error)); checked in debug builds only.
+///
+/// # Panics
+///
+/// If a group number is `>= sets` or a link names a document past `set_of`.
 pub fn cluster_sets<R, S>(
     set_of: &[u32],
     sets: usize,
@@ -207,22 +224,22 @@ where
     R: Fn(u32) -> (i128, u32) + Sync,
     S: Fn(u32, u32) -> Option<Similarity> + Sync,
 {
-    // Per group: its size, its first document in keep order, and one other member.
+    // Per group: its size, its first document in keep order, and one other member (the
+    // size says which of these a group has: no sentinel needed).
     let mut size = vec![0u32; sets];
-    let mut leader = vec![NONE; sets];
-    let mut other = vec![NONE; sets];
+    let mut leader = vec![0u32; sets];
+    let mut other = vec![0u32; sets];
     for (d, &s) in set_of.iter().enumerate() {
-        let (d, s) = (d as u32, s as usize);
-        size[s] += 1;
-        let l = leader[s];
-        if l == NONE {
+        let (d, s) = (doc_id(d), s as usize);
+        if size[s] == 0 {
             leader[s] = d;
-        } else if rank(d) < rank(l) {
+        } else if rank(d) < rank(leader[s]) {
+            other[s] = leader[s];
             leader[s] = d;
-            other[s] = l;
         } else {
             other[s] = d;
         }
+        size[s] += 1;
     }
     let links: Vec<(u32, u32)> = links
         .iter()
@@ -234,7 +251,7 @@ where
         uf.union(a, b);
     }
     let mut involved: Vec<u32> = links.iter().flat_map(|&(a, b)| [a, b]).collect();
-    involved.extend((0..sets as u32).filter(|&s| size[s as usize] > 1));
+    involved.extend(doc_ids(sets).filter(|&s| size[s as usize] > 1));
     drop(links);
     involved.sort_unstable();
     involved.dedup();
@@ -265,24 +282,25 @@ where
     drop(by_root);
     found.sort_unstable_by_key(|c| c.0);
 
-    let mut entry_of_set = vec![NONE; sets];
+    // Clusters and entries are fewer than groups, which are fewer than documents.
+    let mut entry_of_set = vec![Slot::NONE; sets];
     let mut entries = Vec::new();
     let mut kept = Vec::with_capacity(found.len());
     for (c, (k, groups)) in found.into_iter().enumerate() {
         kept.push(k);
         for (s, sim) in groups {
-            entry_of_set[s as usize] = entries.len() as u32;
-            entries.push((c as u32, sim));
+            entry_of_set[s as usize] = Slot::new(doc_id(entries.len()));
+            entries.push((doc_id(c), sim));
         }
     }
-    let entry_of: Vec<u32> = set_of.iter().map(|&s| entry_of_set[s as usize]).collect();
+    let entry_of: Vec<Slot> = set_of.iter().map(|&s| entry_of_set[s as usize]).collect();
     drop(entry_of_set);
     // The removed documents, cluster by cluster, in input order (a counting sort).
     let mut start = vec![0usize; kept.len() + 1];
     let cluster_of = |d: usize| -> Option<usize> {
-        let e = entry_of[d];
-        let c = entries.get(e as usize)?.0 as usize;
-        (kept[c] != d as u32).then_some(c)
+        let e = entry_of[d].get()?;
+        let c = entries[e as usize].0 as usize;
+        (kept[c] != doc_id(d)).then_some(c)
     };
     for d in 0..entry_of.len() {
         if let Some(c) = cluster_of(d) {
@@ -296,7 +314,7 @@ where
     let mut next = start.clone();
     for d in 0..entry_of.len() {
         if let Some(c) = cluster_of(d) {
-            members[next[c]] = d as u32;
+            members[next[c]] = doc_id(d);
             next[c] += 1;
         }
     }
@@ -342,8 +360,8 @@ pub struct Clusters {
     start: Vec<usize>,
     /// The removed documents, cluster by cluster, each cluster's in input order.
     members: Vec<u32>,
-    /// Each document's entry in `entries`, `NONE` if it is in no cluster.
-    entry_of: Vec<u32>,
+    /// Each document's entry in `entries`, none if it is in no cluster.
+    entry_of: Vec<Slot>,
     /// Per group of identical documents in a cluster: the cluster, and the similarity of
     /// the group's removed documents to the kept one.
     entries: Vec<(u32, Similarity)>,
@@ -369,7 +387,10 @@ impl<'a> ClusterRef<'a> {
             .iter()
             .map(move |&doc| Duplicate {
                 doc,
-                similarity: c.entries[c.entry_of[doc as usize] as usize].1,
+                similarity: c
+                    .entry(doc)
+                    .expect("cluster_sets lists as members only documents with an entry")
+                    .1,
             })
     }
 
@@ -411,10 +432,15 @@ impl Clusters {
     /// The kept document a removed document duplicates, and how similar they are;
     /// `None` for a document that is not removed.
     pub fn duplicate_of(&self, doc: u32) -> Option<(u32, Similarity)> {
-        let &e = self.entry_of.get(doc as usize)?;
-        let &(c, similarity) = self.entries.get(e as usize)?;
+        let (c, similarity) = self.entry(doc)?;
         let kept = self.kept[c as usize];
         (kept != doc).then_some((kept, similarity))
+    }
+
+    /// A document's cluster and its similarity to the kept one, if it is in a cluster.
+    fn entry(&self, doc: u32) -> Option<(u32, Similarity)> {
+        let e = self.entry_of.get(doc as usize)?.get()?;
+        Some(self.entries[e as usize])
     }
 
     /// The clusters as plain structs (one [`Duplicate`] per removed document).
@@ -432,7 +458,7 @@ impl Clusters {
         self.kept.capacity() * 4
             + self.start.capacity() * std::mem::size_of::<usize>()
             + self.members.capacity() * 4
-            + self.entry_of.capacity() * 4
+            + self.entry_of.capacity() * std::mem::size_of::<Slot>()
             + self.entries.capacity() * std::mem::size_of::<(u32, Similarity)>()
     }
 }
@@ -464,7 +490,7 @@ mod tests {
     fn keep_policies_pick_the_right_document() {
         let lens = [5usize, 9, 2];
         let links = [(0, 1), (1, 2)];
-        let run = |k| cluster(3, &links, k, |d| lens[d as usize], |_, _| sim());
+        let run = |k| cluster(3, &links, k, |d| lens[d as usize], |_, _| sim()).unwrap();
         assert_eq!(run(KeepPolicy::First)[0].kept, 0);
         assert_eq!(run(KeepPolicy::Last)[0].kept, 2);
         assert_eq!(run(KeepPolicy::Longest)[0].kept, 1);
@@ -488,7 +514,7 @@ mod tests {
                 sim()
             }
         };
-        let c = cluster(3, &links, KeepPolicy::First, |_| 1, similar);
+        let c = cluster(3, &links, KeepPolicy::First, |_| 1, similar).unwrap();
         // 0 keeps 1; 2 is similar to no kept document except itself: it stays alone.
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].kept, 0);
@@ -500,8 +526,8 @@ mod tests {
         let links = vec![(4, 5), (0, 1), (1, 2), (7, 9), (2, 3)];
         let mut rev = links.clone();
         rev.reverse();
-        let a = cluster(10, &links, KeepPolicy::First, |_| 1, |_, _| sim());
-        let b = cluster(10, &rev, KeepPolicy::First, |_| 1, |_, _| sim());
+        let a = cluster(10, &links, KeepPolicy::First, |_| 1, |_, _| sim()).unwrap();
+        let b = cluster(10, &rev, KeepPolicy::First, |_| 1, |_, _| sim()).unwrap();
         assert_eq!(a, b);
         assert_eq!(a.iter().map(|c| c.kept).collect::<Vec<_>>(), vec![0, 4, 7]);
         assert_eq!(a[0].len(), 4);
@@ -531,7 +557,7 @@ mod tests {
             }];
         for rank in ranks {
             let grouped = cluster_sets(&set_of, 6, &links, rank, by_doc).to_vec();
-            let plain = cluster_ranked(n, &all_links, rank, by_doc);
+            let plain = cluster_ranked(n, &all_links, rank, by_doc).unwrap();
             assert_eq!(grouped, plain);
             assert!(grouped.len() >= 2);
         }
@@ -563,6 +589,14 @@ mod tests {
         assert_eq!(c.duplicate_of(5).map(|(k, _)| k), Some(10_005));
         let per_doc = c.heap_bytes() as f64 / f64::from(n);
         assert!(per_doc <= 8.1, "{per_doc} bytes per document");
+    }
+
+    /// Past the 32-bit numbering, clustering refuses before allocating anything.
+    #[test]
+    fn too_many_documents_are_an_error() {
+        let n = crate::slot::MAX_DOCUMENTS + 1;
+        let refused = cluster(n, &[], KeepPolicy::First, |_| 1, |_, _| sim());
+        assert_eq!(refused, Err(crate::Error::TooManyDocuments(n)));
     }
 
     #[test]

@@ -4,11 +4,14 @@ use rayon::prelude::*;
 
 use std::collections::HashMap;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::family::Family;
 use crate::lsh::BandPlan;
 use crate::shingle::Shingler;
 use crate::sketch::Sketch;
+#[cfg(test)]
+use crate::slot::MAX_DOCUMENTS;
+use crate::slot::{check_documents, doc_id, Slot};
 
 /// Length of the sketch of a truncated document's whole text (standard error of its
 /// estimate √(J(1 − J)/256) ≤ 0.031).
@@ -50,18 +53,15 @@ pub(crate) fn whole_estimate(
 /// Seed of the 128-bit hash that finds identical shingle sets.
 const SET_SEED: u64 = 0x7365_7473_6565_6431;
 
-/// The most documents a corpus holds: documents are numbered by `u32`.
-pub const MAX_DOCUMENTS: usize = u32::MAX as usize;
-
 /// What one sketch family holds: a row for each document sketched with it, with the
 /// row's band keys and, when verification needs them, its signature.
 #[derive(Clone, Debug, Default)]
 struct FamilySketches {
     num_perm: usize,
     bands: usize,
-    /// Row of each distinct set (see [`Corpus::set_index`]), or `NO_ROW`: copies share
+    /// Row of each distinct set (see [`Corpus::set_index`]), if it has one: copies share
     /// their set's row and cost nothing here.
-    slot: Vec<u32>,
+    slot: Vec<Slot>,
     /// `bands` keys per row, computed from the full 64-bit signature.
     keys: Vec<u64>,
     /// `num_perm` values per row, each the low 32 bits of the signature's value (enough
@@ -70,12 +70,9 @@ struct FamilySketches {
     signatures: Vec<u32>,
 }
 
-const NO_ROW: u32 = u32::MAX;
-
 impl FamilySketches {
     fn row(&self, set: u32) -> Option<usize> {
-        let row = *self.slot.get(set as usize)?;
-        (row != NO_ROW).then_some(row as usize)
+        Some(self.slot.get(set as usize)?.get()? as usize)
     }
 
     fn signature(&self, set: u32) -> Option<&[u32]> {
@@ -90,12 +87,9 @@ impl FamilySketches {
     }
 }
 
-/// Refuses to number more than [`MAX_DOCUMENTS`] documents.
+/// Refuses to number more than [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) documents.
 fn check_count(held: usize, adding: usize) -> Result<()> {
-    match held.checked_add(adding) {
-        Some(total) if total <= MAX_DOCUMENTS => Ok(()),
-        total => Err(Error::TooManyDocuments(total.unwrap_or(usize::MAX))),
-    }
+    check_documents(held.saturating_add(adding))
 }
 
 /// Builds a corpus batch by batch, so documents can be shingled while later ones are
@@ -125,7 +119,7 @@ impl CorpusBuilder {
     /// A set identical to an earlier document's is not stored again: the document is
     /// recorded as a copy of that one (its representative), so a corpus of many copies
     /// holds one set, whatever the number of copies. A batch that would take the corpus
-    /// past [`MAX_DOCUMENTS`] is refused whole.
+    /// past [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) is refused whole.
     pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) -> Result<()> {
         check_count(self.corpus.len(), texts.len())?;
         // Per parallel task, its documents' sets back to back: one buffer per task, not
@@ -288,9 +282,9 @@ impl Corpus {
                     .copied()
                     .filter(|&d| family.takes(self.set(d).len()))
                     .collect();
-                let mut slot = vec![NO_ROW; sets];
+                let mut slot = vec![Slot::NONE; sets];
                 for (row, &d) in chosen.iter().enumerate() {
-                    slot[self.set_of[d as usize] as usize] = row as u32;
+                    slot[self.set_of[d as usize] as usize] = Slot::new(doc_id(row));
                 }
                 let mut keys = vec![0u64; chosen.len() * b];
                 let mut signatures = vec![0u32; if keep_signatures { chosen.len() * k } else { 0 }];
@@ -460,18 +454,18 @@ impl Corpus {
     /// sorted, the representative first; groups in order of their representative.
     pub fn identical_groups(&self) -> Vec<Vec<u32>> {
         let sizes = self.set_sizes();
-        // Per distinct set, its group's place in the output (u32::MAX: no group).
-        let mut place = vec![u32::MAX; sizes.len()];
+        // Per distinct set, its group's place in the output, if it has a group.
+        let mut place = vec![Slot::NONE; sizes.len()];
         let mut groups: Vec<Vec<u32>> = Vec::new();
         for (s, &n) in sizes.iter().enumerate() {
             if n > 1 {
-                place[s] = groups.len() as u32;
+                place[s] = Slot::new(doc_id(groups.len()));
                 groups.push(Vec::with_capacity(n as usize));
             }
         }
         for (d, &s) in self.set_of.iter().enumerate() {
-            if let Some(g) = groups.get_mut(place[s as usize] as usize) {
-                g.push(d as u32);
+            if let Some(g) = place[s as usize].get() {
+                groups[g as usize].push(doc_id(d));
             }
         }
         groups
@@ -572,6 +566,7 @@ mod tests {
     }
 
     use super::*;
+    use crate::error::Error;
     use crate::family::{families, SketchKind};
 
     /// A copy costs its set number and its length (8 bytes, doubled at worst by the

@@ -59,9 +59,20 @@ pub enum Error {
         /// Documents in the corpus.
         documents: usize,
     },
-    /// Document indices are 32-bit.
+    /// More documents than the library takes: they are numbered with `u32`, so at most
+    /// `u32::MAX` (4,294,967,295) at once. Holds the number given.
     #[error("too many documents: {0} (at most 4294967295)")]
     TooManyDocuments(usize),
+    /// More shingles than the exact join numbers with `u32`: a set of `shingles` elements
+    /// (at most `u32::MAX − 1`), or `shingles` distinct shingles shared between sets (at
+    /// most `u32::MAX`).
+    #[error("too many shingles for the exact join: {shingles} (at most {limit})")]
+    TooManyShingles {
+        /// Shingles given: in one set, or distinct and shared between sets.
+        shingles: usize,
+        /// The most the join takes.
+        limit: usize,
+    },
 }
 
 /// The library's result alias.

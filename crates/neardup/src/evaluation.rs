@@ -17,7 +17,7 @@
 //! let pipeline = Pipeline::new(config.clone())?;
 //! let corpus = pipeline.sketch_texts(&texts)?;
 //! let (lsh, _) = pipeline.pairs(&corpus, &mut Quiet);
-//! let (exact, _) = pipeline.exact_pairs(&corpus, &mut Quiet);
+//! let (exact, _) = pipeline.exact_pairs(&corpus, &mut Quiet).unwrap();
 //! let eval = Comparison {
 //!     lsh: &lsh,
 //!     exact: &exact,
@@ -231,7 +231,7 @@ mod tests {
         let config = Config::builder().threshold(0.7).build().unwrap();
         let pipeline = Pipeline::new(config.clone()).unwrap();
         let corpus = pipeline.sketch_texts(&texts).unwrap();
-        let (exact, _) = pipeline.exact_pairs(&corpus, &mut crate::Quiet);
+        let (exact, _) = pipeline.exact_pairs(&corpus, &mut crate::Quiet).unwrap();
         assert_eq!(exact.len(), 3);
         // Pretend LSH missed the pair (1, 2) of a copy and found nothing else.
         let lsh: Vec<Pair> = exact.iter().filter(|p| key(p) != (1, 2)).copied().collect();

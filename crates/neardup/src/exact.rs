@@ -2,6 +2,8 @@
 
 use rayon::prelude::*;
 
+use crate::error::{Error, Result};
+use crate::slot::{check_documents, doc_id, doc_ids, Slot};
 use crate::verify::{jaccard_from_counts, meets_threshold};
 
 /// A pair of documents (indices into the input slice) with a < b, and their exact Jaccard similarity.
@@ -104,31 +106,33 @@ impl ExactJoin {
     /// Each set must be sorted and deduplicated (checked in debug builds only); empty sets are
     /// never part of a pair. The result is identical whatever the number of rayon threads.
     ///
-    /// # Panics
-    ///
-    /// If there are `2^32` sets or more (document ids are `u32`).
-    pub fn join(&self, sets: &[&[u64]]) -> (Vec<ScoredPair>, JoinStats) {
-        assert!(
-            u32::try_from(sets.len()).is_ok(),
-            "the exact join takes fewer than 2^32 sets, got {}",
-            sets.len()
-        );
+    /// Documents and shingles are numbered with `u32`: more than `u32::MAX` sets is
+    /// [`Error::TooManyDocuments`]; a set of `u32::MAX` shingles or more, or more than
+    /// `u32::MAX` distinct shingles shared between sets, is [`Error::TooManyShingles`].
+    pub fn try_join(&self, sets: &[&[u64]]) -> Result<(Vec<ScoredPair>, JoinStats)> {
+        check_documents(sets.len())?;
+        if let Some(set) = sets.iter().find(|s| s.len() > MAX_SET) {
+            return Err(Error::TooManyShingles {
+                shingles: set.len(),
+                limit: MAX_SET,
+            });
+        }
         debug_assert!(
             sets.iter().all(|s| s.windows(2).all(|w| w[0] < w[1])),
             "every set must be sorted and deduplicated"
         );
 
-        let mut order: Vec<u32> = (0..sets.len() as u32)
+        let mut order: Vec<u32> = doc_ids(sets.len())
             .filter(|&i| !sets[i as usize].is_empty())
             .collect();
         if order.len() < 2 {
-            return (Vec::new(), JoinStats::default());
+            return Ok((Vec::new(), JoinStats::default()));
         }
         order.par_sort_unstable_by_key(|&i| (sets[i as usize].len(), i));
         let max_len = sets[*order.last().expect("two records or more") as usize].len();
 
         let bounds = Bounds::new(self.threshold, max_len);
-        let records = Records::build(sets, order);
+        let records = Records::build(sets, order)?;
         let index = PrefixIndex::build(&records, &bounds);
         let ctx = Probe {
             threshold: self.threshold,
@@ -165,7 +169,7 @@ impl ExactJoin {
         // Pairs are distinct, so an unstable sort is deterministic.
         pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
         stats.pairs = pairs.len() as u64;
-        (pairs, stats)
+        Ok((pairs, stats))
     }
 }
 
@@ -175,8 +179,9 @@ const RECORD_BLOCKS: usize = 512;
 /// Records probed by one task, all with one overlap-count buffer.
 const PROBE_CHUNK: usize = 512;
 
-/// Marks a record already ruled out for the current probe in [`Scratch::count`].
-const PRUNED: u32 = u32::MAX;
+/// The largest set the join takes: sizes, positions and overlap counts (held in a [`Slot`])
+/// stay below `u32::MAX`.
+const MAX_SET: usize = u32::MAX as usize - 1;
 
 /// Overlap bounds tabulated from the final floating-point test, so the filters are exact.
 struct Bounds {
@@ -287,7 +292,8 @@ struct SharedToken {
 }
 
 impl Records {
-    fn build(sets: &[&[u64]], order: Vec<u32>) -> Self {
+    /// Fails if more than `u32::MAX` distinct tokens are shared: ranks are `u32`.
+    fn build(sets: &[&[u64]], order: Vec<u32>) -> Result<Self> {
         let n = order.len();
         let lens: Vec<u32> = order
             .iter()
@@ -327,7 +333,7 @@ impl Records {
                 let c = &mut cursor[bucket(key)];
                 occ[*c] = Occurrence {
                     key,
-                    record: record as u32,
+                    record: doc_id(record),
                 };
                 *c += 1;
             }
@@ -355,32 +361,34 @@ impl Records {
             })
             .flatten()
             .collect();
-        assert!(
-            u32::try_from(shared.len()).is_ok(),
-            "too many distinct shared tokens"
-        );
+        if u32::try_from(shared.len()).is_err() {
+            return Err(Error::TooManyShingles {
+                shingles: shared.len(),
+                limit: u32::MAX as usize,
+            });
+        }
         for (run, s) in shared.iter_mut().enumerate() {
-            s.run = run as u32;
+            s.run = to_u32(run);
         }
         // The global order: rising document frequency, then token value. Distinct tokens, so
         // the unstable sort is deterministic.
         shared.par_sort_unstable_by_key(|s| (s.df, s.token));
         let mut rank_of_run = vec![0u32; shared.len()];
         for (rank, s) in shared.iter().enumerate() {
-            rank_of_run[s.run as usize] = rank as u32;
+            rank_of_run[s.run as usize] = to_u32(rank);
         }
         let distinct = shared.len();
         drop(shared);
 
         let (ranks, unique) = place_ranks(&rank_of_run, occ, &lens, &starts);
-        Self {
+        Ok(Self {
             ids: order,
             lens,
             unique,
             starts,
             ranks,
             distinct,
-        }
+        })
     }
 
     fn len(&self) -> usize {
@@ -584,8 +592,8 @@ impl PrefixIndex {
             for (i, &rank) in indexed(r).iter().enumerate() {
                 let f = &mut fill[rank as usize];
                 postings[*f] = Posting {
-                    record: r as u32,
-                    position: unique + i as u32,
+                    record: doc_id(r),
+                    position: unique + to_u32(i),
                 };
                 *f += 1;
             }
@@ -598,7 +606,7 @@ impl PrefixIndex {
             while r < n && (records.lens[r] as usize) < l {
                 r += 1;
             }
-            first_of_size.push(r as u32);
+            first_of_size.push(to_u32(r)); // r <= the record count
         }
         Self {
             heads,
@@ -615,9 +623,9 @@ impl PrefixIndex {
 
 /// Per-worker state of the probes, reused from one record to the next.
 struct Scratch {
-    /// Prefix overlap of each earlier record with the probing one, or [`PRUNED`]; all zero
-    /// between probes.
-    count: Vec<u32>,
+    /// Prefix overlap of each earlier record with the probing one, none once the record is
+    /// ruled out for this probe; all zero between probes.
+    count: Vec<Slot>,
     /// Records whose `count` is not zero.
     touched: Vec<u32>,
 }
@@ -625,7 +633,7 @@ struct Scratch {
 impl Scratch {
     fn new(records: usize) -> Self {
         Self {
-            count: vec![0; records],
+            count: vec![Slot::new(0); records],
             touched: Vec::new(),
         }
     }
@@ -676,20 +684,20 @@ impl Probe<'_> {
                 if x >= y {
                     break;
                 }
-                let c = count[x];
-                if c == PRUNED {
+                let Some(c) = count[x].get() else {
                     continue;
-                }
+                };
                 if c == 0 {
                     touched.push(p.record);
                 }
                 let lx = records.lens[x] as usize;
                 let rest_x = lx - p.position as usize - 1;
                 let bound = c as usize + 1 + rest_x.min(rest_y);
+                // c + 1 <= the probe prefix, shorter than a set (at most MAX_SET).
                 count[x] = if bound >= bounds.required(lx, ly) {
-                    c + 1
+                    Slot::new(c + 1)
                 } else {
-                    PRUNED
+                    Slot::NONE
                 };
             }
         }
@@ -698,10 +706,9 @@ impl Probe<'_> {
         let last_y = ranked_y[probe_len - 1];
         for &x in touched.iter() {
             let x = x as usize;
-            let c = std::mem::take(&mut count[x]);
-            if c == PRUNED {
+            let Some(c) = std::mem::replace(&mut count[x], Slot::new(0)).get() else {
                 continue;
-            }
+            };
             stats.candidates += 1;
             let c = c as usize;
             let lx = records.lens[x] as usize;
@@ -748,9 +755,15 @@ fn merge_count(a: &[u32], b: &[u32]) -> usize {
     n
 }
 
-/// A size or count as `u32`; sets of 2^32 tokens or more are not supported.
+/// A size, count or rank as `u32`: [`ExactJoin::try_join`] checked that sets, their sizes
+/// and the shared tokens fit (re-checked in debug builds).
+#[inline(always)]
 fn to_u32(n: usize) -> u32 {
-    u32::try_from(n).expect("set sizes and token counts must fit in u32")
+    debug_assert!(
+        u32::try_from(n).is_ok(),
+        "{n} past the join's 32-bit numbering"
+    );
+    n as u32
 }
 
 #[cfg(test)]
@@ -759,22 +772,11 @@ mod tests {
     use crate::verify::jaccard;
     use proptest::prelude::*;
 
-    /// Tiny deterministic generator (SplitMix64) for the corpora below.
-    struct SplitMix64(u64);
+    use crate::SplitMix64;
 
-    impl SplitMix64 {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        /// Uniform-enough integer in `lo..=hi`.
-        fn range(&mut self, lo: usize, hi: usize) -> usize {
-            lo + (self.next() % (hi - lo + 1) as u64) as usize
-        }
+    /// Uniform-enough integer in `lo..=hi`.
+    fn range(rng: &mut SplitMix64, lo: usize, hi: usize) -> usize {
+        lo + rng.below((hi - lo + 1) as u64) as usize
     }
 
     fn normalize(mut s: Vec<u64>) -> Vec<u64> {
@@ -785,7 +787,7 @@ mod tests {
 
     fn run(sets: &[Vec<u64>], t: f64) -> (Vec<ScoredPair>, JoinStats) {
         let refs: Vec<&[u64]> = sets.iter().map(Vec::as_slice).collect();
-        ExactJoin::new(t).join(&refs)
+        ExactJoin::new(t).try_join(&refs).unwrap()
     }
 
     /// Every pair with a shared token and its Jaccard, by a plain double loop, sorted by (a, b).
@@ -1001,11 +1003,11 @@ mod tests {
 
     /// `n` sets of 0 to `max_len` tokens drawn from `0..vocabulary`.
     fn random_corpus(seed: u64, n: usize, vocabulary: u64, max_len: usize) -> Vec<Vec<u64>> {
-        let mut rng = SplitMix64(seed);
+        let mut rng = SplitMix64::new(seed);
         (0..n)
             .map(|_| {
-                let len = rng.range(0, max_len);
-                normalize((0..len).map(|_| rng.next() % vocabulary).collect())
+                let len = range(&mut rng, 0, max_len);
+                normalize((0..len).map(|_| rng.next_u64() % vocabulary).collect())
             })
             .collect()
     }
@@ -1013,26 +1015,26 @@ mod tests {
     /// ~300 base sets of 20–200 random tokens, each with 5 mutated copies (tokens dropped,
     /// replaced and added), shuffled together: Jaccards spread over about 0.5–1.0.
     fn near_duplicate_corpus(seed: u64, bases: usize) -> Vec<Vec<u64>> {
-        let mut rng = SplitMix64(seed);
+        let mut rng = SplitMix64::new(seed);
         let mut sets = Vec::new();
         for _ in 0..bases {
-            let len = rng.range(20, 200);
-            let base: Vec<u64> = (0..len).map(|_| rng.next()).collect();
+            let len = range(&mut rng, 20, 200);
+            let base: Vec<u64> = (0..len).map(|_| rng.next_u64()).collect();
             sets.push(normalize(base.clone()));
             for _ in 0..5 {
                 let mut copy = base.clone();
-                let edits = rng.range(0, len * 3 / 10);
+                let edits = range(&mut rng, 0, len * 3 / 10);
                 for _ in 0..edits {
-                    match rng.range(0, 2) {
+                    match range(&mut rng, 0, 2) {
                         0 if copy.len() > 1 => {
-                            let i = rng.range(0, copy.len() - 1);
+                            let i = range(&mut rng, 0, copy.len() - 1);
                             copy.swap_remove(i);
                         }
                         1 => {
-                            let i = rng.range(0, copy.len() - 1);
-                            copy[i] = rng.next();
+                            let i = range(&mut rng, 0, copy.len() - 1);
+                            copy[i] = rng.next_u64();
                         }
-                        _ => copy.push(rng.next()),
+                        _ => copy.push(rng.next_u64()),
                     }
                 }
                 sets.push(normalize(copy));
@@ -1040,7 +1042,7 @@ mod tests {
         }
         // Shuffle so near-duplicates are not neighbours in the input.
         for i in (1..sets.len()).rev() {
-            let j = rng.range(0, i);
+            let j = range(&mut rng, 0, i);
             sets.swap(i, j);
         }
         sets
@@ -1098,13 +1100,13 @@ mod tests {
                     .num_threads(threads)
                     .build()
                     .unwrap()
-                    .install(|| ExactJoin::new(t).join(&refs))
+                    .install(|| ExactJoin::new(t).try_join(&refs).unwrap())
             };
             let one = on(1);
             let two = on(2);
             assert!(!one.0.is_empty());
             assert_eq!(one, two, "t = {t}");
-            assert_eq!(one, ExactJoin::new(t).join(&refs));
+            assert_eq!(one, ExactJoin::new(t).try_join(&refs).unwrap());
         }
     }
 
@@ -1145,7 +1147,7 @@ mod tests {
             .filter(|&i| !sets[i as usize].is_empty())
             .collect();
         order.sort_by_key(|&i| (sets[i as usize].len(), i));
-        let records = Records::build(&refs, order.clone());
+        let records = Records::build(&refs, order.clone()).unwrap();
 
         let mut df = std::collections::HashMap::new();
         for s in &sets {
@@ -1179,10 +1181,10 @@ mod tests {
     #[test]
     fn mixing_is_a_bijection() {
         assert_eq!(MIX.wrapping_mul(UNMIX), 1);
-        let mut rng = SplitMix64(1);
+        let mut rng = SplitMix64::new(1);
         for x in [0, 1, 2, u64::MAX]
             .into_iter()
-            .chain((0..1000).map(|_| rng.next()))
+            .chain((0..1000).map(|_| rng.next_u64()))
         {
             assert_eq!(unmix(mix(x)), x);
         }
@@ -1190,7 +1192,7 @@ mod tests {
 
     #[test]
     fn radix_grouping_sorts_by_key() {
-        let mut rng = SplitMix64(2);
+        let mut rng = SplitMix64::new(2);
         for (len, distinct) in [
             (0, 1),
             (10, 3),
@@ -1204,11 +1206,11 @@ mod tests {
                 let high = if used == 0 {
                     0
                 } else {
-                    rng.next() & !(u64::MAX >> used)
+                    rng.next_u64() & !(u64::MAX >> used)
                 };
                 let mut part: Vec<Occurrence> = (0..len)
                     .map(|i| Occurrence {
-                        key: high | (mix(rng.next() % distinct) >> used),
+                        key: high | (mix(rng.next_u64() % distinct) >> used),
                         record: i as u32,
                     })
                     .collect();

@@ -8,6 +8,8 @@
 
 use rayon::prelude::*;
 
+use crate::slot::{doc_id, Slot};
+
 /// Band keys of every document, grouped per band by sorting.
 #[derive(Debug, Clone)]
 pub struct BandIndex {
@@ -16,9 +18,9 @@ pub struct BandIndex {
     family_width: usize,
     /// Row-major: `keys[row * bands + band]`, one row per document that has keys.
     keys: Vec<u64>,
-    /// Each document's row in `keys`, or `NO_ROW`: documents without keys (identical
+    /// Each document's row in `keys`, if it has one: documents without keys (identical
     /// copies, empty documents) cost 4 bytes here, not a row.
-    slot: Vec<u32>,
+    slot: Vec<Slot>,
     /// Per band, the `(key, doc)` records of the documents that take part, sorted.
     sorted: Vec<Vec<(u64, u32)>>,
 }
@@ -27,8 +29,6 @@ pub struct BandIndex {
 pub fn absent_key(doc: u32) -> u64 {
     !(doc as u64)
 }
-
-const NO_ROW: u32 = u32::MAX;
 
 /// A candidate pair `a < b` and the first band in which they collide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -52,6 +52,12 @@ impl BandIndex {
     ///
     /// Bands come in families of `family_width` (one per sketch family); a pair belongs to
     /// the first band where it collides *within* a family.
+    ///
+    /// # Panics
+    ///
+    /// If the arguments disagree: `keys` is not one row per document, `bands` is 0, past
+    /// `u32::MAX` or not a multiple of `family_width`, `members` is not one list per band,
+    /// or a member is not in `docs`.
     pub fn build(
         bands: usize,
         family_width: usize,
@@ -63,21 +69,28 @@ impl BandIndex {
             bands > 0 && keys.len() == docs.len() * bands,
             "one row of keys per document"
         );
-        let mut slot = vec![NO_ROW; docs.last().map_or(0, |&d| d as usize + 1)];
+        assert!(u32::try_from(bands).is_ok(), "bands are numbered with u32");
+        let mut slot = vec![Slot::NONE; docs.last().map_or(0, |&d| d as usize + 1)];
         for (row, &d) in docs.iter().enumerate() {
-            slot[d as usize] = row as u32;
+            // Rows are fewer than documents.
+            slot[d as usize] = Slot::new(doc_id(row));
         }
         assert!(
             family_width > 0 && bands.is_multiple_of(family_width),
             "whole families"
         );
         assert_eq!(members.len(), bands, "one member list per band");
+        let row = |d: u32| {
+            slot[d as usize]
+                .get()
+                .expect("every band member is in `docs`") as usize
+        };
         let sorted = (0..bands)
             .into_par_iter()
             .map(|band| {
                 let mut recs: Vec<(u64, u32)> = members[band]
                     .iter()
-                    .map(|&d| (keys[slot[d as usize] as usize * bands + band], d))
+                    .map(|&d| (keys[row(d) * bands + band], d))
                     .collect();
                 recs.par_sort_unstable();
                 recs
@@ -94,8 +107,8 @@ impl BandIndex {
 
     /// A document's keys, if it has a row.
     fn keys_of(&self, doc: u32) -> Option<&[u64]> {
-        let row = *self.slot.get(doc as usize)?;
-        (row != NO_ROW).then(|| &self.keys[row as usize * self.bands..][..self.bands])
+        let row = self.slot.get(doc as usize)?.get()? as usize;
+        Some(&self.keys[row * self.bands..][..self.bands])
     }
 
     /// True if `a` and `b` share a key in one of the `bands`.

@@ -12,13 +12,16 @@ use std::hash::{BuildHasherDefault, Hasher};
 use rayon::prelude::*;
 
 use crate::corpus::Corpus;
-use crate::verify::meets_threshold;
+use crate::verify::{jaccard_from_counts, meets_threshold};
 
 /// Groups of at least this many identical documents are searched exactly.
 pub const MIN_COPIES: usize = 32;
 
 /// At most this many groups, the largest first: bounds the per-shingle work.
 pub const MAX_GROUPS: usize = 256;
+
+// Groups are numbered with u16 in the shingle table.
+const _: () = assert!(MAX_GROUPS <= 1 << 16);
 
 /// Shingle hashes are uniform already: the table uses them as they are.
 #[derive(Default)]
@@ -88,7 +91,7 @@ pub(crate) fn pairs_near_large_groups(corpus: &Corpus, threshold: f64) -> Vec<(u
                     let shared = counts[i as usize] as usize;
                     counts[i as usize] = 0;
                     let r = reps[i as usize];
-                    let j = shared as f64 / (n + sizes[i as usize] - shared) as f64;
+                    let j = jaccard_from_counts(shared, n, sizes[i as usize]);
                     if r != d && meets_threshold(j, threshold) {
                         found.push((d.min(r), d.max(r)));
                     }

@@ -56,8 +56,10 @@ mod oph;
 mod pairs;
 mod pipeline;
 pub mod plan;
+mod rng;
 mod shingle;
 mod sketch;
+mod slot;
 mod stages;
 mod stats;
 mod verify;
@@ -66,7 +68,7 @@ pub use cluster::{
     cluster, cluster_ranked, Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy, Similarity,
 };
 pub use config::{Config, ConfigBuilder, MIN_THRESHOLD};
-pub use corpus::{set_fingerprint, Corpus, MAX_DOCUMENTS, WHOLE_NUM_PERM};
+pub use corpus::{set_fingerprint, Corpus, WHOLE_NUM_PERM};
 pub use document::{DocSet, DocSketch, FamilySketch};
 pub use error::{Error, Result};
 pub use exact::{ExactJoin, JoinStats, ScoredPair};
@@ -77,10 +79,12 @@ pub use observer::{Observer, Quiet};
 pub use oph::OnePermutation;
 pub use pairs::{Pair, PairSet};
 pub use pipeline::{PairTotals, Pipeline, Verdict, STREAM_CHUNK};
+pub use rng::SplitMix64;
 pub use shingle::{
     ShingleInfo, ShingleKind, Shingler, DEFAULT_MAX_SHINGLES, MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE,
 };
 pub use sketch::{ClassicMinHash, Sketch, MAX_NUM_PERM};
+pub use slot::MAX_DOCUMENTS;
 pub use stages::{ShingleBatches, Shingled, Sketched};
 pub use stats::{Similarities, Stage, Stats, SIMILARITY_BINS};
 pub use verify::{

@@ -88,11 +88,6 @@ impl BandPlan {
         crate::plan::s_curve(self.bands, self.rows, similarity)
     }
 
-    /// The similarity where the S-curve is steepest, about (1/b)^(1/r).
-    pub fn inflection(&self) -> f64 {
-        (1.0 / self.bands as f64).powf(1.0 / self.rows as f64)
-    }
-
     /// Writes one 64-bit key per band of `signature` into `out` (`out.len() == bands`).
     pub fn band_keys_into(&self, signature: &[u64], out: &mut [u64]) {
         assert!(
@@ -163,7 +158,6 @@ mod tests {
         assert!((p.probability(0.8) - 0.9470).abs() < 1e-3);
         assert_eq!(p.probability(0.0), 0.0);
         assert_eq!(p.probability(1.0), 1.0);
-        assert!((p.inflection() - (1.0f64 / 16.0).powf(1.0 / 8.0)).abs() < 1e-12);
     }
 
     #[test]

@@ -41,8 +41,8 @@ pub enum GroupingKind {
 
 /// Unordered pairs of documents, or a clustering of documents, by id.
 ///
-/// Ids are numbered with `u32`: a grouping names at most 2³² distinct ids, and naming more
-/// panics (holding that many ids takes well over 100 GB first).
+/// Ids are numbered with `u32`: a grouping names fewer than 2³² distinct ids, and naming
+/// more panics (holding that many ids takes well over 100 GB first).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grouping {
     /// Id → index of the document within this grouping.
@@ -61,12 +61,16 @@ enum Kind {
     },
 }
 
-/// Interns ids to dense indices.
+/// Interns ids (or cluster names) to dense indices, fewer than `u32::MAX` of them, so that
+/// `0..ids.len() as u32` numbers them all.
 fn intern(ids: &mut HashMap<Box<str>, u32>, id: &str) -> u32 {
     if let Some(&i) = ids.get(id) {
         return i;
     }
-    let i = u32::try_from(ids.len()).expect("more than 2³² distinct ids");
+    let i = u32::try_from(ids.len())
+        .ok()
+        .filter(|&i| i < u32::MAX)
+        .expect("a grouping names fewer than 2³² ids");
     ids.insert(id.into(), i);
     i
 }
@@ -106,15 +110,10 @@ pub struct ClusteringBuilder {
 impl ClusteringBuilder {
     /// Puts `id` in cluster `cluster`; the same placement twice is fine.
     pub fn add(&mut self, id: &str, cluster: &str) -> std::result::Result<(), Conflict> {
-        let c = match self.clusters.get(cluster) {
-            Some(&c) => c,
-            None => {
-                let c = self.cluster_names.len() as u32;
-                self.clusters.insert(cluster.into(), c);
-                self.cluster_names.push(cluster.into());
-                c
-            }
-        };
+        let c = intern(&mut self.clusters, cluster);
+        if c as usize == self.cluster_names.len() {
+            self.cluster_names.push(cluster.into());
+        }
         let doc = intern(&mut self.ids, id) as usize;
         if doc == self.cluster_of.len() {
             self.cluster_of.push(c);
@@ -281,7 +280,7 @@ impl Grouping {
             Kind::Clusters { cluster_of, .. } => {
                 let mut members: HashMap<u32, Vec<u32>> = HashMap::new();
                 for (x, &c) in cluster_of.iter().enumerate() {
-                    members.entry(c).or_default().push(x as u32);
+                    members.entry(c).or_default().push(x as u32); // x < ids.len()
                 }
                 members
                     .values()

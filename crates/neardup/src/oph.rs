@@ -14,7 +14,8 @@
 use std::cell::RefCell;
 
 use crate::error::{Error, Result};
-use crate::sketch::{mix64, splitmix64, Sketch, MAX_NUM_PERM};
+use crate::rng::{mix64, SplitMix64};
+use crate::sketch::{Sketch, MAX_NUM_PERM};
 
 const EMPTY: u64 = u64::MAX;
 
@@ -50,11 +51,11 @@ impl OnePermutation {
             return Err(Error::InvalidNumPerm(num_perm));
         }
         // Distinct from the classic sketch's keys for the same seed.
-        let mut state = seed ^ 0x6f70_6864_656e_7369;
+        let mut rng = SplitMix64::new(seed ^ 0x6f70_6864_656e_7369);
         Ok(OnePermutation {
             num_perm,
-            key: splitmix64(&mut state),
-            probe_key: splitmix64(&mut state),
+            key: rng.next_u64(),
+            probe_key: rng.next_u64(),
         })
     }
 

@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use crate::cluster::Similarity;
 use crate::corpus::Corpus;
+use crate::slot::{doc_id, doc_ids, Slot};
 
 /// A reported pair of documents `a < b`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -86,8 +87,8 @@ impl Groups {
 /// similarity; every two documents of one group are a pair with similarity 1.
 pub struct PairSet {
     groups: Groups,
-    /// Each document's representative, or `u32::MAX` for a skipped document.
-    rep: Vec<u32>,
+    /// Each document's representative; none for a skipped document.
+    rep: Vec<Slot>,
     /// For each representative, the representatives it is paired with (CSR).
     start: Vec<usize>,
     neighbours: Vec<(u32, Similarity)>,
@@ -103,12 +104,12 @@ impl PairSet {
         rep_pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
         let groups = Groups::new(corpus);
         let n = corpus.len();
-        let rep: Vec<u32> = (0..n as u32)
+        let rep: Vec<Slot> = doc_ids(n)
             .map(|d| {
                 if corpus.has_shingles(d) {
-                    corpus.representative(d)
+                    Slot::new(corpus.representative(d))
                 } else {
-                    u32::MAX
+                    Slot::NONE
                 }
             })
             .collect();
@@ -158,22 +159,21 @@ impl PairSet {
 
     /// Number of documents in at least one pair.
     pub fn documents(&self) -> u64 {
-        (0..self.rep.len())
-            .filter(|&d| {
-                let r = self.rep[d];
-                r != u32::MAX
-                    && (self.groups.members(&r).len() > 1
-                        || self.start[r as usize] < self.start[r as usize + 1])
+        self.rep
+            .iter()
+            .filter_map(|r| r.get())
+            .filter(|&r| {
+                self.groups.members(&r).len() > 1
+                    || self.start[r as usize] < self.start[r as usize + 1]
             })
             .count() as u64
     }
 
     /// Appends the pairs whose lower document is `a`, sorted by `b`.
     fn pairs_of(&self, a: u32, out: &mut Vec<Pair>) {
-        let r = self.rep[a as usize];
-        if r == u32::MAX {
+        let Some(r) = self.rep[a as usize].get() else {
             return;
-        }
+        };
         let from = out.len();
         let own = self.groups.members(&r);
         let mut push = |members: &[u32], similarity: Similarity| {
@@ -193,7 +193,7 @@ impl PairSet {
     fn pairs_in(&self, docs: std::ops::Range<usize>) -> Vec<Pair> {
         let mut out = Vec::new();
         for a in docs {
-            self.pairs_of(a as u32, &mut out);
+            self.pairs_of(doc_id(a), &mut out);
         }
         out
     }

@@ -28,13 +28,15 @@ use crate::SketchKind;
 /// documents of Jaccard similarity `s` (clamped to [0, 1]) share at least one band key.
 pub fn s_curve(bands: usize, rows: usize, s: f64) -> f64 {
     let s = s.clamp(0.0, 1.0);
-    let miss = (1.0 - s.powi(rows as i32)).powi(bands as i32);
+    // Past i32::MAX the powers are 0 or 1 either way: saturate rather than wrap.
+    let power = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+    let miss = (1.0 - s.powi(power(rows))).powi(power(bands));
     1.0 - miss
 }
 
 /// ∫ f over [lo, hi] by composite Simpson's rule with 2,000 intervals (exact for
 /// polynomials up to degree 3; the S-curve is smooth).
-pub fn integrate(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
+fn integrate(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
     const N: usize = 2_000;
     let h = (hi - lo) / N as f64;
     let mut sum = f(lo) + f(hi);
@@ -443,6 +445,10 @@ mod tests {
         let p = BandPlan::new(16, 8, 128).unwrap();
         assert_eq!(p.probability(0.73), s_curve(16, 8, 0.73));
         assert_eq!(Plan::from(p), Plan::new(16, 8));
+        // Sizes past i32 saturate instead of wrapping to negative powers.
+        assert_eq!(s_curve(1, usize::MAX, 0.5), 0.0);
+        assert_eq!(s_curve(usize::MAX, 1, 0.5), 1.0);
+        assert_eq!(s_curve(usize::MAX, usize::MAX, 1.0), 1.0);
     }
 
     #[test]

@@ -145,11 +145,6 @@ impl Shingler {
         self.max_shingles
     }
 
-    /// True if `text` has more shingle positions than the cap (so only a prefix is used).
-    pub fn truncates(&self, text: &str) -> bool {
-        self.set_into(text, &mut Vec::new())
-    }
-
     /// How text is normalized before shingling (default [`Normalization::Nfkc`]).
     pub fn normalization(mut self, level: Normalization) -> Self {
         self.normalization = level;
@@ -169,11 +164,6 @@ impl Shingler {
     /// The kind of shingle.
     pub fn kind(&self) -> ShingleKind {
         self.kind
-    }
-
-    /// Whether text is normalized at all before shingling.
-    pub fn normalizes(&self) -> bool {
-        self.normalization != Normalization::None
     }
 
     /// The normalization level.
@@ -306,7 +296,7 @@ fn hash(bytes: &[u8]) -> u64 {
 
 #[inline(always)]
 fn packed_hash(word: u64) -> u64 {
-    crate::sketch::mix64(word ^ SHINGLE_SEED)
+    crate::rng::mix64(word ^ SHINGLE_SEED)
 }
 
 /// Char shingles of pure-ASCII text, k ≤ 7: one byte in, one shift, one mix per shingle.
@@ -556,9 +546,10 @@ mod tests {
         let mut h = Vec::new();
         s.hashes_into(text, &mut h);
         assert_eq!(h.len(), 10);
-        assert!(s.truncates(text));
-        assert!(!s.truncates("abcdefghijkl")); // exactly 10 positions
-                                               // The capped shingles are the document's first ones.
+        assert!(s.set_into(text, &mut Vec::new()));
+        // Exactly 10 positions: nothing is cut.
+        assert!(!s.set_into("abcdefghijkl", &mut Vec::new()));
+        // The capped shingles are the document's first ones.
         let full = Shingler::new(ShingleKind::Char(3));
         let mut all = Vec::new();
         full.hashes_into(text, &mut all);
@@ -693,7 +684,10 @@ mod tests {
             Shingler::default().normalization_level(),
             Normalization::Nfkc
         );
-        assert!(!Shingler::default().normalize(false).normalizes());
+        assert_eq!(
+            Shingler::default().normalize(false).normalization_level(),
+            Normalization::None
+        );
         assert_eq!(
             Shingler::default().normalize(true).normalization_level(),
             Normalization::Nfkc

@@ -4,6 +4,7 @@
 //! slots in beside the classic one without touching the stages around it.
 
 use crate::error::{Error, Result};
+use crate::rng::SplitMix64;
 
 /// The largest signature length accepted.
 pub const MAX_NUM_PERM: usize = 65_536;
@@ -61,10 +62,10 @@ impl ClassicMinHash {
         if num_perm == 0 || num_perm > MAX_NUM_PERM {
             return Err(Error::InvalidNumPerm(num_perm));
         }
-        let mut state = seed;
+        let mut rng = SplitMix64::new(seed);
         let (keys, mults) = (0..num_perm)
             .map(|_| {
-                let r = splitmix64(&mut state);
+                let r = rng.next_u64();
                 (r as u32, (r >> 32) as u32 | 1)
             })
             .unzip();
@@ -130,23 +131,10 @@ impl Sketch for ClassicMinHash {
     }
 }
 
-/// The SplitMix64 finalizer: a bijection on u64 with full avalanche.
-#[inline(always)]
-pub(crate) fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// One step of the SplitMix64 generator: deterministic keys from a seed.
-pub(crate) fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    mix64(*state)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::mix64;
     use crate::verify::estimate;
 
     #[test]

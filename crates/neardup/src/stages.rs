@@ -16,9 +16,9 @@
 //! use neardup::{Config, Pipeline, Quiet};
 //! let pipeline = Pipeline::new(Config::builder().build()?)?;
 //! let shingled = pipeline.shingle(&["the same listing, posted twice", "The same listing, posted twice!"])?;
-//! assert_eq!(pipeline.exact_pairs(&shingled, &mut Quiet).0.len(), 1);
+//! assert_eq!(pipeline.exact_pairs(&shingled, &mut Quiet).unwrap().0.len(), 1);
 //! let sketched = pipeline.sketch(shingled, &mut Quiet);
-//! assert_eq!(pipeline.exact_pairs(&sketched, &mut Quiet).0.len(), 1);
+//! assert_eq!(pipeline.exact_pairs(&sketched, &mut Quiet).unwrap().0.len(), 1);
 //! assert_eq!(pipeline.pairs(&sketched, &mut Quiet).0.len(), 1);
 //! # Ok::<(), neardup::Error>(())
 //! ```

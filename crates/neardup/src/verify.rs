@@ -72,8 +72,11 @@ pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
 }
 
 /// Jaccard similarity from an intersection size and the two set sizes; 0 for two empty sets.
+///
+/// The intersection cannot exceed either size; counts that break this give a meaningless
+/// value, never a panic.
 pub fn jaccard_from_counts(intersection: usize, len_a: usize, len_b: usize) -> f64 {
-    let union = len_a + len_b - intersection;
+    let union = len_a.saturating_add(len_b).saturating_sub(intersection);
     if union == 0 {
         0.0
     } else {
@@ -131,6 +134,9 @@ mod tests {
         assert_eq!(jaccard(&[7], &[7]), 1.0);
         assert_eq!(jaccard(&[], &[]), 0.0);
         assert_eq!(jaccard(&[1], &[2]), 0.0);
+        // Impossible counts give a number, not an overflow.
+        assert_eq!(jaccard_from_counts(5, 1, 1), 0.0);
+        assert!(jaccard_from_counts(1, usize::MAX, usize::MAX) >= 0.0);
     }
 
     #[test]

@@ -133,8 +133,8 @@ impl Case {
         let ((pairs, _), (clusters, _)) = if engine == Engine::Exact {
             let prepared = pipeline.shingle(&self.docs).unwrap();
             (
-                pipeline.exact_pairs(&prepared, &mut Quiet),
-                pipeline.exact_clusters(&prepared, &mut Quiet),
+                pipeline.exact_pairs(&prepared, &mut Quiet).unwrap(),
+                pipeline.exact_clusters(&prepared, &mut Quiet).unwrap(),
             )
         } else {
             let prepared = pipeline.sketch_texts(&self.docs).unwrap();

@@ -41,7 +41,7 @@ const WORDS: &[&str] = &[
 
 /// `bases` random texts and, for each, a few edited copies (words dropped, swapped, added).
 fn near_duplicate_corpus(seed: u64, bases: usize) -> Vec<String> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut texts = Vec::new();
     for _ in 0..bases {
         let len = 8 + rng.below(30) as usize;
@@ -98,7 +98,7 @@ fn verified_pairs_are_true_pairs_and_recall_is_high() {
         let p = pipeline(t, Verification::Exact);
         let prepared = p.sketch_texts(&texts).unwrap();
         let (lsh, stats) = p.pairs(&prepared, &mut Quiet);
-        let (exact, _) = p.exact_pairs(&prepared, &mut Quiet);
+        let (exact, _) = p.exact_pairs(&prepared, &mut Quiet).unwrap();
         assert!(
             exact.len() > 200,
             "corpus too sparse at t={t}: {}",
@@ -164,8 +164,8 @@ fn results_do_not_depend_on_the_thread_count() {
             let prepared = p.sketch_texts(&texts).unwrap();
             let (pairs, _) = p.pairs(&prepared, &mut Quiet);
             let (clusters, _) = p.clusters(&prepared, &mut Quiet);
-            let (exact, _) = p.exact_pairs(&prepared, &mut Quiet);
-            let (exact_clusters, _) = p.exact_clusters(&prepared, &mut Quiet);
+            let (exact, _) = p.exact_pairs(&prepared, &mut Quiet).unwrap();
+            let (exact_clusters, _) = p.exact_clusters(&prepared, &mut Quiet).unwrap();
             (pairs, clusters, exact, exact_clusters)
         })
     };
@@ -201,7 +201,7 @@ fn clusters_hold_only_verified_duplicates() {
     let (clusters, _) = p.clusters(&prepared, &mut Quiet);
     assert!(clusters.len() > 50);
     check_clusters(&texts, &clusters, 0.7);
-    let (exact, _) = p.exact_clusters(&prepared, &mut Quiet);
+    let (exact, _) = p.exact_clusters(&prepared, &mut Quiet).unwrap();
     check_clusters(&texts, &exact, 0.7);
     // Longest is kept: no duplicate is longer than its kept document.
     for c in &clusters {
@@ -276,7 +276,7 @@ fn alone_and_beyond(
         0
     );
     let (beyond, stats) = on.pairs(&prepared, &mut Quiet);
-    let (exact, _) = on.exact_pairs(&prepared, &mut Quiet);
+    let (exact, _) = on.exact_pairs(&prepared, &mut Quiet).unwrap();
     let (alone_k, beyond_k, exact_k) = (keys(&alone), keys(&beyond), keys(&exact));
     assert!(alone_k.iter().all(|k| beyond_k.binary_search(k).is_ok()));
     assert!(beyond_k.iter().all(|k| exact_k.binary_search(k).is_ok()));
@@ -455,7 +455,7 @@ fn at_the_minimum_threshold_lsh_and_the_exact_join_agree_with_brute_force() {
         }
     }
     assert!(brute.len() > 1000, "too few pairs: {}", brute.len());
-    let (exact, _) = p.exact_pairs(&prepared, &mut Quiet);
+    let (exact, _) = p.exact_pairs(&prepared, &mut Quiet).unwrap();
     let exact: Vec<(u32, u32, f64)> = exact
         .iter()
         .map(|p| (p.a, p.b, p.similarity.jaccard.unwrap()))
@@ -484,7 +484,7 @@ fn at_the_minimum_threshold_lsh_and_the_exact_join_agree_with_brute_force() {
 /// with a near-copy (so the large-group and shared-neighbour checks both take part).
 fn corpus_with_copies(seed: u64) -> Vec<String> {
     let mut texts = near_duplicate_corpus(seed, 300);
-    let mut rng = Rng(seed ^ 0xC0FFEE);
+    let mut rng = Rng::new(seed ^ 0xC0FFEE);
     for i in 0..texts.len() {
         if rng.below(4) == 0 {
             let copy = texts[i].clone();
@@ -518,7 +518,9 @@ fn streamed(
     };
     let mut recorded = Similarities::default();
     let (totals, stats) = match corpus {
-        Streamed::Exact(c) => pipeline.exact_for_each_pair_chunk(c, &mut recorded, sink),
+        Streamed::Exact(c) => pipeline
+            .exact_for_each_pair_chunk(c, &mut recorded, sink)
+            .unwrap(),
         Streamed::Lsh(c) => pipeline.for_each_pair_chunk(c, &mut recorded, sink),
     }
     .unwrap();
@@ -575,7 +577,7 @@ fn streamed_pairs_are_the_pair_sets_each_once_whatever_the_threads() {
             |p| prepared.corpus().representative(p.a) == prepared.corpus().representative(p.b)
         ));
         // Every pair is a true pair (⊆ the exact join's).
-        let (exact, _) = pipeline.exact_pairs(&prepared, &mut Quiet);
+        let (exact, _) = pipeline.exact_pairs(&prepared, &mut Quiet).unwrap();
         let exact = keys(&exact);
         assert!(keys(&one).iter().all(|k| exact.binary_search(k).is_ok()));
         assert!(stats.verified > 0 && stats.candidates >= stats.verified);
@@ -602,7 +604,7 @@ fn the_exact_join_streams_the_same_pairs() {
     let (one, totals, stats, _) = in_pool(1, || streamed(&pipeline, exact));
     let (two, ..) = in_pool(2, || streamed(&pipeline, exact));
     assert_eq!(one, two);
-    let (held, held_stats) = pipeline.exact_pairs(&prepared, &mut Quiet);
+    let (held, held_stats) = pipeline.exact_pairs(&prepared, &mut Quiet).unwrap();
     let mut sorted = one.clone();
     sorted.sort_by_key(|p| (p.a, p.b));
     assert_eq!(sorted, held);
@@ -624,6 +626,7 @@ fn an_error_from_the_consumer_stops_the_walk() {
         if exact {
             pipeline
                 .exact_for_each_pair_chunk(&prepared, &mut Quiet, count)
+                .unwrap()
                 .unwrap();
         } else {
             pipeline
@@ -637,7 +640,9 @@ fn an_error_from_the_consumer_stops_the_walk() {
             Err("disk full")
         };
         let out = if exact {
-            pipeline.exact_for_each_pair_chunk(&prepared, &mut Quiet, sink)
+            pipeline
+                .exact_for_each_pair_chunk(&prepared, &mut Quiet, sink)
+                .unwrap()
         } else {
             pipeline.for_each_pair_chunk(&prepared, &mut Quiet, sink)
         };

@@ -14,7 +14,7 @@ use neardup::{Config, Pipeline, Quiet, ShingleKind, Verification};
 fn classic_minhash_is_unbiased_with_binomial_spread() {
     const K: usize = 128;
     const T: usize = 400;
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     // (shared, own): J = shared / (shared + 2 own).
     for &(shared, own) in &[(100, 200), (250, 125), (400, 50), (475, 12)] {
         let (a, b) = planted_sets(&mut rng, shared, own);
@@ -53,7 +53,7 @@ fn classic_minhash_is_unbiased_with_binomial_spread() {
 fn lsh_candidate_rate_follows_the_s_curve() {
     const PAIRS: usize = 300;
     for &(bands, rows) in &[(16usize, 8usize), (20, 5)] {
-        let mut rng = Rng(11 + bands as u64);
+        let mut rng = Rng::new(11 + bands as u64);
         let levels = [(60, 20), (60, 15), (70, 10), (80, 10), (90, 5), (95, 2)];
         let mut texts = Vec::new();
         let mut level_of_pair = Vec::new();
@@ -113,7 +113,7 @@ fn band_collision_rates(
     seed: u64,
 ) -> Vec<(f64, f64, f64, f64)> {
     let plan = neardup::BandPlan::new(16, 8, 128).unwrap();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     for &share in &[0.5, 0.7, 0.8, 0.9] {
         // J = shared / (shared + 2 own) with shared + own = size.
@@ -192,7 +192,7 @@ fn band_collisions_follow_the_s_curve_for_each_sketch_where_it_is_used() {
 fn one_permutation_estimate_is_unbiased_for_large_sets() {
     const K: usize = 128;
     const T: usize = 400;
-    let mut rng = Rng(21);
+    let mut rng = Rng::new(21);
     for &(shared, own) in &[(300, 600), (750, 375), (1200, 150)] {
         let (a, b) = planted_sets(&mut rng, shared, own);
         let j = jaccard(&a, &b);

@@ -297,15 +297,16 @@ impl Pipeline {
         out
     }
 
-    /// Pairs of representatives with Jaccard ≥ t, by the exact join.
+    /// Pairs of representatives with Jaccard ≥ t, by the exact join; an error if the
+    /// corpus is past what the join's 32-bit numbering holds.
     fn exact_rep_pairs(
         &self,
         corpus: &Corpus,
         stats: &mut Stats,
         observer: &mut dyn Observer,
-    ) -> Vec<Pair> {
+    ) -> Result<Vec<Pair>> {
         observer.start(Stage::ExactJoin, 0);
-        let (found, join) = stats.time(Stage::ExactJoin, || {
+        let joined = stats.time(Stage::ExactJoin, || {
             // Copies take no part (an empty set never pairs): their representative does.
             let sets: Vec<&[u64]> = (0..corpus.len() as u32)
                 .map(|d| {
@@ -316,9 +317,10 @@ impl Pipeline {
                     }
                 })
                 .collect();
-            ExactJoin::new(self.config.threshold()).join(&sets)
+            ExactJoin::new(self.config.threshold()).try_join(&sets)
         });
         observer.finish();
+        let (found, join) = joined?;
         stats.candidates = join.candidates;
         stats.verified = found.len() as u64;
         if observer.wants_scores() {
@@ -328,7 +330,7 @@ impl Pipeline {
         }
         let policy = Policy::exact(self.config.threshold());
         let verifier = Verifier::new(corpus, policy);
-        found
+        Ok(found
             .into_iter()
             .filter_map(|p| {
                 // A truncated document's prefix is not the document: judge the estimate.
@@ -340,20 +342,25 @@ impl Pipeline {
                     similarity: verdict.passed()?,
                 })
             })
-            .collect()
+            .collect())
     }
 
     /// All pairs with Jaccard ≥ t, found by the exact join (no LSH), sorted by `(a, b)`.
     ///
     /// The corpus need only be shingled (a [`Sketched`] one derefs to it); estimates are
-    /// given if it was also sketched.
+    /// given if it was also sketched. The join numbers documents and shingles in 32 bits:
+    /// a corpus past that is refused ([`Error::TooManyDocuments`],
+    /// [`Error::TooManyShingles`]).
+    ///
+    /// [`Error::TooManyDocuments`]: crate::Error::TooManyDocuments
+    /// [`Error::TooManyShingles`]: crate::Error::TooManyShingles
     pub fn exact_pairs(
         &self,
         shingled: &Shingled,
         observer: &mut dyn Observer,
-    ) -> (Vec<Pair>, Stats) {
-        let (set, stats) = self.exact_pair_set(shingled, observer);
-        (set.to_vec(), stats)
+    ) -> Result<(Vec<Pair>, Stats)> {
+        let (set, stats) = self.exact_pair_set(shingled, observer)?;
+        Ok((set.to_vec(), stats))
     }
 
     /// The exact join's pairs, held compactly.
@@ -361,13 +368,13 @@ impl Pipeline {
         &self,
         shingled: &Shingled,
         observer: &mut dyn Observer,
-    ) -> (PairSet, Stats) {
+    ) -> Result<(PairSet, Stats)> {
         let mut stats = shingled.stats.clone();
         let corpus = &shingled.corpus;
-        let rep_pairs = self.exact_rep_pairs(corpus, &mut stats, observer);
+        let rep_pairs = self.exact_rep_pairs(corpus, &mut stats, observer)?;
         stats.truncated_pairs = rep_pairs.iter().filter(|p| p.similarity.truncated).count() as u64;
         let identical = self.exact_identical_similarity(corpus);
-        (PairSet::new(corpus, rep_pairs, identical), stats)
+        Ok((PairSet::new(corpus, rep_pairs, identical), stats))
     }
 
     /// How the exact join reports identical documents: Jaccard 1, estimate 1 if sketched.
@@ -384,9 +391,9 @@ impl Pipeline {
         &self,
         shingled: &Shingled,
         observer: &mut dyn Observer,
-    ) -> (Vec<Cluster>, Stats) {
-        let (clusters, stats) = self.exact_cluster_set(shingled, observer);
-        (clusters.to_vec(), stats)
+    ) -> Result<(Vec<Cluster>, Stats)> {
+        let (clusters, stats) = self.exact_cluster_set(shingled, observer)?;
+        Ok((clusters.to_vec(), stats))
     }
 
     /// The exact join's clusters, held compactly.
@@ -394,11 +401,11 @@ impl Pipeline {
         &self,
         shingled: &Shingled,
         observer: &mut dyn Observer,
-    ) -> (Clusters, Stats) {
+    ) -> Result<(Clusters, Stats)> {
         let mut stats = shingled.stats.clone();
         let corpus = &shingled.corpus;
         let links: Vec<(u32, u32)> = self
-            .exact_rep_pairs(corpus, &mut stats, observer)
+            .exact_rep_pairs(corpus, &mut stats, observer)?
             .iter()
             .map(|p| (p.a, p.b))
             .collect();
@@ -409,6 +416,6 @@ impl Pipeline {
             self.cluster_links(corpus, ranks, &links, &mut stats, observer, |kept, doc| {
                 verifier.check(kept, doc)
             });
-        (clusters, stats)
+        Ok((clusters, stats))
     }
 }

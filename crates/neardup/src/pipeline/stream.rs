@@ -16,6 +16,7 @@ use crate::cluster::Similarity;
 use crate::corpus::Corpus;
 use crate::observer::Observer;
 use crate::pairs::{Groups, Pair};
+use crate::slot::doc_ids;
 use crate::stages::{Shingled, Sketched};
 use crate::stats::{Stage, Stats};
 
@@ -157,38 +158,47 @@ impl Pipeline {
     /// sets, by `(a, b)` of their representatives. The join itself holds the pairs between
     /// representatives (not their expansion to copies) before the first of them is handed
     /// on. The corpus need only be shingled (a [`Sketched`] one derefs to it).
+    ///
+    /// Two kinds of error, one inside the other: the outer one is the join's (a corpus past
+    /// its 32-bit numbering, see [`Pipeline::exact_pairs`]), returned before any pair is
+    /// handed on; the inner one is `sink`'s, which stops the stream.
     pub fn exact_for_each_pair_chunk<E>(
         &self,
         shingled: &Shingled,
         observer: &mut dyn Observer,
         sink: impl FnMut(&[Pair]) -> Result<(), E>,
-    ) -> Result<(PairTotals, Stats), E> {
+    ) -> crate::Result<Result<(PairTotals, Stats), E>> {
         let corpus = &shingled.corpus;
         let groups = Groups::new(corpus);
         let mut stats = shingled.stats.clone();
-        let mut reps = self.exact_rep_pairs(corpus, &mut stats, observer);
+        let mut reps = self.exact_rep_pairs(corpus, &mut stats, observer)?;
         reps.par_sort_unstable_by_key(|p| (p.a, p.b));
         stats.truncated_pairs = reps.iter().filter(|p| p.similarity.truncated).count() as u64;
         let mut emitter = Emitter::new(&groups, sink);
-        emitter.identical(self.exact_identical_similarity(corpus))?;
         let mut paired = vec![false; corpus.len()];
-        for part in reps.chunks(STREAM_CHUNK) {
-            for p in part {
-                paired[p.a as usize] = true;
-                paired[p.b as usize] = true;
+        let emitted = (|| {
+            emitter.identical(self.exact_identical_similarity(corpus))?;
+            for part in reps.chunks(STREAM_CHUNK) {
+                for p in part {
+                    paired[p.a as usize] = true;
+                    paired[p.b as usize] = true;
+                }
+                emitter.reps(part)?;
             }
-            emitter.reps(part)?;
-        }
-        let mut totals = emitter.totals;
-        totals.documents = documents_in_pairs(corpus, &groups, &paired);
-        Ok((totals, stats))
+            Ok(())
+        })();
+        Ok(emitted.map(|()| {
+            let mut totals = emitter.totals;
+            totals.documents = documents_in_pairs(corpus, &groups, &paired);
+            (totals, stats)
+        }))
     }
 }
 
 /// Documents in at least one pair: the members of a group of copies, and every document
 /// whose representative is paired.
 fn documents_in_pairs(corpus: &Corpus, groups: &Groups, paired: &[bool]) -> u64 {
-    (0..corpus.len() as u32)
+    doc_ids(corpus.len())
         .filter(|&d| corpus.has_shingles(d))
         .filter(|&d| {
             let r = corpus.representative(d);

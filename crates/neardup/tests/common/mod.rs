@@ -1,22 +1,8 @@
 //! Helpers shared by the integration tests: a seeded generator and planted corpora.
 #![allow(dead_code)] // each test binary uses its own part of the helpers
 
-/// SplitMix64: a tiny deterministic generator, so tests need no rand crate.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-}
+/// The library's own seeded generator, so tests need no rand crate.
+pub use neardup::SplitMix64 as Rng;
 
 /// Two sets with exactly `shared` common elements and `own` elements each of their own:
 /// Jaccard = shared / (shared + 2·own). Elements are fresh random 64-bit values.
