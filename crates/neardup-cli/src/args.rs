@@ -2,13 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use neardup::{KeepPolicy, Normalization, ShingleKind, SketchKind, Verification};
-
-// Old names that `plan_cmd.rs` still imports. TODO: drop them once it names the core's
-// `Verification` and `KeepPolicy` itself.
-pub use neardup::{KeepPolicy as KeepArg, Verification as VerifyArg};
 
 /// Find near-duplicate documents: shingling, MinHash, LSH, exact verification.
 #[derive(Parser, Debug)]
@@ -335,7 +330,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Verification::Exact)]
     pub verify: Verification,
     /// clusters, dedup: which document a cluster keeps [default: first].
-    #[arg(long, value_parser = keep_policy(), conflicts_with = "keep_by")]
+    #[arg(long, value_enum, conflicts_with = "keep_by")]
     pub keep: Option<KeepPolicy>,
     /// clusters, dedup: keep the document with the smallest (`:asc`, the default) or
     /// largest (`:desc`) value of this JSONL field or CSV/TSV column, e.g.
@@ -426,48 +421,9 @@ pub enum FormatArg {
     Dir,
 }
 
-/// The values of `--keep`: the core's `KeepPolicy` by its names, with their help. Unlike
-/// the core's other option enums it has no `clap` derive yet.
-// TODO: derive `clap::ValueEnum` on `KeepPolicy` like `Verification`, then drop this.
-const KEEP_POLICIES: [(&str, &str); 4] = [
-    ("first", "The first in input order"),
-    (
-        "last",
-        "The last in input order (e.g. the latest re-post in a log)",
-    ),
-    ("longest", "The longest text (ties: the first)"),
-    ("shortest", "The shortest text (ties: the first)"),
-];
-
-/// Parses `--keep` with the core's `FromStr`, offering [`KEEP_POLICIES`].
-fn keep_policy() -> impl TypedValueParser<Value = KeepPolicy> {
-    PossibleValuesParser::new(KEEP_POLICIES.map(|(name, help)| PossibleValue::new(name).help(help)))
-        .try_map(|name| name.parse::<KeepPolicy>())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keep_values_are_the_core_names() {
-        let parsed: Vec<KeepPolicy> = KEEP_POLICIES
-            .iter()
-            .map(|(name, _)| name.parse().unwrap())
-            .collect();
-        assert_eq!(
-            parsed,
-            [
-                KeepPolicy::First,
-                KeepPolicy::Last,
-                KeepPolicy::Longest,
-                KeepPolicy::Shortest
-            ]
-        );
-        for (policy, (name, _)) in parsed.iter().zip(KEEP_POLICIES) {
-            assert_eq!(policy.to_string(), name);
-        }
-    }
 
     #[test]
     fn core_values_parse_under_their_names() {

@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use anyhow::Result;
-use neardup::{Pipeline, Quiet, SplitMix64, Stage};
+use neardup::{KeepPolicy, Pipeline, Quiet, SplitMix64, Stage, Verification};
 
-use crate::args::{KeepArg, PlanArgs, VerifyArg};
+use crate::args::PlanArgs;
 use crate::input::read_options;
 use neardup::plan::{alternatives, estimate, Plan, SampleStats, Throughput};
 
@@ -16,7 +16,7 @@ use crate::run::config;
 use crate::summary;
 
 pub fn run(args: &PlanArgs) -> Result<String> {
-    let config = config(&args.matching, VerifyArg::Exact, KeepArg::First)?;
+    let config = config(&args.matching, Verification::Exact, KeepPolicy::First)?;
     let t = config.threshold();
     let k = config.num_perm();
     let chosen = Plan::from(config.plan());

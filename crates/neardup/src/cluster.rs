@@ -7,54 +7,54 @@
 //! itself and heads a cluster of its own. Every removed document is thus similar to the
 //! very document it is reported a duplicate of.
 
-use std::fmt;
-use std::str::FromStr;
-
 use rayon::prelude::*;
 
+use crate::error::{by_name, Error};
 use crate::slot::{check_documents, doc_id, doc_ids, Slot};
 
 /// Which document of a cluster is kept.
+///
+/// Printed and parsed by its [name](KeepPolicy::name); with the `clap` feature it is a
+/// `clap::ValueEnum` under the same names, its variants' first paragraphs as their help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum KeepPolicy {
-    /// The one that comes first in the input (default).
+    /// The first in input order (the default).
     #[default]
+    #[cfg_attr(feature = "clap", value(name = "first"))]
     First,
-    /// The one that comes last in the input (e.g. the latest re-post of a listing).
+    /// The last in input order (e.g. the latest re-post of a listing).
+    #[cfg_attr(feature = "clap", value(name = "last"))]
     Last,
     /// The longest text (ties: the first).
+    #[cfg_attr(feature = "clap", value(name = "longest"))]
     Longest,
     /// The shortest text (ties: the first).
+    #[cfg_attr(feature = "clap", value(name = "shortest"))]
     Shortest,
 }
 
-impl FromStr for KeepPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "first" => Ok(KeepPolicy::First),
-            "last" => Ok(KeepPolicy::Last),
-            "longest" => Ok(KeepPolicy::Longest),
-            "shortest" => Ok(KeepPolicy::Shortest),
-            _ => Err(format!(
-                "unknown keep policy {s:?}: expected first, last, longest or shortest"
-            )),
-        }
-    }
-}
+by_name!(KeepPolicy, Error::InvalidKeepPolicy);
 
-impl fmt::Display for KeepPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl KeepPolicy {
+    /// Every policy, the default first.
+    pub const ALL: [KeepPolicy; 4] = [
+        KeepPolicy::First,
+        KeepPolicy::Last,
+        KeepPolicy::Longest,
+        KeepPolicy::Shortest,
+    ];
+
+    /// The policy's name: `first`, `last`, `longest`, `shortest`.
+    pub fn name(self) -> &'static str {
+        match self {
             KeepPolicy::First => "first",
             KeepPolicy::Last => "last",
             KeepPolicy::Longest => "longest",
             KeepPolicy::Shortest => "shortest",
-        })
+        }
     }
-}
 
-impl KeepPolicy {
     /// Sort key: smaller is kept first. `len` is the document's length.
     pub fn rank(self, doc: u32, len: usize) -> (i128, u32) {
         match self {
@@ -466,6 +466,15 @@ impl Clusters {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keep_policies_print_and_parse_by_name() {
+        crate::error::assert_named(&KeepPolicy::ALL);
+        assert_eq!(
+            "biggest".parse::<KeepPolicy>(),
+            Err(Error::InvalidKeepPolicy("biggest".into()))
+        );
+    }
 
     fn sim() -> Option<Similarity> {
         Some(Similarity {

@@ -25,6 +25,10 @@ pub enum Error {
     /// or `none`).
     #[error("invalid verification {0:?}: expected exact, estimate, triage or none")]
     InvalidVerification(String),
+    /// A keep policy could not be parsed (expected `first`, `last`, `longest` or
+    /// `shortest`).
+    #[error("invalid keep policy {0:?}: expected first, last, longest or shortest")]
+    InvalidKeepPolicy(String),
     /// A sketch kind could not be parsed (expected `oph` or `classic`).
     #[error("invalid sketch {0:?}: expected oph or classic")]
     InvalidSketch(String),

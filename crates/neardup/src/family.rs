@@ -25,7 +25,7 @@ pub enum SketchKind {
     /// One-permutation hashing with optimal densification; classic for small documents
     /// (the default).
     ///
-    /// Documents under [`SMALL_DOCUMENT`] shingles get the classic sketch, whose band
+    /// Documents under 64 shingles get the classic sketch, whose band
     /// collisions follow the S-curve there; the module explains the overlap.
     #[default]
     #[cfg_attr(feature = "clap", value(name = "oph"))]

@@ -13,7 +13,7 @@
 use crate::error::{Error, Result};
 
 /// The most documents the library takes: indices `0..MAX_DOCUMENTS` fit a `u32` and never
-/// reach `u32::MAX`, which [`Slot`] reserves.
+/// reach `u32::MAX`, which the library reserves to mean "none".
 pub const MAX_DOCUMENTS: usize = u32::MAX as usize;
 
 /// `Ok` if `documents` is within [`MAX_DOCUMENTS`].
