@@ -877,12 +877,12 @@ mod tests {
         })
         .unwrap();
         let config = neardup::Config::builder().build().unwrap();
-        let prepared = neardup::Pipeline::new(config)
+        let shingled = neardup::Pipeline::new(config)
             .unwrap()
             .shingle(&texts)
             .unwrap();
         let by_pipeline: Vec<_> = (0..docs.len() as u32)
-            .map(|d| skipped_by_pipeline(prepared.corpus(), d))
+            .map(|d| skipped_by_pipeline(shingled.corpus(), d))
             .collect();
         let empty = Some(SkipReason::Empty);
         assert_eq!(by_pipeline, [None, empty.clone(), empty, None]);
@@ -898,9 +898,9 @@ mod tests {
             removed: 1,
             skipped: 4,
         };
-        assert_eq!(docs.accounts(1, prepared.stats().empty), accounts);
+        assert_eq!(docs.accounts(1, shingled.stats().empty), accounts);
         let mut list = Vec::new();
-        docs.write_skipped(prepared.corpus(), &mut list).unwrap();
+        docs.write_skipped(shingled.corpus(), &mut list).unwrap();
         let lines: Vec<(u64, String)> = String::from_utf8(list)
             .unwrap()
             .lines()

@@ -63,9 +63,9 @@ pub fn run(args: &PlanArgs) -> Result<String> {
     let read_secs = read_start.elapsed().as_secs_f64();
 
     let pipeline = Pipeline::new(config.clone())?;
-    let prepared = pipeline.sketch_texts(&sample)?;
-    let (_, stats) = pipeline.pairs(&prepared, &mut Quiet);
-    let (exact, _) = pipeline.exact_pairs(&prepared, &mut Quiet)?;
+    let sketched = pipeline.sketch_texts(&sample)?;
+    let (_, stats) = pipeline.pairs(&sketched, &mut Quiet);
+    let (exact, _) = pipeline.exact_pairs(&sketched, &mut Quiet)?;
     let secs = |stage: Stage| {
         stats
             .timings
@@ -77,7 +77,7 @@ pub fn run(args: &PlanArgs) -> Result<String> {
     };
     // The sample holds at most 10⁶ documents (`--sample`): indices fit a u32.
     let set_sizes: Vec<u64> = (0..sample.len() as u32)
-        .map(|d| prepared.corpus().set(d).len() as u64)
+        .map(|d| sketched.corpus().set(d).len() as u64)
         .collect();
     let sample_bytes: u64 = sample.iter().map(|s| s.len() as u64).sum();
     let shingles: u64 = set_sizes.iter().sum();
@@ -87,7 +87,7 @@ pub fn run(args: &PlanArgs) -> Result<String> {
         set_sizes,
         text_bytes: sample_bytes,
         raw_bytes: 0,
-        collisions: stats.candidates + identical_pairs(prepared.corpus()),
+        collisions: stats.candidates + identical_pairs(sketched.corpus()),
         similar_pairs: exact.iter().filter_map(|p| p.similarity.jaccard).collect(),
     };
     let throughput = Throughput {
@@ -95,7 +95,7 @@ pub fn run(args: &PlanArgs) -> Result<String> {
         shingle_bytes: sample_bytes as f64 / secs(Stage::Shingle),
         sketch_hashes: (shingles * k as u64) as f64 / secs(Stage::Sketch),
         group_records: (sample.len() * config.plan().bands()) as f64 / secs(Stage::Group),
-        verify_shingles: verify_rate(prepared.corpus()),
+        verify_shingles: verify_rate(sketched.corpus()),
     };
     // plan assumes exact verification: no signatures are kept.
     let estimate = estimate(&stats_sample, chosen, k, false, t, &throughput);
@@ -118,8 +118,8 @@ pub fn run(args: &PlanArgs) -> Result<String> {
         };
         let _ = writeln!(out, "memory fit  {verdict}");
     }
-    let non_empty = prepared.stats().documents - prepared.stats().empty;
-    let short = prepared.stats().short_documents;
+    let non_empty = sketched.stats().documents - sketched.stats().empty;
+    let short = sketched.stats().short_documents;
     if let Some(w) = summary::short_documents_warning(config.shingler().kind(), short, non_empty) {
         let _ = writeln!(out, "\nwarning   {w} (in the sample)");
     }

@@ -172,7 +172,7 @@ impl Shingler {
     }
 
     /// The text as it is shingled: normalized, or as given.
-    pub fn prepare<'a>(&self, text: &'a str) -> Cow<'a, str> {
+    pub fn normalized<'a>(&self, text: &'a str) -> Cow<'a, str> {
         self.normalization.apply(text)
     }
 
@@ -199,7 +199,7 @@ impl Shingler {
         } else {
             text
         };
-        let text = self.prepare(text);
+        let text = self.normalized(text);
         let short = match self.kind {
             ShingleKind::Char(k) => char_shingles(&text, k, out),
             ShingleKind::Word(k) => word_shingles(&text, k, out),

@@ -131,16 +131,16 @@ impl Case {
     fn run(&self, engine: Engine) -> Answer {
         let pipeline = Pipeline::new(self.config(engine)).expect("pipeline");
         let ((pairs, _), (clusters, _)) = if engine == Engine::Exact {
-            let prepared = pipeline.shingle(&self.docs).unwrap();
+            let corpus = pipeline.shingle(&self.docs).unwrap();
             (
-                pipeline.exact_pairs(&prepared, &mut Quiet).unwrap(),
-                pipeline.exact_clusters(&prepared, &mut Quiet).unwrap(),
+                pipeline.exact_pairs(&corpus, &mut Quiet).unwrap(),
+                pipeline.exact_clusters(&corpus, &mut Quiet).unwrap(),
             )
         } else {
-            let prepared = pipeline.sketch_texts(&self.docs).unwrap();
+            let corpus = pipeline.sketch_texts(&self.docs).unwrap();
             (
-                pipeline.pairs(&prepared, &mut Quiet),
-                pipeline.clusters(&prepared, &mut Quiet),
+                pipeline.pairs(&corpus, &mut Quiet),
+                pipeline.clusters(&corpus, &mut Quiet),
             )
         };
         Answer { pairs, clusters }

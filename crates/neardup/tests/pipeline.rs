@@ -96,9 +96,9 @@ fn verified_pairs_are_true_pairs_and_recall_is_high() {
     let texts = near_duplicate_corpus(1, 600);
     for &t in &[0.6, 0.8, 0.9] {
         let p = pipeline(t, Verification::Exact);
-        let prepared = p.sketch_texts(&texts).unwrap();
-        let (lsh, stats) = p.pairs(&prepared, &mut Quiet);
-        let (exact, _) = p.exact_pairs(&prepared, &mut Quiet).unwrap();
+        let corpus = p.sketch_texts(&texts).unwrap();
+        let (lsh, stats) = p.pairs(&corpus, &mut Quiet);
+        let (exact, _) = p.exact_pairs(&corpus, &mut Quiet).unwrap();
         assert!(
             exact.len() > 200,
             "corpus too sparse at t={t}: {}",
@@ -138,8 +138,8 @@ fn verified_pairs_are_true_pairs_and_recall_is_high() {
 fn estimate_and_none_modes() {
     let texts = near_duplicate_corpus(2, 300);
     let est = pipeline(0.8, Verification::Estimate);
-    let prepared = est.sketch_texts(&texts).unwrap();
-    let (pairs, _) = est.pairs(&prepared, &mut Quiet);
+    let corpus = est.sketch_texts(&texts).unwrap();
+    let (pairs, _) = est.pairs(&corpus, &mut Quiet);
     assert!(!pairs.is_empty());
     assert!(pairs
         .iter()
@@ -161,11 +161,11 @@ fn results_do_not_depend_on_the_thread_count() {
     let run = |threads| {
         in_pool(threads, || {
             let p = pipeline(0.7, Verification::Exact);
-            let prepared = p.sketch_texts(&texts).unwrap();
-            let (pairs, _) = p.pairs(&prepared, &mut Quiet);
-            let (clusters, _) = p.clusters(&prepared, &mut Quiet);
-            let (exact, _) = p.exact_pairs(&prepared, &mut Quiet).unwrap();
-            let (exact_clusters, _) = p.exact_clusters(&prepared, &mut Quiet).unwrap();
+            let corpus = p.sketch_texts(&texts).unwrap();
+            let (pairs, _) = p.pairs(&corpus, &mut Quiet);
+            let (clusters, _) = p.clusters(&corpus, &mut Quiet);
+            let (exact, _) = p.exact_pairs(&corpus, &mut Quiet).unwrap();
+            let (exact_clusters, _) = p.exact_clusters(&corpus, &mut Quiet).unwrap();
             (pairs, clusters, exact, exact_clusters)
         })
     };
@@ -197,11 +197,11 @@ fn check_clusters(texts: &[String], clusters: &[Cluster], t: f64) {
 fn clusters_hold_only_verified_duplicates() {
     let texts = near_duplicate_corpus(4, 500);
     let p = pipeline(0.7, Verification::Exact);
-    let prepared = p.sketch_texts(&texts).unwrap();
-    let (clusters, _) = p.clusters(&prepared, &mut Quiet);
+    let corpus = p.sketch_texts(&texts).unwrap();
+    let (clusters, _) = p.clusters(&corpus, &mut Quiet);
     assert!(clusters.len() > 50);
     check_clusters(&texts, &clusters, 0.7);
-    let (exact, _) = p.exact_clusters(&prepared, &mut Quiet).unwrap();
+    let (exact, _) = p.exact_clusters(&corpus, &mut Quiet).unwrap();
     check_clusters(&texts, &exact, 0.7);
     // Longest is kept: no duplicate is longer than its kept document.
     for c in &clusters {
@@ -219,11 +219,11 @@ proptest! {
     #[test]
     fn accounting_adds_up(texts in proptest::collection::vec("[ab ]{0,12}", 0..40), t in 0.3f64..1.0) {
         let p = pipeline(t, Verification::Exact);
-        let prepared = p.sketch_texts(&texts).unwrap();
-        let (clusters, stats) = p.clusters(&prepared, &mut Quiet);
+        let corpus = p.sketch_texts(&texts).unwrap();
+        let (clusters, stats) = p.clusters(&corpus, &mut Quiet);
         let removed: usize = clusters.iter().map(|c| c.duplicates.len()).sum();
         let in_clusters_kept = clusters.len();
-        let skipped = (0..texts.len() as u32).filter(|&d| !prepared.corpus().has_shingles(d)).count();
+        let skipped = (0..texts.len() as u32).filter(|&d| !corpus.corpus().has_shingles(d)).count();
         prop_assert_eq!(stats.documents as usize, texts.len());
         prop_assert_eq!(stats.empty as usize, skipped);
         prop_assert_eq!(skipped, texts.iter().filter(|t| t.trim().is_empty()).count());
@@ -234,7 +234,7 @@ proptest! {
         }
         prop_assert!(status.iter().all(|&s| s <= 1), "a document in two clusters");
         for (d, &s) in status.iter().enumerate() {
-            if !prepared.corpus().has_shingles(d as u32) {
+            if !corpus.corpus().has_shingles(d as u32) {
                 prop_assert_eq!(s, 0, "a skipped document in a cluster");
             }
         }
@@ -260,7 +260,7 @@ fn banded(t: f64, bands: usize, rows: usize, beyond: bool) -> Pipeline {
 /// Pairs found by LSH alone and by looking beyond the buckets too, under a `bands × rows`
 /// plan, with the exact join's; checks that LSH alone ⊆ beyond ⊆ exact and that every
 /// reported pair is verified. Returns (alone, beyond, exact, beyond's stats, pipeline with
-/// beyond on, prepared corpus).
+/// beyond on, corpus corpus).
 fn alone_and_beyond(
     texts: &[String],
     t: f64,
@@ -269,19 +269,19 @@ fn alone_and_beyond(
 ) -> (Vec<Pair>, Vec<Pair>, Vec<Pair>, Stats, Pipeline, Sketched) {
     let off = banded(t, bands, rows, false);
     let on = banded(t, bands, rows, true);
-    let prepared = on.sketch_texts(texts).unwrap();
-    let (alone, off_stats) = off.pairs(&prepared, &mut Quiet);
+    let corpus = on.sketch_texts(texts).unwrap();
+    let (alone, off_stats) = off.pairs(&corpus, &mut Quiet);
     assert_eq!(
         off_stats.neighbour_candidates + off_stats.large_group_candidates,
         0
     );
-    let (beyond, stats) = on.pairs(&prepared, &mut Quiet);
-    let (exact, _) = on.exact_pairs(&prepared, &mut Quiet).unwrap();
+    let (beyond, stats) = on.pairs(&corpus, &mut Quiet);
+    let (exact, _) = on.exact_pairs(&corpus, &mut Quiet).unwrap();
     let (alone_k, beyond_k, exact_k) = (keys(&alone), keys(&beyond), keys(&exact));
     assert!(alone_k.iter().all(|k| beyond_k.binary_search(k).is_ok()));
     assert!(beyond_k.iter().all(|k| exact_k.binary_search(k).is_ok()));
     assert!(beyond.iter().all(|p| p.similarity.jaccard.unwrap() >= t));
-    (alone, beyond, exact, stats, on, prepared)
+    (alone, beyond, exact, stats, on, corpus)
 }
 
 #[test]
@@ -295,7 +295,7 @@ fn pairs_with_a_large_group_of_copies_are_all_found() {
     texts.extend(std::iter::repeat_n(copy.to_string(), 40));
     texts.push(near.to_string());
     let near_doc = texts.len() as u32 - 1;
-    let (_, beyond, exact, stats, on, prepared) = alone_and_beyond(&texts, 0.8, 1, 32);
+    let (_, beyond, exact, stats, on, corpus) = alone_and_beyond(&texts, 0.8, 1, 32);
     let with_group = |pairs: &[Pair]| {
         pairs
             .iter()
@@ -310,7 +310,7 @@ fn pairs_with_a_large_group_of_copies_are_all_found() {
     assert_eq!(with_group(&beyond), 40);
     assert!(stats.large_group_verified >= 1);
     // Clusters: the near-copy is removed as a duplicate of the group's kept document.
-    let (clusters, _) = on.clusters(&prepared, &mut Quiet);
+    let (clusters, _) = on.clusters(&corpus, &mut Quiet);
     let group = clusters.iter().find(|c| c.kept == first).unwrap();
     assert!(group.duplicates.iter().any(|d| d.doc == near_doc));
 }
@@ -352,9 +352,9 @@ fn unspaced_scripts_and_unicode_variants_are_found_with_word_shingles() {
             .build()
             .unwrap();
         let pipeline = Pipeline::new(config).unwrap();
-        let prepared = pipeline.sketch_texts(&texts).unwrap();
-        assert_eq!(prepared.stats().short_documents, 0, "{kind}");
-        let (pairs, _) = pipeline.pairs(&prepared, &mut Quiet);
+        let corpus = pipeline.sketch_texts(&texts).unwrap();
+        assert_eq!(corpus.stats().short_documents, 0, "{kind}");
+        let (pairs, _) = pipeline.pairs(&corpus, &mut Quiet);
         assert_eq!(
             keys(&pairs),
             vec![(0, 1), (2, 3), (4, 5), (6, 7)],
@@ -371,9 +371,9 @@ fn documents_shorter_than_k_are_counted() {
         .unwrap();
     let pipeline = Pipeline::new(config).unwrap();
     let texts = ["one two", "", "three whole words", "北京", "a b c d", "!!"];
-    let prepared = pipeline.sketch_texts(&texts).unwrap();
-    assert_eq!(prepared.stats().short_documents, 2);
-    assert_eq!(prepared.stats().empty, 2);
+    let corpus = pipeline.sketch_texts(&texts).unwrap();
+    assert_eq!(corpus.stats().short_documents, 2);
+    assert_eq!(corpus.stats().empty, 2);
 }
 
 // ---- parameters at their edges (issue 10) ----
@@ -442,9 +442,9 @@ fn at_the_minimum_threshold_lsh_and_the_exact_join_agree_with_brute_force() {
     let t = neardup::MIN_THRESHOLD;
     let texts = near_duplicate_corpus(7, 60);
     let p = pipeline(t, Verification::Exact);
-    let prepared = p.sketch_texts(&texts).unwrap();
-    let corpus = prepared.corpus();
-    let sets: Vec<&[u64]> = (0..corpus.len() as u32).map(|d| corpus.set(d)).collect();
+    let corpus = p.sketch_texts(&texts).unwrap();
+    let c = corpus.corpus();
+    let sets: Vec<&[u64]> = (0..c.len() as u32).map(|d| c.set(d)).collect();
     let mut brute = Vec::new();
     for a in 0..sets.len() {
         for b in a + 1..sets.len() {
@@ -455,13 +455,13 @@ fn at_the_minimum_threshold_lsh_and_the_exact_join_agree_with_brute_force() {
         }
     }
     assert!(brute.len() > 1000, "too few pairs: {}", brute.len());
-    let (exact, _) = p.exact_pairs(&prepared, &mut Quiet).unwrap();
+    let (exact, _) = p.exact_pairs(&corpus, &mut Quiet).unwrap();
     let exact: Vec<(u32, u32, f64)> = exact
         .iter()
         .map(|p| (p.a, p.b, p.similarity.jaccard.unwrap()))
         .collect();
     assert_eq!(exact, brute);
-    let (lsh, _) = p.pairs(&prepared, &mut Quiet);
+    let (lsh, _) = p.pairs(&corpus, &mut Quiet);
     for pair in &lsh {
         let j = pair.similarity.jaccard.unwrap();
         let i = brute
@@ -537,8 +537,8 @@ fn streamed_pairs_are_the_pair_sets_each_once_whatever_the_threads() {
     for (seed, t, bands, rows) in [(11, 0.7, 4, 8), (12, 0.5, 8, 4), (13, 0.8, 1, 32)] {
         let texts = corpus_with_copies(seed);
         let pipeline = banded(t, bands, rows, true);
-        let prepared = pipeline.sketch_texts(&texts).unwrap();
-        let lsh = Streamed::Lsh(&prepared);
+        let corpus = pipeline.sketch_texts(&texts).unwrap();
+        let lsh = Streamed::Lsh(&corpus);
         let (one, totals, stats, recorded) = in_pool(1, || streamed(&pipeline, lsh));
         let (two, totals2, stats2, _) = in_pool(2, || streamed(&pipeline, lsh));
         assert_eq!(
@@ -548,7 +548,7 @@ fn streamed_pairs_are_the_pair_sets_each_once_whatever_the_threads() {
         assert_eq!(totals, totals2);
         assert_eq!(without_timings(stats.clone()), without_timings(stats2));
         // The same pairs as the non-streaming path, each exactly once.
-        let (held, held_stats) = pipeline.pairs(&prepared, &mut Quiet);
+        let (held, held_stats) = pipeline.pairs(&corpus, &mut Quiet);
         let mut sorted = one.clone();
         sorted.sort_by_key(|p| (p.a, p.b));
         assert!(sorted
@@ -566,18 +566,16 @@ fn streamed_pairs_are_the_pair_sets_each_once_whatever_the_threads() {
         );
         let identical = held
             .iter()
-            .filter(|p| {
-                prepared.corpus().representative(p.a) == prepared.corpus().representative(p.b)
-            })
+            .filter(|p| corpus.corpus().representative(p.a) == corpus.corpus().representative(p.b))
             .count() as u64;
         assert!(identical > 40 * 39 / 2);
         assert_eq!(totals.identical, identical);
         // The copies come first, then the pairs of distinct sets.
-        assert!(one[..identical as usize].iter().all(
-            |p| prepared.corpus().representative(p.a) == prepared.corpus().representative(p.b)
-        ));
+        assert!(one[..identical as usize]
+            .iter()
+            .all(|p| corpus.corpus().representative(p.a) == corpus.corpus().representative(p.b)));
         // Every pair is a true pair (⊆ the exact join's).
-        let (exact, _) = pipeline.exact_pairs(&prepared, &mut Quiet).unwrap();
+        let (exact, _) = pipeline.exact_pairs(&corpus, &mut Quiet).unwrap();
         let exact = keys(&exact);
         assert!(keys(&one).iter().all(|k| exact.binary_search(k).is_ok()));
         assert!(stats.verified > 0 && stats.candidates >= stats.verified);
@@ -599,12 +597,12 @@ fn streamed_pairs_are_the_pair_sets_each_once_whatever_the_threads() {
 fn the_exact_join_streams_the_same_pairs() {
     let texts = corpus_with_copies(21);
     let pipeline = banded(0.7, 4, 8, true);
-    let prepared = pipeline.shingle(&texts).unwrap();
-    let exact = Streamed::Exact(&prepared);
+    let corpus = pipeline.shingle(&texts).unwrap();
+    let exact = Streamed::Exact(&corpus);
     let (one, totals, stats, _) = in_pool(1, || streamed(&pipeline, exact));
     let (two, ..) = in_pool(2, || streamed(&pipeline, exact));
     assert_eq!(one, two);
-    let (held, held_stats) = pipeline.exact_pairs(&prepared, &mut Quiet).unwrap();
+    let (held, held_stats) = pipeline.exact_pairs(&corpus, &mut Quiet).unwrap();
     let mut sorted = one.clone();
     sorted.sort_by_key(|p| (p.a, p.b));
     assert_eq!(sorted, held);
@@ -616,7 +614,7 @@ fn the_exact_join_streams_the_same_pairs() {
 fn an_error_from_the_consumer_stops_the_walk() {
     let texts = corpus_with_copies(31);
     let pipeline = banded(0.7, 4, 8, true);
-    let prepared = pipeline.sketch_texts(&texts).unwrap();
+    let corpus = pipeline.sketch_texts(&texts).unwrap();
     for exact in [false, true] {
         let mut chunks = 0;
         let count = |_: &[Pair]| {
@@ -625,12 +623,12 @@ fn an_error_from_the_consumer_stops_the_walk() {
         };
         if exact {
             pipeline
-                .exact_for_each_pair_chunk(&prepared, &mut Quiet, count)
+                .exact_for_each_pair_chunk(&corpus, &mut Quiet, count)
                 .unwrap()
                 .unwrap();
         } else {
             pipeline
-                .for_each_pair_chunk(&prepared, &mut Quiet, count)
+                .for_each_pair_chunk(&corpus, &mut Quiet, count)
                 .unwrap();
         }
         assert!(chunks >= 2, "{chunks} chunks: the test needs more than one");
@@ -641,10 +639,10 @@ fn an_error_from_the_consumer_stops_the_walk() {
         };
         let out = if exact {
             pipeline
-                .exact_for_each_pair_chunk(&prepared, &mut Quiet, sink)
+                .exact_for_each_pair_chunk(&corpus, &mut Quiet, sink)
                 .unwrap()
         } else {
-            pipeline.for_each_pair_chunk(&prepared, &mut Quiet, sink)
+            pipeline.for_each_pair_chunk(&corpus, &mut Quiet, sink)
         };
         assert_eq!(out.err(), Some("disk full"));
         assert_eq!(calls, 1, "no chunk after the error");

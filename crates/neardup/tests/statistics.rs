@@ -78,8 +78,8 @@ fn lsh_candidate_rate_follows_the_s_curve() {
             .build()
             .unwrap();
         let pipeline = Pipeline::new(config).unwrap();
-        let prepared = pipeline.sketch_texts(&texts).unwrap();
-        let (pairs, _) = pipeline.pairs(&prepared, &mut Quiet);
+        let corpus = pipeline.sketch_texts(&texts).unwrap();
+        let (pairs, _) = pipeline.pairs(&corpus, &mut Quiet);
         let mut found = vec![0usize; levels.len()];
         for p in &pairs {
             // Planted partners are (2i, 2i+1); cross-pair collisions are not counted.
