@@ -107,16 +107,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         );
         let mut sample = report_run::PairSample::default();
         sample.add(&lsh);
-        let totals = neardup::PairTotals {
-            pairs: lsh_set.len(),
-            documents: lsh_set.documents(),
-            identical: lsh_set
-                .identical_groups()
-                .iter()
-                .map(|g| (g.len() * (g.len() - 1) / 2) as u64)
-                .sum(),
-        };
-        report_run::add_pairs(&mut data, &totals, Some(&sample), &docs);
+        report_run::add_pairs(&mut data, &lsh_set.totals(), Some(&sample), &docs);
         data.counts.push(neardup_report::Count::new(
             "exact pairs",
             exact.len() as u64,

@@ -55,6 +55,17 @@ pub enum Error {
     /// Only one of `bands` and `rows` was given.
     #[error("bands and rows go together: give both or neither")]
     IncompleteBands,
+    /// A pair handed to [`PairSet::from_pairs`](crate::PairSet::from_pairs) names no two
+    /// distinct documents of the corpus that take part in matching.
+    #[error("pair ({a}, {b}) is not two distinct documents with shingles among {documents}")]
+    InvalidPair {
+        /// One document of the pair.
+        a: u32,
+        /// The other.
+        b: u32,
+        /// Documents in the corpus.
+        documents: usize,
+    },
     /// Keep ranks must be given for every document.
     #[error("{ranks} keep ranks for {documents} documents: give one per document")]
     KeepRanks {

@@ -11,6 +11,8 @@ use rayon::prelude::*;
 
 use crate::cluster::Similarity;
 use crate::corpus::Corpus;
+use crate::error::Error;
+use crate::pipeline::PairTotals;
 use crate::slot::{doc_id, doc_ids, Slot};
 
 /// A reported pair of documents `a < b`.
@@ -75,6 +77,12 @@ impl Groups {
         }
     }
 
+    /// Pairs inside the groups: C(n, 2) summed over groups of n identical documents.
+    fn inner_pairs(&self) -> u64 {
+        let pairs = |g: &Vec<u32>| g.len() as u64 * (g.len() as u64 - 1) / 2;
+        self.groups.iter().map(pairs).sum()
+    }
+
     /// Every group of two or more, representative first, in order of representatives.
     pub(crate) fn all(&self) -> &[Vec<u32>] {
         &self.groups
@@ -115,12 +123,8 @@ impl PairSet {
             .collect();
         let (start, neighbours) = adjacency(n, rep_pairs.iter().map(|p| (p.a, p.b, p.similarity)));
         let size = |r: u32| groups.members(&r).len() as u64;
-        let len = rep_pairs.iter().map(|p| size(p.a) * size(p.b)).sum::<u64>()
-            + groups
-                .groups
-                .iter()
-                .map(|g| g.len() as u64 * (g.len() as u64 - 1) / 2)
-                .sum::<u64>();
+        let len =
+            rep_pairs.iter().map(|p| size(p.a) * size(p.b)).sum::<u64>() + groups.inner_pairs();
         PairSet {
             groups,
             rep,
@@ -129,6 +133,67 @@ impl PairSet {
             rep_pairs,
             identical,
             len,
+        }
+    }
+
+    /// The pair set of a corpus from verified pairs of its documents, e.g. pairs found
+    /// elsewhere (another process, a cluster job) for a corpus shingled here.
+    ///
+    /// A pair stands for its documents' groups of identical copies: it is taken as the pair
+    /// of their representatives, and so pairs every copy of one with every copy of the
+    /// other; the documents of a group are paired with each other at `identical` whether or
+    /// not a pair names them. Pairs may come in any order and either way round; of several
+    /// pairs between the same two groups the first is kept. A pair that names a document
+    /// out of range, a document with no shingles, or one document twice is refused
+    /// ([`Error::InvalidPair`]).
+    ///
+    /// ```
+    /// use neardup::{Config, Pair, PairSet, Pipeline, Quiet, Similarity};
+    /// let pipeline = Pipeline::new(Config::builder().threshold(0.8).build()?)?;
+    /// let texts = ["a red bicycle for sale", "a red bicycle for sale", "A red bicycle for sale!"];
+    /// let corpus = pipeline.shingle(&texts)?;
+    /// let found = Similarity { jaccard: Some(0.9), estimate: None, truncated: false };
+    /// let identical = Similarity { jaccard: Some(1.0), ..found };
+    /// let set = PairSet::from_pairs(corpus.corpus(), [Pair { a: 2, b: 0, similarity: found }], identical)?;
+    /// let pairs: Vec<(u32, u32)> = set.to_vec().iter().map(|p| (p.a, p.b)).collect();
+    /// assert_eq!(pairs, [(0, 1), (0, 2), (1, 2)]); // the copy 1 is paired too
+    /// # Ok::<(), neardup::Error>(())
+    /// ```
+    pub fn from_pairs(
+        corpus: &Corpus,
+        pairs: impl IntoIterator<Item = Pair>,
+        identical: Similarity,
+    ) -> crate::Result<Self> {
+        let n = corpus.len();
+        let takes_part = |d: u32| (d as usize) < n && corpus.has_shingles(d);
+        let mut reps = Vec::new();
+        for p in pairs {
+            if p.a == p.b || !takes_part(p.a) || !takes_part(p.b) {
+                return Err(Error::InvalidPair {
+                    a: p.a,
+                    b: p.b,
+                    documents: n,
+                });
+            }
+            let (x, y) = (corpus.representative(p.a), corpus.representative(p.b));
+            if x != y {
+                let (a, b) = (x.min(y), x.max(y));
+                reps.push(Pair { a, b, ..p });
+            }
+        }
+        // Stable: of repeats, the first given stays.
+        reps.sort_by_key(|p| (p.a, p.b));
+        reps.dedup_by_key(|p| (p.a, p.b));
+        Ok(PairSet::new(corpus, reps, identical))
+    }
+
+    /// The totals a stream of these pairs reports: pairs, documents in a pair, and pairs
+    /// of identical documents.
+    pub fn totals(&self) -> PairTotals {
+        PairTotals {
+            pairs: self.len,
+            documents: self.documents(),
+            identical: self.groups.inner_pairs(),
         }
     }
 

@@ -763,3 +763,37 @@ fn one_pipeline_serves_several_threads() {
     });
     assert!(answers.iter().all(|a| *a == alone));
 }
+
+// ---- A pair set built from pairs found elsewhere ----
+
+/// A cluster job verifies pairs on its workers and hands them back: `PairSet::from_pairs`
+/// over the same corpus must give back the run's pairs, whatever their order and however
+/// many copies' pairs were sent, and refuse a pair that names no two documents.
+#[test]
+fn a_pair_set_from_found_pairs_is_the_runs() {
+    use neardup::{Error, PairSet};
+    let texts = corpus_with_copies(61);
+    let p = pipeline(0.7, Verification::Exact);
+    let corpus = p.sketch_texts(&texts).unwrap();
+    let (set, _) = p.pair_set(&corpus, &mut Quiet);
+    let pairs = set.to_vec();
+    assert!(set.totals().identical > 0 && pairs.len() > set.distinct().len());
+    // Every pair, reversed, in reverse order: copies' pairs repeat their groups' pair.
+    let sent = pairs.iter().rev().map(|q| Pair {
+        a: q.b,
+        b: q.a,
+        ..*q
+    });
+    let rebuilt = PairSet::from_pairs(corpus.corpus(), sent, set.identical_similarity()).unwrap();
+    assert_eq!(rebuilt.to_vec(), pairs);
+    assert_eq!(rebuilt.totals(), set.totals());
+    let empty = (0..texts.len() as u32)
+        .find(|&d| !corpus.corpus().has_shingles(d))
+        .unwrap();
+    let n = texts.len() as u32;
+    for (a, b) in [(0, 0), (0, n), (0, empty)] {
+        let bad = Pair { a, b, ..pairs[0] };
+        let got = PairSet::from_pairs(corpus.corpus(), [bad], set.identical_similarity());
+        assert!(matches!(got, Err(Error::InvalidPair { .. })), "({a}, {b})");
+    }
+}
