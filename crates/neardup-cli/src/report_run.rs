@@ -116,10 +116,7 @@ fn spread<T: Clone>(sorted: &[T], n: usize) -> Vec<T> {
 }
 
 fn value(p: &Pair) -> f64 {
-    p.similarity
-        .jaccard
-        .or(p.similarity.estimate)
-        .unwrap_or(0.0)
+    p.similarity.value().unwrap_or(0.0)
 }
 
 /// About [`SAMPLE_PAIRS`] pairs spread evenly over the similarity range.

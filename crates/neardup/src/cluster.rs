@@ -121,6 +121,14 @@ pub struct Similarity {
     pub truncated: bool,
 }
 
+impl Similarity {
+    /// The best value known: the exact Jaccard when it was computed, else the estimate;
+    /// `None` for a pair reported with neither (no verification, no signatures).
+    pub fn value(&self) -> Option<f64> {
+        self.jaccard.or(self.estimate)
+    }
+}
+
 /// A document removed as a duplicate of its cluster's kept document.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Duplicate {

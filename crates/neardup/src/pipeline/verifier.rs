@@ -23,8 +23,7 @@ impl Verdict {
     /// The similarity the verdict was made on: the exact Jaccard when it was computed,
     /// else the estimate, else 1 (no verification and no signatures).
     pub fn judged_on(&self) -> f64 {
-        let s = &self.similarity;
-        s.jaccard.or(s.estimate).unwrap_or(1.0)
+        self.similarity.value().unwrap_or(1.0)
     }
 
     /// The similarity, if the pair passed.
