@@ -11,7 +11,8 @@
 //! normalize = "nfkc"          # optional, as `--normalize`
 //! threshold = 0.5
 //! num_perm = 128              # optional
-//! engines = ["exact"]         # optional: only these engines (default: all)
+//! engines = ["exact"]         # optional: only these engines (default: all); names:
+//!                             # lsh-oph, lsh-classic, triage, exact, documents
 //! lsh_may_miss = false        # optional: true if the S-curve allows a miss
 //! docs = ["first text", "second text"]
 //! pairs = [[0, 1]]            # every pair (a < b) with Jaccard ≥ threshold
@@ -24,8 +25,8 @@
 use std::path::{Path, PathBuf};
 
 use neardup::{
-    jaccard, Cluster, Config, KeepPolicy, Normalization, Pair, Pipeline, Quiet, ShingleKind,
-    SketchKind, Verification,
+    cluster, jaccard, Cluster, Config, DocSet, DocSketch, KeepPolicy, Normalization, Pair,
+    Pipeline, Quiet, ShingleKind, Similarity, SketchKind, Verification,
 };
 use serde::Deserialize;
 
@@ -74,13 +75,18 @@ enum Engine {
     Triage,
     /// The exact set-similarity join: no sketch, no misses.
     Exact,
+    /// One document at a time, as an index or a cluster job meets them: copies by
+    /// fingerprint, candidates by a band key shared in their family, verdicts by
+    /// `verify_docs`, clusters by `neardup::cluster` over the verified pairs.
+    Documents,
 }
 
-const ENGINES: [Engine; 4] = [
+const ENGINES: [Engine; 5] = [
     Engine::LshOph,
     Engine::LshClassic,
     Engine::Triage,
     Engine::Exact,
+    Engine::Documents,
 ];
 
 impl Engine {
@@ -90,12 +96,64 @@ impl Engine {
             Engine::LshClassic => "lsh-classic",
             Engine::Triage => "triage",
             Engine::Exact => "exact",
+            Engine::Documents => "documents",
         }
     }
 
     fn is_lsh(self) -> bool {
         self != Engine::Exact
     }
+}
+
+/// The pairs and clusters of a corpus from the per-document building blocks alone.
+fn one_at_a_time(pipeline: &Pipeline, texts: &[String]) -> Answer {
+    let docs: Vec<DocSet> = texts.iter().map(|t| pipeline.shingle_doc(t)).collect();
+    let sketches: Vec<DocSketch> = docs.iter().map(|d| pipeline.sketch_doc(d)).collect();
+    let identical = Similarity {
+        jaccard: Some(1.0),
+        estimate: None,
+        truncated: false,
+    };
+    let similar = |a: usize, b: usize| -> Option<Similarity> {
+        if docs[a].fingerprint().is_some() && docs[a].fingerprint() == docs[b].fingerprint() {
+            return Some(identical);
+        }
+        let sketches = (&sketches[a], &sketches[b]);
+        pipeline
+            .verify_docs(&docs[a], &docs[b], Some(sketches))
+            .passed()
+    };
+    let mut pairs = Vec::new();
+    for a in 0..docs.len() {
+        for b in a + 1..docs.len() {
+            let copies =
+                docs[a].fingerprint().is_some() && docs[a].fingerprint() == docs[b].fingerprint();
+            let collide = sketches[a].shared_family(&sketches[b]).is_some_and(|f| {
+                let (x, y) = (sketches[a].band_keys(f), sketches[b].band_keys(f));
+                x.unwrap().iter().zip(y.unwrap()).any(|(x, y)| x == y)
+            });
+            if copies || collide {
+                if let Some(similarity) = similar(a, b) {
+                    pairs.push(Pair {
+                        a: a as u32,
+                        b: b as u32,
+                        similarity,
+                    });
+                }
+            }
+        }
+    }
+    let links: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
+    let keep = pipeline.config().keep();
+    let clusters = cluster(
+        docs.len(),
+        &links,
+        keep,
+        |d| texts[d as usize].len(),
+        |kept, doc| similar(kept as usize, doc as usize),
+    )
+    .expect("a small corpus");
+    Answer { pairs, clusters }
 }
 
 /// What an engine answered.
@@ -130,6 +188,9 @@ impl Case {
 
     fn run(&self, engine: Engine) -> Answer {
         let pipeline = Pipeline::new(self.config(engine)).expect("pipeline");
+        if engine == Engine::Documents {
+            return one_at_a_time(&pipeline, &self.docs);
+        }
         let ((pairs, _), (clusters, _)) = if engine == Engine::Exact {
             let corpus = pipeline.shingle(&self.docs).unwrap();
             (
