@@ -136,11 +136,7 @@ impl ConfigBuilder {
     /// Normalization at the default level (`true`) or none (`false`); shorthand for
     /// [`ConfigBuilder::normalization`].
     pub fn normalize(self, on: bool) -> Self {
-        self.normalization(if on {
-            Normalization::default()
-        } else {
-            Normalization::None
-        })
+        self.normalization(Normalization::default_or_none(on))
     }
     /// Signature length K (default 128).
     pub fn num_perm(mut self, k: usize) -> Self {

@@ -60,6 +60,16 @@ pub enum Normalization {
 }
 
 impl Normalization {
+    /// The default level if `on`, else [`Normalization::None`]: what an on/off switch
+    /// such as [`ConfigBuilder::normalize`](crate::ConfigBuilder::normalize) means.
+    pub fn default_or_none(on: bool) -> Self {
+        if on {
+            Normalization::default()
+        } else {
+            Normalization::None
+        }
+    }
+
     /// Every level, weakest first.
     pub const ALL: [Normalization; 4] = [
         Normalization::None,

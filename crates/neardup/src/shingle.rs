@@ -154,11 +154,7 @@ impl Shingler {
     /// Normalization at the default level (`true`) or none (`false`); shorthand for
     /// [`Shingler::normalization`].
     pub fn normalize(self, on: bool) -> Self {
-        self.normalization(if on {
-            Normalization::default()
-        } else {
-            Normalization::None
-        })
+        self.normalization(Normalization::default_or_none(on))
     }
 
     /// The kind of shingle.

@@ -61,11 +61,23 @@ pub(super) struct Beyond<'a> {
 }
 
 impl Beyond<'_> {
-    /// True if `a` and `b` are compared in a family and never collided there.
-    fn fresh(&self, a: u32, b: u32) -> bool {
-        self.corpus
-            .shared_family(a, b)
-            .is_some_and(|family| !self.index.collide_in_family(a, b, family))
+    /// Judges the proposed pairs that are compared in a family and never collided there
+    /// (those that collided were candidates already); returns those that pass.
+    fn judge_fresh(
+        &self,
+        proposed: Vec<(u32, u32)>,
+        tally: &mut Tally,
+        observer: &mut dyn Observer,
+    ) -> Vec<Pair> {
+        let fresh: Vec<(u32, u32)> = proposed
+            .into_par_iter()
+            .filter(|&(a, b)| {
+                self.corpus
+                    .shared_family(a, b)
+                    .is_some_and(|family| !self.index.collide_in_family(a, b, family))
+            })
+            .collect();
+        self.verifier.judge_all(&fresh, tally, observer)
     }
 
     /// Verifies the large groups' candidates, then the shared neighbours', handing the
@@ -78,13 +90,7 @@ impl Beyond<'_> {
     ) -> Result<[Tally; 2], E> {
         let mut large_tally = Tally::default();
         let proposed = crate::heavy::pairs_near_large_groups(self.corpus, self.threshold);
-        let proposed: Vec<(u32, u32)> = proposed
-            .into_par_iter()
-            .filter(|&(a, b)| self.fresh(a, b))
-            .collect();
-        let large = self
-            .verifier
-            .judge_all(&proposed, &mut large_tally, observer);
+        let large = self.judge_fresh(proposed, &mut large_tally, observer);
         for p in &large {
             known.note(p);
         }
@@ -123,13 +129,7 @@ impl Beyond<'_> {
             proposed.par_sort_unstable();
             proposed.dedup();
             proposed.retain(|&(a, b)| large.binary_search(&(a, b)).is_err());
-            let proposed: Vec<(u32, u32)> = proposed
-                .into_par_iter()
-                .filter(|&(a, b)| self.fresh(a, b))
-                .collect();
-            let near = self
-                .verifier
-                .judge_all(&proposed, &mut near_tally, observer);
+            let near = self.judge_fresh(proposed, &mut near_tally, observer);
             for p in &near {
                 known.paired[p.a as usize] = true;
                 known.paired[p.b as usize] = true;
