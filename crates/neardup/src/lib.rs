@@ -89,7 +89,7 @@ pub use stages::{ShingleBatches, Shingled, Sketched};
 pub use stats::{Similarities, Stage, Stats, SIMILARITY_BINS};
 pub use verify::{
     estimate, estimate_std_dev, intersection_size, jaccard, jaccard_from_counts, meets_threshold,
-    Verification,
+    triage_margin, Verification,
 };
 
 /// Internals exposed for the crate's own benchmarks only: not part of the API.
