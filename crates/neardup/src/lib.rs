@@ -97,3 +97,8 @@ pub use verify::{
 pub mod bench_internals {
     pub use crate::group::BandIndex;
 }
+
+/// The README's example of the library, run with the doctests so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExample;
