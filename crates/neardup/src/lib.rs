@@ -56,6 +56,7 @@ mod oph;
 mod pairs;
 mod pipeline;
 pub mod plan;
+mod ranks;
 mod rng;
 mod shingle;
 mod sketch;
@@ -79,6 +80,7 @@ pub use observer::{Observer, Quiet};
 pub use oph::OnePermutation;
 pub use pairs::{Pair, PairSet};
 pub use pipeline::{PairTotals, Pipeline, Verdict, STREAM_CHUNK};
+pub use ranks::KeepRanks;
 pub use rng::SplitMix64;
 pub use shingle::{
     ShingleInfo, ShingleKind, Shingler, DEFAULT_MAX_SHINGLES, MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE,
