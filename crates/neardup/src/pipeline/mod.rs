@@ -152,11 +152,36 @@ impl Pipeline {
         let estimate = sketches.and_then(|(x, y)| x.estimate(y));
         // Exact verification keeps no signatures in a corpus: no estimate either.
         let estimate = estimate.filter(|_| self.config.verification() != Verification::Exact);
-        let whole = whole_estimate(
+        self.judge(
             (a.set(), a.whole_signature()),
             (b.set(), b.whole_signature()),
-        );
-        Policy::new(&self.config).judge(|| jaccard(a.set(), b.set()), estimate, whole)
+            estimate,
+        )
+    }
+
+    /// The verdict on two shingle sets, each with its whole-document sketch if it was
+    /// truncated ([`DocSet::whole_signature`]): what [`Pipeline::verify_docs`] gives the
+    /// two documents without their sketches. For callers that keep the sets themselves
+    /// (an index's memory-mapped segments) and would rather not copy them into a
+    /// [`DocSet`].
+    pub fn verify_sets(&self, a: (&[u64], Option<&[u64]>), b: (&[u64], Option<&[u64]>)) -> Verdict {
+        self.judge(a, b, None)
+    }
+
+    fn judge(
+        &self,
+        a: (&[u64], Option<&[u64]>),
+        b: (&[u64], Option<&[u64]>),
+        estimate: Option<f64>,
+    ) -> Verdict {
+        let whole = whole_estimate(a, b);
+        Policy::new(&self.config).judge(|| jaccard(a.0, b.0), estimate, whole)
+    }
+
+    /// The number of sketch families: a document's [`DocSketch::families`] are numbered
+    /// below it.
+    pub fn families(&self) -> usize {
+        self.families.len()
     }
 
     /// All similar pairs found by LSH, sorted by `(a, b)`.

@@ -1,0 +1,116 @@
+//! The manifest: which segments are live, with which deletions, under which parameters.
+//! Replacing it (atomically, durably) is what commits a change; readers read it to see the
+//! last committed state.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{io_at, Error, Result};
+use crate::files::{write_durably, MANIFEST};
+use crate::params::Params;
+
+/// The on-disk format this version reads and writes. Every later version must still open
+/// an index of this format (the fixture in `testdata/index-v1`).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The committed state of an index.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Manifest {
+    pub format: u32,
+    pub params: Params,
+    /// Sketch families of the parameters (a document's family mask has this many bits).
+    pub families: usize,
+    /// Counts commits; deletion files are named by the commit that wrote them.
+    pub generation: u64,
+    /// The name the next new segment gets.
+    pub next_segment: u64,
+    pub segments: Vec<SegmentMeta>,
+}
+
+/// One live segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SegmentMeta {
+    pub name: u64,
+    /// Documents stored in it, live or deleted.
+    pub docs: u32,
+    /// Of those, deleted.
+    pub deleted: u32,
+    /// The generation of its deletion file; 0 when nothing in it is deleted.
+    pub deletes: u64,
+}
+
+impl SegmentMeta {
+    pub(crate) fn live(&self) -> u32 {
+        self.docs - self.deleted
+    }
+}
+
+impl Manifest {
+    pub(crate) fn new(params: Params, families: usize) -> Manifest {
+        Manifest {
+            format: FORMAT_VERSION,
+            params,
+            families,
+            generation: 0,
+            next_segment: 1,
+            segments: Vec::new(),
+        }
+    }
+
+    pub(crate) fn read(dir: &Path) -> Result<Manifest> {
+        let path = dir.join(MANIFEST);
+        let text = match fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::NotAnIndex(dir.to_path_buf()))
+            }
+            Err(e) => return Err(io_at(&path)(e)),
+        };
+        // The format is read first so an unknown one is named as such, not as corrupt.
+        #[derive(Deserialize)]
+        struct Version {
+            format: u32,
+        }
+        let corrupt = |e: serde_json::Error| Error::Corrupt {
+            path: path.clone(),
+            reason: e.to_string(),
+        };
+        let version: Version = serde_json::from_slice(&text).map_err(corrupt)?;
+        if version.format != FORMAT_VERSION {
+            return Err(Error::UnsupportedFormat {
+                path,
+                found: version.format,
+                supported: FORMAT_VERSION,
+            });
+        }
+        let manifest: Manifest = serde_json::from_slice(&text).map_err(corrupt)?;
+        if manifest.segments.iter().any(|s| s.deleted > s.docs) || manifest.families > 8 {
+            return Err(Error::Corrupt {
+                path,
+                reason: "segment counts do not add up".into(),
+            });
+        }
+        Ok(manifest)
+    }
+
+    /// Writes the manifest durably; the caller syncs the directory to commit.
+    pub(crate) fn write(&self, dir: &Path) -> Result<()> {
+        let json = serde_json::to_vec_pretty(self).expect("a manifest serializes");
+        write_durably(dir, MANIFEST, |out| {
+            out.write_all(&json)?;
+            out.write_all(b"\n")
+        })?;
+        Ok(())
+    }
+
+    pub(crate) fn live(&self) -> u64 {
+        self.segments.iter().map(|s| u64::from(s.live())).sum()
+    }
+
+    pub(crate) fn deleted(&self) -> u64 {
+        self.segments.iter().map(|s| u64::from(s.deleted)).sum()
+    }
+}

@@ -1,0 +1,146 @@
+//! The parameters an index is pinned to: everything that decides a document's shingle set
+//! and band keys. They are written into the manifest when the index is created, and every
+//! later open is checked against them.
+
+use neardup::{Config, Normalization, ShingleKind, SketchKind, Verification};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+/// The pinned parameters of an index.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Shingle kind and size, as `char:5` or `word:3`.
+    pub shingle: String,
+    /// Normalization level, by name.
+    pub normalization: String,
+    /// Shingle positions kept per document before it counts as truncated.
+    pub max_shingles: usize,
+    /// Signature length K.
+    pub num_perm: usize,
+    /// Sketch family kind, by name.
+    pub sketch: String,
+    /// Seed of the permutations.
+    pub seed: u64,
+    /// The similarity threshold the band plan was chosen for: queries may ask for more,
+    /// never less.
+    pub threshold: f64,
+    /// Bands of the plan.
+    pub bands: usize,
+    /// Rows per band.
+    pub rows: usize,
+}
+
+impl Params {
+    /// The parameters of a configuration.
+    pub fn of(config: &Config) -> Params {
+        let shingler = config.shingler();
+        Params {
+            shingle: shingler.kind().to_string(),
+            normalization: shingler.normalization_level().name().to_string(),
+            max_shingles: shingler.shingle_cap(),
+            num_perm: config.num_perm(),
+            sketch: config.sketch().name().to_string(),
+            seed: config.seed(),
+            threshold: config.threshold(),
+            bands: config.plan().bands(),
+            rows: config.plan().rows(),
+        }
+    }
+
+    /// The configuration these parameters describe: the buckets alone, verified exactly
+    /// (an index keeps shingle sets, not signatures).
+    pub fn config(&self) -> Result<Config> {
+        let shingle: ShingleKind = self.shingle.parse()?;
+        let normalization: Normalization = self.normalization.parse()?;
+        let sketch: SketchKind = self.sketch.parse()?;
+        Ok(Config::builder()
+            .shingle(shingle)
+            .normalization(normalization)
+            .max_shingles(self.max_shingles)
+            .num_perm(self.num_perm)
+            .sketch(sketch)
+            .seed(self.seed)
+            .threshold(self.threshold)
+            .bands(Some(self.bands))
+            .rows(Some(self.rows))
+            .verification(Verification::Exact)
+            .neighbours(false)
+            .build()?)
+    }
+
+    /// Each parameter that differs, as `seed: the index has 1, asked for 2`.
+    pub fn differences(&self, asked: &Params) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut differ = |name: &str, have: String, want: String| {
+            if have != want {
+                out.push(format!("{name}: the index has {have}, asked for {want}"));
+            }
+        };
+        differ("shingle", self.shingle.clone(), asked.shingle.clone());
+        differ(
+            "normalization",
+            self.normalization.clone(),
+            asked.normalization.clone(),
+        );
+        differ(
+            "max-shingles",
+            self.max_shingles.to_string(),
+            asked.max_shingles.to_string(),
+        );
+        differ(
+            "num-perm",
+            self.num_perm.to_string(),
+            asked.num_perm.to_string(),
+        );
+        differ("sketch", self.sketch.clone(), asked.sketch.clone());
+        differ("seed", self.seed.to_string(), asked.seed.to_string());
+        differ(
+            "threshold",
+            self.threshold.to_string(),
+            asked.threshold.to_string(),
+        );
+        differ(
+            "bands x rows",
+            format!("{} x {}", self.bands, self.rows),
+            format!("{} x {}", asked.bands, asked.rows),
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_survive_the_round_trip_through_a_config() {
+        let config = Config::builder()
+            .shingle(ShingleKind::Word(3))
+            .normalization(Normalization::None)
+            .seed(7)
+            .threshold(0.7)
+            .sketch(SketchKind::Classic)
+            .build()
+            .unwrap();
+        let params = Params::of(&config);
+        assert_eq!(Params::of(&params.config().unwrap()), params);
+        assert!(params.differences(&params).is_empty());
+    }
+
+    #[test]
+    fn every_difference_is_named_with_both_values() {
+        let a = Params::of(&Config::builder().build().unwrap());
+        let b = Params::of(&Config::builder().seed(2).num_perm(64).build().unwrap());
+        let d = a.differences(&b);
+        assert!(
+            d.contains(&"seed: the index has 1, asked for 2".to_string()),
+            "{d:?}"
+        );
+        assert!(
+            d.iter()
+                .any(|l| l.starts_with("num-perm: the index has 128")),
+            "{d:?}"
+        );
+    }
+}

@@ -1,0 +1,346 @@
+//! Reading an index: one committed state, queried by any number of threads.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use neardup::{meets_threshold, Config, DocSet, DocSketch, Pipeline, Similarity};
+
+use crate::error::{Error, Result};
+use crate::params::Params;
+use crate::state::State;
+
+/// What a query asks for beyond the document: a threshold at or above the index's, and
+/// how many neighbours at most.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Query {
+    threshold: Option<f64>,
+    top: Option<usize>,
+}
+
+impl Query {
+    /// Every neighbour at the index's threshold.
+    pub fn new() -> Self {
+        Query::default()
+    }
+
+    /// Only neighbours at least this similar; it must be at least the index's threshold
+    /// (the band plan finds nothing below it reliably).
+    pub fn threshold(mut self, t: f64) -> Self {
+        self.threshold = Some(t);
+        self
+    }
+
+    /// At most `k` neighbours, the most similar.
+    pub fn top(mut self, k: usize) -> Self {
+        self.top = Some(k);
+        self
+    }
+}
+
+/// An indexed document similar to a query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Neighbour {
+    /// Its id.
+    pub id: String,
+    /// How similar: the exact Jaccard of the shingle sets, or, when either document was
+    /// longer than the shingle cap, the estimate of the whole documents' sketches.
+    pub similarity: Similarity,
+}
+
+impl Neighbour {
+    /// The similarity the neighbour was judged on (Jaccard, else the estimate).
+    pub fn score(&self) -> f64 {
+        self.similarity.value().unwrap_or(0.0)
+    }
+}
+
+/// An indexed document that matched: where it is and how similar.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hit {
+    pub segment: usize,
+    pub doc: u32,
+    pub similarity: Similarity,
+}
+
+impl Hit {
+    fn score(&self) -> f64 {
+        self.similarity.value().unwrap_or(0.0)
+    }
+}
+
+/// A document to look up, shingled and sketched.
+pub(crate) struct Probe<'a> {
+    pub set: &'a [u64],
+    pub whole: Option<&'a [u64]>,
+    pub sketch: &'a DocSketch,
+}
+
+/// The families a sketch is in, one bit each.
+pub(crate) fn family_mask(sketch: &DocSketch) -> u8 {
+    sketch
+        .families()
+        .iter()
+        .fold(0u8, |m, p| m | 1 << p.family())
+}
+
+/// The family two documents are compared in: the last one both are in.
+pub(crate) fn shared_family(a: u8, b: u8) -> Option<usize> {
+    let both = a & b;
+    (both != 0).then(|| 7 - both.leading_zeros() as usize)
+}
+
+/// One committed state of an index, ready for queries. Cloning is cheap and every clone
+/// sees the same state: the one committed when it was opened, never a later or a partial
+/// one; [`Searcher::reload`] moves to the last commit.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use neardup_index::{IndexWriter, Query, Searcher};
+/// let mut writer = IndexWriter::create(dir.path(), &neardup::Config::builder().build()?)?;
+/// writer.add(&[("a", "Vintage road bike, 56 cm steel frame, new tyres")])?;
+/// let searcher = Searcher::open(dir.path())?;
+/// let found = searcher.query("Vintage road bike, 56 cm steel frame, new tyres!", &Query::new())?;
+/// assert_eq!(found[0].id, "a");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Searcher {
+    pub(crate) pipeline: Arc<Pipeline>,
+    pub(crate) state: Arc<State>,
+}
+
+impl std::fmt::Debug for Searcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Searcher")
+            .field("dir", &self.state.dir)
+            .field("generation", &self.generation())
+            .field("documents", &self.len())
+            .finish()
+    }
+}
+
+impl Searcher {
+    /// Opens the last committed state of the index in `dir`.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Searcher> {
+        let state = State::load(dir.as_ref(), None)?;
+        let pipeline = Pipeline::new(state.manifest.params.config()?)?;
+        Ok(Searcher {
+            pipeline: Arc::new(pipeline),
+            state: Arc::new(state),
+        })
+    }
+
+    /// Opens the index, refusing it if it was built with other parameters than `config`'s
+    /// (each difference is named).
+    pub fn open_with(dir: impl AsRef<Path>, config: &Config) -> Result<Searcher> {
+        let searcher = Searcher::open(dir.as_ref())?;
+        check_params(dir.as_ref(), searcher.params(), config)?;
+        Ok(searcher)
+    }
+
+    /// The last committed state, reusing this one's open segments.
+    pub fn reload(&self) -> Result<Searcher> {
+        let state = State::load(&self.state.dir, Some(&self.state))?;
+        Ok(Searcher {
+            pipeline: Arc::clone(&self.pipeline),
+            state: Arc::new(state),
+        })
+    }
+
+    /// The parameters the index is pinned to.
+    pub fn params(&self) -> &Params {
+        &self.state.manifest.params
+    }
+
+    /// The pipeline of those parameters (to shingle and sketch documents as the index
+    /// does).
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    /// The number of the commit this state is.
+    pub fn generation(&self) -> u64 {
+        self.state.manifest.generation
+    }
+
+    /// Live documents.
+    pub fn len(&self) -> u64 {
+        self.state.manifest.live()
+    }
+
+    /// True when no document is live.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True if a live document has this id.
+    pub fn contains(&self, id: &str) -> bool {
+        self.state.find(id).is_some()
+    }
+
+    /// The ids of the live documents, segment by segment.
+    pub fn ids(&self) -> impl Iterator<Item = &str> + '_ {
+        let state = &*self.state;
+        state.segments.iter().enumerate().flat_map(move |(s, seg)| {
+            (0..seg.docs())
+                .filter(move |&d| !state.deletes[s].contains(d))
+                .map(move |d| seg.id(d))
+        })
+    }
+
+    /// The indexed documents similar to `text`, most similar first (ties by id).
+    pub fn query(&self, text: &str, query: &Query) -> Result<Vec<Neighbour>> {
+        self.query_doc(&self.pipeline.shingle_doc(text), query)
+    }
+
+    /// The same for a document already shingled by [`Searcher::pipeline`].
+    pub fn query_doc(&self, doc: &DocSet, query: &Query) -> Result<Vec<Neighbour>> {
+        let threshold = self.query_threshold(query)?;
+        let sketch = self.pipeline.sketch_doc(doc);
+        let probe = Probe {
+            set: doc.set(),
+            whole: doc.whole_signature(),
+            sketch: &sketch,
+        };
+        let hits = self.hits(&probe, threshold, query.top, None);
+        Ok(hits.iter().map(|h| self.neighbour(h)).collect())
+    }
+
+    fn query_threshold(&self, query: &Query) -> Result<f64> {
+        let built = self.params().threshold;
+        match query.threshold {
+            None => Ok(built),
+            Some(t) if !(t > 0.0 && t <= 1.0) => Err(Error::InvalidThreshold(t)),
+            Some(t) if t < built => Err(Error::ThresholdBelowIndex { asked: t, built }),
+            Some(t) => Ok(t),
+        }
+    }
+
+    pub(crate) fn neighbour(&self, hit: &Hit) -> Neighbour {
+        Neighbour {
+            id: self.state.segments[hit.segment].id(hit.doc).to_string(),
+            similarity: hit.similarity,
+        }
+    }
+
+    /// The live documents that share a bucket with the probe in the family they are
+    /// compared in, verified, at least `threshold` similar, best first; a document with
+    /// the id `exclude` is left out (a replacement is not compared with what it replaces).
+    pub(crate) fn hits(
+        &self,
+        probe: &Probe<'_>,
+        threshold: f64,
+        top: Option<usize>,
+        exclude: Option<&str>,
+    ) -> Vec<Hit> {
+        let state = &*self.state;
+        let mask = family_mask(probe.sketch);
+        let mut candidates: Vec<(usize, u32)> = Vec::new();
+        for part in probe.sketch.families() {
+            let f = part.family();
+            for (band, &key) in part.band_keys().iter().enumerate() {
+                for (s, seg) in state.segments.iter().enumerate() {
+                    for &d in seg.bucket(f, band, key) {
+                        if shared_family(mask, seg.mask(d)) == Some(f)
+                            && !state.deletes[s].contains(d)
+                        {
+                            candidates.push((s, d));
+                        }
+                    }
+                }
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut hits: Vec<Hit> = candidates
+            .into_iter()
+            .filter(|&(s, d)| exclude.is_none_or(|x| state.segments[s].id(d) != x))
+            .filter_map(|(s, d)| {
+                let seg = &state.segments[s];
+                let verdict = self
+                    .pipeline
+                    .verify_sets((probe.set, probe.whole), (seg.set(d), seg.whole(d)));
+                let similarity = verdict.passed()?;
+                let hit = Hit {
+                    segment: s,
+                    doc: d,
+                    similarity,
+                };
+                meets_threshold(hit.score(), threshold).then_some(hit)
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score().total_cmp(&a.score()).then_with(|| {
+                let id = |h: &Hit| state.segments[h.segment].id(h.doc);
+                id(a).cmp(id(b))
+            })
+        });
+        if let Some(k) = top {
+            hits.truncate(k);
+        }
+        hits
+    }
+
+    /// Counts and sizes.
+    pub fn stats(&self) -> IndexStats {
+        let state = &*self.state;
+        let deletes_bytes: u64 = state
+            .manifest
+            .segments
+            .iter()
+            .filter(|m| m.deletes != 0)
+            .map(|m| 24 + 8 * u64::from(m.docs).div_ceil(64))
+            .sum();
+        IndexStats {
+            documents: state.manifest.live(),
+            deleted: state.manifest.deleted(),
+            segments: state.segments.len(),
+            bytes: state.segments.iter().map(|s| s.bytes()).sum::<u64>() + deletes_bytes,
+            set_bytes: state.segments.iter().map(|s| s.set_bytes()).sum(),
+            generation: state.manifest.generation,
+        }
+    }
+}
+
+/// Refuses a configuration whose parameters differ from the index's.
+pub(crate) fn check_params(dir: &Path, have: &Params, config: &Config) -> Result<()> {
+    let differences = have.differences(&Params::of(config));
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::ParameterMismatch {
+            path: dir.to_path_buf(),
+            differences,
+        })
+    }
+}
+
+/// An index's counts and sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexStats {
+    /// Live documents.
+    pub documents: u64,
+    /// Deleted documents still stored (until a merge or `compact` drops them).
+    pub deleted: u64,
+    /// Live segments.
+    pub segments: usize,
+    /// Bytes on disk of the segments and deletion files.
+    pub bytes: u64,
+    /// Of those, the stored shingle sets (and the whole-document sketches of truncated
+    /// documents).
+    pub set_bytes: u64,
+    /// The commit this is.
+    pub generation: u64,
+}
+
+impl IndexStats {
+    /// Bytes on disk per stored document (live or deleted).
+    pub fn bytes_per_document(&self) -> f64 {
+        self.bytes as f64 / (self.documents + self.deleted).max(1) as f64
+    }
+
+    /// Bytes per stored document beyond the shingle sets: ids, postings, offsets.
+    pub fn index_bytes_per_document(&self) -> f64 {
+        (self.bytes - self.set_bytes) as f64 / (self.documents + self.deleted).max(1) as f64
+    }
+}

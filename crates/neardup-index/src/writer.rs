@@ -1,0 +1,562 @@
+//! Writing an index: one writer at a time (across processes), each change one durable
+//! commit.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use neardup::{Config, DocSet, DocSketch, Pipeline, Similarity};
+use rayon::prelude::*;
+
+use crate::deletes::Deletes;
+use crate::error::{io_at, Error, Result};
+use crate::files::{
+    deletes_name, is_index_file, remove_files, segment_name, sync_dir, WriterLock, MANIFEST,
+};
+use crate::manifest::{Manifest, SegmentMeta};
+use crate::params::Params;
+use crate::searcher::{check_params, family_mask, shared_family, Probe, Searcher};
+use crate::segment::SegmentData;
+use crate::state::State;
+
+/// Documents per segment written by one `add` (a larger batch becomes several).
+const SEGMENT_DOCS: usize = 1 << 21;
+/// Segments of a similar size (the same power of 4) merged into one once there are this
+/// many: a query probes each segment, so their number stays logarithmic.
+const MERGE_FACTOR: usize = 4;
+
+/// What an [`IndexWriter::add`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AddReport {
+    /// Documents added.
+    pub added: usize,
+    /// Of those, how many replaced a document with the same id (indexed, or earlier in
+    /// the same batch: the last one wins).
+    pub replaced: usize,
+    /// Ids of the documents not added because their text has no shingles (they would
+    /// match nothing); a document indexed under the same id stays as it was.
+    pub empty: Vec<String>,
+}
+
+/// What [`IndexWriter::add_unique`] did with one document.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Added: no indexed document and no earlier one of the batch is similar to it.
+    Added {
+        /// It replaced an indexed document with the same id.
+        replaced: bool,
+    },
+    /// Not added: it is a near-duplicate of a document kept before it.
+    Duplicate {
+        /// The id of the most similar such document (the earliest among equals).
+        of: String,
+        /// How similar.
+        similarity: Similarity,
+        /// True if that document was already indexed; false if it came earlier in the
+        /// same batch.
+        indexed: bool,
+    },
+    /// Not added: its text has no shingles.
+    Empty,
+}
+
+/// What an [`IndexWriter::remove`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RemoveReport {
+    /// Documents removed.
+    pub removed: usize,
+    /// Ids asked for that no live document has.
+    pub missing: Vec<String>,
+}
+
+/// A document shingled and sketched, ready to be added or compared.
+struct Prepared {
+    id: String,
+    doc: DocSet,
+    sketch: DocSketch,
+}
+
+impl Prepared {
+    fn new(pipeline: &Pipeline, id: &str, text: &str) -> Prepared {
+        let doc = pipeline.shingle_doc(text);
+        let sketch = pipeline.sketch_doc(&doc);
+        Prepared {
+            id: id.to_string(),
+            doc,
+            sketch,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.doc.set().is_empty()
+    }
+
+    fn probe(&self) -> Probe<'_> {
+        Probe {
+            set: self.doc.set(),
+            whole: self.doc.whole_signature(),
+            sketch: &self.sketch,
+        }
+    }
+}
+
+/// The one writer of an index. It holds the directory's lock until dropped; readers
+/// ([`Searcher`]) in any thread or process go on reading the last commit meanwhile.
+///
+/// Every change (`add`, `add_unique`, `remove`, `compact`) is one commit and returns only
+/// once it is durable: after a crash the index holds all of it or none of it.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use neardup_index::{IndexWriter, Outcome};
+/// let config = neardup::Config::builder().threshold(0.8).build()?;
+/// let mut writer = IndexWriter::create(dir.path(), &config)?;
+/// writer.add(&[("1", "Handmade oak dining table, seats six, excellent condition")])?;
+/// let outcomes = writer.add_unique(&[
+///     ("2", "Handmade oak dining table, seats six - excellent condition"),
+///     ("3", "Set of four ladder-back chairs in beech"),
+/// ])?;
+/// assert!(matches!(&outcomes[0], Outcome::Duplicate { of, indexed: true, .. } if of == "1"));
+/// assert_eq!(outcomes[1], Outcome::Added { replaced: false });
+/// assert_eq!(writer.searcher().len(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct IndexWriter {
+    dir: PathBuf,
+    current: Searcher,
+    _lock: WriterLock,
+}
+
+impl std::fmt::Debug for IndexWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexWriter")
+            .field("current", &self.current)
+            .finish()
+    }
+}
+
+impl IndexWriter {
+    /// Creates an empty index in `dir` (made if missing), pinned to `config`'s shingling,
+    /// sketch and band plan. A directory that already holds an index is refused.
+    pub fn create(dir: impl AsRef<Path>, config: &Config) -> Result<IndexWriter> {
+        let dir = dir.as_ref();
+        fs::create_dir_all(dir).map_err(io_at(dir))?;
+        let lock = WriterLock::acquire(dir)?;
+        if dir.join(MANIFEST).exists() {
+            return Err(Error::AlreadyExists(dir.to_path_buf()));
+        }
+        let params = Params::of(config);
+        let pipeline = Pipeline::new(params.config()?)?;
+        let manifest = Manifest::new(params, pipeline.families());
+        manifest.write(dir)?;
+        sync_dir(dir)?;
+        IndexWriter::with_lock(dir, lock)
+    }
+
+    /// Opens the index in `dir` for writing, waiting for another writer to finish.
+    pub fn open(dir: impl AsRef<Path>) -> Result<IndexWriter> {
+        let dir = dir.as_ref();
+        if !dir.join(MANIFEST).exists() {
+            return Err(Error::NotAnIndex(dir.to_path_buf()));
+        }
+        let lock = WriterLock::acquire(dir)?;
+        IndexWriter::with_lock(dir, lock)
+    }
+
+    /// Opens the index for writing, refusing it if it was built with other parameters
+    /// than `config`'s (each difference is named).
+    pub fn open_with(dir: impl AsRef<Path>, config: &Config) -> Result<IndexWriter> {
+        let writer = IndexWriter::open(dir.as_ref())?;
+        check_params(dir.as_ref(), writer.current.params(), config)?;
+        Ok(writer)
+    }
+
+    fn with_lock(dir: &Path, lock: WriterLock) -> Result<IndexWriter> {
+        let current = Searcher::open(dir)?;
+        let writer = IndexWriter {
+            dir: dir.to_path_buf(),
+            current,
+            _lock: lock,
+        };
+        writer.remove_orphans()?;
+        Ok(writer)
+    }
+
+    /// Removes what an interrupted commit left: files the manifest does not name.
+    fn remove_orphans(&self) -> Result<()> {
+        let manifest = &self.current.state.manifest;
+        let mut named: Vec<String> = Vec::new();
+        for m in &manifest.segments {
+            named.push(segment_name(m.name));
+            if m.deletes != 0 {
+                named.push(deletes_name(m.name, m.deletes));
+            }
+        }
+        let entries = fs::read_dir(&self.dir).map_err(io_at(&self.dir))?;
+        let orphans = entries.filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            (is_index_file(&name) && !named.contains(&name)).then_some(name)
+        });
+        remove_files(&self.dir, orphans.collect::<Vec<_>>());
+        Ok(())
+    }
+
+    /// The last committed state, for queries.
+    pub fn searcher(&self) -> Searcher {
+        self.current.clone()
+    }
+
+    /// Adds documents, `(id, text)`, in one durable commit. A document whose id is
+    /// indexed replaces that document; within the batch the last of an id wins.
+    pub fn add<I, T>(&mut self, docs: &[(I, T)]) -> Result<AddReport>
+    where
+        I: AsRef<str> + Sync,
+        T: AsRef<str> + Sync,
+    {
+        let prepared = self.prepare(docs);
+        let (empty, docs): (Vec<&Prepared>, Vec<&Prepared>) =
+            prepared.iter().partition(|p| p.is_empty());
+        let (added, replaced) = self.commit_docs(&docs)?;
+        Ok(AddReport {
+            added,
+            replaced,
+            empty: empty.into_iter().map(|p| p.id.clone()).collect(),
+        })
+    }
+
+    /// Adds each document that is not a near-duplicate of an indexed document or of one
+    /// added before it in the batch, in one durable commit, and says what it did with
+    /// each, in order. A document is not compared with the indexed document it would
+    /// replace (same id).
+    pub fn add_unique<I, T>(&mut self, docs: &[(I, T)]) -> Result<Vec<Outcome>>
+    where
+        I: AsRef<str> + Sync,
+        T: AsRef<str> + Sync,
+    {
+        let prepared = self.prepare(docs);
+        let searcher = &self.current;
+        let threshold = searcher.params().threshold;
+        let in_index: Vec<Option<Outcome>> = prepared
+            .par_iter()
+            .map(|p| {
+                if p.is_empty() {
+                    return Some(Outcome::Empty);
+                }
+                let hit = *searcher
+                    .hits(&p.probe(), threshold, Some(1), Some(&p.id))
+                    .first()?;
+                let n = searcher.neighbour(&hit);
+                Some(Outcome::Duplicate {
+                    of: n.id,
+                    similarity: n.similarity,
+                    indexed: true,
+                })
+            })
+            .collect();
+        let replaces: Vec<bool> = prepared
+            .par_iter()
+            .map(|p| searcher.state.find(&p.id).is_some())
+            .collect();
+        let mut outcomes = Vec::with_capacity(prepared.len());
+        let mut kept: Vec<&Prepared> = Vec::new();
+        let mut buckets: HashMap<(usize, usize, u64), Vec<usize>> = HashMap::new();
+        for (i, p) in prepared.iter().enumerate() {
+            if let Some(outcome) = in_index[i].clone() {
+                outcomes.push(outcome);
+                continue;
+            }
+            if let Some((j, similarity)) = self.best_earlier(p, &prepared, &buckets) {
+                outcomes.push(Outcome::Duplicate {
+                    of: prepared[j].id.clone(),
+                    similarity,
+                    indexed: false,
+                });
+                continue;
+            }
+            let replaced = replaces[i] || kept.iter().any(|k| k.id == p.id);
+            outcomes.push(Outcome::Added { replaced });
+            for part in p.sketch.families() {
+                for (band, &key) in part.band_keys().iter().enumerate() {
+                    buckets
+                        .entry((part.family(), band, key))
+                        .or_default()
+                        .push(i);
+                }
+            }
+            kept.push(p);
+        }
+        self.commit_docs(&kept)?;
+        Ok(outcomes)
+    }
+
+    /// The most similar document kept earlier in the batch (the earliest among equals).
+    fn best_earlier(
+        &self,
+        p: &Prepared,
+        prepared: &[Prepared],
+        buckets: &HashMap<(usize, usize, u64), Vec<usize>>,
+    ) -> Option<(usize, Similarity)> {
+        let mask = family_mask(&p.sketch);
+        let mut candidates: Vec<usize> = Vec::new();
+        for part in p.sketch.families() {
+            let f = part.family();
+            for (band, &key) in part.band_keys().iter().enumerate() {
+                let Some(docs) = buckets.get(&(f, band, key)) else {
+                    continue;
+                };
+                candidates.extend(docs.iter().copied().filter(|&j| {
+                    let other = &prepared[j];
+                    other.id != p.id && shared_family(mask, family_mask(&other.sketch)) == Some(f)
+                }));
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let pipeline = self.current.pipeline();
+        let mut best: Option<(usize, Similarity)> = None;
+        for j in candidates {
+            let other = &prepared[j];
+            let verdict = pipeline.verify_sets(
+                (p.doc.set(), p.doc.whole_signature()),
+                (other.doc.set(), other.doc.whole_signature()),
+            );
+            let Some(s) = verdict.passed() else { continue };
+            let score = |s: &Similarity| s.value().unwrap_or(0.0);
+            if best.as_ref().is_none_or(|(_, b)| score(&s) > score(b)) {
+                best = Some((j, s));
+            }
+        }
+        best
+    }
+
+    fn prepare<I, T>(&self, docs: &[(I, T)]) -> Vec<Prepared>
+    where
+        I: AsRef<str> + Sync,
+        T: AsRef<str> + Sync,
+    {
+        let pipeline = self.current.pipeline();
+        docs.par_iter()
+            .map(|(id, text)| Prepared::new(pipeline, id.as_ref(), text.as_ref()))
+            .collect()
+    }
+
+    /// Writes the documents as new segments, deletes those they replace, and commits;
+    /// then merges if segments piled up. Returns (added, replaced).
+    fn commit_docs(&mut self, docs: &[&Prepared]) -> Result<(usize, usize)> {
+        if docs.is_empty() {
+            return Ok((0, 0));
+        }
+        // Within the batch the last of an id wins.
+        let mut last: HashMap<&str, usize> = HashMap::with_capacity(docs.len());
+        for (i, p) in docs.iter().enumerate() {
+            last.insert(&p.id, i);
+        }
+        let kept: Vec<&Prepared> = (0..docs.len())
+            .filter(|&i| last[docs[i].id.as_str()] == i)
+            .map(|i| docs[i])
+            .collect();
+        let state = Arc::clone(&self.current.state);
+        let found: Vec<Option<(usize, u32)>> = kept.par_iter().map(|p| state.find(&p.id)).collect();
+        let mut changed: BTreeMap<usize, Deletes> = BTreeMap::new();
+        for &(s, d) in found.iter().flatten() {
+            changed
+                .entry(s)
+                .or_insert_with(|| (*state.deletes[s]).clone())
+                .insert(d);
+        }
+        let replaced = docs.len() - kept.len() + found.iter().flatten().count();
+        let mut manifest = state.manifest.clone();
+        manifest.generation += 1;
+        let obsolete = self.apply_deletions(&mut manifest, &changed)?;
+        let (families, bands) = (manifest.families, manifest.params.bands);
+        for chunk in kept.chunks(SEGMENT_DOCS) {
+            let mut data = SegmentData::new(families, bands);
+            for p in chunk {
+                let doc = data.push_doc(
+                    &p.id,
+                    p.doc.set(),
+                    p.doc.whole_signature(),
+                    family_mask(&p.sketch),
+                );
+                for part in p.sketch.families() {
+                    for (band, &key) in part.band_keys().iter().enumerate() {
+                        data.push_key(part.family(), band, key, doc);
+                    }
+                }
+            }
+            self.push_segment(&mut manifest, data)?;
+        }
+        manifest.segments.retain(|m| m.live() > 0);
+        self.commit(manifest, obsolete)?;
+        self.merge_tiers()?;
+        Ok((kept.len(), replaced))
+    }
+
+    /// Writes the new deletion files of the changed segments into `manifest`; returns
+    /// the files the commit makes obsolete (a segment left with nothing live goes).
+    fn apply_deletions(
+        &self,
+        manifest: &mut Manifest,
+        changed: &BTreeMap<usize, Deletes>,
+    ) -> Result<Vec<String>> {
+        let mut obsolete = Vec::new();
+        let generation = manifest.generation;
+        for (&s, deletes) in changed {
+            let meta = &mut manifest.segments[s];
+            if meta.deletes != 0 {
+                obsolete.push(deletes_name(meta.name, meta.deletes));
+            }
+            meta.deleted = deletes.count();
+            meta.deletes = 0;
+            if meta.live() == 0 {
+                obsolete.push(segment_name(meta.name));
+            } else {
+                deletes.write(&self.dir, meta.name, generation, meta.docs)?;
+                meta.deletes = generation;
+            }
+        }
+        Ok(obsolete)
+    }
+
+    /// Writes a new segment and lists it in `manifest`.
+    fn push_segment(&self, manifest: &mut Manifest, data: SegmentData) -> Result<SegmentMeta> {
+        let docs = u32::try_from(data.len()).map_err(|_| Error::TooManyDocuments(data.len()))?;
+        let name = manifest.next_segment;
+        manifest.next_segment += 1;
+        data.write(&self.dir, name)?;
+        let meta = SegmentMeta {
+            name,
+            docs,
+            deleted: 0,
+            deletes: 0,
+        };
+        manifest.segments.push(meta);
+        Ok(meta)
+    }
+
+    /// Makes `manifest` the committed state (durably), then removes what it made
+    /// obsolete and moves this writer's view to it.
+    fn commit(&mut self, manifest: Manifest, obsolete: Vec<String>) -> Result<()> {
+        manifest.write(&self.dir)?;
+        sync_dir(&self.dir)?;
+        remove_files(&self.dir, obsolete);
+        let state = State::open_files(&self.dir, manifest, Some(&self.current.state))?;
+        self.current = Searcher {
+            pipeline: Arc::clone(&self.current.pipeline),
+            state: Arc::new(state),
+        };
+        Ok(())
+    }
+
+    /// Removes the documents with these ids, in one durable commit (none if nothing
+    /// matched).
+    pub fn remove<I: AsRef<str>>(&mut self, ids: &[I]) -> Result<RemoveReport> {
+        let state = Arc::clone(&self.current.state);
+        let mut changed: BTreeMap<usize, Deletes> = BTreeMap::new();
+        let mut report = RemoveReport::default();
+        for id in ids {
+            let id = id.as_ref();
+            let removed = state.find(id).is_some_and(|(s, d)| {
+                changed
+                    .entry(s)
+                    .or_insert_with(|| (*state.deletes[s]).clone())
+                    .insert(d)
+            });
+            if removed {
+                report.removed += 1;
+            } else {
+                report.missing.push(id.to_string());
+            }
+        }
+        if report.removed > 0 {
+            let mut manifest = state.manifest.clone();
+            manifest.generation += 1;
+            let obsolete = self.apply_deletions(&mut manifest, &changed)?;
+            manifest.segments.retain(|m| m.live() > 0);
+            self.commit(manifest, obsolete)?;
+        }
+        Ok(report)
+    }
+
+    /// Merges every segment into one without the deleted documents, in one durable
+    /// commit. Queries get a little faster and the deleted documents' space is returned.
+    pub fn compact(&mut self) -> Result<()> {
+        let state = &self.current.state;
+        if state.segments.len() > 1 || state.manifest.deleted() > 0 {
+            self.merge((0..state.segments.len()).collect())?;
+        }
+        Ok(())
+    }
+
+    /// Merges segments of a similar size while `MERGE_FACTOR` of them share a tier.
+    fn merge_tiers(&mut self) -> Result<()> {
+        loop {
+            let mut tiers: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+            for (i, m) in self.current.state.manifest.segments.iter().enumerate() {
+                let tier = (u32::BITS - m.live().leading_zeros()) / 2;
+                tiers.entry(tier).or_default().push(i);
+            }
+            match tiers.into_values().find(|g| g.len() >= MERGE_FACTOR) {
+                Some(group) => self.merge(group)?,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Rewrites the segments `group` (indices into the manifest) as one, live documents
+    /// only, in one commit.
+    fn merge(&mut self, group: Vec<usize>) -> Result<()> {
+        let state = Arc::clone(&self.current.state);
+        let mut manifest = state.manifest.clone();
+        manifest.generation += 1;
+        let (families, bands) = (manifest.families, manifest.params.bands);
+        let mut data = SegmentData::new(families, bands);
+        let mut obsolete = Vec::new();
+        for &s in &group {
+            let (seg, deletes) = (&state.segments[s], &state.deletes[s]);
+            let mut renumber = vec![u32::MAX; seg.docs() as usize];
+            for d in 0..seg.docs() {
+                if !deletes.contains(d) {
+                    renumber[d as usize] =
+                        data.push_doc(seg.id(d), seg.set(d), seg.whole(d), seg.mask(d));
+                }
+            }
+            for f in 0..families {
+                for b in 0..bands {
+                    let (keys, docs) = seg.postings(f, b);
+                    for (&key, &d) in keys.iter().zip(docs) {
+                        match renumber.get(d as usize) {
+                            Some(&n) if n != u32::MAX => data.push_key(f, b, key, n),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            let meta = &state.manifest.segments[s];
+            obsolete.push(segment_name(meta.name));
+            if meta.deletes != 0 {
+                obsolete.push(deletes_name(meta.name, meta.deletes));
+            }
+        }
+        let first = group[0];
+        let merged = if data.len() > 0 {
+            let meta = self.push_segment(&mut manifest, data)?;
+            manifest.segments.pop();
+            Some(meta)
+        } else {
+            None
+        };
+        let mut segments = Vec::with_capacity(manifest.segments.len());
+        for (i, m) in manifest.segments.iter().enumerate() {
+            if i == first {
+                segments.extend(merged);
+            }
+            if !group.contains(&i) {
+                segments.push(*m);
+            }
+        }
+        manifest.segments = segments;
+        self.commit(manifest, obsolete)
+    }
+}
