@@ -283,7 +283,7 @@ impl Segment {
         for i in 0..count {
             let at = HEADER + 16 * i;
             let (offset, len) = (read_u64(at) as usize, read_u64(at + 8) as usize);
-            let end = offset.checked_add(len).unwrap_or(usize::MAX);
+            let end = offset.saturating_add(len);
             if offset % 8 != 0 || offset < HEADER + 16 * count || end > body_end {
                 return Err(corrupt(format!("section {i} lies outside the file")));
             }
@@ -469,12 +469,11 @@ impl Segment {
         if hashes.windows(2).any(|w| w[0] > w[1]) {
             say("id table not sorted".into());
         }
-        for f in 0..self.families {
+        for (f, &count) in family_counts.iter().enumerate() {
             for b in 0..self.bands {
                 let (keys, docs) = self.postings(f, b);
                 let mut seen = vec![false; n];
-                let mut bad =
-                    keys.len() != family_counts[f] || keys.windows(2).any(|w| w[0] > w[1]);
+                let mut bad = keys.len() != count || keys.windows(2).any(|w| w[0] > w[1]);
                 for &d in docs {
                     let d = d as usize;
                     bad |= d >= n
