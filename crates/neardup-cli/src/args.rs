@@ -29,6 +29,10 @@ pub enum Command {
     /// The LSH plan before a run: S-curves of the chosen and alternative band plans, and,
     /// given an input, the expected candidates, missed pairs, memory and time.
     Plan(PlanArgs),
+    /// A persistent index: build it, add documents, ask which indexed documents a new one
+    /// is a near-duplicate of, remove, compact, check.
+    #[command(subcommand)]
+    Index(crate::index_args::IndexCommand),
 }
 
 #[derive(Args, Debug, Clone)]

@@ -3,6 +3,8 @@
 mod args;
 mod eval;
 mod held;
+mod index_args;
+mod index_cmd;
 mod input;
 mod keep_by;
 mod labels;
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         Command::Pairs(a) | Command::Clusters(a) | Command::Dedup(a) => a.runtime.threads,
         Command::Eval(a) => a.runtime.threads,
         Command::Sim(_) | Command::Plan(_) => Some(1),
+        Command::Index(c) => c.threads(),
     };
     if let Some(n) = threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new()
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => eval::run(a).and_then(|s| print(&s)),
         Command::Sim(a) => sim::run(a).and_then(|s| print(&s)),
         Command::Plan(a) => plan_cmd::run(a).and_then(|s| print(&s)),
+        Command::Index(c) => index_cmd::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -109,6 +113,17 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         }
         if c.downcast_ref::<neardup::Error>().is_some() {
             return EXIT_USAGE;
+        }
+        if c.downcast_ref::<index_cmd::Damaged>().is_some() {
+            return EXIT_INPUT;
+        }
+        if let Some(e) = c.downcast_ref::<neardup_index::Error>() {
+            use neardup_index::Error as E;
+            return match e {
+                E::Io { .. } => EXIT_IO,
+                E::Corrupt { .. } | E::UnsupportedFormat { .. } => EXIT_INPUT,
+                _ => EXIT_USAGE,
+            };
         }
         if let Some(io) = c.downcast_ref::<neardup_io::Error>() {
             return if io.io_error().is_some() {

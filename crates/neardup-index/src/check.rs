@@ -3,8 +3,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use neardup::WHOLE_NUM_PERM;
-
 use crate::error::Result;
 use crate::files::{deletes_name, is_index_file, segment_name};
 use crate::searcher::Searcher;
@@ -51,7 +49,7 @@ pub fn check(dir: impl AsRef<Path>) -> Result<CheckReport> {
         if meta.deletes != 0 {
             named.push(deletes_name(meta.name, meta.deletes));
         }
-        report.problems.extend(seg.verify(WHOLE_NUM_PERM));
+        report.problems.extend(seg.verify());
         if meta.live() == 0 {
             report.problems.push(format!(
                 "{}: listed with no live document",

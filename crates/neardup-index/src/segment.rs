@@ -6,16 +6,17 @@
 //! ```text
 //! header    magic "NDIXSEG1", format u32, sections u32, docs u64, families u32, bands u32
 //! directory per section: offset u64, length u64
-//! sections  set starts (u64 × docs+1), sets (u64), whole starts (u64 × docs+1),
-//!           wholes (u64: the whole-document sketch of a truncated document), id starts
-//!           (u64 × docs+1), id bytes (UTF-8), family masks (u8 × docs), id hashes
-//!           (u64 × docs, sorted) and their documents (u32 × docs), then per family and
+//! sections  set starts (u32 × docs+1), sets (u64), truncated documents (u32, sorted),
+//!           their whole-document sketches (u64 × WHOLE_NUM_PERM each), id starts
+//!           (u32 × docs+1), id bytes (UTF-8), family masks (u8 × docs), id hashes
+//!           (u32 × docs, sorted) and their documents (u32 × docs), then per family and
 //!           band: keys (u64, sorted) and their documents (u32)
 //! footer    xxh3-64 of everything before it
 //! ```
 //!
 //! A band's postings are sorted by key, so a bucket is one binary search: no hash table
-//! to load when the segment opens.
+//! to load when the segment opens. Offsets are 32-bit: a segment holds at most 2^32 - 1
+//! shingles and id bytes (an `add` splits larger batches, merges stop short of it).
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -29,12 +30,13 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 use crate::error::{io_at, Error, Result};
 use crate::files::{segment_name, write_durably};
 use crate::manifest::FORMAT_VERSION;
+use neardup::WHOLE_NUM_PERM;
 
 const MAGIC: [u8; 8] = *b"NDIXSEG1";
 const HEADER: usize = 32;
 const SET_STARTS: usize = 0;
 const SETS: usize = 1;
-const WHOLE_STARTS: usize = 2;
+const TRUNCATED: usize = 2;
 const WHOLES: usize = 3;
 const ID_STARTS: usize = 4;
 const ID_BYTES: usize = 5;
@@ -43,10 +45,13 @@ const ID_HASHES: usize = 7;
 const ID_DOCS: usize = 8;
 const FIXED: usize = 9;
 
-/// The hash an id is looked up by.
-pub(crate) fn id_hash(id: &str) -> u64 {
-    xxh3_64(id.as_bytes())
+/// The hash an id is looked up by (32 bits: equal hashes are told apart by the id).
+pub(crate) fn id_hash(id: &[u8]) -> u32 {
+    xxh3_64(id) as u32
 }
+
+/// Shingles or id bytes one segment holds at most (its offsets are 32-bit).
+pub(crate) const MAX_ARENA: usize = u32::MAX as usize;
 
 fn section_count(families: usize, bands: usize) -> usize {
     FIXED + 2 * families * bands
@@ -56,11 +61,11 @@ fn section_count(families: usize, bands: usize) -> usize {
 pub(crate) struct SegmentData {
     families: usize,
     bands: usize,
-    set_starts: Vec<u64>,
+    set_starts: Vec<u32>,
     sets: Vec<u64>,
-    whole_starts: Vec<u64>,
+    truncated: Vec<u32>,
     wholes: Vec<u64>,
-    id_starts: Vec<u64>,
+    id_starts: Vec<u32>,
     id_bytes: Vec<u8>,
     masks: Vec<u8>,
     /// Per family and band, `(key, doc)`; sorted when written.
@@ -74,7 +79,7 @@ impl SegmentData {
             bands,
             set_starts: vec![0],
             sets: Vec::new(),
-            whole_starts: vec![0],
+            truncated: Vec::new(),
             wholes: Vec::new(),
             id_starts: vec![0],
             id_bytes: Vec::new(),
@@ -87,6 +92,14 @@ impl SegmentData {
         self.masks.len()
     }
 
+    /// True if a document of `shingles` shingles and an id of `id_bytes` bytes still fits
+    /// (the 32-bit offsets, the 32-bit numbering).
+    pub(crate) fn fits(&self, shingles: usize, id_bytes: usize) -> bool {
+        self.sets.len() + shingles <= MAX_ARENA
+            && self.id_bytes.len() + id_bytes <= MAX_ARENA
+            && self.len() < u32::MAX as usize
+    }
+
     /// Adds a document; its band keys follow with [`SegmentData::push_key`].
     pub(crate) fn push_doc(
         &mut self,
@@ -97,11 +110,13 @@ impl SegmentData {
     ) -> u32 {
         let doc = self.masks.len() as u32;
         self.sets.extend_from_slice(set);
-        self.set_starts.push(self.sets.len() as u64);
-        self.wholes.extend_from_slice(whole.unwrap_or(&[]));
-        self.whole_starts.push(self.wholes.len() as u64);
+        self.set_starts.push(self.sets.len() as u32);
+        if let Some(whole) = whole {
+            self.truncated.push(doc);
+            self.wholes.extend_from_slice(whole);
+        }
         self.id_bytes.extend_from_slice(id.as_bytes());
-        self.id_starts.push(self.id_bytes.len() as u64);
+        self.id_starts.push(self.id_bytes.len() as u32);
         self.masks.push(mask);
         doc
     }
@@ -114,14 +129,14 @@ impl SegmentData {
     pub(crate) fn write(mut self, dir: &Path, name: u64) -> Result<u64> {
         let n = self.len();
         self.postings.par_iter_mut().for_each(|p| p.sort_unstable());
-        let mut id_table: Vec<(u64, u32)> = (0..n)
+        let mut id_table: Vec<(u32, u32)> = (0..n)
             .map(|d| {
                 let id = &self.id_bytes[self.id_starts[d] as usize..self.id_starts[d + 1] as usize];
-                (xxh3_64(id), d as u32)
+                (id_hash(id), d as u32)
             })
             .collect();
         id_table.sort_unstable();
-        let id_hashes: Vec<u64> = id_table.iter().map(|p| p.0).collect();
+        let id_hashes: Vec<u32> = id_table.iter().map(|p| p.0).collect();
         let id_docs: Vec<u32> = id_table.iter().map(|p| p.1).collect();
         let split: Vec<(Vec<u64>, Vec<u32>)> = self
             .postings
@@ -131,7 +146,7 @@ impl SegmentData {
         let mut sections: Vec<&[u8]> = vec![
             bytemuck::cast_slice(&self.set_starts),
             bytemuck::cast_slice(&self.sets),
-            bytemuck::cast_slice(&self.whole_starts),
+            bytemuck::cast_slice(&self.truncated),
             bytemuck::cast_slice(&self.wholes),
             bytemuck::cast_slice(&self.id_starts),
             &self.id_bytes,
@@ -291,14 +306,15 @@ impl Segment {
         }
         let n = docs as usize;
         let expect = |s: usize, bytes: usize| sections[s].len() == bytes;
-        let mut ok = expect(SET_STARTS, 8 * (n + 1))
-            && expect(WHOLE_STARTS, 8 * (n + 1))
-            && expect(ID_STARTS, 8 * (n + 1))
+        let truncated = sections[TRUNCATED].len() / 4;
+        let mut ok = expect(SET_STARTS, 4 * (n + 1))
+            && expect(ID_STARTS, 4 * (n + 1))
             && expect(MASKS, n)
-            && expect(ID_HASHES, 8 * n)
+            && expect(ID_HASHES, 4 * n)
             && expect(ID_DOCS, 4 * n)
             && sections[SETS].len() % 8 == 0
-            && sections[WHOLES].len() % 8 == 0;
+            && sections[TRUNCATED].len() % 4 == 0
+            && expect(WHOLES, 8 * WHOLE_NUM_PERM * truncated);
         for p in 0..families * bands {
             let (keys, docs) = (&sections[FIXED + 2 * p], &sections[FIXED + 2 * p + 1]);
             ok &= keys.len() % 8 == 0 && docs.len() * 2 == keys.len();
@@ -336,6 +352,11 @@ impl Segment {
         self.map.len() as u64
     }
 
+    /// Shingles and id bytes held (what the 32-bit offsets bound).
+    pub(crate) fn arena_sizes(&self) -> (usize, usize) {
+        (self.u64s(SETS).len(), self.bytes_of(ID_BYTES).len())
+    }
+
     /// Bytes of the stored shingle sets (sets and whole-document sketches).
     pub(crate) fn set_bytes(&self) -> u64 {
         (self.sections[SETS].len() + self.sections[WHOLES].len()) as u64
@@ -356,7 +377,7 @@ impl Segment {
     /// The slice `starts[doc]..starts[doc + 1]` of an arena; empty if the starts are
     /// corrupt (which `verify` reports).
     fn span<'a, T>(&self, starts: usize, arena: &'a [T], doc: u32) -> &'a [T] {
-        let starts = self.u64s(starts);
+        let starts = self.u32s(starts);
         let d = doc as usize;
         match (starts.get(d), starts.get(d + 1)) {
             (Some(&a), Some(&b)) => arena.get(a as usize..b as usize).unwrap_or(&[]),
@@ -369,8 +390,9 @@ impl Segment {
     }
 
     pub(crate) fn whole(&self, doc: u32) -> Option<&[u64]> {
-        let w = self.span(WHOLE_STARTS, self.u64s(WHOLES), doc);
-        (!w.is_empty()).then_some(w)
+        let i = self.u32s(TRUNCATED).binary_search(&doc).ok()?;
+        self.u64s(WHOLES)
+            .get(i * WHOLE_NUM_PERM..(i + 1) * WHOLE_NUM_PERM)
     }
 
     pub(crate) fn id_raw(&self, doc: u32) -> &[u8] {
@@ -388,9 +410,9 @@ impl Segment {
 
     /// The document stored under `id`, deleted or not.
     pub(crate) fn find(&self, id: &str) -> Option<u32> {
-        let hashes = self.u64s(ID_HASHES);
+        let hashes = self.u32s(ID_HASHES);
         let docs = self.u32s(ID_DOCS);
-        let h = id_hash(id);
+        let h = id_hash(id.as_bytes());
         let start = hashes.partition_point(|&x| x < h);
         hashes[start..]
             .iter()
@@ -416,7 +438,7 @@ impl Segment {
 
     /// Reads every byte: the checksum, then the invariants a query relies on. Each
     /// problem is one line naming the segment.
-    pub(crate) fn verify(&self, whole_len: usize) -> Vec<String> {
+    pub(crate) fn verify(&self) -> Vec<String> {
         let mut problems = Vec::new();
         let mut say = |what: String| problems.push(format!("{}: {what}", self.path.display()));
         let body = &self.map[..self.map.len() - 8];
@@ -428,10 +450,9 @@ impl Segment {
         let n = self.docs as usize;
         for (starts, arena_len) in [
             (SET_STARTS, self.u64s(SETS).len()),
-            (WHOLE_STARTS, self.u64s(WHOLES).len()),
             (ID_STARTS, self.bytes_of(ID_BYTES).len()),
         ] {
-            let s = self.u64s(starts);
+            let s = self.u32s(starts);
             if s[0] != 0 || s[n] as usize != arena_len || s.windows(2).any(|w| w[0] > w[1]) {
                 say(format!(
                     "section {starts}: offsets out of order or out of range"
@@ -444,11 +465,6 @@ impl Segment {
             if set.is_empty() || set.windows(2).any(|w| w[0] >= w[1]) {
                 say(format!(
                     "document {d}: shingle set empty or not strictly sorted"
-                ));
-            }
-            if self.whole(d).is_some_and(|w| w.len() != whole_len) {
-                say(format!(
-                    "document {d}: whole-document sketch of the wrong length"
                 ));
             }
             if std::str::from_utf8(self.id_raw(d)).is_err() {
@@ -465,9 +481,15 @@ impl Segment {
                 say(format!("document {d}: not found under its id"));
             }
         }
-        let hashes = self.u64s(ID_HASHES);
+        let hashes = self.u32s(ID_HASHES);
         if hashes.windows(2).any(|w| w[0] > w[1]) {
             say("id table not sorted".into());
+        }
+        let truncated = self.u32s(TRUNCATED);
+        if truncated.windows(2).any(|w| w[0] >= w[1])
+            || truncated.last().is_some_and(|&d| d >= self.docs)
+        {
+            say("truncated documents out of order or out of range".into());
         }
         for (f, &count) in family_counts.iter().enumerate() {
             for b in 0..self.bands {

@@ -17,7 +17,7 @@ use crate::files::{
 use crate::manifest::{Manifest, SegmentMeta};
 use crate::params::Params;
 use crate::searcher::{check_params, family_mask, shared_family, Probe, Searcher};
-use crate::segment::SegmentData;
+use crate::segment::{SegmentData, MAX_ARENA};
 use crate::state::State;
 
 /// Documents per segment written by one `add` (a larger batch becomes several).
@@ -370,23 +370,25 @@ impl IndexWriter {
         manifest.generation += 1;
         let obsolete = self.apply_deletions(&mut manifest, &changed)?;
         let (families, bands) = (manifest.families, manifest.params.bands);
-        for chunk in kept.chunks(SEGMENT_DOCS) {
-            let mut data = SegmentData::new(families, bands);
-            for p in chunk {
-                let doc = data.push_doc(
-                    &p.id,
-                    p.doc.set(),
-                    p.doc.whole_signature(),
-                    family_mask(&p.sketch),
-                );
-                for part in p.sketch.families() {
-                    for (band, &key) in part.band_keys().iter().enumerate() {
-                        data.push_key(part.family(), band, key, doc);
-                    }
+        let mut data = SegmentData::new(families, bands);
+        for p in &kept {
+            if data.len() >= SEGMENT_DOCS || !data.fits(p.doc.set().len(), p.id.len()) {
+                let full = std::mem::replace(&mut data, SegmentData::new(families, bands));
+                self.push_segment(&mut manifest, full)?;
+            }
+            let doc = data.push_doc(
+                &p.id,
+                p.doc.set(),
+                p.doc.whole_signature(),
+                family_mask(&p.sketch),
+            );
+            for part in p.sketch.families() {
+                for (band, &key) in part.band_keys().iter().enumerate() {
+                    data.push_key(part.family(), band, key, doc);
                 }
             }
-            self.push_segment(&mut manifest, data)?;
         }
+        self.push_segment(&mut manifest, data)?;
         manifest.segments.retain(|m| m.live() > 0);
         self.commit(manifest, obsolete)?;
         self.merge_tiers()?;
@@ -484,7 +486,18 @@ impl IndexWriter {
     pub fn compact(&mut self) -> Result<()> {
         let state = &self.current.state;
         if state.segments.len() > 1 || state.manifest.deleted() > 0 {
-            self.merge((0..state.segments.len()).collect())?;
+            // Whatever does not fit in one segment's 32-bit offsets stays in another.
+            let mut group: Vec<usize> = (0..state.segments.len()).collect();
+            let (mut shingles, mut ids) = (0, 0);
+            group.retain(|&s| {
+                let (a, b) = state.segments[s].arena_sizes();
+                let fits = shingles + a <= MAX_ARENA && ids + b <= MAX_ARENA;
+                if fits {
+                    (shingles, ids) = (shingles + a, ids + b);
+                }
+                fits
+            });
+            self.merge(group)?;
         }
         Ok(())
     }
@@ -497,7 +510,18 @@ impl IndexWriter {
                 let tier = (u32::BITS - m.live().leading_zeros()) / 2;
                 tiers.entry(tier).or_default().push(i);
             }
-            match tiers.into_values().find(|g| g.len() >= MERGE_FACTOR) {
+            let state = &self.current.state;
+            let fits = |g: &Vec<usize>| {
+                let (shingles, ids) = g.iter().fold((0, 0), |(s, i), &x| {
+                    let (a, b) = state.segments[x].arena_sizes();
+                    (s + a, i + b)
+                });
+                shingles <= MAX_ARENA && ids <= MAX_ARENA
+            };
+            match tiers
+                .into_values()
+                .find(|g| g.len() >= MERGE_FACTOR && fits(g))
+            {
                 Some(group) => self.merge(group)?,
                 None => return Ok(()),
             }

@@ -238,7 +238,7 @@ fn a_reader_in_another_process_sees_only_whole_commits() {
     let dir = tempfile::tempdir().unwrap();
     let mut writer = IndexWriter::create(dir.path(), &config()).unwrap();
     writer.add(&docs(0)).unwrap();
-    let mut reader = child("reader_child", dir.path(), 0).spawn().unwrap();
+    let reader = child("reader_child", dir.path(), 0).spawn().unwrap();
     for step in 1..120 {
         match op(step) {
             Op::Add(b) => writer.add(&docs(b)).unwrap().added,

@@ -1,0 +1,163 @@
+//! Arguments of `neardup index ...`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use neardup::{Normalization, ShingleKind, SketchKind};
+
+use crate::args::{InputArgs, RuntimeArgs};
+
+/// The index commands.
+#[derive(Subcommand, Debug)]
+pub enum IndexCommand {
+    /// Create an index from the inputs (in one commit; INDEX must not hold an index yet).
+    /// The shingling, sketch and band plan are pinned: later commands use the index's.
+    Build(IndexInputArgs),
+    /// Add the inputs' documents in one durable commit. A document whose id is already
+    /// indexed replaces it. With --dedup, add only the documents that are not
+    /// near-duplicates of an indexed one or of one earlier in the input, and print for
+    /// each one JSON line saying which.
+    Add(IndexAddArgs),
+    /// For each document of the inputs (`-` for standard input), its indexed neighbours
+    /// with similarity ≥ the threshold, best first, verified by exact Jaccard: one JSON
+    /// line {"id", "neighbours": [{"id", "jaccard"}]} per document, in input order.
+    Query(IndexQueryArgs),
+    /// Remove documents by id, in one durable commit.
+    Remove(IndexRemoveArgs),
+    /// Documents live and deleted, segments, size on disk, and the pinned parameters.
+    Stats(IndexStatsArgs),
+    /// Merge every segment into one and drop deleted documents, in one durable commit.
+    Compact(IndexDirArgs),
+    /// Read every byte of the index and report anything that does not add up (exit
+    /// code 3 if something does).
+    Check(IndexDirArgs),
+}
+
+impl IndexCommand {
+    /// Threads asked for, if any.
+    pub fn threads(&self) -> Option<usize> {
+        match self {
+            IndexCommand::Build(a) => a.runtime.threads,
+            IndexCommand::Add(a) => a.build.runtime.threads,
+            IndexCommand::Query(a) => a.runtime.threads,
+            _ => None,
+        }
+    }
+}
+
+/// The parameters an index is pinned to. `index build` takes them (defaults as for
+/// `pairs`); `index add` and `index query` check any given against the index's.
+#[derive(Args, Debug, Clone, Default)]
+pub struct IndexParamArgs {
+    /// Shingles: `char:K` or `word:K` [build default: char:5].
+    #[arg(long, value_name = "KIND:K")]
+    pub shingle: Option<ShingleKind>,
+    /// Normalization level [build default: nfkc].
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub normalize: Option<Normalization>,
+    /// MinHash signature length K [build default: 128].
+    #[arg(long, value_name = "K")]
+    pub num_perm: Option<usize>,
+    /// MinHash sketch [build default: oph].
+    #[arg(long, value_enum)]
+    pub sketch: Option<SketchKind>,
+    /// Seed of the MinHash permutations [build default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Shingle positions compared exactly per document [build default: as `pairs`].
+    #[arg(long, value_name = "N")]
+    pub max_shingles: Option<usize>,
+    /// LSH bands (with --rows; default: chosen from the threshold).
+    #[arg(long, requires = "rows")]
+    pub bands: Option<usize>,
+    /// LSH rows per band (with --bands).
+    #[arg(long, requires = "bands")]
+    pub rows: Option<usize>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IndexInputArgs {
+    /// The index directory.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub params: IndexParamArgs,
+    /// Jaccard threshold the band plan is chosen for; queries may ask for more, never
+    /// less [build default: 0.8].
+    #[arg(short, long, value_name = "T")]
+    pub threshold: Option<f64>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IndexAddArgs {
+    #[command(flatten)]
+    pub build: IndexInputArgs,
+    /// Add only documents that are not near-duplicates of an indexed document or of one
+    /// earlier in the input; print one JSON line per document: {"id", "added"} or {"id",
+    /// "added": false, "duplicate_of", "jaccard", "of_indexed"} or {"id", "added": false,
+    /// "skipped": "empty"}.
+    #[arg(long)]
+    pub dedup: bool,
+    /// Where --dedup's lines go (default: standard output).
+    #[arg(short, long, value_name = "FILE", requires = "dedup")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IndexQueryArgs {
+    /// The index directory.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub params: IndexParamArgs,
+    /// Only neighbours at least this similar (at least the index's threshold).
+    #[arg(short, long, value_name = "T")]
+    pub threshold: Option<f64>,
+    /// At most K neighbours per document, the most similar.
+    #[arg(long, value_name = "K")]
+    pub top: Option<usize>,
+    /// Where the lines go (default: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IndexRemoveArgs {
+    /// The index directory.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+    /// Ids to remove.
+    #[arg(value_name = "ID", required_unless_present = "ids")]
+    pub id: Vec<String>,
+    /// A file of ids to remove, one per line (`-` for standard input).
+    #[arg(long, value_name = "FILE")]
+    pub ids: Option<PathBuf>,
+    /// No summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IndexStatsArgs {
+    /// The index directory.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IndexDirArgs {
+    /// The index directory.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+}

@@ -1,0 +1,522 @@
+//! `neardup index ...`: build, add to, query and maintain a persistent index.
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use neardup::{Config, Normalization, Similarity};
+use neardup_index::{check, IndexWriter, Outcome, Params, Query, Searcher};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::index_args::{
+    IndexAddArgs, IndexCommand, IndexDirArgs, IndexInputArgs, IndexParamArgs, IndexQueryArgs,
+    IndexRemoveArgs, IndexStatsArgs,
+};
+use crate::input::{DocId, Documents};
+use crate::output::{finish, open_output, round};
+use crate::progress::Bars;
+use crate::summary::{secs, thousands, to_stderr};
+use crate::usage::usage;
+
+/// Query lines are computed in parallel this many documents at a time, then written in
+/// order.
+const QUERY_CHUNK: usize = 8192;
+
+pub fn run(command: &IndexCommand) -> Result<()> {
+    match command {
+        IndexCommand::Build(a) => build(a),
+        IndexCommand::Add(a) => add(a),
+        IndexCommand::Query(a) => query(a),
+        IndexCommand::Remove(a) => remove(a),
+        IndexCommand::Stats(a) => stats(a),
+        IndexCommand::Compact(a) => compact(a),
+        IndexCommand::Check(a) => check_cmd(a),
+    }
+}
+
+/// The configuration `index build` pins: the given parameters, defaults for the rest.
+fn build_config(p: &IndexParamArgs, threshold: Option<f64>) -> Result<Config> {
+    let d = Config::builder().build()?;
+    let shingler = d.shingler();
+    Ok(Config::builder()
+        .shingle(p.shingle.unwrap_or(shingler.kind()))
+        .normalization(p.normalize.unwrap_or(shingler.normalization_level()))
+        .max_shingles(p.max_shingles.unwrap_or(shingler.shingle_cap()))
+        .num_perm(p.num_perm.unwrap_or(d.num_perm()))
+        .sketch(p.sketch.unwrap_or(d.sketch()))
+        .seed(p.seed.unwrap_or(d.seed()))
+        .threshold(threshold.unwrap_or(d.threshold()))
+        .bands(p.bands)
+        .rows(p.rows)
+        .build()?)
+}
+
+/// Refuses parameters given to `add` or `query` that differ from the index's.
+fn check_given(
+    index: &Path,
+    have: &Params,
+    p: &IndexParamArgs,
+    threshold: Option<f64>,
+) -> Result<()> {
+    let mut asked = have.clone();
+    if let Some(s) = p.shingle {
+        asked.shingle = s.to_string();
+    }
+    if let Some(n) = p.normalize {
+        asked.normalization = Normalization::name(n).to_string();
+    }
+    if let Some(n) = p.max_shingles {
+        asked.max_shingles = n;
+    }
+    if let Some(k) = p.num_perm {
+        asked.num_perm = k;
+    }
+    if let Some(s) = p.sketch {
+        asked.sketch = s.name().to_string();
+    }
+    if let Some(s) = p.seed {
+        asked.seed = s;
+    }
+    if let Some(t) = threshold {
+        asked.threshold = t;
+    }
+    if let (Some(b), Some(r)) = (p.bands, p.rows) {
+        (asked.bands, asked.rows) = (b, r);
+    }
+    let differences = have.differences(&asked);
+    if !differences.is_empty() {
+        usage!(
+            "{}: the index was built with other parameters: {}",
+            index.display(),
+            differences.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// Reads the inputs: the documents' ids (as text) and texts, and what was skipped.
+fn read(input: &crate::args::InputArgs, quiet: bool) -> Result<(Documents, Vec<(DocId, String)>)> {
+    let bars = Bars::new(quiet);
+    let mut docs = Documents::read(input, false, &bars)?;
+    let texts = std::mem::take(&mut docs.texts);
+    let pairs = texts
+        .into_iter()
+        .enumerate()
+        .map(|(d, t)| (docs.id(d as u32), t))
+        .collect();
+    Ok((docs, pairs))
+}
+
+fn ids_and_texts(docs: &[(DocId, String)]) -> Vec<(String, &str)> {
+    docs.iter()
+        .map(|(id, t)| (id.to_string(), t.as_str()))
+        .collect()
+}
+
+/// "; 3 records skipped (2 empty, 1 bad-json)" for the summary.
+fn skipped_note(docs: &Documents, empty: u64) -> String {
+    let counts = docs.skip_counts(empty);
+    let total: u64 = counts.values().sum();
+    if total == 0 {
+        return String::new();
+    }
+    let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
+    format!(
+        "; {} records skipped ({})",
+        thousands(total),
+        parts.join(", ")
+    )
+}
+
+fn size_line(searcher: &Searcher) -> String {
+    let s = searcher.stats();
+    format!(
+        "{} documents in {} segment{}, {} bytes on disk ({:.0} bytes per document, {:.0} beyond the shingle sets)",
+        thousands(s.documents),
+        s.segments,
+        if s.segments == 1 { "" } else { "s" },
+        thousands(s.bytes),
+        s.bytes_per_document(),
+        s.index_bytes_per_document()
+    )
+}
+
+fn build(a: &IndexInputArgs) -> Result<()> {
+    let start = Instant::now();
+    let config = build_config(&a.params, a.threshold)?;
+    if a.index.join("MANIFEST").exists() {
+        usage!(
+            "{}: an index already exists here; add to it with `neardup index add`",
+            a.index.display()
+        );
+    }
+    let (docs, items) = read(&a.input, a.runtime.quiet)?;
+    let mut writer = IndexWriter::create(&a.index, &config)?;
+    let report = writer.add(&ids_and_texts(&items))?;
+    if !a.runtime.quiet {
+        let p = writer.searcher().params().clone();
+        to_stderr(&format!(
+            "indexed {} documents into {} in {}{}\n{}\nparameters: {} shingles, {} normalization, {} x {} bands of {} {} permutations, seed {}, threshold {}\n",
+            thousands(report.added as u64),
+            a.index.display(),
+            secs(start.elapsed()),
+            skipped_note(&docs, report.empty.len() as u64),
+            size_line(&writer.searcher()),
+            p.shingle, p.normalization, p.bands, p.rows, p.num_perm, p.sketch, p.seed, p.threshold
+        ));
+        if report.replaced > 0 {
+            to_stderr(&format!(
+                "{} documents had an id that came again later in the input: the last one was kept\n",
+                thousands(report.replaced as u64)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One line of `index add --dedup`.
+#[derive(Serialize)]
+struct AddLine<'a> {
+    id: &'a DocId,
+    added: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    replaced: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duplicate_of: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    of_indexed: Option<bool>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    similarity: Option<SimilarityOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<&'static str>,
+}
+
+/// A similarity as the index's JSON lines give it.
+#[derive(Serialize, Clone, Copy)]
+struct SimilarityOut {
+    jaccard: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimate: Option<f64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    truncated: bool,
+}
+
+impl From<Similarity> for SimilarityOut {
+    fn from(s: Similarity) -> Self {
+        SimilarityOut {
+            jaccard: round(s.jaccard),
+            estimate: round(s.estimate),
+            truncated: s.truncated,
+        }
+    }
+}
+
+fn add(a: &IndexAddArgs) -> Result<()> {
+    let start = Instant::now();
+    let b = &a.build;
+    let mut writer = IndexWriter::open(&b.index)?;
+    check_given(&b.index, writer.searcher().params(), &b.params, b.threshold)?;
+    let (docs, items) = read(&b.input, b.runtime.quiet)?;
+    let pairs = ids_and_texts(&items);
+    let (added, replaced, duplicates, empty) = if a.dedup {
+        let mut out = open_output(a.output.as_deref(), &b.input.inputs)?;
+        let outcomes = writer.add_unique(&pairs)?;
+        let mut counts = (0u64, 0u64, 0u64, 0u64);
+        let mut w = std::io::BufWriter::new(&mut out);
+        for ((id, _), outcome) in items.iter().zip(&outcomes) {
+            let mut line = AddLine {
+                id,
+                added: false,
+                replaced: false,
+                duplicate_of: None,
+                of_indexed: None,
+                similarity: None,
+                skipped: None,
+            };
+            match outcome {
+                Outcome::Added { replaced } => {
+                    (line.added, line.replaced) = (true, *replaced);
+                    counts.0 += 1;
+                    counts.1 += u64::from(*replaced);
+                }
+                Outcome::Duplicate {
+                    of,
+                    similarity,
+                    indexed,
+                } => {
+                    line.duplicate_of = Some(of);
+                    line.of_indexed = Some(*indexed);
+                    line.similarity = Some((*similarity).into());
+                    counts.2 += 1;
+                }
+                Outcome::Empty => {
+                    line.skipped = Some("empty");
+                    counts.3 += 1;
+                }
+            }
+            serde_json::to_writer(&mut w, &line)?;
+            w.write_all(b"\n")?;
+        }
+        w.flush()?;
+        drop(w);
+        finish(out)?;
+        counts
+    } else {
+        let r = writer.add(&pairs)?;
+        (r.added as u64, r.replaced as u64, 0, r.empty.len() as u64)
+    };
+    if !b.runtime.quiet {
+        to_stderr(&format!(
+            "added {} documents ({} replaced an indexed id){} in {}{}\n{}\n",
+            thousands(added),
+            thousands(replaced),
+            if a.dedup {
+                format!(", {} near-duplicates not added", thousands(duplicates))
+            } else {
+                String::new()
+            },
+            secs(start.elapsed()),
+            skipped_note(&docs, empty),
+            size_line(&writer.searcher())
+        ));
+    }
+    Ok(())
+}
+
+/// One line of `index query`.
+#[derive(Serialize)]
+struct QueryLine<'a> {
+    id: &'a DocId,
+    neighbours: Vec<NeighbourOut>,
+}
+
+#[derive(Serialize)]
+struct NeighbourOut {
+    id: String,
+    #[serde(flatten)]
+    similarity: SimilarityOut,
+}
+
+fn query(a: &IndexQueryArgs) -> Result<()> {
+    let start = Instant::now();
+    let searcher = Searcher::open(&a.index)?;
+    let built = searcher.params().threshold;
+    check_given(&a.index, searcher.params(), &a.params, None)?;
+    let mut q = Query::new();
+    if let Some(t) = a.threshold {
+        if !(t > 0.0 && t <= 1.0) || t < built {
+            usage!("--threshold {t}: a query asks for a threshold in [{built}, 1], the index's or more (it was built for {built})");
+        }
+        q = q.threshold(t);
+    }
+    if let Some(k) = a.top {
+        q = q.top(k);
+    }
+    let (docs, items) = read(&a.input, a.runtime.quiet)?;
+    let mut out = open_output(a.output.as_deref(), &a.input.inputs)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
+    let mut answered = 0u64;
+    let mut with_neighbours = 0u64;
+    for chunk in items.chunks(QUERY_CHUNK) {
+        let lines: Vec<Result<(Vec<u8>, bool)>> = chunk
+            .par_iter()
+            .map(|(id, text)| {
+                let found = searcher.query(text, &q)?;
+                let line = QueryLine {
+                    id,
+                    neighbours: found
+                        .into_iter()
+                        .map(|n| NeighbourOut {
+                            id: n.id,
+                            similarity: n.similarity.into(),
+                        })
+                        .collect(),
+                };
+                let mut bytes = serde_json::to_vec(&line)?;
+                bytes.push(b'\n');
+                Ok((bytes, !line.neighbours.is_empty()))
+            })
+            .collect();
+        for line in lines {
+            let (bytes, any) = line?;
+            w.write_all(&bytes)?;
+            answered += 1;
+            with_neighbours += u64::from(any);
+        }
+    }
+    w.flush()?;
+    drop(w);
+    finish(out)?;
+    if !a.runtime.quiet {
+        let elapsed = start.elapsed();
+        to_stderr(&format!(
+            "answered {} queries in {} ({:.0} per second), {} with neighbours{}\n",
+            thousands(answered),
+            secs(elapsed),
+            answered as f64 / elapsed.as_secs_f64().max(1e-9),
+            thousands(with_neighbours),
+            skipped_note(&docs, 0)
+        ));
+    }
+    Ok(())
+}
+
+fn remove(a: &IndexRemoveArgs) -> Result<()> {
+    let mut ids = a.id.clone();
+    if let Some(path) = &a.ids {
+        let reader: Box<dyn BufRead> = if path == Path::new("-") {
+            Box::new(std::io::stdin().lock())
+        } else {
+            let file = std::fs::File::open(path)
+                .with_context(|| format!("{}: cannot open the list of ids", path.display()))?;
+            Box::new(std::io::BufReader::new(file))
+        };
+        for (n, line) in reader.lines().enumerate() {
+            let line =
+                line.with_context(|| format!("{}:{}: cannot read", path.display(), n + 1))?;
+            let id = line.strip_suffix('\r').unwrap_or(&line);
+            if !id.is_empty() {
+                ids.push(id.to_string());
+            }
+        }
+    }
+    let mut writer = IndexWriter::open(&a.index)?;
+    let report = writer.remove(&ids)?;
+    if !a.quiet {
+        let missing = match report.missing.first() {
+            Some(first) => format!(
+                "; {} not in the index (the first: {first:?})",
+                thousands(report.missing.len() as u64)
+            ),
+            None => String::new(),
+        };
+        to_stderr(&format!(
+            "removed {} documents{missing}\n{}\n",
+            thousands(report.removed as u64),
+            size_line(&writer.searcher())
+        ));
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct StatsOut<'a> {
+    documents: u64,
+    deleted: u64,
+    segments: usize,
+    bytes: u64,
+    set_bytes: u64,
+    bytes_per_document: f64,
+    index_bytes_per_document: f64,
+    generation: u64,
+    format: u32,
+    parameters: &'a Params,
+}
+
+fn stats(a: &IndexStatsArgs) -> Result<()> {
+    let searcher = Searcher::open(&a.index)?;
+    let s = searcher.stats();
+    let p = searcher.params();
+    let text = if a.json {
+        let out = StatsOut {
+            documents: s.documents,
+            deleted: s.deleted,
+            segments: s.segments,
+            bytes: s.bytes,
+            set_bytes: s.set_bytes,
+            bytes_per_document: (s.bytes_per_document() * 10.0).round() / 10.0,
+            index_bytes_per_document: (s.index_bytes_per_document() * 10.0).round() / 10.0,
+            generation: s.generation,
+            format: neardup_index::FORMAT_VERSION,
+            parameters: p,
+        };
+        format!("{}\n", serde_json::to_string(&out)?)
+    } else {
+        format!(
+            "documents        {} live, {} deleted (until compact)\n\
+             segments         {}\n\
+             size on disk     {} bytes: {:.0} per document, of which shingle sets {} bytes; {:.0} per document beyond them\n\
+             commit           {}, format {}\n\
+             parameters       {} shingles, {} normalization, max {} shingles, {} {} permutations, seed {}, {} bands x {} rows, threshold {}\n",
+            thousands(s.documents),
+            thousands(s.deleted),
+            s.segments,
+            thousands(s.bytes),
+            s.bytes_per_document(),
+            thousands(s.set_bytes),
+            s.index_bytes_per_document(),
+            s.generation,
+            neardup_index::FORMAT_VERSION,
+            p.shingle,
+            p.normalization,
+            p.max_shingles,
+            p.num_perm,
+            p.sketch,
+            p.seed,
+            p.bands,
+            p.rows,
+            p.threshold
+        )
+    };
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(())
+}
+
+fn compact(a: &IndexDirArgs) -> Result<()> {
+    let start = Instant::now();
+    let mut writer = IndexWriter::open(&a.index)?;
+    let before = writer.searcher().stats();
+    writer.compact()?;
+    to_stderr(&format!(
+        "compacted {} segments and {} deleted documents in {}\n{}\n",
+        before.segments,
+        thousands(before.deleted),
+        secs(start.elapsed()),
+        size_line(&writer.searcher())
+    ));
+    Ok(())
+}
+
+/// A damaged index: `check` found problems (exit code 3).
+#[derive(Debug)]
+pub struct Damaged(pub String);
+
+impl std::fmt::Display for Damaged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Damaged {}
+
+fn check_cmd(a: &IndexDirArgs) -> Result<()> {
+    let report = check(&a.index)?;
+    let mut text = String::new();
+    for p in &report.problems {
+        text.push_str(&format!("problem: {p}\n"));
+    }
+    for f in &report.unreferenced {
+        text.push_str(&format!(
+            "note: {f} is not part of the index (left by an interrupted commit; the next writer removes it)\n"
+        ));
+    }
+    if report.is_ok() {
+        text.push_str(&format!(
+            "ok: {} documents in {} segments\n",
+            thousands(report.documents),
+            report.segments
+        ));
+        std::io::stdout().write_all(text.as_bytes())?;
+        Ok(())
+    } else {
+        std::io::stdout().write_all(text.as_bytes())?;
+        Err(Damaged(format!(
+            "{}: {} problems found",
+            a.index.display(),
+            report.problems.len()
+        ))
+        .into())
+    }
+}
