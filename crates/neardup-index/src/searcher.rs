@@ -1,5 +1,6 @@
 //! Reading an index: one committed state, queried by any number of threads.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -65,6 +66,44 @@ pub(crate) struct Hit {
 impl Hit {
     fn score(&self) -> f64 {
         self.similarity.value().unwrap_or(0.0)
+    }
+}
+
+thread_local! {
+    /// A query's "already a candidate" bits, kept per thread so a query allocates nothing.
+    static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Verdicts by shingle set: in a group of copies, every member has the same set, and one
+/// verification answers for all of them.
+#[derive(Default)]
+struct Verdicts<'a> {
+    known: HashMap<
+        (usize, u64, u64),
+        Vec<(&'a [u64], Option<Similarity>)>,
+        foldhash::fast::RandomState,
+    >,
+}
+
+impl<'a> Verdicts<'a> {
+    fn get(
+        &mut self,
+        set: &'a [u64],
+        whole: Option<&[u64]>,
+        verify: impl FnOnce() -> Option<Similarity>,
+    ) -> Option<Similarity> {
+        // A truncated document's verdict rests on its whole sketch, not its set.
+        if whole.is_some() || set.is_empty() {
+            return verify();
+        }
+        let key = (set.len(), set[0], set[set.len() - 1]);
+        let same = self.known.entry(key).or_default();
+        if let Some((_, v)) = same.iter().find(|(s, _)| *s == set) {
+            return *v;
+        }
+        let v = verify();
+        same.push((set, v));
+        v
     }
 }
 
@@ -234,33 +273,19 @@ impl Searcher {
         exclude: Option<&str>,
     ) -> Vec<Hit> {
         let state = &*self.state;
-        let mask = family_mask(probe.sketch);
-        let mut candidates: Vec<(usize, u32)> = Vec::new();
-        for part in probe.sketch.families() {
-            let f = part.family();
-            for (band, &key) in part.band_keys().iter().enumerate() {
-                for (s, seg) in state.segments.iter().enumerate() {
-                    for &d in seg.bucket(f, band, key) {
-                        if shared_family(mask, seg.mask(d)) == Some(f)
-                            && !state.deletes[s].contains(d)
-                        {
-                            candidates.push((s, d));
-                        }
-                    }
-                }
-            }
-        }
-        candidates.sort_unstable();
-        candidates.dedup();
-        let mut hits: Vec<Hit> = candidates
+        let candidates = self.candidates(probe.sketch);
+        let mut verdicts = Verdicts::default();
+        let hits: Vec<Hit> = candidates
             .into_iter()
-            .filter(|&(s, d)| exclude.is_none_or(|x| state.segments[s].id(d) != x))
+            .filter(|&(s, d)| exclude.is_none_or(|x| state.segments[s].id_raw(d) != x.as_bytes()))
             .filter_map(|(s, d)| {
                 let seg = &state.segments[s];
-                let verdict = self
-                    .pipeline
-                    .verify_sets((probe.set, probe.whole), (seg.set(d), seg.whole(d)));
-                let similarity = verdict.passed()?;
+                let (set, whole) = (seg.set(d), seg.whole(d));
+                let similarity = verdicts.get(set, whole, || {
+                    self.pipeline
+                        .verify_sets((probe.set, probe.whole), (set, whole))
+                        .passed()
+                })?;
                 let hit = Hit {
                     segment: s,
                     doc: d,
@@ -269,16 +294,74 @@ impl Searcher {
                 meets_threshold(hit.score(), threshold).then_some(hit)
             })
             .collect();
-        hits.sort_by(|a, b| {
-            b.score().total_cmp(&a.score()).then_with(|| {
-                let id = |h: &Hit| state.segments[h.segment].id(h.doc);
-                id(a).cmp(id(b))
+        // Best first, ties by id (UTF-8 byte order is character order); the keys are
+        // computed once, not in every comparison.
+        let mut keyed: Vec<(u64, &[u8], Hit)> = hits
+            .into_iter()
+            .map(|h| {
+                let id = state.segments[h.segment].id_raw(h.doc);
+                (!h.score().to_bits(), id, h)
             })
-        });
-        if let Some(k) = top {
-            hits.truncate(k);
+            .collect();
+        let order = |a: &(u64, &[u8], Hit), b: &(u64, &[u8], Hit)| (a.0, a.1).cmp(&(b.0, b.1));
+        if let Some(k) = top.filter(|&k| k < keyed.len()) {
+            if k > 0 {
+                keyed.select_nth_unstable_by(k - 1, order);
+            }
+            keyed.truncate(k);
         }
-        hits
+        keyed.sort_unstable_by(order);
+        keyed.into_iter().map(|(_, _, h)| h).collect()
+    }
+
+    /// The live documents that share a bucket with the sketch in the family they are
+    /// compared in, each once, as (segment, document).
+    fn candidates(&self, sketch: &DocSketch) -> Vec<(usize, u32)> {
+        let state = &*self.state;
+        let mask = family_mask(sketch);
+        let mut out: Vec<(usize, u32)> = Vec::new();
+        SEEN.with_borrow_mut(|seen| {
+            // One bit per stored document, set while this query runs: a document in many
+            // of the query's buckets (a group of copies is in all of them) is taken once,
+            // without sorting thousands of repeats.
+            let mut base = Vec::with_capacity(state.segments.len());
+            let mut total = 0usize;
+            for seg in &state.segments {
+                base.push(total);
+                total += seg.docs() as usize;
+            }
+            if seen.len() < total.div_ceil(64) {
+                seen.resize(total.div_ceil(64), 0);
+            }
+            for part in sketch.families() {
+                let f = part.family();
+                for (band, &key) in part.band_keys().iter().enumerate() {
+                    for (s, seg) in state.segments.iter().enumerate() {
+                        for &d in seg.bucket(f, band, key) {
+                            let g = base[s] + d as usize;
+                            let (word, bit) = (g / 64, 1u64 << (g % 64));
+                            if seen[word] & bit != 0 {
+                                continue;
+                            }
+                            seen[word] |= bit;
+                            if shared_family(mask, seg.mask(d)) == Some(f)
+                                && !state.deletes[s].contains(d)
+                            {
+                                out.push((s, d));
+                            } else {
+                                // Not a candidate in this family; it may be in a later one.
+                                seen[word] &= !bit;
+                            }
+                        }
+                    }
+                }
+            }
+            for &(s, d) in &out {
+                let g = base[s] + d as usize;
+                seen[g / 64] &= !(1u64 << (g % 64));
+            }
+        });
+        out
     }
 
     /// Counts and sizes.

@@ -57,6 +57,46 @@ fn section_count(families: usize, bands: usize) -> usize {
     FIXED + 2 * families * bands
 }
 
+/// The first position whose key is not below `key`. Band keys are hashes, spread evenly
+/// over the 64-bit range, so interpolation finds the spot in a few probes where a binary
+/// search takes twenty (each a cache miss on a large segment); a few rounds of it narrow
+/// the range, and a binary search finishes (or takes over on skewed keys).
+pub(crate) fn lower_bound(keys: &[u64], key: u64) -> usize {
+    let (mut lo, mut hi) = (0usize, keys.len());
+    for _ in 0..4 {
+        if hi - lo <= 32 {
+            break;
+        }
+        let (a, b) = (keys[lo], keys[hi - 1]);
+        if key <= a {
+            hi = lo;
+            break;
+        }
+        if key > b {
+            lo = hi;
+            break;
+        }
+        // key in (a, b]: the guess lies in (lo, hi - 1].
+        let span = u128::from(b - a);
+        let guess = lo + ((u128::from(key - a) * (hi - 1 - lo) as u128) / span.max(1)) as usize;
+        let guess = guess.clamp(lo + 1, hi - 1);
+        // Probe a small window around the guess to bracket the key.
+        let window = 8;
+        let left = guess.saturating_sub(window).max(lo + 1);
+        let right = (guess + window).min(hi - 1);
+        if keys[left] >= key {
+            hi = left + 1;
+            lo += 1;
+        } else if keys[right] < key {
+            lo = right + 1;
+        } else {
+            lo = left + 1;
+            hi = right + 1;
+        }
+    }
+    lo + keys[lo..hi].partition_point(|&k| k < key)
+}
+
 /// A segment being built in memory, then written once.
 pub(crate) struct SegmentData {
     families: usize,
@@ -431,8 +471,16 @@ impl Segment {
     /// The documents in the bucket of `key`.
     pub(crate) fn bucket(&self, family: usize, band: usize, key: u64) -> &[u32] {
         let (keys, docs) = self.postings(family, band);
-        let start = keys.partition_point(|&k| k < key);
-        let len = keys[start..].partition_point(|&k| k == key);
+        let start = lower_bound(keys, key);
+        // Most buckets hold one document or none: gallop over the run of equal keys
+        // rather than binary-search the rest of the band.
+        let rest = &keys[start..];
+        let mut step = 1;
+        while step < rest.len() && rest[step] == key {
+            step *= 2;
+        }
+        let upto = (step + 1).min(rest.len());
+        let len = rest[..upto].partition_point(|&k| k == key);
         &docs[start..start + len]
     }
 
@@ -513,5 +561,38 @@ impl Segment {
             }
         }
         problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lower_bound;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn lower_bound_agrees_with_partition_point(
+            mut keys in proptest::collection::vec(any::<u64>(), 0..400),
+            repeats in proptest::collection::vec((any::<prop::sample::Index>(), 1usize..50), 0..5),
+            probe in any::<u64>(),
+            pick in any::<prop::sample::Index>(),
+        ) {
+            // Runs of equal keys (groups of copies) and skewed values as well as spread ones.
+            for (i, n) in repeats {
+                if !keys.is_empty() {
+                    let k = keys[i.index(keys.len())];
+                    keys.extend(std::iter::repeat_n(k, n));
+                }
+            }
+            keys.sort_unstable();
+            let want = |k: u64| keys.partition_point(|&x| x < k);
+            prop_assert_eq!(lower_bound(&keys, probe), want(probe));
+            if !keys.is_empty() {
+                let k = keys[pick.index(keys.len())];
+                for q in [k, k.wrapping_sub(1), k.wrapping_add(1)] {
+                    prop_assert_eq!(lower_bound(&keys, q), want(q));
+                }
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Writing an index: one writer at a time (across processes), each change one durable
 //! commit.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,9 @@ const SEGMENT_DOCS: usize = 1 << 21;
 /// Segments of a similar size (the same power of 4) merged into one once there are this
 /// many: a query probes each segment, so their number stays logarithmic.
 const MERGE_FACTOR: usize = 4;
+/// Documents shingled and sketched at a time (in parallel) while a batch is added: the
+/// batch is never held whole in that form.
+const PREPARE_CHUNK: usize = 1 << 16;
 
 /// What an [`IndexWriter::add`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -71,6 +75,7 @@ pub struct RemoveReport {
 }
 
 /// A document shingled and sketched, ready to be added or compared.
+#[derive(Clone)]
 struct Prepared {
     id: String,
     doc: DocSet,
@@ -80,7 +85,8 @@ struct Prepared {
 impl Prepared {
     fn new(pipeline: &Pipeline, id: &str, text: &str) -> Prepared {
         let doc = pipeline.shingle_doc(text);
-        let sketch = pipeline.sketch_doc(&doc);
+        // Verification is exact: the band keys are all the index needs of the sketch.
+        let sketch = pipeline.sketch_doc_keys(&doc);
         Prepared {
             id: id.to_string(),
             doc,
@@ -214,14 +220,10 @@ impl IndexWriter {
         I: AsRef<str> + Sync,
         T: AsRef<str> + Sync,
     {
-        let prepared = self.prepare(docs);
-        let (empty, docs): (Vec<&Prepared>, Vec<&Prepared>) =
-            prepared.iter().partition(|p| p.is_empty());
-        let (added, replaced) = self.commit_docs(&docs)?;
-        Ok(AddReport {
-            added,
-            replaced,
-            empty: empty.into_iter().map(|p| p.id.clone()).collect(),
+        let ids: Vec<&str> = docs.iter().map(|(id, _)| id.as_ref()).collect();
+        let pipeline = Arc::clone(&self.current.pipeline);
+        self.commit_docs(&ids, |i| {
+            Cow::Owned(Prepared::new(&pipeline, ids[i], docs[i].1.as_ref()))
         })
     }
 
@@ -259,7 +261,7 @@ impl IndexWriter {
             .map(|p| searcher.state.find(&p.id).is_some())
             .collect();
         let mut outcomes = Vec::with_capacity(prepared.len());
-        let mut kept: Vec<&Prepared> = Vec::new();
+        let mut kept: Vec<usize> = Vec::new();
         let mut buckets: HashMap<(usize, usize, u64), Vec<usize>> = HashMap::new();
         for (i, p) in prepared.iter().enumerate() {
             if let Some(outcome) = in_index[i].clone() {
@@ -274,7 +276,7 @@ impl IndexWriter {
                 });
                 continue;
             }
-            let replaced = replaces[i] || kept.iter().any(|k| k.id == p.id);
+            let replaced = replaces[i] || kept.iter().any(|&k| prepared[k].id == p.id);
             outcomes.push(Outcome::Added { replaced });
             for part in p.sketch.families() {
                 for (band, &key) in part.band_keys().iter().enumerate() {
@@ -284,9 +286,10 @@ impl IndexWriter {
                         .push(i);
                 }
             }
-            kept.push(p);
+            kept.push(i);
         }
-        self.commit_docs(&kept)?;
+        let ids: Vec<&str> = kept.iter().map(|&i| prepared[i].id.as_str()).collect();
+        self.commit_docs(&ids, |k| Cow::Borrowed(&prepared[kept[k]]))?;
         Ok(outcomes)
     }
 
@@ -341,58 +344,85 @@ impl IndexWriter {
             .collect()
     }
 
-    /// Writes the documents as new segments, deletes those they replace, and commits;
-    /// then merges if segments piled up. Returns (added, replaced).
-    fn commit_docs(&mut self, docs: &[&Prepared]) -> Result<(usize, usize)> {
-        if docs.is_empty() {
-            return Ok((0, 0));
+    /// Adds documents `0..ids.len()`, each made by `prepare` when its turn comes (a
+    /// chunk at a time, in parallel), as new segments, deletes the documents they
+    /// replace, and commits; then merges if segments piled up. Within the batch the last
+    /// of an id wins; an empty document is reported, not added.
+    fn commit_docs<'p>(
+        &mut self,
+        ids: &[&str],
+        prepare: impl Fn(usize) -> Cow<'p, Prepared> + Sync,
+    ) -> Result<AddReport> {
+        let mut last: HashMap<&str, usize> = HashMap::with_capacity(ids.len());
+        for (i, &id) in ids.iter().enumerate() {
+            last.insert(id, i);
         }
-        // Within the batch the last of an id wins.
-        let mut last: HashMap<&str, usize> = HashMap::with_capacity(docs.len());
-        for (i, p) in docs.iter().enumerate() {
-            last.insert(&p.id, i);
-        }
-        let kept: Vec<&Prepared> = (0..docs.len())
-            .filter(|&i| last[docs[i].id.as_str()] == i)
-            .map(|i| docs[i])
-            .collect();
+        let kept: Vec<usize> = (0..ids.len()).filter(|&i| last[ids[i]] == i).collect();
+        drop(last);
+        let mut report = AddReport {
+            replaced: ids.len() - kept.len(),
+            ..AddReport::default()
+        };
         let state = Arc::clone(&self.current.state);
-        let found: Vec<Option<(usize, u32)>> = kept.par_iter().map(|p| state.find(&p.id)).collect();
-        let mut changed: BTreeMap<usize, Deletes> = BTreeMap::new();
-        for &(s, d) in found.iter().flatten() {
-            changed
-                .entry(s)
-                .or_insert_with(|| (*state.deletes[s]).clone())
-                .insert(d);
-        }
-        let replaced = docs.len() - kept.len() + found.iter().flatten().count();
         let mut manifest = state.manifest.clone();
         manifest.generation += 1;
-        let obsolete = self.apply_deletions(&mut manifest, &changed)?;
         let (families, bands) = (manifest.families, manifest.params.bands);
+        let mut changed: BTreeMap<usize, Deletes> = BTreeMap::new();
         let mut data = SegmentData::new(families, bands);
-        for p in &kept {
-            if data.len() >= SEGMENT_DOCS || !data.fits(p.doc.set().len(), p.id.len()) {
-                let full = std::mem::replace(&mut data, SegmentData::new(families, bands));
-                self.push_segment(&mut manifest, full)?;
-            }
-            let doc = data.push_doc(
-                &p.id,
-                p.doc.set(),
-                p.doc.whole_signature(),
-                family_mask(&p.sketch),
-            );
-            for part in p.sketch.families() {
-                for (band, &key) in part.band_keys().iter().enumerate() {
-                    data.push_key(part.family(), band, key, doc);
+        for chunk in kept.chunks(PREPARE_CHUNK) {
+            let prepared: Vec<(Cow<'p, Prepared>, Option<(usize, u32)>)> = chunk
+                .par_iter()
+                .map(|&i| {
+                    let p = prepare(i);
+                    let found = if p.is_empty() {
+                        None
+                    } else {
+                        state.find(&p.id)
+                    };
+                    (p, found)
+                })
+                .collect();
+            for (p, found) in prepared {
+                if p.is_empty() {
+                    report.empty.push(p.id.clone());
+                    continue;
                 }
+                if let Some((s, d)) = found {
+                    changed
+                        .entry(s)
+                        .or_insert_with(|| (*state.deletes[s]).clone())
+                        .insert(d);
+                    report.replaced += 1;
+                }
+                if data.len() >= SEGMENT_DOCS || !data.fits(p.doc.set().len(), p.id.len()) {
+                    let full = std::mem::replace(&mut data, SegmentData::new(families, bands));
+                    self.push_segment(&mut manifest, full)?;
+                }
+                let doc = data.push_doc(
+                    &p.id,
+                    p.doc.set(),
+                    p.doc.whole_signature(),
+                    family_mask(&p.sketch),
+                );
+                for part in p.sketch.families() {
+                    for (band, &key) in part.band_keys().iter().enumerate() {
+                        data.push_key(part.family(), band, key, doc);
+                    }
+                }
+                report.added += 1;
             }
         }
-        self.push_segment(&mut manifest, data)?;
+        if report.added == 0 && changed.is_empty() {
+            return Ok(report);
+        }
+        if data.len() > 0 {
+            self.push_segment(&mut manifest, data)?;
+        }
+        let obsolete = self.apply_deletions(&mut manifest, &changed)?;
         manifest.segments.retain(|m| m.live() > 0);
         self.commit(manifest, obsolete)?;
         self.merge_tiers()?;
-        Ok((kept.len(), replaced))
+        Ok(report)
     }
 
     /// Writes the new deletion files of the changed segments into `manifest`; returns

@@ -142,12 +142,11 @@ impl DocSketch {
             .find(|&f| other.part(f).is_some())
     }
 
-    /// The MinHash estimate of the two documents' Jaccard, in their shared family.
+    /// The MinHash estimate of the two documents' Jaccard, in their shared family; `None`
+    /// without signatures ([`Pipeline::sketch_doc_keys`](crate::Pipeline::sketch_doc_keys)).
     pub fn estimate(&self, other: &DocSketch) -> Option<f64> {
         let f = self.shared_family(other)?;
-        Some(crate::verify::estimate(
-            self.signature(f)?,
-            other.signature(f)?,
-        ))
+        let (a, b) = (self.signature(f)?, other.signature(f)?);
+        (!a.is_empty() && a.len() == b.len()).then(|| crate::verify::estimate(a, b))
     }
 }

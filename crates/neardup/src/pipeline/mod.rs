@@ -116,6 +116,17 @@ impl Pipeline {
     /// One document's sketch: in every family its size belongs to, its band keys (equal
     /// to those a corpus gives the same set) and its signature.
     pub fn sketch_doc(&self, doc: &DocSet) -> DocSketch {
+        self.sketch_parts(doc, true)
+    }
+
+    /// One document's band keys in every family its size belongs to, without its
+    /// signatures (for a caller that verifies exactly and only needs the buckets, such as
+    /// an index): [`DocSketch::signature`] is then empty and [`DocSketch::estimate`] `None`.
+    pub fn sketch_doc_keys(&self, doc: &DocSet) -> DocSketch {
+        self.sketch_parts(doc, false)
+    }
+
+    fn sketch_parts(&self, doc: &DocSet, signatures: bool) -> DocSketch {
         let plan = self.config.plan();
         let parts = self
             .families
@@ -124,7 +135,8 @@ impl Pipeline {
             .filter(|(_, family)| !doc.set().is_empty() && family.takes(doc.set().len()))
             .map(|(index, family)| {
                 let k = family.sketch.num_perm();
-                let (mut sig, mut signature) = (vec![0u64; k], vec![0u32; k]);
+                let mut sig = vec![0u64; k];
+                let mut signature = vec![0u32; if signatures { k } else { 0 }];
                 let mut band_keys = vec![0u64; plan.bands()];
                 sketch_one(
                     family,
@@ -132,7 +144,7 @@ impl Pipeline {
                     doc.set(),
                     &mut sig,
                     &mut band_keys,
-                    Some(&mut signature),
+                    signatures.then_some(&mut signature[..]),
                 );
                 FamilySketch::new(index, band_keys, signature)
             })
