@@ -74,15 +74,14 @@ thread_local! {
     static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// A set already verified, and its verdict.
+type Seen<'a> = (&'a [u64], Option<Similarity>);
+
 /// Verdicts by shingle set: in a group of copies, every member has the same set, and one
 /// verification answers for all of them.
 #[derive(Default)]
 struct Verdicts<'a> {
-    known: HashMap<
-        (usize, u64, u64),
-        Vec<(&'a [u64], Option<Similarity>)>,
-        foldhash::fast::RandomState,
-    >,
+    known: HashMap<(usize, u64, u64), Vec<Seen<'a>>, foldhash::fast::RandomState>,
 }
 
 impl<'a> Verdicts<'a> {

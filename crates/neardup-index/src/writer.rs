@@ -74,6 +74,9 @@ pub struct RemoveReport {
     pub missing: Vec<String>,
 }
 
+/// Where the indexed document with the same id is, if any: (segment, document).
+type Found = Option<(usize, u32)>;
+
 /// A document shingled and sketched, ready to be added or compared.
 #[derive(Clone)]
 struct Prepared {
@@ -370,7 +373,7 @@ impl IndexWriter {
         let mut changed: BTreeMap<usize, Deletes> = BTreeMap::new();
         let mut data = SegmentData::new(families, bands);
         for chunk in kept.chunks(PREPARE_CHUNK) {
-            let prepared: Vec<(Cow<'p, Prepared>, Option<(usize, u32)>)> = chunk
+            let prepared: Vec<(Cow<'p, Prepared>, Found)> = chunk
                 .par_iter()
                 .map(|&i| {
                     let p = prepare(i);
