@@ -12,7 +12,7 @@
 //! threshold = 0.5
 //! num_perm = 128              # optional
 //! engines = ["exact"]         # optional: only these engines (default: all); names:
-//!                             # lsh-oph, lsh-classic, triage, exact, documents
+//!                             # lsh-oph, lsh-classic, triage, exact, documents, index
 //! lsh_may_miss = false        # optional: true if the S-curve allows a miss
 //! docs = ["first text", "second text"]
 //! pairs = [[0, 1]]            # every pair (a < b) with Jaccard ≥ threshold
@@ -28,6 +28,7 @@ use neardup::{
     cluster, jaccard, Cluster, Config, DocSet, DocSketch, KeepPolicy, Normalization, Pair,
     Pipeline, Quiet, ShingleKind, Similarity, SketchKind, Verification,
 };
+use neardup_index::{IndexWriter, Query};
 use serde::Deserialize;
 
 /// The largest chance of an LSH miss an expected pair may have.
@@ -79,14 +80,18 @@ enum Engine {
     /// fingerprint, candidates by a band key shared in their family, verdicts by
     /// `verify_docs`, clusters by `neardup::cluster` over the verified pairs.
     Documents,
+    /// The persistent index (`neardup-index`): the corpus added in two batches, each
+    /// document queried against it; clusters by `neardup::cluster` over those pairs.
+    Index,
 }
 
-const ENGINES: [Engine; 5] = [
+const ENGINES: [Engine; 6] = [
     Engine::LshOph,
     Engine::LshClassic,
     Engine::Triage,
     Engine::Exact,
     Engine::Documents,
+    Engine::Index,
 ];
 
 impl Engine {
@@ -97,6 +102,7 @@ impl Engine {
             Engine::Triage => "triage",
             Engine::Exact => "exact",
             Engine::Documents => "documents",
+            Engine::Index => "index",
         }
     }
 
@@ -156,6 +162,48 @@ fn one_at_a_time(pipeline: &Pipeline, texts: &[String]) -> Answer {
     Answer { pairs, clusters }
 }
 
+/// The pairs and clusters of a corpus from an index of it: added in two batches (two
+/// segments), every document queried.
+fn indexed(pipeline: &Pipeline, texts: &[String]) -> Answer {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut writer = IndexWriter::create(dir.path(), pipeline.config()).expect("an index");
+    let docs: Vec<(String, &str)> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i.to_string(), t.as_str()))
+        .collect();
+    let half = docs.len() / 2;
+    writer.add(&docs[..half]).expect("first batch");
+    writer.add(&docs[half..]).expect("second batch");
+    let searcher = writer.searcher();
+    let mut pairs = Vec::new();
+    for (a, text) in texts.iter().enumerate() {
+        for n in searcher.query(text, &Query::new()).expect("a query") {
+            let b: u32 = n.id.parse().expect("a numeric id");
+            if b > a as u32 {
+                pairs.push(Pair {
+                    a: a as u32,
+                    b,
+                    similarity: n.similarity,
+                });
+            }
+        }
+    }
+    pairs.sort_by_key(|p| (p.a, p.b));
+    let by_pair: std::collections::HashMap<(u32, u32), Similarity> =
+        pairs.iter().map(|p| ((p.a, p.b), p.similarity)).collect();
+    let links: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
+    let clusters = cluster(
+        texts.len(),
+        &links,
+        pipeline.config().keep(),
+        |d| texts[d as usize].len(),
+        |kept, doc| by_pair.get(&(kept.min(doc), kept.max(doc))).copied(),
+    )
+    .expect("a small corpus");
+    Answer { pairs, clusters }
+}
+
 /// What an engine answered.
 struct Answer {
     pairs: Vec<Pair>,
@@ -190,6 +238,9 @@ impl Case {
         let pipeline = Pipeline::new(self.config(engine)).expect("pipeline");
         if engine == Engine::Documents {
             return one_at_a_time(&pipeline, &self.docs);
+        }
+        if engine == Engine::Index {
+            return indexed(&pipeline, &self.docs);
         }
         let ((pairs, _), (clusters, _)) = if engine == Engine::Exact {
             let corpus = pipeline.shingle(&self.docs).unwrap();
