@@ -97,15 +97,32 @@ fn check_given(
 }
 
 /// Reads the inputs: the documents' ids (as text) and texts, and what was skipped.
-fn read(input: &crate::args::InputArgs, quiet: bool) -> Result<(Documents, Vec<(DocId, String)>)> {
+/// Reads the inputs; `stored`: the documents go into the index (so ids matter).
+fn read(
+    input: &crate::args::InputArgs,
+    quiet: bool,
+    stored: bool,
+) -> Result<(Documents, Vec<(DocId, String)>)> {
     let bars = Bars::new(quiet);
     let mut docs = Documents::read(input, false, &bars)?;
     let texts = std::mem::take(&mut docs.texts);
-    let pairs = texts
+    let pairs: Vec<(DocId, String)> = texts
         .into_iter()
         .enumerate()
         .map(|(d, t)| (docs.id(d as u32), t))
         .collect();
+    let numbered = pairs
+        .iter()
+        .filter(|(id, _)| matches!(id, DocId::Number(_)))
+        .count();
+    if stored && numbered > 0 && !quiet {
+        to_stderr(&format!(
+            "warning: {} documents have no ids and go by their line or record numbers, which \
+             the documents of another input would replace; give ids (--id-field, --id-column, \
+             or ID<TAB>TEXT lines)\n",
+            thousands(numbered as u64)
+        ));
+    }
     Ok((docs, pairs))
 }
 
@@ -152,7 +169,7 @@ fn build(a: &IndexInputArgs) -> Result<()> {
             a.index.display()
         );
     }
-    let (docs, items) = read(&a.input, a.runtime.quiet)?;
+    let (docs, items) = read(&a.input, a.runtime.quiet, true)?;
     let mut writer = IndexWriter::create(&a.index, &config)?;
     let report = writer.add(&ids_and_texts(&items))?;
     if !a.runtime.quiet {
@@ -218,7 +235,7 @@ fn add(a: &IndexAddArgs) -> Result<()> {
     let b = &a.build;
     let mut writer = IndexWriter::open(&b.index)?;
     check_given(&b.index, writer.searcher().params(), &b.params, b.threshold)?;
-    let (docs, items) = read(&b.input, b.runtime.quiet)?;
+    let (docs, items) = read(&b.input, b.runtime.quiet, true)?;
     let pairs = ids_and_texts(&items);
     let (added, replaced, duplicates, empty) = if a.dedup {
         let mut out = open_output(a.output.as_deref(), &b.input.inputs)?;
@@ -314,7 +331,7 @@ fn query(a: &IndexQueryArgs) -> Result<()> {
     if let Some(k) = a.top {
         q = q.top(k);
     }
-    let (docs, items) = read(&a.input, a.runtime.quiet)?;
+    let (docs, items) = read(&a.input, a.runtime.quiet, false)?;
     let mut out = open_output(a.output.as_deref(), &a.input.inputs)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
     let mut answered = 0u64;

@@ -297,3 +297,51 @@ fn a_reader_keeps_its_state_until_it_reloads() {
     assert_eq!(after.len(), writer.searcher().len());
     assert!(after.generation() > before.generation());
 }
+
+#[test]
+fn reader_threads_see_only_whole_commits_while_a_writer_adds_and_removes() {
+    let docs = summaries();
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = IndexWriter::create(dir.path(), &config()).unwrap();
+    writer.add(&docs[..100]).unwrap();
+    let first = writer.searcher();
+    let batch_of = |id: &str| docs.iter().position(|(d, _)| d == id).unwrap() / 100;
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (mut searcher, done) = (first.clone(), &done);
+                scope.spawn(move || {
+                    let mut states = std::collections::BTreeSet::new();
+                    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                        searcher = searcher.reload().unwrap();
+                        let mut per_batch = BTreeMap::new();
+                        for id in searcher.ids() {
+                            *per_batch.entry(batch_of(id)).or_insert(0) += 1;
+                        }
+                        // Batch b was added whole (100 ids; the sample's ids are unique)
+                        // and odd batches are later removed whole.
+                        assert!(per_batch.values().all(|&n| n == 100), "{per_batch:?}");
+                        states.insert(searcher.generation());
+                    }
+                    states.len()
+                })
+            })
+            .collect();
+        for b in 1..30 {
+            writer.add(&docs[b * 100..(b + 1) * 100]).unwrap();
+            if b % 2 == 1 {
+                let ids: Vec<&str> = docs[b * 100..(b + 1) * 100]
+                    .iter()
+                    .map(|(id, _)| id.as_str())
+                    .collect();
+                writer.remove(&ids).unwrap();
+            }
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        for r in readers {
+            assert!(r.join().unwrap() >= 1);
+        }
+    });
+    assert_eq!(writer.searcher().len(), 1500);
+}
