@@ -116,6 +116,24 @@ def exact_answers(neardup, sp, work, timeout):
     return np.unique((j[cross] - nb) * nb + i[cross]), r
 
 
+def batch_answers(neardup, sp, work, timeout):
+    """The (query, base) pairs the batch run finds in the buckets of the same plan
+    (`neardup pairs --no-neighbours` on BASE + QUERIES): what the index's recall is held to."""
+    out = os.path.join(work, "batch.tsv")
+    cmd = [neardup, "pairs", sp["all"], "--no-neighbours", "--bands", str(BANDS), "--rows", str(ROWS),
+           "--num-perm", str(NUM_PERM), "-t", str(THRESHOLD), *NORMALIZE, "-o", out, "--output-format", "tsv"]
+    r = run_measured(cmd, os.path.join(work, "batch"), timeout)
+    if r["exit"] != 0 or r["timed_out"]:
+        return None
+    nb = len(sp["base_ids"])
+    index = IdIndex(sp["base_ids"] + sp["query_ids"])
+    keys = neardup_keys(out, index)
+    os.remove(out)
+    i, j = keys // index.n, keys % index.n
+    cross = (i < nb) & (j >= nb)
+    return np.unique((j[cross] - nb) * nb + i[cross])
+
+
 def restrict(truth, nb, nq, base_sample, query_sample):
     """The exact answers inside a sample of base and query documents, renumbered."""
     bpos = np.full(nb, -1, dtype=np.int64)
@@ -505,6 +523,12 @@ def run_neardup(neardup, sp, truth, work, args):
     if end and end["bytes"] != on_disk:
         row["notes"].append(f"the index directory holds {fmt_bytes(on_disk)} of files; stats says {fmt_bytes(end['bytes'])}")
 
+    batch = batch_answers(neardup, sp, work, left())
+    if batch is not None:
+        bs = score(batch, truth)
+        row["notes"].append(f"the batch run on the same plan (`neardup pairs --no-neighbours` on BASE + QUERIES) "
+                            f"finds {bs['hits']:,} of the {bs['truth']:,} exact answers: recall {100 * bs['recall']:.3f} %")
+        row["batch_keys"] = batch
     # The answers: already verified by neardup, so precision should be 1.
     base_pos = {x: i for i, x in enumerate(sp["base_ids"])}
     query_pos = {x: i for i, x in enumerate(sp["query_ids"])}
@@ -524,6 +548,10 @@ def run_neardup(neardup, sp, truth, work, args):
     sc = score(found, truth)
     row["recall"] = sc["recall"]
     row["precision"] = (sc["hits"] / (sc["answers"] + unknown)) if sc["answers"] + unknown else 1.0
+    if "batch_keys" in row:
+        batch = row.pop("batch_keys")
+        row["notes"].append(f"the index's answers and the batch run's pairs: {int(np.isin(found, batch).sum()):,} in both, "
+                            f"{int((~np.isin(found, batch)).sum()):,} only in the index, {int((~np.isin(batch, found)).sum()):,} only in the batch run")
     row["notes"].append(f"{lines:,} answer lines, {sc['answers']:,} neighbours (verified by neardup) for {sc['truth']:,} exact answers"
                         + (f"; {unknown:,} neighbours not in BASE" if unknown else ""))
     if not args.keep_outputs:
