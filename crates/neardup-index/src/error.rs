@@ -62,6 +62,10 @@ pub enum Error {
     /// A query threshold that is not a number in (0, 1].
     #[error("query threshold {0} is not in (0, 1]")]
     InvalidThreshold(f64),
+    /// A commit of this writer failed after its manifest was in place: the index is at
+    /// that commit or the one before, and this writer can no longer tell which.
+    #[error("{0}: a commit failed after its manifest was written; open the index again to go on")]
+    WriterFailed(PathBuf),
     /// More documents in one segment than its 32-bit numbering holds.
     #[error("{0} documents in one batch: at most {max} per segment", max = u32::MAX)]
     TooManyDocuments(usize),

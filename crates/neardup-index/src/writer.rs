@@ -134,6 +134,8 @@ impl Prepared {
 pub struct IndexWriter {
     dir: PathBuf,
     current: Searcher,
+    /// A commit failed after its manifest was in place (see `commit`).
+    failed: bool,
     _lock: WriterLock,
 }
 
@@ -186,6 +188,7 @@ impl IndexWriter {
         let writer = IndexWriter {
             dir: dir.to_path_buf(),
             current,
+            failed: false,
             _lock: lock,
         };
         writer.remove_orphans()?;
@@ -223,6 +226,7 @@ impl IndexWriter {
         I: AsRef<str> + Sync,
         T: AsRef<str> + Sync,
     {
+        self.usable()?;
         let ids: Vec<&str> = docs.iter().map(|(id, _)| id.as_ref()).collect();
         let pipeline = Arc::clone(&self.current.pipeline);
         self.commit_docs(&ids, |i| {
@@ -239,6 +243,7 @@ impl IndexWriter {
         I: AsRef<str> + Sync,
         T: AsRef<str> + Sync,
     {
+        self.usable()?;
         let prepared = self.prepare(docs);
         let searcher = &self.current;
         let threshold = searcher.params().threshold;
@@ -473,20 +478,42 @@ impl IndexWriter {
     /// Makes `manifest` the committed state (durably), then removes what it made
     /// obsolete and moves this writer's view to it.
     fn commit(&mut self, manifest: Manifest, obsolete: Vec<String>) -> Result<()> {
+        // Until the manifest's rename nothing has changed; from it on, a writer whose view
+        // fell behind the manifest would reuse names of live files, so a failure past this
+        // point leaves this writer unusable (the index itself is at one commit or the other).
         manifest.write(&self.dir)?;
-        sync_dir(&self.dir)?;
-        remove_files(&self.dir, obsolete);
-        let state = State::open_files(&self.dir, manifest, Some(&self.current.state))?;
-        self.current = Searcher {
-            pipeline: Arc::clone(&self.current.pipeline),
-            state: Arc::new(state),
-        };
-        Ok(())
+        let moved = sync_dir(&self.dir).and_then(|()| {
+            remove_files(&self.dir, obsolete);
+            State::open_files(&self.dir, manifest, Some(&self.current.state))
+        });
+        match moved {
+            Ok(state) => {
+                self.current = Searcher {
+                    pipeline: Arc::clone(&self.current.pipeline),
+                    state: Arc::new(state),
+                };
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Refuses to write after a commit that failed past its point of no return.
+    fn usable(&self) -> Result<()> {
+        if self.failed {
+            Err(Error::WriterFailed(self.dir.clone()))
+        } else {
+            Ok(())
+        }
     }
 
     /// Removes the documents with these ids, in one durable commit (none if nothing
     /// matched).
     pub fn remove<I: AsRef<str>>(&mut self, ids: &[I]) -> Result<RemoveReport> {
+        self.usable()?;
         let state = Arc::clone(&self.current.state);
         let mut changed: BTreeMap<usize, Deletes> = BTreeMap::new();
         let mut report = RemoveReport::default();
@@ -517,6 +544,7 @@ impl IndexWriter {
     /// Merges every segment into one without the deleted documents, in one durable
     /// commit. Queries get a little faster and the deleted documents' space is returned.
     pub fn compact(&mut self) -> Result<()> {
+        self.usable()?;
         let state = &self.current.state;
         if state.segments.len() > 1 || state.manifest.deleted() > 0 {
             // Whatever does not fit in one segment's 32-bit offsets stays in another.
