@@ -475,6 +475,12 @@ def run_neardup(neardup, sp, truth, work, args):
     if failed(b, log("nd-build")):
         row["skip"] = "index build " + failed(b, log("nd-build"))
         return row
+    # The batch pipeline on the same documents, for the build's ratio to it.
+    c = run_measured([neardup, "clusters", sp["base"], "--bands", str(BANDS), "--rows", str(ROWS), "--num-perm",
+                      str(NUM_PERM), "-t", str(THRESHOLD), *NORMALIZE, "-o", os.devnull, "-q"], log("nd-clusters"), left())
+    if not failed(c, log("nd-clusters")):
+        row["notes"].append(f"`neardup clusters` on the BASE in the same run: {c['wall']:.1f} s, so the build takes "
+                            f"{b['wall'] / c['wall']:.2f}× as long")
     built = index_stats(neardup, idx)
     # The parameters line says what the index pinned (sketch, normalization, bands).
     params = next((x.split(None, 1)[1] for x in b["stderr"].splitlines() if x.startswith("parameters:")), None)
