@@ -69,6 +69,10 @@ impl Hit {
     }
 }
 
+/// Buckets at least this large are compared with those already walked (see
+/// `candidates`).
+const LARGE_BUCKET: usize = 64;
+
 thread_local! {
     /// A query's "already a candidate" bits, kept per thread so a query allocates nothing.
     static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -334,9 +338,20 @@ impl Searcher {
             }
             for part in sketch.families() {
                 let f = part.family();
+                // A group of copies fills the same bucket in every band: a large bucket
+                // equal to one already walked in this family adds nothing (comparing the
+                // two is a memcmp; walking it again, thousands of bit tests).
+                let mut walked: Vec<(usize, &[u32])> = Vec::new();
                 for (band, &key) in part.band_keys().iter().enumerate() {
                     for (s, seg) in state.segments.iter().enumerate() {
-                        for &d in seg.bucket(f, band, key) {
+                        let bucket = seg.bucket(f, band, key);
+                        if bucket.len() >= LARGE_BUCKET {
+                            if walked.iter().any(|&(ws, w)| ws == s && w == bucket) {
+                                continue;
+                            }
+                            walked.push((s, bucket));
+                        }
+                        for &d in bucket {
                             let g = base[s] + d as usize;
                             let (word, bit) = (g / 64, 1u64 << (g % 64));
                             if seen[word] & bit != 0 {
