@@ -285,7 +285,9 @@ def machine():
     return {"nproc": os.cpu_count(), "cpu": cpu, "memory": mem, "os": platform.platform()}
 
 
-def versions(neardup):
+def versions(neardup, packages=None, labels=None):
+    """neardup's version (with the commit, and whether it had uncommitted changes), rustc's,
+    Python's and the packages' (default: the peers and NumPy), each under its label."""
     v = {}
     out = subprocess.run([neardup, "--version"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
@@ -297,11 +299,12 @@ def versions(neardup):
     if rustc.returncode == 0:
         v["rustc"] = rustc.stdout.strip()
     v["python"] = platform.python_version()
-    for pkg in PEERS + ["numpy"]:
+    for pkg in packages or PEERS + ["numpy"]:
+        label = (labels or {}).get(pkg, pkg)
         try:
-            v[pkg] = version(pkg)
+            v[label] = version(pkg)
         except PackageNotFoundError:
-            v[pkg] = "not installed"
+            v[label] = "not installed"
     return v
 
 

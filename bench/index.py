@@ -19,7 +19,6 @@ import datetime
 import importlib.util
 import json
 import os
-import platform
 import random
 import shutil
 import socket
@@ -27,13 +26,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
 import corpora
-from bench import BANDS, NUM_PERM, ROWS, THRESHOLD, IdIndex, fmt_bytes, machine, neardup_keys, run_measured
-from peers import sample_indices
+from bench import BANDS, NUM_PERM, ROWS, THRESHOLD, IdIndex, fmt_bytes, machine, neardup_keys, run_measured, versions
+from peers import read_corpus, sample_indices
 from shingling import K, shingle_set
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
@@ -58,16 +56,6 @@ NORMALIZE = ["--normalize", "basic"]
 # The split and the exact answers
 
 
-def read_jsonl(path):
-    ids, texts = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            rec = json.loads(line)
-            ids.append(rec["id"])
-            texts.append(rec["text"])
-    return ids, texts
-
-
 def write_jsonl(path, ids, texts):
     with open(path, "w", encoding="utf-8") as f:
         for i, t in zip(ids, texts):
@@ -76,7 +64,7 @@ def write_jsonl(path, ids, texts):
 
 def split(corpus_path, n_queries, work):
     """BASE and QUERIES files (both in shuffled order) and BASE + QUERIES for the exact join."""
-    ids, texts = read_jsonl(corpus_path)
+    ids, texts = read_corpus(corpus_path, None)
     order = list(range(len(ids)))
     # Shuffled: the corpus is sorted by package name, and neighbouring names are
     # unusually often near-duplicates; queries must be a random part of the corpus.
@@ -219,8 +207,8 @@ def worker(argv):
     ap.add_argument("--stats", required=True)
     ap.add_argument("--redis-port", type=int, default=0)
     a = ap.parse_args(argv)
-    _, base = read_jsonl(a.base)
-    _, queries = read_jsonl(a.queries)
+    _, base = read_corpus(a.base, None)
+    _, queries = read_corpus(a.queries, None)
     nb, nq = len(base), len(queries)
     tool = PEERS[a.worker](a.redis_port)
 
@@ -584,26 +572,6 @@ def crash_trials(n, work, timeout):
 # The report
 
 
-def versions(neardup):
-    v = {}
-    out = subprocess.run([neardup, "--version"], capture_output=True, text=True).stdout.strip()
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    if commit.returncode == 0:
-        clean = subprocess.run(["git", "-C", ROOT, "diff-index", "--quiet", "HEAD", "--"]).returncode == 0
-        out += f" (commit {commit.stdout.strip()}{'' if clean else ' + uncommitted changes'})"
-    v["neardup"] = out
-    rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True)
-    if rustc.returncode == 0:
-        v["rustc"] = rustc.stdout.strip()
-    v["python"] = platform.python_version()
-    for pkg in ["rensa", "datasketch", "redis", "numpy"]:
-        try:
-            v[pkg + (" (Python client)" if pkg == "redis" else "")] = version(pkg)
-        except PackageNotFoundError:
-            v[pkg] = "not installed"
-    return v
-
-
 def fmt_rate(x):
     return "—" if x is None else f"{x:,.0f}"
 
@@ -712,7 +680,7 @@ def main():
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "machine": machine(),
         "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-        "versions": versions(args.neardup),
+        "versions": versions(args.neardup, ["rensa", "datasketch", "redis", "numpy"], {"redis": "redis (Python client)"}),
         "command": os.environ.get("BENCH_COMMAND", "").strip() or " ".join(["python", "bench/index.py", *sys.argv[1:]]),
     }
     work = os.path.join(BENCH, "data", "runs", "index-quick" if args.quick else "index")

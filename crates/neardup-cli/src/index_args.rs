@@ -75,8 +75,9 @@ pub struct IndexParamArgs {
     pub rows: Option<usize>,
 }
 
+/// An index and the documents a command reads for it.
 #[derive(Args, Debug, Clone)]
-pub struct IndexInputArgs {
+pub struct IndexAt {
     /// The index directory.
     #[arg(value_name = "INDEX")]
     pub index: PathBuf,
@@ -84,6 +85,12 @@ pub struct IndexInputArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub params: IndexParamArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IndexInputArgs {
+    #[command(flatten)]
+    pub at: IndexAt,
     /// Jaccard threshold the band plan is chosen for; queries may ask for more, never
     /// less [build default: 0.8].
     #[arg(short, long, value_name = "T")]
@@ -109,13 +116,8 @@ pub struct IndexAddArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct IndexQueryArgs {
-    /// The index directory.
-    #[arg(value_name = "INDEX")]
-    pub index: PathBuf,
     #[command(flatten)]
-    pub input: InputArgs,
-    #[command(flatten)]
-    pub params: IndexParamArgs,
+    pub at: IndexAt,
     /// Only neighbours at least this similar (at least the index's threshold).
     #[arg(short, long, value_name = "T")]
     pub threshold: Option<f64>,

@@ -162,22 +162,22 @@ fn size_line(searcher: &Searcher) -> String {
 
 fn build(a: &IndexInputArgs) -> Result<()> {
     let start = Instant::now();
-    let config = build_config(&a.params, a.threshold)?;
-    if a.index.join("MANIFEST").exists() {
+    let config = build_config(&a.at.params, a.threshold)?;
+    if a.at.index.join("MANIFEST").exists() {
         usage!(
             "{}: an index already exists here; add to it with `neardup index add`",
-            a.index.display()
+            a.at.index.display()
         );
     }
-    let (docs, items) = read(&a.input, a.runtime.quiet, true)?;
-    let mut writer = IndexWriter::create(&a.index, &config)?;
+    let (docs, items) = read(&a.at.input, a.runtime.quiet, true)?;
+    let mut writer = IndexWriter::create(&a.at.index, &config)?;
     let report = writer.add(&ids_and_texts(&items))?;
     if !a.runtime.quiet {
         let p = writer.searcher().params().clone();
         to_stderr(&format!(
             "indexed {} documents into {} in {}{}\n{}\nparameters: {} shingles, {} normalization, {} x {} bands of {} {} permutations, seed {}, threshold {}\n",
             thousands(report.added as u64),
-            a.index.display(),
+            a.at.index.display(),
             secs(start.elapsed()),
             skipped_note(&docs, report.empty.len() as u64),
             size_line(&writer.searcher()),
@@ -233,12 +233,17 @@ impl From<Similarity> for SimilarityOut {
 fn add(a: &IndexAddArgs) -> Result<()> {
     let start = Instant::now();
     let b = &a.build;
-    let mut writer = IndexWriter::open(&b.index)?;
-    check_given(&b.index, writer.searcher().params(), &b.params, b.threshold)?;
-    let (docs, items) = read(&b.input, b.runtime.quiet, true)?;
+    let mut writer = IndexWriter::open(&b.at.index)?;
+    check_given(
+        &b.at.index,
+        writer.searcher().params(),
+        &b.at.params,
+        b.threshold,
+    )?;
+    let (docs, items) = read(&b.at.input, b.runtime.quiet, true)?;
     let pairs = ids_and_texts(&items);
     let (added, replaced, duplicates, empty) = if a.dedup {
-        let mut out = open_output(a.output.as_deref(), &b.input.inputs)?;
+        let mut out = open_output(a.output.as_deref(), &b.at.input.inputs)?;
         let outcomes = writer.add_unique(&pairs)?;
         let mut counts = (0u64, 0u64, 0u64, 0u64);
         let mut w = std::io::BufWriter::new(&mut out);
@@ -318,9 +323,9 @@ struct NeighbourOut {
 
 fn query(a: &IndexQueryArgs) -> Result<()> {
     let start = Instant::now();
-    let searcher = Searcher::open(&a.index)?;
+    let searcher = Searcher::open(&a.at.index)?;
     let built = searcher.params().threshold;
-    check_given(&a.index, searcher.params(), &a.params, None)?;
+    check_given(&a.at.index, searcher.params(), &a.at.params, None)?;
     let mut q = Query::new();
     if let Some(t) = a.threshold {
         if !(t > 0.0 && t <= 1.0) || t < built {
@@ -331,8 +336,8 @@ fn query(a: &IndexQueryArgs) -> Result<()> {
     if let Some(k) = a.top {
         q = q.top(k);
     }
-    let (docs, items) = read(&a.input, a.runtime.quiet, false)?;
-    let mut out = open_output(a.output.as_deref(), &a.input.inputs)?;
+    let (docs, items) = read(&a.at.input, a.runtime.quiet, false)?;
+    let mut out = open_output(a.output.as_deref(), &a.at.input.inputs)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
     let mut answered = 0u64;
     let mut with_neighbours = 0u64;

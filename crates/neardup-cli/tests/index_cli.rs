@@ -35,6 +35,13 @@ fn json_lines(s: &str) -> Vec<Value> {
         .collect()
 }
 
+/// A temporary directory and the path of an index in it (not yet built).
+fn index_dir() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let idx = dir.path().join("idx").to_str().unwrap().to_string();
+    (dir, idx)
+}
+
 fn write(dir: &Path, name: &str, lines: &[(&str, &str)]) -> String {
     let text: String = lines
         .iter()
@@ -93,9 +100,8 @@ fn index_query_finds_what_pairs_finds_in_its_buckets() {
 
 #[test]
 fn add_dedup_remove_stats_compact_and_check_work_together() {
-    let dir = tempfile::tempdir().unwrap();
-    let idx = dir.path().join("idx");
-    let idx = idx.to_str().unwrap();
+    let (dir, idx) = index_dir();
+    let idx = idx.as_str();
     let base = write(
         dir.path(),
         "base.jsonl",
@@ -182,9 +188,8 @@ fn add_dedup_remove_stats_compact_and_check_work_together() {
 
 #[test]
 fn bad_use_is_refused_with_the_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let idx = dir.path().join("idx");
-    let idx = idx.to_str().unwrap();
+    let (dir, idx) = index_dir();
+    let idx = idx.as_str();
     let base = write(
         dir.path(),
         "base.jsonl",
