@@ -88,13 +88,14 @@ def split(corpus_path, n_queries, work):
     return s
 
 
-def exact_answers(neardup, sp, work, timeout):
-    """Keys q * nb + b of the (query, base) pairs with Jaccard >= t, and the join's run."""
-    out = os.path.join(work, "exact.tsv")
-    cmd = [neardup, "pairs", sp["all"], "--exact", "-t", str(THRESHOLD), *NORMALIZE, "-o", out, "--output-format", "tsv"]
-    r = run_measured(cmd, os.path.join(work, "exact"), timeout)
+def cross_pairs(neardup, sp, work, timeout, name, options):
+    """Keys q * nb + b of the (query, base) pairs `neardup pairs OPTIONS` finds on
+    BASE + QUERIES (None if it failed), and its run."""
+    out = os.path.join(work, f"{name}.tsv")
+    cmd = [neardup, "pairs", sp["all"], *options, "-t", str(THRESHOLD), *NORMALIZE, "-o", out, "--output-format", "tsv"]
+    r = run_measured(cmd, os.path.join(work, name), timeout)
     if r["exit"] != 0 or r["timed_out"]:
-        sys.exit(f"bench: the exact join failed (exit {r['exit']}); see {work}/exact.stderr")
+        return None, r
     nb = len(sp["base_ids"])
     index = IdIndex(sp["base_ids"] + sp["query_ids"])
     keys = neardup_keys(out, index)
@@ -104,22 +105,19 @@ def exact_answers(neardup, sp, work, timeout):
     return np.unique((j[cross] - nb) * nb + i[cross]), r
 
 
+def exact_answers(neardup, sp, work, timeout):
+    """The (query, base) pairs with Jaccard >= t, by the exact join, and the join's run."""
+    keys, r = cross_pairs(neardup, sp, work, timeout, "exact", ["--exact"])
+    if keys is None:
+        sys.exit(f"bench: the exact join failed (exit {r['exit']}); see {work}/exact.stderr")
+    return keys, r
+
+
 def batch_answers(neardup, sp, work, timeout):
     """The (query, base) pairs the batch run finds in the buckets of the same plan
-    (`neardup pairs --no-neighbours` on BASE + QUERIES): what the index's recall is held to."""
-    out = os.path.join(work, "batch.tsv")
-    cmd = [neardup, "pairs", sp["all"], "--no-neighbours", "--bands", str(BANDS), "--rows", str(ROWS),
-           "--num-perm", str(NUM_PERM), "-t", str(THRESHOLD), *NORMALIZE, "-o", out, "--output-format", "tsv"]
-    r = run_measured(cmd, os.path.join(work, "batch"), timeout)
-    if r["exit"] != 0 or r["timed_out"]:
-        return None
-    nb = len(sp["base_ids"])
-    index = IdIndex(sp["base_ids"] + sp["query_ids"])
-    keys = neardup_keys(out, index)
-    os.remove(out)
-    i, j = keys // index.n, keys % index.n
-    cross = (i < nb) & (j >= nb)
-    return np.unique((j[cross] - nb) * nb + i[cross])
+    (`neardup pairs --no-neighbours`): what the index's recall is held to."""
+    options = ["--no-neighbours", "--bands", str(BANDS), "--rows", str(ROWS), "--num-perm", str(NUM_PERM)]
+    return cross_pairs(neardup, sp, work, timeout, "batch", options)[0]
 
 
 def restrict(truth, nb, nq, base_sample, query_sample):
