@@ -327,12 +327,7 @@ impl Searcher {
             // One bit per stored document, set while this query runs: a document in many
             // of the query's buckets (a group of copies is in all of them) is taken once,
             // without sorting thousands of repeats.
-            let mut base = Vec::with_capacity(state.segments.len());
-            let mut total = 0usize;
-            for seg in &state.segments {
-                base.push(total);
-                total += seg.docs() as usize;
-            }
+            let (base, total) = (&state.first_doc, state.stored);
             if seen.len() < total.div_ceil(64) {
                 seen.resize(total.div_ceil(64), 0);
             }
