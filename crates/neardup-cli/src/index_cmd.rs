@@ -163,7 +163,9 @@ fn size_line(searcher: &Searcher) -> String {
 fn build(a: &IndexInputArgs) -> Result<()> {
     let start = Instant::now();
     let config = build_config(&a.at.params, a.threshold)?;
-    if a.at.index.join("MANIFEST").exists() {
+    // An index that never committed a document (a build killed before its commit) is
+    // built anew.
+    if Searcher::open(&a.at.index).is_ok_and(|s| s.generation() > 0) {
         usage!(
             "{}: an index already exists here; add to it with `neardup index add`",
             a.at.index.display()

@@ -149,12 +149,15 @@ impl std::fmt::Debug for IndexWriter {
 
 impl IndexWriter {
     /// Creates an empty index in `dir` (made if missing), pinned to `config`'s shingling,
-    /// sketch and band plan. A directory that already holds an index is refused.
+    /// sketch and band plan. A directory that already holds an index is refused, unless
+    /// that index never committed a change (a build that died before its commit).
     pub fn create(dir: impl AsRef<Path>, config: &Config) -> Result<IndexWriter> {
         let dir = dir.as_ref();
         fs::create_dir_all(dir).map_err(io_at(dir))?;
         let lock = WriterLock::acquire(dir)?;
-        if dir.join(MANIFEST).exists() {
+        // An index that never committed anything (its creator died before its first
+        // commit) holds nothing to keep: it is created anew.
+        if dir.join(MANIFEST).exists() && Manifest::read(dir).map_or(true, |m| m.generation > 0) {
             return Err(Error::AlreadyExists(dir.to_path_buf()));
         }
         let params = Params::of(config);

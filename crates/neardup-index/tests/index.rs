@@ -235,6 +235,12 @@ fn other_parameters_are_refused_by_name_and_an_index_is_not_created_twice() {
         Err(Error::ParameterMismatch { .. })
     ));
     assert!(Searcher::open_with(dir.path(), &config()).is_ok());
+    // Created but never committed to (a build that died before its commit): created
+    // anew. Once it holds a commit, it is refused.
+    drop(IndexWriter::create(dir.path(), &config()).unwrap());
+    let mut writer = IndexWriter::open(dir.path()).unwrap();
+    writer.add(&[("a", "some words to commit")]).unwrap();
+    drop(writer);
     assert!(matches!(
         IndexWriter::create(dir.path(), &config()),
         Err(Error::AlreadyExists(_))
