@@ -182,7 +182,7 @@ fn build(a: &IndexInputArgs) -> Result<()> {
             a.at.index.display(),
             secs(start.elapsed()),
             skipped_note(&docs, report.empty.len() as u64),
-            size_line(&writer.searcher()),
+            size_line(writer.searcher()),
             p.shingle, p.normalization, p.bands, p.rows, p.num_perm, p.sketch, p.seed, p.threshold
         ));
         if report.replaced > 0 {
@@ -303,7 +303,7 @@ fn add(a: &IndexAddArgs) -> Result<()> {
             },
             secs(start.elapsed()),
             skipped_note(&docs, empty),
-            size_line(&writer.searcher())
+            size_line(writer.searcher())
         ));
     }
     Ok(())
@@ -313,14 +313,31 @@ fn add(a: &IndexAddArgs) -> Result<()> {
 #[derive(Serialize)]
 struct QueryLine<'a> {
     id: &'a DocId,
-    neighbours: Vec<NeighbourOut>,
+    neighbours: Vec<NeighbourOut<'a>>,
 }
 
-#[derive(Serialize)]
-struct NeighbourOut {
-    id: String,
-    #[serde(flatten)]
+/// `{"id", "jaccard", ...}`, written field by field: a query can answer thousands of
+/// neighbours, and serde's `flatten` goes through a map for each.
+struct NeighbourOut<'a> {
+    id: &'a str,
     similarity: SimilarityOut,
+}
+
+impl Serialize for NeighbourOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let sim = &self.similarity;
+        let mut out = s.serialize_struct("Neighbour", 4)?;
+        out.serialize_field("id", self.id)?;
+        out.serialize_field("jaccard", &sim.jaccard)?;
+        if sim.estimate.is_some() {
+            out.serialize_field("estimate", &sim.estimate)?;
+        }
+        if sim.truncated {
+            out.serialize_field("truncated", &true)?;
+        }
+        out.end()
+    }
 }
 
 fn query(a: &IndexQueryArgs) -> Result<()> {
@@ -419,7 +436,7 @@ fn remove(a: &IndexRemoveArgs) -> Result<()> {
         to_stderr(&format!(
             "removed {} documents{missing}\n{}\n",
             thousands(report.removed as u64),
-            size_line(&writer.searcher())
+            size_line(writer.searcher())
         ));
     }
     Ok(())
@@ -430,6 +447,7 @@ struct StatsOut<'a> {
     documents: u64,
     deleted: u64,
     segments: usize,
+    sets: u64,
     bytes: u64,
     set_bytes: u64,
     bytes_per_document: f64,
@@ -448,12 +466,13 @@ fn stats(a: &IndexStatsArgs) -> Result<()> {
             documents: s.documents,
             deleted: s.deleted,
             segments: s.segments,
+            sets: s.sets,
             bytes: s.bytes,
             set_bytes: s.set_bytes,
             bytes_per_document: (s.bytes_per_document() * 10.0).round() / 10.0,
             index_bytes_per_document: (s.index_bytes_per_document() * 10.0).round() / 10.0,
             generation: s.generation,
-            format: neardup_index::FORMAT_VERSION,
+            format: s.format,
             parameters: p,
         };
         format!("{}\n", serde_json::to_string(&out)?)
@@ -461,18 +480,20 @@ fn stats(a: &IndexStatsArgs) -> Result<()> {
         format!(
             "documents        {} live, {} deleted (until compact)\n\
              segments         {}\n\
+             shingle sets     {} distinct (copies in a segment share one)\n\
              size on disk     {} bytes: {:.0} per document, of which shingle sets {} bytes; {:.0} per document beyond them\n\
              commit           {}, format {}\n\
              parameters       {} shingles, {} normalization, max {} shingles, {} {} permutations, seed {}, {} bands x {} rows, threshold {}\n",
             thousands(s.documents),
             thousands(s.deleted),
             s.segments,
+            thousands(s.sets),
             thousands(s.bytes),
             s.bytes_per_document(),
             thousands(s.set_bytes),
             s.index_bytes_per_document(),
             s.generation,
-            neardup_index::FORMAT_VERSION,
+            s.format,
             p.shingle,
             p.normalization,
             p.max_shingles,
@@ -498,7 +519,7 @@ fn compact(a: &IndexDirArgs) -> Result<()> {
         before.segments,
         thousands(before.deleted),
         secs(start.elapsed()),
-        size_line(&writer.searcher())
+        size_line(writer.searcher())
     ));
     Ok(())
 }

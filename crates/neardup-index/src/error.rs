@@ -31,14 +31,16 @@ pub enum Error {
         reason: String,
     },
     /// The index was written by a format this version cannot read.
-    #[error("{path}: index format {found}, this version reads format {supported}")]
+    #[error("{path}: index format {found}, this version reads formats {oldest} to {newest}")]
     UnsupportedFormat {
         /// The manifest.
         path: PathBuf,
         /// The format found.
         found: u32,
-        /// The format this version reads and writes.
-        supported: u32,
+        /// The oldest format this version reads.
+        oldest: u32,
+        /// The format this version writes (and the newest it reads).
+        newest: u32,
     },
     /// The index was opened with parameters other than those it was built with.
     #[error("{path}: the index was built with other parameters: {}", differences.join("; "))]

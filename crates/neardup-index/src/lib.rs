@@ -53,7 +53,7 @@ mod writer;
 
 pub use check::{check, CheckReport};
 pub use error::{Error, Result};
-pub use manifest::FORMAT_VERSION;
+pub use manifest::{FORMAT_VERSION, OLDEST_FORMAT};
 pub use params::Params;
 pub use searcher::{IndexStats, Neighbour, Query, Searcher};
 pub use writer::{AddReport, IndexWriter, Outcome, RemoveReport};

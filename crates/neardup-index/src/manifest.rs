@@ -12,9 +12,14 @@ use crate::error::{io_at, Error, Result};
 use crate::files::{write_durably, MANIFEST};
 use crate::params::Params;
 
-/// The on-disk format this version reads and writes. Every later version must still open
-/// an index of this format (the fixture in `testdata/index-v1`).
-pub const FORMAT_VERSION: u32 = 1;
+/// The on-disk format this version writes. It reads every earlier one too: each later
+/// version must open an index of each format and answer as it did (the fixtures
+/// `testdata/index-v1` and `testdata/index-v2`). Format 2 stores copies' shared shingle
+/// set once per segment.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format this version reads.
+pub const OLDEST_FORMAT: u32 = 1;
 
 /// The committed state of an index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -79,11 +84,12 @@ impl Manifest {
             reason: e.to_string(),
         };
         let version: Version = serde_json::from_slice(&text).map_err(corrupt)?;
-        if version.format != FORMAT_VERSION {
+        if !(OLDEST_FORMAT..=FORMAT_VERSION).contains(&version.format) {
             return Err(Error::UnsupportedFormat {
                 path,
                 found: version.format,
-                supported: FORMAT_VERSION,
+                oldest: OLDEST_FORMAT,
+                newest: FORMAT_VERSION,
             });
         }
         let manifest: Manifest = serde_json::from_slice(&text).map_err(corrupt)?;
@@ -96,8 +102,10 @@ impl Manifest {
         Ok(manifest)
     }
 
-    /// Writes the manifest durably; the caller syncs the directory to commit.
-    pub(crate) fn write(&self, dir: &Path) -> Result<()> {
+    /// Writes the manifest durably; the caller syncs the directory to commit. A manifest
+    /// read in an older format is written in this version's (its new segments are).
+    pub(crate) fn write(&mut self, dir: &Path) -> Result<()> {
+        self.format = FORMAT_VERSION;
         let json = serde_json::to_vec_pretty(self).expect("a manifest serializes");
         write_durably(dir, MANIFEST, |out| {
             out.write_all(&json)?;

@@ -1,6 +1,5 @@
 //! Reading an index: one committed state, queried by any number of threads.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -38,17 +37,18 @@ impl Query {
     }
 }
 
-/// An indexed document similar to a query.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Neighbour {
+/// An indexed document similar to a query. Its id borrows from the [`Searcher`] that
+/// answered (no copy per answer; `id.to_string()` keeps it longer).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Neighbour<'a> {
     /// Its id.
-    pub id: String,
+    pub id: &'a str,
     /// How similar: the exact Jaccard of the shingle sets, or, when either document was
     /// longer than the shingle cap, the estimate of the whole documents' sketches.
     pub similarity: Similarity,
 }
 
-impl Neighbour {
+impl Neighbour<'_> {
     /// The similarity the neighbour was judged on (Jaccard, else the estimate).
     pub fn score(&self) -> f64 {
         self.similarity.value().unwrap_or(0.0)
@@ -59,14 +59,9 @@ impl Neighbour {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hit {
     pub segment: usize,
+    pub entry: u32,
     pub doc: u32,
     pub similarity: Similarity,
-}
-
-impl Hit {
-    fn score(&self) -> f64 {
-        self.similarity.value().unwrap_or(0.0)
-    }
 }
 
 /// Buckets at least this large are compared with those already walked (see
@@ -76,38 +71,6 @@ const LARGE_BUCKET: usize = 64;
 thread_local! {
     /// A query's "already a candidate" bits, kept per thread so a query allocates nothing.
     static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A set already verified, and its verdict.
-type Seen<'a> = (&'a [u64], Option<Similarity>);
-
-/// Verdicts by shingle set: in a group of copies, every member has the same set, and one
-/// verification answers for all of them.
-#[derive(Default)]
-struct Verdicts<'a> {
-    known: HashMap<(usize, u64, u64), Vec<Seen<'a>>, foldhash::fast::RandomState>,
-}
-
-impl<'a> Verdicts<'a> {
-    fn get(
-        &mut self,
-        set: &'a [u64],
-        whole: Option<&[u64]>,
-        verify: impl FnOnce() -> Option<Similarity>,
-    ) -> Option<Similarity> {
-        // A truncated document's verdict rests on its whole sketch, not its set.
-        if whole.is_some() || set.is_empty() {
-            return verify();
-        }
-        let key = (set.len(), set[0], set[set.len() - 1]);
-        let same = self.known.entry(key).or_default();
-        if let Some((_, v)) = same.iter().find(|(s, _)| *s == set) {
-            return *v;
-        }
-        let v = verify();
-        same.push((set, v));
-        v
-    }
 }
 
 /// A document to look up, shingled and sketched.
@@ -231,12 +194,12 @@ impl Searcher {
     }
 
     /// The indexed documents similar to `text`, most similar first (ties by id).
-    pub fn query(&self, text: &str, query: &Query) -> Result<Vec<Neighbour>> {
+    pub fn query(&self, text: &str, query: &Query) -> Result<Vec<Neighbour<'_>>> {
         self.query_doc(&self.pipeline.shingle_doc(text), query)
     }
 
     /// The same for a document already shingled by [`Searcher::pipeline`].
-    pub fn query_doc(&self, doc: &DocSet, query: &Query) -> Result<Vec<Neighbour>> {
+    pub fn query_doc(&self, doc: &DocSet, query: &Query) -> Result<Vec<Neighbour<'_>>> {
         let threshold = self.query_threshold(query)?;
         let sketch = self.pipeline.sketch_doc(doc);
         let probe = Probe {
@@ -258,9 +221,9 @@ impl Searcher {
         }
     }
 
-    pub(crate) fn neighbour(&self, hit: &Hit) -> Neighbour {
+    pub(crate) fn neighbour(&self, hit: &Hit) -> Neighbour<'_> {
         Neighbour {
-            id: self.state.segments[hit.segment].id(hit.doc).to_string(),
+            id: self.state.segments[hit.segment].id(hit.doc),
             similarity: hit.similarity,
         }
     }
@@ -276,66 +239,80 @@ impl Searcher {
         exclude: Option<&str>,
     ) -> Vec<Hit> {
         let state = &*self.state;
-        let candidates = self.candidates(probe.sketch);
-        let mut verdicts = Verdicts::default();
-        let hits: Vec<Hit> = candidates
-            .into_iter()
-            .filter(|&(s, d)| exclude.is_none_or(|x| state.segments[s].id_raw(d) != x.as_bytes()))
-            .filter_map(|(s, d)| {
-                let seg = &state.segments[s];
-                let (set, whole) = (seg.set(d), seg.whole(d));
-                let similarity = verdicts.get(set, whole, || {
-                    self.pipeline
-                        .verify_sets((probe.set, probe.whole), (set, whole))
-                        .passed()
-                })?;
+        let excluded = exclude.and_then(|id| state.find(id));
+        let live = |s: usize, d: u32| !state.deletes[s].contains(d) && excluded != Some((s, d));
+        let mut hits: Vec<(u64, Hit)> = Vec::new();
+        for (s, e) in self.candidates(probe.sketch) {
+            let seg = &state.segments[s];
+            // An entry whose documents are all deleted is not worth verifying.
+            if !seg.members(e).any(|d| live(s, d)) {
+                continue;
+            }
+            // One verification answers for every copy in the entry.
+            let Some(similarity) = self
+                .pipeline
+                .verify_sets((probe.set, probe.whole), (seg.set(e), seg.whole(e)))
+                .passed()
+            else {
+                continue;
+            };
+            let score = similarity.value().unwrap_or(0.0);
+            if !meets_threshold(score, threshold) {
+                continue;
+            }
+            hits.extend(seg.members(e).filter(|&d| live(s, d)).map(|doc| {
                 let hit = Hit {
                     segment: s,
-                    doc: d,
+                    entry: e,
+                    doc,
                     similarity,
                 };
-                meets_threshold(hit.score(), threshold).then_some(hit)
-            })
-            .collect();
-        // Best first, ties by id (UTF-8 byte order is character order); the keys are
-        // computed once, not in every comparison.
-        let mut keyed: Vec<(u64, &[u8], Hit)> = hits
-            .into_iter()
-            .map(|h| {
-                let id = state.segments[h.segment].id_raw(h.doc);
-                (!h.score().to_bits(), id, h)
-            })
-            .collect();
-        let order = |a: &(u64, &[u8], Hit), b: &(u64, &[u8], Hit)| (a.0, a.1).cmp(&(b.0, b.1));
-        if let Some(k) = top.filter(|&k| k < keyed.len()) {
-            if k > 0 {
-                keyed.select_nth_unstable_by(k - 1, order);
-            }
-            keyed.truncate(k);
+                (!score.to_bits(), hit)
+            }));
         }
-        keyed.sort_unstable_by(order);
-        keyed.into_iter().map(|(_, _, h)| h).collect()
+        // Best first, ties by id (UTF-8 byte order is character order). An entry's members
+        // are numbered in id order, so ties among copies are settled by their numbers.
+        let order = |a: &(u64, Hit), b: &(u64, Hit)| {
+            a.0.cmp(&b.0).then_with(|| {
+                let (x, y) = (&a.1, &b.1);
+                if (x.segment, x.entry) == (y.segment, y.entry) {
+                    x.doc.cmp(&y.doc)
+                } else {
+                    let id = |h: &Hit| state.segments[h.segment].id_raw(h.doc);
+                    id(x).cmp(id(y))
+                }
+            })
+        };
+        if let Some(k) = top.filter(|&k| k < hits.len()) {
+            if k > 0 {
+                hits.select_nth_unstable_by(k - 1, order);
+            }
+            hits.truncate(k);
+        }
+        hits.sort_unstable_by(order);
+        hits.into_iter().map(|(_, h)| h).collect()
     }
 
-    /// The live documents that share a bucket with the sketch in the family they are
-    /// compared in, each once, as (segment, document).
+    /// The entries that share a bucket with the sketch in the family they are compared
+    /// in, each once, as (segment, entry).
     fn candidates(&self, sketch: &DocSketch) -> Vec<(usize, u32)> {
         let state = &*self.state;
         let mask = family_mask(sketch);
         let mut out: Vec<(usize, u32)> = Vec::new();
         SEEN.with_borrow_mut(|seen| {
-            // One bit per stored document, set while this query runs: a document in many
-            // of the query's buckets (a group of copies is in all of them) is taken once,
-            // without sorting thousands of repeats.
-            let (base, total) = (&state.first_doc, state.stored);
+            // One bit per stored entry, set while this query runs: an entry in many of the
+            // query's buckets (a near-copy is in most of them) is taken once, without
+            // sorting repeats.
+            let (base, total) = (&state.first_entry, state.entries);
             if seen.len() < total.div_ceil(64) {
                 seen.resize(total.div_ceil(64), 0);
             }
             for part in sketch.families() {
                 let f = part.family();
-                // A group of copies fills the same bucket in every band: a large bucket
-                // equal to one already walked in this family adds nothing (comparing the
-                // two is a memcmp; walking it again, thousands of bit tests).
+                // Entries of near-identical sets (one template, many fillings) fill the
+                // same bucket in every band: a large bucket equal to one already walked in
+                // this family adds nothing (comparing the two is a memcmp; walking it
+                // again, thousands of bit tests).
                 let mut walked: Vec<(usize, &[u32])> = Vec::new();
                 for (band, &key) in part.band_keys().iter().enumerate() {
                     for (s, seg) in state.segments.iter().enumerate() {
@@ -346,27 +323,27 @@ impl Searcher {
                             }
                             walked.push((s, bucket));
                         }
-                        for &d in bucket {
-                            let g = base[s] + d as usize;
+                        for &e in bucket {
+                            if e >= seg.entries() {
+                                continue; // damaged; `check` says where
+                            }
+                            let g = base[s] + e as usize;
                             let (word, bit) = (g / 64, 1u64 << (g % 64));
                             if seen[word] & bit != 0 {
                                 continue;
                             }
-                            seen[word] |= bit;
-                            if shared_family(mask, seg.mask(d)) == Some(f)
-                                && !state.deletes[s].contains(d)
-                            {
-                                out.push((s, d));
-                            } else {
-                                // Not a candidate in this family; it may be in a later one.
-                                seen[word] &= !bit;
+                            if shared_family(mask, seg.mask(e)) == Some(f) {
+                                seen[word] |= bit;
+                                out.push((s, e));
                             }
+                            // Otherwise not a candidate in this family; it may be in a
+                            // later one.
                         }
                     }
                 }
             }
-            for &(s, d) in &out {
-                let g = base[s] + d as usize;
+            for &(s, e) in &out {
+                let g = base[s] + e as usize;
                 seen[g / 64] &= !(1u64 << (g % 64));
             }
         });
@@ -389,7 +366,9 @@ impl Searcher {
             segments: state.segments.len(),
             bytes: state.segments.iter().map(|s| s.bytes()).sum::<u64>() + deletes_bytes,
             set_bytes: state.segments.iter().map(|s| s.set_bytes()).sum(),
+            sets: state.entries as u64,
             generation: state.manifest.generation,
+            format: state.manifest.format,
         }
     }
 }
@@ -421,8 +400,12 @@ pub struct IndexStats {
     /// Of those, the stored shingle sets (and the whole-document sketches of truncated
     /// documents).
     pub set_bytes: u64,
+    /// Distinct shingle sets stored: copies in one segment share one.
+    pub sets: u64,
     /// The commit this is.
     pub generation: u64,
+    /// The index's on-disk format.
+    pub format: u32,
 }
 
 impl IndexStats {

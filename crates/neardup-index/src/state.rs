@@ -20,11 +20,11 @@ pub(crate) struct State {
     pub manifest: Manifest,
     pub segments: Vec<Arc<Segment>>,
     pub deletes: Vec<Arc<Deletes>>,
-    /// Each segment's first document in one numbering of all stored documents (for a
-    /// query's per-document bits).
-    pub first_doc: Vec<usize>,
-    /// Documents stored, live or deleted.
-    pub stored: usize,
+    /// Each segment's first entry in one numbering of all stored entries (for a query's
+    /// per-entry bits).
+    pub first_entry: Vec<usize>,
+    /// Entries stored (distinct sets per segment), live or deleted.
+    pub entries: usize,
 }
 
 impl State {
@@ -90,19 +90,19 @@ impl State {
             segments.push(segment);
             deletes.push(dels);
         }
-        let mut first_doc = Vec::with_capacity(segments.len());
-        let mut stored = 0usize;
+        let mut first_entry = Vec::with_capacity(segments.len());
+        let mut entries = 0usize;
         for seg in &segments {
-            first_doc.push(stored);
-            stored += seg.docs() as usize;
+            first_entry.push(entries);
+            entries += seg.entries() as usize;
         }
         Ok(State {
             dir: dir.to_path_buf(),
             manifest,
             segments,
             deletes,
-            first_doc,
-            stored,
+            first_entry,
+            entries,
         })
     }
 

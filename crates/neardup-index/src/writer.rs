@@ -162,7 +162,7 @@ impl IndexWriter {
         }
         let params = Params::of(config);
         let pipeline = Pipeline::new(params.config()?)?;
-        let manifest = Manifest::new(params, pipeline.families());
+        let mut manifest = Manifest::new(params, pipeline.families());
         manifest.write(dir)?;
         sync_dir(dir)?;
         IndexWriter::with_lock(dir, lock)
@@ -217,9 +217,9 @@ impl IndexWriter {
         Ok(())
     }
 
-    /// The last committed state, for queries.
-    pub fn searcher(&self) -> Searcher {
-        self.current.clone()
+    /// The last committed state, for queries (clone it to keep it past the next change).
+    pub fn searcher(&self) -> &Searcher {
+        &self.current
     }
 
     /// Adds documents, `(id, text)`, in one durable commit. A document whose id is
@@ -261,7 +261,7 @@ impl IndexWriter {
                     .first()?;
                 let n = searcher.neighbour(&hit);
                 Some(Outcome::Duplicate {
-                    of: n.id,
+                    of: n.id.to_string(),
                     similarity: n.similarity,
                     indexed: true,
                 })
@@ -409,15 +409,17 @@ impl IndexWriter {
                     let full = std::mem::replace(&mut data, SegmentData::new(families, bands));
                     self.push_segment(&mut manifest, full)?;
                 }
-                let doc = data.push_doc(
+                let (entry, new) = data.push_doc(
                     &p.id,
                     p.doc.set(),
                     p.doc.whole_signature(),
                     family_mask(&p.sketch),
                 );
-                for part in p.sketch.families() {
-                    for (band, &key) in part.band_keys().iter().enumerate() {
-                        data.push_key(part.family(), band, key, doc);
+                if new {
+                    for part in p.sketch.families() {
+                        for (band, &key) in part.band_keys().iter().enumerate() {
+                            data.push_key(part.family(), band, key, entry);
+                        }
                     }
                 }
                 report.added += 1;
@@ -480,7 +482,7 @@ impl IndexWriter {
 
     /// Makes `manifest` the committed state (durably), then removes what it made
     /// obsolete and moves this writer's view to it.
-    fn commit(&mut self, manifest: Manifest, obsolete: Vec<String>) -> Result<()> {
+    fn commit(&mut self, mut manifest: Manifest, obsolete: Vec<String>) -> Result<()> {
         // Until the manifest's rename nothing has changed; from it on, a writer whose view
         // fell behind the manifest would reuse names of live files, so a failure past this
         // point leaves this writer unusable (the index itself is at one commit or the other).
@@ -603,18 +605,30 @@ impl IndexWriter {
         let mut obsolete = Vec::new();
         for &s in &group {
             let (seg, deletes) = (&state.segments[s], &state.deletes[s]);
-            let mut renumber = vec![u32::MAX; seg.docs() as usize];
-            for d in 0..seg.docs() {
-                if !deletes.contains(d) {
-                    renumber[d as usize] =
-                        data.push_doc(seg.id(d), seg.set(d), seg.whole(d), seg.mask(d));
+            // Each entry with a live member becomes a new entry, or joins one with the same
+            // set from a segment merged before it (which has the band keys already).
+            let mut renumber = vec![u32::MAX; seg.entries() as usize];
+            for e in 0..seg.entries() {
+                let mut joined: Option<u32> = None;
+                for d in seg.members(e).filter(|&d| !deletes.contains(d)) {
+                    match joined {
+                        Some(entry) => data.push_member(seg.id(d), entry),
+                        None => {
+                            let (entry, new) =
+                                data.push_doc(seg.id(d), seg.set(e), seg.whole(e), seg.mask(e));
+                            joined = Some(entry);
+                            if new {
+                                renumber[e as usize] = entry;
+                            }
+                        }
+                    }
                 }
             }
             for f in 0..families {
                 for b in 0..bands {
-                    let (keys, docs) = seg.postings(f, b);
-                    for (&key, &d) in keys.iter().zip(docs) {
-                        match renumber.get(d as usize) {
+                    let (keys, entries) = seg.postings(f, b);
+                    for (&key, &e) in keys.iter().zip(entries) {
+                        match renumber.get(e as usize) {
                             Some(&n) if n != u32::MAX => data.push_key(f, b, key, n),
                             _ => {}
                         }

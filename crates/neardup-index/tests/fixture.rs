@@ -1,10 +1,11 @@
-//! The committed index of format 1 (`testdata/index-v1`, built by `neardup index build`,
-//! `add` and `remove`): every later version must open it and answer as it did when it
-//! was written (`testdata/index-v1.answers.jsonl`).
+//! Committed indexes of each format (`testdata/index-vN`, built by `neardup index build`,
+//! `add` and `remove` from the same 40 PyPI summaries): every later version must open them
+//! and answer as they did when they were written (`testdata/index-vN.answers.jsonl`), and
+//! write to them.
 
 use std::path::{Path, PathBuf};
 
-use neardup_index::{check, IndexWriter, Query, Searcher, FORMAT_VERSION};
+use neardup_index::{check, IndexWriter, Query, Searcher, FORMAT_VERSION, OLDEST_FORMAT};
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
@@ -19,18 +20,24 @@ fn lines(name: &str) -> Vec<serde_json::Value> {
 }
 
 #[test]
-fn the_format_1_fixture_opens_and_answers_as_when_it_was_written() {
-    assert_eq!(
-        FORMAT_VERSION, 1,
-        "a new format: keep this fixture, add one for it"
-    );
-    let dir = testdata().join("index-v1");
+fn there_is_a_fixture_for_every_format_read() {
+    for format in OLDEST_FORMAT..=FORMAT_VERSION {
+        assert!(
+            testdata().join(format!("index-v{format}")).is_dir(),
+            "a new format: keep the old fixtures, add one for it"
+        );
+    }
+}
+
+fn opens_and_answers_as_when_written(format: u32) {
+    let dir = testdata().join(format!("index-v{format}"));
     let searcher = Searcher::open(&dir).unwrap();
     let stats = searcher.stats();
+    assert_eq!(stats.format, format);
     assert_eq!((stats.documents, stats.deleted, stats.segments), (39, 1, 2));
     assert_eq!(searcher.params().seed, 7);
-    let queries = lines("index-v1.queries.jsonl");
-    let answers = lines("index-v1.answers.jsonl");
+    let queries = lines(&format!("index-v{format}.queries.jsonl"));
+    let answers = lines(&format!("index-v{format}.answers.jsonl"));
     assert_eq!(queries.len(), answers.len());
     for (q, a) in queries.iter().zip(&answers) {
         let found = searcher
@@ -52,9 +59,23 @@ fn the_format_1_fixture_opens_and_answers_as_when_it_was_written() {
 }
 
 #[test]
-fn the_format_1_fixture_can_be_written_to() {
+fn the_format_1_fixture_opens_and_answers_as_when_it_was_written() {
+    opens_and_answers_as_when_written(1);
+}
+
+#[test]
+fn the_format_2_fixture_opens_and_answers_as_when_it_was_written() {
+    opens_and_answers_as_when_written(2);
+    // Format 2 shares one stored set among copies: "A package" is indexed twice.
+    let stats = Searcher::open(testdata().join("index-v2")).unwrap().stats();
+    assert!(stats.sets < stats.documents + stats.deleted, "{stats:?}");
+}
+
+/// Adding to an old index and compacting it leaves one segment in this version's format
+/// that answers as the old one did.
+fn can_be_written_to(format: u32) {
     let copy = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(testdata().join("index-v1")).unwrap() {
+    for entry in std::fs::read_dir(testdata().join(format!("index-v{format}"))).unwrap() {
         let path = entry.unwrap().path();
         std::fs::copy(&path, copy.path().join(path.file_name().unwrap())).unwrap();
     }
@@ -63,7 +84,36 @@ fn the_format_1_fixture_can_be_written_to() {
         .add(&[("new", "a document added by a later version")])
         .unwrap();
     writer.compact().unwrap();
-    let stats = writer.searcher().stats();
+    let searcher = writer.searcher();
+    let stats = searcher.stats();
     assert_eq!((stats.documents, stats.deleted, stats.segments), (40, 0, 1));
+    assert_eq!(stats.format, FORMAT_VERSION);
     assert!(check(copy.path()).unwrap().is_ok());
+    let queries = lines(&format!("index-v{format}.queries.jsonl"));
+    let answers = lines(&format!("index-v{format}.answers.jsonl"));
+    for (q, a) in queries.iter().zip(&answers) {
+        let found: Vec<&str> = searcher
+            .query(q["text"].as_str().unwrap(), &Query::new())
+            .unwrap()
+            .iter()
+            .map(|n| n.id)
+            .collect();
+        let want: Vec<&str> = a["neighbours"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(found, want, "query {}", q["id"]);
+    }
+}
+
+#[test]
+fn the_format_1_fixture_can_be_written_to() {
+    can_be_written_to(1);
+}
+
+#[test]
+fn the_format_2_fixture_can_be_written_to() {
+    can_be_written_to(2);
 }

@@ -40,7 +40,7 @@ fn pairs_by_query(searcher: &Searcher, docs: &[(String, String)]) -> BTreeMap<(u
             if n.id == *id {
                 continue;
             }
-            let b = position[n.id.as_str()];
+            let b = position[n.id];
             let key = (a as u32).min(b)..=(a as u32).max(b);
             let j = n.similarity.jaccard.expect("exact Jaccard");
             if let Some(old) = out.insert((*key.start(), *key.end()), j) {
@@ -120,7 +120,7 @@ fn removed_and_replaced_documents_are_never_returned() {
             .query(text, &Query::new())
             .unwrap()
             .into_iter()
-            .map(|n| n.id)
+            .map(|n| n.id.to_string())
             .collect()
     };
     assert_eq!(query(&writer), ["a", "b"]);
@@ -182,6 +182,51 @@ fn add_unique_keeps_the_first_of_each_group_of_near_duplicates() {
     let mut ids: Vec<&str> = searcher.ids().collect();
     ids.sort_unstable();
     assert_eq!(ids, ["n2", "old"]);
+}
+
+#[test]
+fn copies_share_one_stored_set_and_answer_in_id_order_across_segments_merges_and_removals() {
+    let text = "Vintage road bike, 56 cm steel frame, new tyres and brakes";
+    let near = "Vintage road bike, 56 cm steel frame, new tyres and brakes!";
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = IndexWriter::create(dir.path(), &config()).unwrap();
+    // Ids out of order in the batch; one near-copy with its own set.
+    writer
+        .add(&[("c", text), ("a", text), ("near", near), ("b", text)])
+        .unwrap();
+    let ids = |w: &IndexWriter, k: Option<usize>| -> Vec<String> {
+        let q = k.map_or(Query::new(), |k| Query::new().top(k));
+        let found = w.searcher().query(text, &q).unwrap();
+        assert!(found
+            .windows(2)
+            .all(|p| (-p[0].score(), p[0].id) < (-p[1].score(), p[1].id)));
+        found.iter().map(|n| n.id.to_string()).collect()
+    };
+    assert_eq!(ids(&writer, None), ["a", "b", "c", "near"]);
+    assert_eq!(writer.searcher().stats().sets, 2);
+    // A second segment with more copies: each segment stores the set once.
+    writer.add(&[("aa", text), ("0", text)]).unwrap();
+    assert_eq!(writer.searcher().stats().segments, 2);
+    assert_eq!(writer.searcher().stats().sets, 3);
+    assert_eq!(ids(&writer, None), ["0", "a", "aa", "b", "c", "near"]);
+    assert_eq!(ids(&writer, Some(3)), ["0", "a", "aa"]);
+    // A merge joins the copies of both segments in one entry.
+    writer.compact().unwrap();
+    let stats = writer.searcher().stats();
+    assert_eq!((stats.segments, stats.sets, stats.documents), (1, 2, 6));
+    assert_eq!(ids(&writer, None), ["0", "a", "aa", "b", "c", "near"]);
+    // Removing and replacing single copies leaves the others answered.
+    writer.remove(&["a", "0"]).unwrap();
+    writer
+        .add(&[("b", "something else entirely, about roses")])
+        .unwrap();
+    assert_eq!(ids(&writer, None), ["aa", "c", "near"]);
+    writer.remove(&["aa", "c"]).unwrap();
+    assert_eq!(ids(&writer, None), ["near"]);
+    writer.compact().unwrap();
+    assert_eq!(ids(&writer, None), ["near"]);
+    assert_eq!(writer.searcher().stats().sets, 2);
+    assert!(check(dir.path()).unwrap().is_ok());
 }
 
 #[test]
@@ -310,7 +355,7 @@ fn reader_threads_see_only_whole_commits_while_a_writer_adds_and_removes() {
     let dir = tempfile::tempdir().unwrap();
     let mut writer = IndexWriter::create(dir.path(), &config()).unwrap();
     writer.add(&docs[..100]).unwrap();
-    let first = writer.searcher();
+    let first = writer.searcher().clone();
     let batch_of = |id: &str| docs.iter().position(|(d, _)| d == id).unwrap() / 100;
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
