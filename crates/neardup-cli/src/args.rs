@@ -33,6 +33,8 @@ pub enum Command {
     /// is a near-duplicate of, remove, compact, check.
     #[command(subcommand)]
     Index(crate::index_args::IndexCommand),
+    /// Serve an index over HTTP: add, query and remove with JSON (see /v1/openapi.json).
+    Serve(crate::serve_cmd::ServeArgs),
 }
 
 #[derive(Args, Debug, Clone)]

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use neardup::{Config, Normalization, Similarity};
-use neardup_index::{check, IndexWriter, Outcome, Params, Query, Searcher};
+use neardup::{Config, Normalization};
+use neardup_index::{check, IndexWriter, Outcome, OutcomeJson, Params, Query, Searcher};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -15,7 +15,7 @@ use crate::index_args::{
     IndexRemoveArgs, IndexStatsArgs,
 };
 use crate::input::{DocId, Documents};
-use crate::output::{finish, open_output, round};
+use crate::output::{finish, open_output};
 use crate::progress::Bars;
 use crate::summary::{secs, thousands, to_stderr};
 use crate::usage::usage;
@@ -196,42 +196,6 @@ fn build(a: &IndexInputArgs) -> Result<()> {
 }
 
 /// One line of `index add --dedup`.
-#[derive(Serialize)]
-struct AddLine<'a> {
-    id: &'a DocId,
-    added: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    replaced: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    duplicate_of: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    of_indexed: Option<bool>,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    similarity: Option<SimilarityOut>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    skipped: Option<&'static str>,
-}
-
-/// A similarity as the index's JSON lines give it.
-#[derive(Serialize, Clone, Copy)]
-struct SimilarityOut {
-    jaccard: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    estimate: Option<f64>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    truncated: bool,
-}
-
-impl From<Similarity> for SimilarityOut {
-    fn from(s: Similarity) -> Self {
-        SimilarityOut {
-            jaccard: round(s.jaccard),
-            estimate: round(s.estimate),
-            truncated: s.truncated,
-        }
-    }
-}
-
 fn add(a: &IndexAddArgs) -> Result<()> {
     let start = Instant::now();
     let b = &a.build;
@@ -250,36 +214,15 @@ fn add(a: &IndexAddArgs) -> Result<()> {
         let mut counts = (0u64, 0u64, 0u64, 0u64);
         let mut w = std::io::BufWriter::new(&mut out);
         for ((id, _), outcome) in items.iter().zip(&outcomes) {
-            let mut line = AddLine {
-                id,
-                added: false,
-                replaced: false,
-                duplicate_of: None,
-                of_indexed: None,
-                similarity: None,
-                skipped: None,
-            };
             match outcome {
                 Outcome::Added { replaced } => {
-                    (line.added, line.replaced) = (true, *replaced);
                     counts.0 += 1;
                     counts.1 += u64::from(*replaced);
                 }
-                Outcome::Duplicate {
-                    of,
-                    similarity,
-                    indexed,
-                } => {
-                    line.duplicate_of = Some(of);
-                    line.of_indexed = Some(*indexed);
-                    line.similarity = Some((*similarity).into());
-                    counts.2 += 1;
-                }
-                Outcome::Empty => {
-                    line.skipped = Some("empty");
-                    counts.3 += 1;
-                }
+                Outcome::Duplicate { .. } => counts.2 += 1,
+                Outcome::Empty => counts.3 += 1,
             }
+            let line = OutcomeJson { id, outcome };
             serde_json::to_writer(&mut w, &line)?;
             w.write_all(b"\n")?;
         }
@@ -313,31 +256,7 @@ fn add(a: &IndexAddArgs) -> Result<()> {
 #[derive(Serialize)]
 struct QueryLine<'a> {
     id: &'a DocId,
-    neighbours: Vec<NeighbourOut<'a>>,
-}
-
-/// `{"id", "jaccard", ...}`, written field by field: a query can answer thousands of
-/// neighbours, and serde's `flatten` goes through a map for each.
-struct NeighbourOut<'a> {
-    id: &'a str,
-    similarity: SimilarityOut,
-}
-
-impl Serialize for NeighbourOut<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let sim = &self.similarity;
-        let mut out = s.serialize_struct("Neighbour", 4)?;
-        out.serialize_field("id", self.id)?;
-        out.serialize_field("jaccard", &sim.jaccard)?;
-        if sim.estimate.is_some() {
-            out.serialize_field("estimate", &sim.estimate)?;
-        }
-        if sim.truncated {
-            out.serialize_field("truncated", &true)?;
-        }
-        out.end()
-    }
+    neighbours: Vec<neardup_index::Neighbour<'a>>,
 }
 
 fn query(a: &IndexQueryArgs) -> Result<()> {
@@ -367,13 +286,7 @@ fn query(a: &IndexQueryArgs) -> Result<()> {
                 let found = searcher.query(text, &q)?;
                 let line = QueryLine {
                     id,
-                    neighbours: found
-                        .into_iter()
-                        .map(|n| NeighbourOut {
-                            id: n.id,
-                            similarity: n.similarity.into(),
-                        })
-                        .collect(),
+                    neighbours: found,
                 };
                 let mut bytes = serde_json::to_vec(&line)?;
                 bytes.push(b'\n');
@@ -442,39 +355,12 @@ fn remove(a: &IndexRemoveArgs) -> Result<()> {
     Ok(())
 }
 
-#[derive(Serialize)]
-struct StatsOut<'a> {
-    documents: u64,
-    deleted: u64,
-    segments: usize,
-    sets: u64,
-    bytes: u64,
-    set_bytes: u64,
-    bytes_per_document: f64,
-    index_bytes_per_document: f64,
-    generation: u64,
-    format: u32,
-    parameters: &'a Params,
-}
-
 fn stats(a: &IndexStatsArgs) -> Result<()> {
     let searcher = Searcher::open(&a.index)?;
     let s = searcher.stats();
     let p = searcher.params();
     let text = if a.json {
-        let out = StatsOut {
-            documents: s.documents,
-            deleted: s.deleted,
-            segments: s.segments,
-            sets: s.sets,
-            bytes: s.bytes,
-            set_bytes: s.set_bytes,
-            bytes_per_document: (s.bytes_per_document() * 10.0).round() / 10.0,
-            index_bytes_per_document: (s.index_bytes_per_document() * 10.0).round() / 10.0,
-            generation: s.generation,
-            format: s.format,
-            parameters: p,
-        };
+        let out = neardup_index::StatsJson(&searcher);
         format!("{}\n", serde_json::to_string(&out)?)
     } else {
         format!(

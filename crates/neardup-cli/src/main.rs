@@ -14,6 +14,7 @@ mod plan_cmd;
 mod progress;
 mod report_run;
 mod run;
+mod serve_cmd;
 mod sim;
 mod summary;
 mod usage;
@@ -32,12 +33,16 @@ const EXIT_IO: u8 = 4;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    clean_up_on_signals();
+    // The server stops on SIGTERM/SIGINT by itself, after the requests in flight.
+    if !matches!(cli.command, Command::Serve(_)) {
+        clean_up_on_signals();
+    }
     let threads = match &cli.command {
         Command::Pairs(a) | Command::Clusters(a) | Command::Dedup(a) => a.runtime.threads,
         Command::Eval(a) => a.runtime.threads,
         Command::Sim(_) | Command::Plan(_) => Some(1),
         Command::Index(c) => c.threads(),
+        Command::Serve(_) => None,
     };
     if let Some(n) = threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new()
@@ -56,6 +61,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => sim::run(a).and_then(|s| print(&s)),
         Command::Plan(a) => plan_cmd::run(a).and_then(|s| print(&s)),
         Command::Index(c) => index_cmd::run(c),
+        Command::Serve(a) => serve_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -103,6 +109,15 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+fn index_exit_code(e: &neardup_index::Error) -> u8 {
+    use neardup_index::Error as E;
+    match e {
+        E::Io { .. } => EXIT_IO,
+        E::Corrupt { .. } | E::UnsupportedFormat { .. } => EXIT_INPUT,
+        _ => EXIT_USAGE,
+    }
+}
+
 fn exit_code(e: &anyhow::Error) -> u8 {
     for c in e.chain() {
         if c.downcast_ref::<input::BadRecord>().is_some() {
@@ -117,13 +132,16 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         if c.downcast_ref::<index_cmd::Damaged>().is_some() {
             return EXIT_INPUT;
         }
+        if let Some(e) = c.downcast_ref::<neardup_server::Error>() {
+            use neardup_server::Error as E;
+            match e {
+                E::Insecure(_) => return EXIT_USAGE,
+                E::Io { .. } => return EXIT_IO,
+                E::Index(e) => return index_exit_code(e),
+            }
+        }
         if let Some(e) = c.downcast_ref::<neardup_index::Error>() {
-            use neardup_index::Error as E;
-            return match e {
-                E::Io { .. } => EXIT_IO,
-                E::Corrupt { .. } | E::UnsupportedFormat { .. } => EXIT_INPUT,
-                _ => EXIT_USAGE,
-            };
+            return index_exit_code(e);
         }
         if let Some(io) = c.downcast_ref::<neardup_io::Error>() {
             return if io.io_error().is_some() {

@@ -44,6 +44,7 @@ mod check;
 mod deletes;
 mod error;
 mod files;
+mod json;
 mod manifest;
 mod params;
 mod searcher;
@@ -53,6 +54,7 @@ mod writer;
 
 pub use check::{check, CheckReport};
 pub use error::{Error, Result};
+pub use json::{OutcomeJson, StatsJson};
 pub use manifest::{FORMAT_VERSION, OLDEST_FORMAT};
 pub use params::Params;
 pub use searcher::{IndexStats, Neighbour, Query, Searcher};

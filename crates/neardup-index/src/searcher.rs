@@ -211,6 +211,35 @@ impl Searcher {
         Ok(hits.iter().map(|h| self.neighbour(h)).collect())
     }
 
+    /// The indexed documents similar to the live document `id` (itself left out), most
+    /// similar first; `None` if no live document has that id.
+    pub fn query_id(&self, id: &str, query: &Query) -> Result<Option<Vec<Neighbour<'_>>>> {
+        let threshold = self.query_threshold(query)?;
+        let Some(doc) = self.stored(id) else {
+            return Ok(None);
+        };
+        let sketch = self.pipeline.sketch_doc_keys(&doc);
+        let probe = Probe {
+            set: doc.set(),
+            whole: doc.whole_signature(),
+            sketch: &sketch,
+        };
+        let hits = self.hits(&probe, threshold, query.top, Some(id));
+        Ok(Some(hits.iter().map(|h| self.neighbour(h)).collect()))
+    }
+
+    /// The shingle set the live document `id` is stored with (and its whole-document
+    /// sketch if it was truncated).
+    pub fn stored(&self, id: &str) -> Option<DocSet> {
+        let (s, d) = self.state.find(id)?;
+        let seg = &self.state.segments[s];
+        let e = seg.entry_of(d);
+        Some(DocSet::from_parts(
+            seg.set(e).to_vec(),
+            seg.whole(e).map(<[u64]>::to_vec),
+        ))
+    }
+
     fn query_threshold(&self, query: &Query) -> Result<f64> {
         let built = self.params().threshold;
         match query.threshold {

@@ -591,6 +591,17 @@ impl Segment {
         }
     }
 
+    /// The entry a document is a member of.
+    pub(crate) fn entry_of(&self, doc: u32) -> u32 {
+        match self.layout.members {
+            Some(starts) => {
+                let starts = self.u32s(starts);
+                (starts.partition_point(|&s| s <= doc) as u32).saturating_sub(1)
+            }
+            None => doc,
+        }
+    }
+
     /// The documents of an entry: a range of numbers, in id order (empty if the entry is
     /// out of range or the starts are corrupt, which `verify` reports).
     pub(crate) fn members(&self, entry: u32) -> Range<u32> {

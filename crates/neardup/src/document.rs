@@ -34,6 +34,14 @@ impl DocSet {
         DocSet { set, whole, short }
     }
 
+    /// A set made earlier by [`Pipeline::shingle_doc`](crate::Pipeline::shingle_doc) and
+    /// kept (an index stores sets, not texts): `set` sorted and deduplicated, `whole` the
+    /// whole-document sketch of a truncated document. Whether the text was shorter than one
+    /// shingle is not kept, so [`DocSet::is_short`] is false.
+    pub fn from_parts(set: Vec<u64>, whole: Option<Vec<u64>>) -> Self {
+        DocSet::new(set, whole, false)
+    }
+
     /// The shingle set (empty for a text with no shingles, which matches nothing).
     pub fn set(&self) -> &[u64] {
         &self.set

@@ -1,0 +1,108 @@
+//! `neardup serve`: the index over HTTP (neardup-server), with its tokens read from files
+//! or the environment and its logs on standard error.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use neardup_server::{Server, ServerConfig};
+
+use crate::summary::to_stderr;
+use crate::usage::usage;
+
+/// Where the write token comes from when no file is given.
+const TOKEN_ENV: &str = "NEARDUP_TOKEN";
+/// Where the read token comes from when no file is given.
+const READ_TOKEN_ENV: &str = "NEARDUP_READ_TOKEN";
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// The index directory (made by `neardup index build`). The server is its writer while
+    /// it runs.
+    pub index: PathBuf,
+    /// Address to listen on. Anything but loopback needs a write token (or --insecure).
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub addr: std::net::SocketAddr,
+    /// File holding the token every write needs (`Authorization: Bearer TOKEN`); else the
+    /// NEARDUP_TOKEN environment variable, if set.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// File holding a token every read needs (the write token is accepted too); else the
+    /// NEARDUP_READ_TOKEN environment variable, if set. Without it reads are open.
+    #[arg(long, value_name = "FILE")]
+    pub read_token_file: Option<PathBuf>,
+    /// Serve a non-loopback address without a write token: anyone who reaches it can
+    /// write.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
+    pub max_body: usize,
+    /// Most documents or ids in one request.
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub max_batch: usize,
+    /// Seconds one request may take.
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// Requests served at once; more are answered 503 with Retry-After.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub max_concurrent: usize,
+}
+
+fn token(file: Option<&Path>, env: &str) -> Result<Option<String>> {
+    let raw = match file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read the token", path.display()))?,
+        ),
+        None => std::env::var(env).ok(),
+    };
+    let token = raw.map(|t| t.trim().to_string());
+    if let (Some(t), Some(path)) = (&token, file) {
+        if t.is_empty() {
+            usage!("{}: the token file is empty", path.display());
+        }
+    }
+    Ok(token.filter(|t| !t.is_empty()))
+}
+
+pub fn run(a: &ServeArgs) -> Result<()> {
+    if !(a.timeout > 0.0 && a.timeout.is_finite()) {
+        usage!("--timeout {}: give a positive number of seconds", a.timeout);
+    }
+    let mut config = ServerConfig::builder()
+        .insecure(a.insecure)
+        .max_body(a.max_body)
+        .max_batch(a.max_batch)
+        .timeout(Duration::from_secs_f64(a.timeout))
+        .max_concurrent(a.max_concurrent);
+    if let Some(t) = token(a.token_file.as_deref(), TOKEN_ENV)? {
+        config = config.write_token(t);
+    }
+    if let Some(t) = token(a.read_token_file.as_deref(), READ_TOKEN_ENV)? {
+        config = config.read_token(t);
+    }
+    let config = config.build();
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::INFO)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+    let server = Server::open(&a.index, config.clone())?;
+    server.check_address(a.addr)?;
+    let writes = if config.has_write_token() {
+        "writes need the token"
+    } else {
+        "writes open to anyone who can reach it"
+    };
+    server.run(a.addr, |bound| {
+        to_stderr(&format!(
+            "serving {} on http://{bound} ({writes}); SIGTERM or Ctrl-C stops it\n",
+            a.index.display()
+        ));
+    })?;
+    to_stderr("stopped\n");
+    Ok(())
+}

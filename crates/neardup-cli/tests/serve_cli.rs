@@ -1,0 +1,217 @@
+//! `neardup serve` as a process: it starts, answers HTTP, refuses what it must, and stops
+//! on SIGTERM without losing an acknowledged write or committing half of one.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command as Process, Stdio};
+use std::time::Duration;
+
+use assert_cmd::cargo::CommandCargoExt;
+use neardup_index::Searcher;
+use serde_json::{json, Value};
+
+fn corpus() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/pypi-summaries.jsonl")
+}
+
+/// A built index of the shipped sample, in a temporary directory.
+fn built_index() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("idx").display().to_string();
+    let out = Process::cargo_bin("neardup")
+        .unwrap()
+        .args(["index", "build", &index, corpus().to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, index)
+}
+
+/// Starts `neardup serve` on a free loopback port; answers the child and its address.
+fn serve(index: &str, extra: &[&str]) -> (Child, SocketAddr) {
+    #[allow(clippy::zombie_processes)]
+    let mut child = Process::cargo_bin("neardup")
+        .unwrap()
+        .args(["serve", index, "--addr", "127.0.0.1:0"])
+        .args(extra)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server exited before serving"
+        );
+        if let Some(rest) = line.split("http://").nth(1) {
+            let addr = rest.split_whitespace().next().unwrap().parse().unwrap();
+            // Keep draining its log so it never blocks on a full pipe.
+            std::thread::spawn(move || {
+                let mut sink = String::new();
+                let _ = stderr.read_to_string(&mut sink);
+            });
+            return (child, addr);
+        }
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection: (status, body), or the I/O error.
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: &[u8],
+) -> std::io::Result<(u16, Value)> {
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )?;
+    stream.write_all(body)?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw);
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("no status line: {text:?}")))?;
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+    Ok((
+        status,
+        serde_json::from_str(body).unwrap_or(Value::String(body.to_string())),
+    ))
+}
+
+fn sigterm(child: &Child) {
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+}
+
+#[test]
+fn serves_the_index_and_stops_cleanly_on_sigterm() {
+    let (_dir, index) = built_index();
+    let (mut child, addr) = serve(&index, &[]);
+    let (status, body) = request(
+        addr,
+        "POST",
+        "/v1/query",
+        br#"{"ids": ["azadmin"], "top": 3}"#,
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["results"][0]["neighbours"].as_array().unwrap().len(),
+        3
+    );
+    let (status, body) = request(addr, "GET", "/readyz", b"").unwrap();
+    assert_eq!((status, body["ready"].clone()), (200, json!(true)));
+    sigterm(&child);
+    let code = child.wait().unwrap();
+    assert_eq!(code.code(), Some(0));
+}
+
+#[test]
+fn sigterm_during_a_write_loses_no_acknowledged_document_and_commits_nothing_half() {
+    let (_dir, index) = built_index();
+    let before = Searcher::open(&index).unwrap().len();
+    for delay_ms in [0u64, 30, 120] {
+        let (mut child, addr) = serve(&index, &[]);
+        let start = Searcher::open(&index).unwrap().len();
+        let docs: Vec<Value> = (0..4_000)
+            .map(|i| json!({"id": format!("new-{delay_ms}-{i}"), "text": format!("a fresh listing number {i}, written while the server stops ({delay_ms})")}))
+            .collect();
+        let body = serde_json::to_vec(&docs).unwrap();
+        let sender = std::thread::spawn(move || request(addr, "POST", "/v1/documents", &body));
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        sigterm(&child);
+        let answer = sender.join().unwrap();
+        let code = child.wait().unwrap();
+        assert_eq!(code.code(), Some(0), "delay {delay_ms}");
+        let after = Searcher::open(&index).unwrap().len();
+        eprintln!(
+            "SIGTERM {delay_ms} ms into the write: answer {:?}, documents {start} -> {after}",
+            answer.as_ref().map(|a| a.0)
+        );
+        match answer {
+            Ok((200, _)) => assert_eq!(
+                after,
+                start + 4_000,
+                "delay {delay_ms}: acknowledged, so all of it"
+            ),
+            // Refused or cut off: all of it or none of it.
+            _ => assert!(
+                after == start || after == start + 4_000,
+                "delay {delay_ms}: {after} of {start} + 4000"
+            ),
+        }
+    }
+    assert!(Searcher::open(&index).unwrap().len() >= before);
+}
+
+#[test]
+fn refuses_a_public_address_without_a_token_and_an_empty_token_file() {
+    let (dir, index) = built_index();
+    let out = Process::cargo_bin("neardup")
+        .unwrap()
+        .args(["serve", &index, "--addr", "0.0.0.0:0"])
+        .env_remove("NEARDUP_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a loopback address"));
+    let empty = dir.path().join("token");
+    std::fs::write(&empty, "\n").unwrap();
+    let out = Process::cargo_bin("neardup")
+        .unwrap()
+        .args(["serve", &index, "--token-file", empty.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("token file is empty"));
+}
+
+#[test]
+fn a_token_from_the_environment_guards_writes() {
+    let (_dir, index) = built_index();
+    let mut child = Process::cargo_bin("neardup")
+        .unwrap()
+        .args(["serve", &index, "--addr", "127.0.0.1:0"])
+        .env("NEARDUP_TOKEN", "from-env")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("writes need the token"), "{line}");
+    let addr: SocketAddr = line
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (status, _) = request(
+        addr,
+        "POST",
+        "/v1/documents",
+        br#"[{"id": "x", "text": "y z w"}]"#,
+    )
+    .unwrap();
+    assert_eq!(status, 401);
+    sigterm(&child);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

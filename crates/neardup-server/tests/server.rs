@@ -1,0 +1,495 @@
+//! The real server on a free loopback port, spoken to over HTTP by a real client.
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use neardup_index::IndexWriter;
+use neardup_server::{Server, ServerConfig, OPENAPI};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+/// A server on its own runtime, stopped when dropped.
+struct Running {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    _dir: tempfile::TempDir,
+    client: reqwest::Client,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Running {
+    fn start(config: ServerConfig) -> Running {
+        let dir = tempfile::tempdir().unwrap();
+        let index_config = neardup::Config::builder()
+            .threshold(0.7)
+            .seed(3)
+            .build()
+            .unwrap();
+        drop(IndexWriter::create(dir.path(), &index_config).unwrap());
+        let server = Server::open(dir.path(), config).unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                server
+                    .serve(listener, async {
+                        let _ = stopped.await;
+                    })
+                    .await
+                    .unwrap();
+            });
+        });
+        let addr = rx.recv().unwrap();
+        Running {
+            addr,
+            stop: Some(stop),
+            thread: Some(thread),
+            _dir: dir,
+            client: reqwest::Client::new(),
+            // Several test threads may send at once.
+            runtime: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap(),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Sends a request; answers (status, body as JSON or as a string).
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Vec<u8>>,
+        token: Option<&str>,
+    ) -> (u16, Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut req = self.client.request(method, self.url(path));
+        if let Some(b) = body {
+            req = req.header("content-type", "application/json").body(b);
+        }
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        self.runtime.block_on(async {
+            let resp = req.send().await.unwrap();
+            let status = resp.status().as_u16();
+            let bytes = resp.bytes().await.unwrap();
+            let value = serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+            (status, value)
+        })
+    }
+
+    fn post(&self, path: &str, body: &Value, token: Option<&str>) -> (u16, Value) {
+        self.send("POST", path, Some(serde_json::to_vec(body).unwrap()), token)
+    }
+
+    fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
+        self.send("GET", path, None, token)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+const BIKE: &str = "Vintage road bike, 56 cm steel frame, new tyres and brakes";
+const BIKE2: &str = "Vintage road bike, 56 cm steel frame, new tyres and brakes!";
+const CHAIRS: &str = "Set of four ladder-back chairs in beech, lightly used";
+
+fn ids(result: &Value) -> Vec<&str> {
+    result["neighbours"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn add_query_get_and_remove() {
+    let s = Running::start(ServerConfig::default());
+    let (status, body) = s.post(
+        "/v1/documents",
+        &json!([{"id": "a", "text": BIKE}, {"id": "b", "text": CHAIRS}, {"id": "e", "text": ""}]),
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["added"], 2);
+    assert_eq!(body["results"][2]["skipped"], "empty");
+    let (status, body) = s.post(
+        "/v1/query",
+        &json!({"texts": [BIKE2, "nothing like it"]}),
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(ids(&body["results"][0]), ["a"]);
+    assert!(
+        body["results"][0]["neighbours"][0]["jaccard"]
+            .as_f64()
+            .unwrap()
+            > 0.7
+    );
+    assert!(ids(&body["results"][1]).is_empty());
+    // Dedup: a near-copy of an indexed document, one of an earlier one in the batch.
+    let (status, body) = s.post(
+        "/v1/documents?dedup=true",
+        &json!([{"id": "c", "text": BIKE2}, {"id": "d", "text": "Brand new kayak"}, {"id": "d2", "text": "Brand new kayak!"}]),
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    let r = &body["results"];
+    assert_eq!(
+        (
+            r[0]["added"].clone(),
+            r[0]["duplicate_of"].clone(),
+            r[0]["of_indexed"].clone()
+        ),
+        (json!(false), json!("a"), json!(true))
+    );
+    assert_eq!(r[1]["added"], true);
+    assert_eq!(
+        (r[2]["duplicate_of"].clone(), r[2]["of_indexed"].clone()),
+        (json!("d"), json!(false))
+    );
+    // By id: itself left out.
+    s.post("/v1/documents", &json!([{"id": "a2", "text": BIKE2}]), None);
+    let (status, body) = s.post("/v1/query", &json!({"ids": ["a"], "top": 5}), None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(ids(&body["results"][0]), ["a2"]);
+    let (status, body) = s.post("/v1/query", &json!({"ids": ["nobody"]}), None);
+    assert_eq!(
+        (
+            status,
+            body["error"]["code"].clone(),
+            body["error"]["field"].clone()
+        ),
+        (404, json!("not_found"), json!("ids[0]"))
+    );
+    let (status, body) = s.get("/v1/documents/a", None);
+    assert_eq!(status, 200);
+    assert!(body["shingles"].as_u64().unwrap() > 10);
+    let (status, _) = s.send("DELETE", "/v1/documents/a", None, None);
+    assert_eq!(status, 200);
+    assert_eq!(s.get("/v1/documents/a", None).0, 404);
+    assert_eq!(s.send("DELETE", "/v1/documents/a", None, None).0, 404);
+    let (status, body) = s.post("/v1/documents/delete", &json!({"ids": ["b", "zz"]}), None);
+    assert_eq!(status, 200);
+    assert_eq!(
+        (body["removed"].clone(), body["missing"].clone()),
+        (json!(1), json!(["zz"]))
+    );
+    let (_, body) = s.post("/v1/query", &json!({"texts": [BIKE]}), None);
+    assert_eq!(ids(&body["results"][0]), ["a2"]);
+    let (status, stats) = s.get("/v1/stats", None);
+    assert_eq!(status, 200);
+    assert_eq!(stats["documents"], 2);
+    assert_eq!(stats["parameters"]["seed"], 3);
+    assert_eq!(s.get("/healthz", None).0, 200);
+    assert_eq!(s.get("/readyz", None).1["ready"], true);
+    let (status, metrics) = s.get("/metrics", None);
+    assert_eq!(status, 200);
+    let text = metrics.as_str().unwrap();
+    assert!(text.contains("neardup_documents 2"), "{text}");
+    assert!(
+        text.contains(
+            r#"neardup_http_requests_total{route="/v1/query",method="POST",status="200"}"#
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"neardup_errors_total{code="not_found"}"#),
+        "{text}"
+    );
+    assert!(
+        text.contains("neardup_http_request_duration_seconds_bucket"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_openapi_description_names_every_route() {
+    let s = Running::start(ServerConfig::default());
+    let (status, body) = s.get("/v1/openapi.json", None);
+    assert_eq!(status, 200);
+    assert_eq!(body, serde_json::from_str::<Value>(OPENAPI).unwrap());
+    let paths = body["paths"].as_object().unwrap();
+    for (path, methods) in [
+        ("/v1/documents", &["post"][..]),
+        ("/v1/documents/delete", &["post"]),
+        ("/v1/documents/{id}", &["get", "delete"]),
+        ("/v1/query", &["post"]),
+        ("/v1/stats", &["get"]),
+        ("/healthz", &["get"]),
+        ("/readyz", &["get"]),
+        ("/metrics", &["get"]),
+        ("/v1/openapi.json", &["get"]),
+    ] {
+        for m in methods {
+            assert!(paths[path][m].is_object(), "{path} {m}");
+        }
+    }
+}
+
+#[test]
+fn tokens_are_required_where_configured() {
+    let config = ServerConfig::builder()
+        .write_token("w-token")
+        .read_token("r-token")
+        .build();
+    let s = Running::start(config);
+    let add = json!([{"id": "a", "text": BIKE}]);
+    let (status, body) = s.post("/v1/documents", &add, None);
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (401, json!("unauthorized"))
+    );
+    assert_eq!(s.post("/v1/documents", &add, Some("r-token")).0, 401);
+    assert_eq!(s.post("/v1/documents", &add, Some("w-token!")).0, 401);
+    assert_eq!(s.post("/v1/documents", &add, Some("w-token")).0, 200);
+    let q = json!({"texts": [BIKE]});
+    assert_eq!(s.post("/v1/query", &q, None).0, 401);
+    assert_eq!(s.post("/v1/query", &q, Some("nope")).0, 401);
+    assert_eq!(s.post("/v1/query", &q, Some("r-token")).0, 200);
+    assert_eq!(s.post("/v1/query", &q, Some("w-token")).0, 200);
+    assert_eq!(s.get("/v1/stats", None).0, 401);
+    assert_eq!(s.get("/metrics", None).0, 401);
+    assert_eq!(
+        s.send("DELETE", "/v1/documents/a", None, Some("r-token")).0,
+        401
+    );
+    // Probes and the description stay open.
+    assert_eq!(s.get("/healthz", None).0, 200);
+    assert_eq!(s.get("/readyz", None).0, 200);
+    assert_eq!(s.get("/v1/openapi.json", None).0, 200);
+}
+
+#[test]
+fn a_public_address_needs_a_token_or_insecure() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(IndexWriter::create(dir.path(), &neardup::Config::builder().build().unwrap()).unwrap());
+    let public: SocketAddr = "0.0.0.0:7878".parse().unwrap();
+    let loopback: SocketAddr = "127.0.0.1:7878".parse().unwrap();
+    for (config, ok) in [
+        (ServerConfig::default(), false),
+        (ServerConfig::builder().insecure(true).build(), true),
+        (ServerConfig::builder().write_token("t").build(), true),
+        (ServerConfig::builder().read_token("t").build(), false),
+    ] {
+        let server = Server::open(dir.path(), config).unwrap();
+        assert_eq!(server.check_address(public).is_ok(), ok);
+        assert!(server.check_address(loopback).is_ok());
+    }
+}
+
+#[test]
+fn bad_requests_get_json_errors_naming_the_field() {
+    let config = ServerConfig::builder().max_body(2_000).max_batch(3).build();
+    let s = Running::start(config);
+    // (path, body, status, code, field named)
+    type Case = (
+        &'static str,
+        Vec<u8>,
+        u16,
+        &'static str,
+        Option<&'static str>,
+    );
+    let cases: Vec<Case> = vec![
+        ("/v1/documents", b"[{\"id\": \"a\", \"text\": ".to_vec(), 400, "bad_json", None),
+        ("/v1/documents", br#"[{"id" "a"}]"#.to_vec(), 400, "bad_json", None),
+        ("/v1/documents", br#"[{"id": "a", "text": 5}]"#.to_vec(), 400, "bad_request", Some("[0].text")),
+        ("/v1/documents", br#"[{"id": "a"}]"#.to_vec(), 400, "bad_request", None),
+        ("/v1/documents", br#"[{"id": "", "text": "x"}]"#.to_vec(), 400, "bad_request", Some("[0].id")),
+        ("/v1/documents", br#"[{"id": "a", "text": "x", "colour": 1}]"#.to_vec(), 400, "bad_request", Some("[0].colour")),
+        ("/v1/documents", br#"[{"id":"a","text":"x"}] trailing"#.to_vec(), 400, "bad_json", None),
+        ("/v1/documents", serde_json::to_vec(&json!([{"id":"1","text":"x"},{"id":"2","text":"x"},{"id":"3","text":"x"},{"id":"4","text":"x"}])).unwrap(), 413, "batch_too_large", None),
+        ("/v1/documents", serde_json::to_vec(&json!([{"id": "a", "text": "x".repeat(3_000)}])).unwrap(), 413, "body_too_large", None),
+        ("/v1/query", br#"{"texts": ["x"], "ids": ["a"]}"#.to_vec(), 400, "bad_request", None),
+        ("/v1/query", br#"{}"#.to_vec(), 400, "bad_request", None),
+        ("/v1/query", br#"{"texts": ["x"], "threshold": 0.1}"#.to_vec(), 400, "bad_request", Some("threshold")),
+        ("/v1/query", br#"{"texts": ["x"], "threshold": 7}"#.to_vec(), 400, "bad_request", Some("threshold")),
+        ("/v1/query", br#"{"texts": ["x"], "top": -1}"#.to_vec(), 400, "bad_request", Some("top")),
+        ("/v1/query", br#"{"texts": "x"}"#.to_vec(), 400, "bad_request", Some("texts")),
+        ("/v1/documents/delete", br#"{"ids": [1]}"#.to_vec(), 400, "bad_request", Some("ids[0]")),
+        ("/v1/nothing", b"{}".to_vec(), 404, "not_found", None),
+    ];
+    for (path, body, status, code, field) in cases {
+        let (got, answer) = s.send("POST", path, Some(body.clone()), None);
+        let what = format!(
+            "{path} {}",
+            String::from_utf8_lossy(&body[..body.len().min(80)])
+        );
+        assert_eq!(got, status, "{what}: {answer}");
+        assert_eq!(answer["error"]["code"], code, "{what}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{what}"
+        );
+        if let Some(f) = field {
+            assert_eq!(answer["error"]["field"], f, "{what}: {answer}");
+        }
+        assert!(
+            !answer.to_string().contains("/tmp"),
+            "{what}: leaks a path: {answer}"
+        );
+    }
+    let (status, _) = s.send("DELETE", "/v1/documents/%FF", None, None);
+    assert!(status == 400 || status == 404, "{status}");
+}
+
+/// Opens a request whose body never finishes: it holds a slot until the timeout.
+fn stalled_request(addr: SocketAddr) -> std::net::TcpStream {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .write_all(b"POST /v1/query HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"texts\":")
+        .unwrap();
+    stream
+}
+
+#[test]
+fn past_the_cap_requests_get_503_with_retry_after_and_slow_ones_time_out() {
+    let config = ServerConfig::builder()
+        .max_concurrent(1)
+        .timeout(Duration::from_millis(1_500))
+        .build();
+    let s = Running::start(config);
+    let mut stalled = stalled_request(s.addr);
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, body) = s.post("/v1/query", &json!({"texts": [BIKE]}), None);
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (503, json!("overloaded")),
+        "{body}"
+    );
+    let retry = s.runtime.block_on(async {
+        s.client
+            .post(s.url("/v1/query"))
+            .body("{}")
+            .send()
+            .await
+            .unwrap()
+            .headers()
+            .get("retry-after")
+            .map(|v| v.to_str().unwrap().to_string())
+    });
+    assert_eq!(retry.as_deref(), Some("1"));
+    // The stalled request runs out of time and frees its slot.
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = stalled.read(&mut buf) {
+        bytes.extend_from_slice(&buf[..n]);
+        if n == 0 || String::from_utf8_lossy(&bytes).contains("}}") {
+            break;
+        }
+    }
+    let answer = String::from_utf8_lossy(&bytes).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("\"timeout\""), "{answer}");
+    assert_eq!(s.post("/v1/query", &json!({"texts": [BIKE]}), None).0, 200);
+}
+
+#[test]
+fn readers_during_writes_see_only_whole_commits() {
+    let s = std::sync::Arc::new(Running::start(ServerConfig::default()));
+    // Batch k: 20 copies of one text; a reader sees none of them or all 20.
+    // Unrelated texts per batch (pseudo-random words), so batches never match each other.
+    let text = |k: usize| -> String {
+        (0..8)
+            .map(|i| {
+                format!(
+                    "{:016x}",
+                    ((k * 8 + i + 1) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let writer = {
+        let s = std::sync::Arc::clone(&s);
+        std::thread::spawn(move || {
+            for k in 0..15 {
+                let docs: Vec<Value> = (0..20)
+                    .map(|i| json!({"id": format!("{k}-{i}"), "text": text(k)}))
+                    .collect();
+                assert_eq!(s.post("/v1/documents", &json!(docs), None).0, 200);
+            }
+        })
+    };
+    let readers: Vec<_> = (0..3)
+        .map(|r| {
+            let s = std::sync::Arc::clone(&s);
+            std::thread::spawn(move || {
+                for round in 0..60 {
+                    let k = (round * 7 + r) % 15;
+                    let (status, body) = s.post("/v1/query", &json!({"texts": [text(k)]}), None);
+                    assert_eq!(status, 200);
+                    let n = body["results"][0]["neighbours"].as_array().unwrap().len();
+                    assert!(n == 0 || n == 20, "batch {k}: {n} of 20 visible");
+                }
+            })
+        })
+        .collect();
+    writer.join().unwrap();
+    for r in readers {
+        r.join().unwrap();
+    }
+    let (_, stats) = s.get("/v1/stats", None);
+    assert_eq!(stats["documents"], 300);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// No body makes the server fail: every answer is 2xx or a 4xx JSON error.
+    #[test]
+    fn random_bodies_never_make_the_server_fail(
+        path in prop::sample::select(vec!["/v1/documents", "/v1/documents?dedup=true", "/v1/query", "/v1/documents/delete"]),
+        body in prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..200),
+            "\\PC{0,200}".prop_map(String::into_bytes),
+            (proptest::collection::vec(("\\PC{0,12}", "\\PC{0,60}"), 0..5), any::<bool>()).prop_map(|(docs, as_query)| {
+                let v = if as_query {
+                    json!({"texts": docs.iter().map(|d| &d.1).collect::<Vec<_>>(), "top": docs.len()})
+                } else {
+                    json!(docs.iter().map(|(id, text)| json!({"id": id, "text": text})).collect::<Vec<_>>())
+                };
+                serde_json::to_vec(&v).unwrap()
+            }),
+        ],
+    ) {
+        let s = shared();
+        let (status, answer) = s.send("POST", path, Some(body), None);
+        prop_assert!((200..500).contains(&status), "{} {}", status, answer);
+        if status >= 400 {
+            prop_assert!(answer["error"]["code"].is_string(), "{}", answer);
+        }
+        prop_assert_eq!(s.get("/healthz", None).0, 200);
+    }
+}
+
+fn shared() -> &'static Running {
+    static SERVER: std::sync::OnceLock<Running> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| Running::start(ServerConfig::default()))
+}
