@@ -36,6 +36,8 @@ pub(crate) struct AppState {
     pub writer: Mutex<IndexWriter>,
     /// The last committed state, replaced after each commit.
     pub searcher: RwLock<Searcher>,
+    /// Plain adds waiting to be committed together.
+    pub pending: Mutex<Vec<handlers::AddJob>>,
     pub metrics: Metrics,
     slots: Arc<Semaphore>,
 }
@@ -101,6 +103,7 @@ impl Server {
                 config,
                 writer: Mutex::new(writer),
                 searcher: RwLock::new(searcher),
+                pending: Mutex::new(Vec::new()),
                 metrics,
                 slots,
             }),

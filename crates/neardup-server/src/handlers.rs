@@ -96,72 +96,141 @@ pub(crate) async fn add(
             return Err(ApiError::bad_request("an id must not be empty").field(format!("[{i}].id")));
         }
     }
+    if !params.dedup {
+        return add_grouped(state, docs).await.map(bytes_response);
+    }
     let value = blocking(move || {
         let pairs: Vec<(&str, &str)> = docs
             .iter()
             .map(|d| (d.id.as_str(), d.text.as_str()))
             .collect();
         let mut writer = state.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let outcomes;
-        let (added, results) = if params.dedup {
-            outcomes = writer.add_unique(&pairs).map_err(ApiError::index)?;
-            let added = outcomes
-                .iter()
-                .filter(|o| matches!(o, neardup_index::Outcome::Added { .. }))
-                .count();
-            let results: Vec<AddItem<'_>> = pairs
-                .iter()
-                .zip(&outcomes)
-                .map(|(&(id, _), outcome)| AddItem::Dedup(OutcomeJson { id, outcome }))
-                .collect();
-            (added, results)
-        } else {
-            let replaced: Vec<bool> = pairs
-                .iter()
-                .map(|(id, _)| writer.searcher().contains(id))
-                .collect();
-            let report = writer.add(&pairs).map_err(ApiError::index)?;
-            let mut last = std::collections::HashMap::new();
-            for (i, (id, _)) in pairs.iter().enumerate() {
-                last.insert(*id, i);
-            }
-            let results: Vec<AddItem<'_>> = pairs
-                .iter()
-                .enumerate()
-                .map(|(i, &(id, _))| {
-                    let (added, skipped) = if last[id] != i {
-                        (false, Some("superseded"))
-                    } else if report.empty.iter().any(|e| e == id) {
-                        (false, Some("empty"))
-                    } else {
-                        (true, None)
-                    };
-                    AddItem::Plain(AddResult {
-                        id,
-                        added,
-                        replaced: added && replaced[i],
-                        skipped,
-                    })
-                })
-                .collect();
-            (report.added, results)
-        };
+        let outcomes = writer.add_unique(&pairs).map_err(ApiError::index)?;
+        let added = outcomes
+            .iter()
+            .filter(|o| matches!(o, neardup_index::Outcome::Added { .. }))
+            .count();
+        let results: Vec<AddItem<'_>> = pairs
+            .iter()
+            .zip(&outcomes)
+            .map(|(&(id, _), outcome)| AddItem::Dedup(OutcomeJson { id, outcome }))
+            .collect();
         let generation = state.publish(&writer);
-        #[derive(Serialize)]
-        struct Added<'a> {
-            added: usize,
-            generation: u64,
-            results: Vec<AddItem<'a>>,
-        }
-        Ok(serde_json::to_vec(&Added {
-            added,
-            generation,
-            results,
-        })
-        .unwrap_or_default())
+        Ok(added_body(added, generation, results))
     })
     .await?;
     Ok(bytes_response(value))
+}
+
+/// The body of an add's answer.
+fn added_body(added: usize, generation: u64, results: Vec<AddItem<'_>>) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Added<'a> {
+        added: usize,
+        generation: u64,
+        results: Vec<AddItem<'a>>,
+    }
+    serde_json::to_vec(&Added {
+        added,
+        generation,
+        results,
+    })
+    .unwrap_or_default()
+}
+
+/// A plain add waiting for the writer.
+pub(crate) struct AddJob {
+    docs: Vec<NewDocument>,
+    reply: tokio::sync::oneshot::Sender<Result<Vec<u8>, ApiError>>,
+}
+
+/// Queues a plain add and has a blocking thread commit every queued add at once when it
+/// gets the writer (group commit): concurrent small adds share one durable commit
+/// instead of taking turns at one each. Each request is answered as if the adds had
+/// been committed one after another, in queue order.
+async fn add_grouped(state: Arc<AppState>, docs: Vec<NewDocument>) -> Result<Vec<u8>, ApiError> {
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    state
+        .pending
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(AddJob { docs, reply });
+    let flusher = Arc::clone(&state);
+    tokio::task::spawn_blocking(move || flush_adds(&flusher));
+    answer.await.unwrap_or_else(|_| {
+        Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal error; the server's log says why",
+        ))
+    })
+}
+
+/// Commits every queued add in one commit and answers each; nothing to do if another
+/// thread took them first.
+fn flush_adds(state: &AppState) {
+    let mut writer = state.writer.lock().unwrap_or_else(|p| p.into_inner());
+    let jobs = std::mem::take(&mut *state.pending.lock().unwrap_or_else(|p| p.into_inner()));
+    if jobs.is_empty() {
+        return;
+    }
+    let before = writer.searcher().clone();
+    let pairs: Vec<(&str, &str)> = jobs
+        .iter()
+        .flat_map(|j| j.docs.iter().map(|d| (d.id.as_str(), d.text.as_str())))
+        .collect();
+    let committed = writer.add(&pairs);
+    drop(pairs);
+    let generation = match committed {
+        Ok(_) => state.publish(&writer),
+        Err(e) => {
+            let e = ApiError::index(e);
+            for job in jobs {
+                let _ = job.reply.send(Err(e.clone()));
+            }
+            return;
+        }
+    };
+    drop(writer);
+    let pipeline = before.pipeline();
+    let mut earlier: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut answers = Vec::with_capacity(jobs.len());
+    for job in &jobs {
+        let mut last = std::collections::HashMap::new();
+        for (i, d) in job.docs.iter().enumerate() {
+            last.insert(d.id.as_str(), i);
+        }
+        let results: Vec<AddItem<'_>> = job
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let id = d.id.as_str();
+                let (added, skipped) = if last[id] != i {
+                    (false, Some("superseded"))
+                } else if pipeline.shingle_doc(&d.text).set().is_empty() {
+                    (false, Some("empty"))
+                } else {
+                    (true, None)
+                };
+                AddItem::Plain(AddResult {
+                    id,
+                    added,
+                    replaced: added && (before.contains(id) || earlier.contains(id)),
+                    skipped,
+                })
+            })
+            .collect();
+        let added = results
+            .iter()
+            .filter(|r| matches!(r, AddItem::Plain(AddResult { added: true, .. })))
+            .count();
+        answers.push(added_body(added, generation, results));
+        earlier.extend(job.docs.iter().map(|d| d.id.as_str()));
+    }
+    for (job, body) in jobs.into_iter().zip(answers) {
+        let _ = job.reply.send(Ok(body));
+    }
 }
 
 /// `POST /v1/query`: neighbours of texts, or of indexed documents by id.

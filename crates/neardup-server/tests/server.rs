@@ -459,6 +459,50 @@ fn readers_during_writes_see_only_whole_commits() {
     assert_eq!(stats["documents"], 300);
 }
 
+#[test]
+fn concurrent_adds_are_committed_together_and_each_answered() {
+    let s = std::sync::Arc::new(Running::start(ServerConfig::default()));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let s = std::sync::Arc::clone(&s);
+            std::thread::spawn(move || {
+                let mut generations = Vec::new();
+                for i in 0..25 {
+                    let id = format!("t{t}-{i}");
+                    let text = format!(
+                        "listing {id}: {:016x} {:016x}",
+                        ((t * 100 + i + 1) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                        ((t * 100 + i + 7) as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9)
+                    );
+                    let (status, body) = s.post(
+                        "/v1/documents",
+                        &json!([{"id": id, "text": text}, {"id": "shared", "text": text}]),
+                        None,
+                    );
+                    assert_eq!(status, 200, "{body}");
+                    assert_eq!(body["results"][0], json!({"id": id, "added": true}));
+                    assert_eq!(body["results"][1]["added"], true);
+                    generations.push(body["generation"].as_u64().unwrap());
+                    // Its own answer is committed: visible at once.
+                    let (_, found) = s.get(&format!("/v1/documents/{id}"), None);
+                    assert_eq!(found["id"], id.as_str());
+                }
+                generations
+            })
+        })
+        .collect();
+    let mut generations: Vec<u64> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let (_, stats) = s.get("/v1/stats", None);
+    // 200 documents of their own and one "shared" id that every request replaced.
+    assert_eq!(stats["documents"], 201);
+    generations.sort_unstable();
+    generations.dedup();
+    assert!(generations.len() <= 200, "{} commits", generations.len());
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
 
