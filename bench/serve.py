@@ -66,9 +66,13 @@ class Server:
         while self.sampling and self.proc.poll() is None:
             try:
                 with open(f"/proc/{self.proc.pid}/status") as f:
+                    fields = {}
                     for line in f:
-                        if line.startswith("VmRSS:"):
-                            self.rss.append((time.time(), int(line.split()[1]) * 1024))
+                        key, _, value = line.partition(":")
+                        if key in ("VmRSS", "RssAnon", "RssFile"):
+                            fields[key] = int(value.split()[0]) * 1024
+                if "VmRSS" in fields:
+                    self.rss.append((time.time(), fields))
             except OSError:
                 pass
             time.sleep(0.5)
@@ -142,9 +146,17 @@ def main():
         long_run, _ = load(args.load, server.addr, queries, args.clients, args.memory_seconds, args.add_share, "long-")
         samples = [r for _, r in server.rss[start:]]
         tenth = max(1, len(samples) // 10)
-        first, last = sum(samples[:tenth]) / tenth, sum(samples[-tenth:]) / tenth
-        memory = {"seconds": args.memory_seconds, "first_tenth": first, "last_tenth": last,
-                  "min": min(samples), "max": max(samples), "change": last / first - 1, "run": long_run}
+
+        def summary(key):
+            values = [s.get(key, 0) for s in samples]
+            first, last = sum(values[:tenth]) / tenth, sum(values[-tenth:]) / tenth
+            return {"first_tenth": first, "last_tenth": last, "min": min(values), "max": max(values),
+                    "change": last / first - 1 if first else 0.0}
+
+        status, body = get(server.addr, "/v1/stats")
+        docs_after = json.loads(body)["documents"] if status == 200 else None
+        memory = {"seconds": args.memory_seconds, "run": long_run, "docs_after": docs_after,
+                  "rss": summary("VmRSS"), "anon": summary("RssAnon"), "file": summary("RssFile")}
         print(f"[serve] memory: {memory}", file=sys.stderr)
     code = server.stop()
 
@@ -191,10 +203,17 @@ def main():
         f"SIGTERM at the end: exit code {code}",
     ]
     if memory:
-        lines.append(
-            f"- memory over a {memory['seconds']:.0f} s run ({memory['run']['requests_per_s']:,.0f} requests/s, "
-            f"{memory['run']['errors']} errors): RSS {mib(memory['first_tenth'])} in its first tenth, "
-            f"{mib(memory['last_tenth'])} in its last ({100 * memory['change']:+.1f} %), min {mib(memory['min'])}, max {mib(memory['max'])}")
+        def describe(m):
+            return (f"{mib(m['first_tenth'])} in its first tenth, {mib(m['last_tenth'])} in its last "
+                    f"({100 * m['change']:+.1f} %; min {mib(m['min'])}, max {mib(m['max'])})")
+        lines += [
+            f"- memory over a {memory['seconds']:.0f} s run of the same load ({memory['run']['requests_per_s']:,.0f} requests/s, "
+            f"{memory['run']['acked_adds']:,} documents added, {memory['docs_after'] or 0:,} in the index at the end, "
+            f"{memory['run']['errors']} errors), sampled twice a second:",
+            f"  - the server's own memory (RssAnon: heap, stacks): {describe(memory['anon'])}",
+            f"  - the index's mapped pages (RssFile, which grows with the index and the page cache can drop): {describe(memory['file'])}",
+            f"  - RSS, both: {describe(memory['rss'])}",
+        ]
     total_acked = sum(t["acked"] for t in trials)
     total_lost = sum(t["lost"] for t in trials)
     lines += [
