@@ -83,15 +83,19 @@ enum Engine {
     /// The persistent index (`neardup-index`): the corpus added in two batches, each
     /// document queried against it; clusters by `neardup::cluster` over those pairs.
     Index,
+    /// The index behind `neardup-server`, over HTTP on a loopback port: the corpus posted
+    /// in two batches, each document queried; Jaccard as the API gives it (6 decimals).
+    Server,
 }
 
-const ENGINES: [Engine; 6] = [
+const ENGINES: [Engine; 7] = [
     Engine::LshOph,
     Engine::LshClassic,
     Engine::Triage,
     Engine::Exact,
     Engine::Documents,
     Engine::Index,
+    Engine::Server,
 ];
 
 impl Engine {
@@ -103,6 +107,7 @@ impl Engine {
             Engine::Exact => "exact",
             Engine::Documents => "documents",
             Engine::Index => "index",
+            Engine::Server => "server",
         }
     }
 
@@ -176,15 +181,94 @@ fn indexed(pipeline: &Pipeline, texts: &[String]) -> Answer {
     writer.add(&docs[..half]).expect("first batch");
     writer.add(&docs[half..]).expect("second batch");
     let searcher = writer.searcher();
+    from_neighbours(pipeline, texts, |text| {
+        let found = searcher.query(text, &Query::new()).expect("a query");
+        found
+            .iter()
+            .map(|n| (n.id.parse().expect("a numeric id"), n.similarity))
+            .collect()
+    })
+}
+
+/// The pairs and clusters of a corpus served over HTTP: posted in two batches, every
+/// document queried with `POST /v1/query`.
+fn served(pipeline: &Pipeline, texts: &[String]) -> Answer {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    drop(IndexWriter::create(dir.path(), pipeline.config()).expect("an index"));
+    let server = neardup_server::Server::open(dir.path(), Default::default()).expect("a server");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("a loopback port");
+    let addr = listener.local_addr().expect("its address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = runtime.spawn(server.serve(listener, async {
+        let _ = stopped.await;
+    }));
+    let post = |path: &str, body: serde_json::Value| -> serde_json::Value {
+        use std::io::{Read, Write};
+        let body = serde_json::to_vec(&body).unwrap();
+        let mut stream = std::net::TcpStream::connect(addr).expect("a connection");
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nhost: cases\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        )
+        .unwrap();
+        stream.write_all(&body).unwrap();
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).unwrap();
+        assert!(raw.starts_with("HTTP/1.1 200"), "{path}: {raw}");
+        serde_json::from_str(raw.split("\r\n\r\n").nth(1).unwrap()).unwrap()
+    };
+    let docs: Vec<serde_json::Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| serde_json::json!({"id": i.to_string(), "text": t}))
+        .collect();
+    let half = docs.len() / 2;
+    post("/v1/documents", serde_json::json!(docs[..half]));
+    post("/v1/documents", serde_json::json!(docs[half..]));
+    let answer = from_neighbours(pipeline, texts, |text| {
+        let found = post("/v1/query", serde_json::json!({ "texts": [text] }));
+        found["results"][0]["neighbours"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                let similarity = Similarity {
+                    jaccard: n["jaccard"].as_f64(),
+                    estimate: n["estimate"].as_f64(),
+                    truncated: n["truncated"].as_bool().unwrap_or(false),
+                };
+                (n["id"].as_str().unwrap().parse().unwrap(), similarity)
+            })
+            .collect()
+    });
+    let _ = stop.send(());
+    runtime.block_on(serving).unwrap().expect("served");
+    answer
+}
+
+/// The pairs (a < b) from each document's neighbours, and clusters by `neardup::cluster`
+/// over them.
+fn from_neighbours(
+    pipeline: &Pipeline,
+    texts: &[String],
+    neighbours: impl Fn(&str) -> Vec<(u32, Similarity)>,
+) -> Answer {
     let mut pairs = Vec::new();
     for (a, text) in texts.iter().enumerate() {
-        for n in searcher.query(text, &Query::new()).expect("a query") {
-            let b: u32 = n.id.parse().expect("a numeric id");
+        for (b, similarity) in neighbours(text) {
             if b > a as u32 {
                 pairs.push(Pair {
                     a: a as u32,
                     b,
-                    similarity: n.similarity,
+                    similarity,
                 });
             }
         }
@@ -241,6 +325,9 @@ impl Case {
         }
         if engine == Engine::Index {
             return indexed(&pipeline, &self.docs);
+        }
+        if engine == Engine::Server {
+            return served(&pipeline, &self.docs);
         }
         let ((pairs, _), (clusters, _)) = if engine == Engine::Exact {
             let corpus = pipeline.shingle(&self.docs).unwrap();
@@ -371,6 +458,13 @@ fn every_engine_agrees_with_every_case() {
             for (p, &(_, _, j)) in answer.pairs.iter().zip(&truth) {
                 // Triage may accept a pair on its signature alone, without a Jaccard.
                 match p.similarity.jaccard {
+                    // The API gives 6 decimals.
+                    Some(x) if engine == Engine::Server => assert!(
+                        (x - j).abs() <= 5e-7,
+                        "{what}: Jaccard of ({}, {}): {x} for {j}",
+                        p.a,
+                        p.b
+                    ),
                     Some(x) => assert_eq!(x, j, "{what}: Jaccard of ({}, {})", p.a, p.b),
                     None => assert_eq!(engine, Engine::Triage, "{what}: no Jaccard"),
                 }
