@@ -55,6 +55,9 @@ pub(crate) struct AddResult<'a> {
 
 /// Parses a JSON body, naming the field that failed (`[3].text`, `ids[0]`).
 pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    // A UTF-8 byte order mark is allowed before the JSON text (RFC 8259 lets a parser
+    // ignore it; some clients on Windows send one).
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
     let mut de = serde_json::Deserializer::from_slice(body);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let field = e.path().to_string();
@@ -74,4 +77,22 @@ pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         )
     })?;
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_a_bad_field_named() {
+        let docs: Vec<NewDocument> =
+            parse(b"\xEF\xBB\xBF[{\"id\": \"a\", \"text\": \"b\"}]").unwrap();
+        assert_eq!((docs[0].id.as_str(), docs[0].text.as_str()), ("a", "b"));
+        let e = parse::<Vec<NewDocument>>(br#"[{"id": "a", "text": "b"}, {"id": 7, "text": "c"}]"#)
+            .unwrap_err();
+        assert_eq!(
+            (e.code, e.field.as_deref()),
+            ("bad_request", Some("[1].id"))
+        );
+    }
 }
