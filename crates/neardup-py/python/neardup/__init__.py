@@ -1,0 +1,64 @@
+"""neardup: find near-duplicate texts, fast and verified.
+
+Shingles, MinHash (one-permutation hashing), LSH banding, then exact Jaccard verification
+of every candidate, by the Rust library behind the `neardup` command. Every call that works
+on texts releases the GIL and runs on all cores; results do not depend on the number of
+threads.
+
+Whole runs (the command's `pairs`, `clusters`, `dedup`, `pairs --exact`):
+
+>>> import neardup
+>>> texts = ["a red apple on the table", "pears", "A red apple on the table!"]
+>>> neardup.pairs(texts)
+[(0, 2, 1.0)]
+>>> neardup.clusters(texts, ids=["x", "y", "z"])
+[['x', 'z']]
+
+Building blocks for engines of your own: `shingle_sets`, `band_keys`, `jaccard`,
+`verify`. For people moving from datasketch: `MinHash` and `MinHashLSH`. A persistent
+index shared by processes: `Index`. Settings: `Config` (picklable, for Spark and Ray
+workers). Errors: `NeardupError` (a refused value, a `ValueError`) and `IndexFileError`
+(an index's files, an `OSError`); a value of the wrong type is a `TypeError`.
+"""
+
+from ._config import Config
+from ._lsh import MinHashLSH
+from ._neardup import (
+    DEFAULT_MAX_SHINGLES,
+    MIN_THRESHOLD,
+    Index,
+    IndexFileError,
+    MinHash,
+    NeardupError,
+    __version__,
+)
+from ._runs import (
+    band_keys,
+    clusters,
+    dedup,
+    exact_pairs,
+    jaccard,
+    pairs,
+    shingle_sets,
+    verify,
+)
+
+__all__ = [
+    "Config",
+    "DEFAULT_MAX_SHINGLES",
+    "Index",
+    "IndexFileError",
+    "MIN_THRESHOLD",
+    "MinHash",
+    "MinHashLSH",
+    "NeardupError",
+    "__version__",
+    "band_keys",
+    "clusters",
+    "dedup",
+    "exact_pairs",
+    "jaccard",
+    "pairs",
+    "shingle_sets",
+    "verify",
+]

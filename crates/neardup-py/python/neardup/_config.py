@@ -1,0 +1,243 @@
+"""`Config`: the settings of a run, validated by the library, picklable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _output
+from ._neardup import (
+    DEFAULT_MAX_SHINGLES,
+    NeardupError,
+    _Config,
+    band_keys as _band_keys,
+    jaccard_sets as _jaccard_sets,
+    jaccard_texts as _jaccard_texts,
+    run_clusters as _run_clusters,
+    run_pairs as _run_pairs,
+    shingle_sets as _shingle_sets,
+    verify as _verify,
+)
+from ._output import Output
+
+# The options that only LSH has: the exact join refuses them, as `neardup --exact` does.
+_LSH_ONLY = {
+    "num_perm": 128,
+    "sketch": "oph",
+    "bands": None,
+    "rows": None,
+    "verify": "exact",
+    "neighbours": True,
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """The settings of a run, the same as the `neardup` command's options and defaults.
+
+    Every value is checked by the library when the `Config` is made: a refused one raises
+    `NeardupError` with the library's message. A `Config` is immutable, hashable and
+    picklable, so it can be sent to Spark or Ray workers; its methods run the library with
+    these settings (the module's functions of the same names make one for each call).
+
+    Attributes:
+        threshold: Jaccard similarity threshold, 0.01..=1.
+        shingle: ``"char:K"`` (K characters) or ``"word:K"`` (K words), K in 1..=1024.
+        normalize: ``"none"``, ``"basic"`` (lowercase, whitespace collapsed), ``"nfkc"``
+            (Unicode NFKC, then basic) or ``"aggressive"`` (nfkc, accents folded,
+            punctuation removed).
+        num_perm: MinHash signature length K, 1..=65536.
+        seed: seed of the MinHash permutations.
+        sketch: ``"oph"`` (one-permutation hashing, the classic sketch below 64 shingles)
+            or ``"classic"``.
+        bands, rows: the LSH band plan; both or neither (default: chosen from the
+            threshold for high recall, 16 x 8 at 0.8).
+        verify: how candidates are confirmed: ``"exact"`` Jaccard, ``"estimate"``,
+            ``"triage"`` or ``"none"``.
+        keep: which document a cluster keeps: ``"first"``, ``"last"``, ``"longest"`` or
+            ``"shortest"``.
+        max_shingles: shingle positions compared exactly per document; a pair with a
+            longer document is judged on the whole documents' MinHash estimate.
+        neighbours: also check pairs beyond the LSH buckets (the largest groups of
+            copies, shared verified neighbours).
+        allow_truncated: let a pair judged on an estimate (a truncated document) remove a
+            document from a cluster.
+    """
+
+    threshold: float = 0.8
+    shingle: str = "char:5"
+    normalize: str = "nfkc"
+    num_perm: int = 128
+    seed: int = 1
+    sketch: str = "oph"
+    bands: Optional[int] = None
+    rows: Optional[int] = None
+    verify: str = "exact"
+    keep: str = "first"
+    max_shingles: int = DEFAULT_MAX_SHINGLES
+    neighbours: bool = True
+    allow_truncated: bool = False
+    _native: _Config = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        native = _Config(**self._settings())
+        object.__setattr__(self, "_native", native)
+
+    def _settings(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self._settings()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
+    def replace(self, **changes: Any) -> Config:
+        """A copy with some settings changed."""
+        return Config(**{**self._settings(), **changes})
+
+    @property
+    def plan(self) -> tuple[int, int]:
+        """The band plan the runs use: (bands, rows)."""
+        return (self._native.bands, self._native.rows)
+
+    @property
+    def families(self) -> int:
+        """Sketch families: 2 with ``sketch="oph"`` (classic below 64 shingles,
+        one-permutation from 64, overlapping), 1 with ``"classic"``. `band_keys` has
+        ``families * bands`` columns."""
+        return self._native.families
+
+    def probability(self, similarity: float) -> float:
+        """The chance that a pair of this similarity becomes an LSH candidate:
+        1 - (1 - s**rows)**bands."""
+        return self._native.probability(similarity)
+
+    def _check_exact(self) -> None:
+        for name, default in _LSH_ONLY.items():
+            if getattr(self, name) != default:
+                raise NeardupError(
+                    f"exact=True finds every pair with the exact join: {name} is an LSH "
+                    f"option and does not apply (leave it at {default!r})"
+                )
+
+    def pairs(
+        self,
+        texts: Any,
+        ids: Any = None,
+        *,
+        exact: bool = False,
+        output: Output = "list",
+        threads: Optional[int] = None,
+    ) -> Any:
+        """Every similar pair of `texts`, sorted by position; see `neardup.pairs`."""
+        _output.check_output(output)
+        if exact:
+            self._check_exact()
+        form = "list" if output == "list" else "columns"
+        raw = _run_pairs(
+            self._native, _output.texts_of(texts), _output.ids_list(ids), exact, threads, form
+        )
+        return _output.pairs(raw, ids, output)
+
+    def exact_pairs(
+        self,
+        texts: Any,
+        ids: Any = None,
+        *,
+        output: Output = "list",
+        threads: Optional[int] = None,
+    ) -> Any:
+        """Every pair with Jaccard >= threshold, by the exact join; see `neardup.exact_pairs`."""
+        return self.pairs(texts, ids, exact=True, output=output, threads=threads)
+
+    def clusters(
+        self,
+        texts: Any,
+        ids: Any = None,
+        *,
+        exact: bool = False,
+        output: Output = "list",
+        threads: Optional[int] = None,
+    ) -> Any:
+        """The clusters of near-duplicates; see `neardup.clusters`."""
+        _output.check_output(output)
+        if exact:
+            self._check_exact()
+        form = "list" if output == "list" else "columns"
+        raw = _run_clusters(
+            self._native, _output.texts_of(texts), _output.ids_list(ids), exact, threads, form
+        )
+        return _output.clusters(raw, ids, output)
+
+    def dedup(
+        self,
+        texts: Any,
+        ids: Any = None,
+        *,
+        exact: bool = False,
+        output: Output = "list",
+        threads: Optional[int] = None,
+    ) -> Any:
+        """What survives deduplication; see `neardup.dedup`."""
+        _output.check_output(output)
+        if exact:
+            self._check_exact()
+        texts = _output.texts_of(texts)
+        mask = _run_clusters(
+            self._native, texts, _output.ids_list(ids), exact, threads, "survivors"
+        )
+        return _output.survivors(mask, texts, ids, output)
+
+    def shingle_sets(
+        self, texts: Any, *, output: Output = "list", threads: Optional[int] = None
+    ) -> Any:
+        """Each text's shingle set; see `neardup.shingle_sets`."""
+        _output.check_output(output)
+        offsets, hashes = _shingle_sets(self._native, _output.texts_of(texts), threads)
+        offsets, hashes = np.asarray(offsets), np.asarray(hashes)
+        if output == "numpy":
+            return offsets, hashes
+        if output == "arrow":
+            pa = _output.pyarrow()
+            return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(hashes))
+        return np.split(hashes, offsets[1:-1]) if len(offsets) > 1 else []
+
+    def band_keys(self, texts: Any, *, threads: Optional[int] = None) -> np.ndarray:
+        """Each text's LSH band keys; see `neardup.band_keys`."""
+        return np.asarray(_band_keys(self._native, _output.texts_of(texts), threads))
+
+    def jaccard(self, a: Any, b: Any) -> float:
+        """The exact Jaccard similarity of two texts (or two shingle sets); see
+        `neardup.jaccard`."""
+        if isinstance(a, str) and isinstance(b, str):
+            return _jaccard_texts(self._native, a, b)
+        if isinstance(a, str) or isinstance(b, str):
+            raise TypeError("jaccard compares two texts or two shingle sets, not one of each")
+        sets = [np.ascontiguousarray(x, dtype=np.uint64) for x in (a, b)]
+        for s in sets:
+            if s.ndim != 1:
+                raise NeardupError(f"a shingle set is one-dimensional, got shape {s.shape}")
+        return _jaccard_sets(sets[0], sets[1])
+
+    def verify_pairs(
+        self,
+        pairs: Any,
+        texts: Any,
+        ids: Any = None,
+        *,
+        output: Output = "list",
+        threads: Optional[int] = None,
+    ) -> Any:
+        """The candidate pairs that pass verification; see `neardup.verify`."""
+        _output.check_output(output)
+        array = _output.pair_array(pairs)
+        form = "list" if output == "list" else "columns"
+        raw = _verify(
+            self._native, _output.texts_of(texts), array, _output.ids_list(ids), threads, form
+        )
+        return _output.pairs(raw, ids, output)

@@ -1,0 +1,175 @@
+"""Inputs made ready for the native module, and its results in the form asked for."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Literal, Sequence
+
+import numpy as np
+
+from ._neardup import NeardupError
+
+Output = Literal["list", "numpy", "arrow"]
+OUTPUTS = ("list", "numpy", "arrow")
+
+
+def check_output(output: str) -> None:
+    if output not in OUTPUTS:
+        raise NeardupError(f"output must be 'list', 'numpy' or 'arrow', got {output!r}")
+
+
+def pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("output='arrow' needs pyarrow: pip install pyarrow") from e
+    return pyarrow
+
+
+def _is_array(x: Any) -> bool:
+    """A NumPy array or a pyarrow (chunked) array: read as it is, never as a list."""
+    if isinstance(x, np.ndarray):
+        return True
+    module = type(x).__module__ or ""
+    return module.startswith("pyarrow") and hasattr(x, "to_pylist")
+
+
+def texts_of(texts: Any) -> Any:
+    """The texts as the native module reads them: lists, tuples and arrays as they are,
+    any other iterable (a generator, a pandas Series) as a list, so it can be read twice."""
+    if isinstance(texts, (list, tuple, str, bytes)) or _is_array(texts):
+        return texts
+    return list(texts)
+
+
+def ids_list(ids: Any) -> list | None:
+    """Ids as a list, for results made of Python objects."""
+    if ids is None:
+        return None
+    if isinstance(ids, list):
+        return ids
+    if isinstance(ids, str):
+        raise TypeError("ids must be a sequence with one id per text, not one str")
+    if isinstance(ids, np.ndarray):
+        return ids.tolist()
+    if hasattr(ids, "to_pylist"):
+        return ids.to_pylist()
+    return list(ids)
+
+
+def _take(ids: Any, positions: np.ndarray) -> Any:
+    """The ids at `positions` (the positions themselves when there are no ids)."""
+    if ids is None:
+        return positions
+    if hasattr(ids, "to_pylist") and not isinstance(ids, np.ndarray):
+        return ids.take(positions)
+    return np.asarray(ids)[positions]
+
+
+def _arrow_column(values: Any) -> Any:
+    pa = pyarrow()
+    return values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values)
+
+
+def _nullable(values: np.ndarray) -> Any:
+    """A float column with NaN as null, for pyarrow."""
+    pa = pyarrow()
+    return pa.array(values, mask=np.isnan(values))
+
+
+def pairs(raw: Any, ids: Any, output: str) -> Any:
+    if output == "list":
+        return raw
+    cols = {k: np.asarray(v) for k, v in raw.items()}
+    a, b = _take(ids, cols["a"]), _take(ids, cols["b"])
+    if output == "numpy":
+        if hasattr(a, "to_numpy"):
+            a, b = a.to_numpy(zero_copy_only=False), b.to_numpy(zero_copy_only=False)
+        return {"a": a, "b": b, **{k: cols[k] for k in ("jaccard", "estimate", "truncated")}}
+    pa = pyarrow()
+    return pa.table(
+        {
+            "a": _arrow_column(a),
+            "b": _arrow_column(b),
+            "jaccard": _nullable(cols["jaccard"]),
+            "estimate": _nullable(cols["estimate"]),
+            "truncated": pa.array(cols["truncated"]),
+        }
+    )
+
+
+def clusters(raw: Any, ids: Any, output: str) -> Any:
+    if output == "list":
+        return raw
+    cols = {k: np.asarray(v) for k, v in raw.items()}
+    doc, of = _take(ids, cols["doc"]), _take(ids, cols["duplicate_of"])
+    rest = ("cluster", "kept")
+    if output == "numpy":
+        if hasattr(doc, "to_numpy"):
+            doc, of = doc.to_numpy(zero_copy_only=False), of.to_numpy(zero_copy_only=False)
+        return {
+            "id": doc,
+            **{k: cols[k] for k in rest},
+            "duplicate_of": of,
+            **{k: cols[k] for k in ("jaccard", "estimate", "truncated")},
+        }
+    pa = pyarrow()
+    kept = cols["kept"]
+    # A kept document duplicates nothing.
+    if isinstance(of, np.ndarray):
+        of = pa.array(of, mask=kept)
+    else:
+        import pyarrow.compute as pc
+
+        of = pc.if_else(pa.array(kept), pa.scalar(None, of.type), of)
+    return pa.table(
+        {
+            "id": _arrow_column(doc),
+            "cluster": pa.array(cols["cluster"]),
+            "kept": pa.array(kept),
+            "duplicate_of": of,
+            "jaccard": _nullable(cols["jaccard"]),
+            "estimate": _nullable(cols["estimate"]),
+            "truncated": pa.array(cols["truncated"]),
+        }
+    )
+
+
+def survivors(mask_buffer: Any, texts: Any, ids: Any, output: str) -> Any:
+    mask = np.asarray(mask_buffer)
+    if output == "numpy":
+        return mask
+    if output == "list":
+        if ids is not None:
+            return list(itertools.compress(ids_list(ids) or [], mask.tolist()))
+        if isinstance(texts, np.ndarray):
+            return texts[mask].tolist()
+        if hasattr(texts, "filter") and hasattr(texts, "to_pylist"):
+            return texts.filter(pyarrow().array(mask)).to_pylist()
+        return list(itertools.compress(texts, mask.tolist()))
+    pa = pyarrow()
+    kept = np.flatnonzero(mask).astype(np.uint32)
+    if isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        text = texts.filter(pa.array(mask))
+    elif isinstance(texts, np.ndarray):
+        text = pa.array(texts[mask])
+    else:
+        text = pa.array([texts[i] for i in kept.tolist()], type=pa.string())
+    return pa.table({"id": _arrow_column(_take(ids, kept)), "text": text})
+
+
+def pair_array(pairs: Any) -> np.ndarray:
+    """Candidate pairs as a contiguous int64 array of rows (a, b)."""
+    if isinstance(pairs, np.ndarray):
+        array = pairs
+    else:
+        rows: Sequence[Any] = list(pairs)
+        array = np.asarray(rows if rows else np.zeros((0, 2)), dtype=np.int64)
+    if array.ndim != 2 or array.shape[1] != 2:
+        raise NeardupError(
+            f"pairs must be rows (a, b): a sequence of pairs or an array of shape (n, 2), "
+            f"got shape {array.shape}"
+        )
+    if not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"pairs must hold document positions (integers), not {array.dtype}")
+    return np.ascontiguousarray(array, dtype=np.int64)

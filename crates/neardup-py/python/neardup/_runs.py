@@ -1,0 +1,309 @@
+"""The module's functions: whole runs and building blocks, each with its settings as
+keyword arguments (defaults as the `neardup` command's). Each makes a `Config` and calls
+its method of the same name; keep a `Config` to reuse or ship settings."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from ._config import Config
+from ._neardup import DEFAULT_MAX_SHINGLES
+from ._output import Output
+
+
+def pairs(
+    texts: Any,
+    ids: Any = None,
+    *,
+    threshold: float = 0.8,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    num_perm: int = 128,
+    seed: int = 1,
+    sketch: str = "oph",
+    bands: Optional[int] = None,
+    rows: Optional[int] = None,
+    verify: str = "exact",
+    neighbours: bool = True,
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    exact: bool = False,
+    output: Output = "list",
+    threads: Optional[int] = None,
+) -> Any:
+    """Every pair of near-duplicate texts: LSH candidates verified by exact Jaccard (the
+    `neardup pairs` command), or with ``exact=True`` every pair at or above the threshold
+    by the exact set-similarity join (`neardup pairs --exact`).
+
+    Args:
+        texts: a list (or tuple) of str, a NumPy array of str, a pyarrow string array
+            (chunked or not) or any iterable of str. ``None`` (a null) is a missing text:
+            like an empty one, it pairs with nothing.
+        ids: one id per text (any objects); results name documents by them. Default: by
+            position in `texts`.
+        threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
+            neighbours, max_shingles: the run's settings; see `Config`.
+        exact: the exact join instead of LSH (the LSH options must stay at their
+            defaults).
+        output: ``"list"``: ``[(a, b, similarity), ...]`` sorted by the documents'
+            positions, similarity being the exact Jaccard (the MinHash estimate where none
+            was computed); ``"numpy"``: a dict of arrays ``a``, ``b``, ``jaccard``,
+            ``estimate`` (NaN where absent) and ``truncated``; ``"arrow"``: a
+            ``pyarrow.Table`` with those columns (nulls where absent).
+        threads: worker threads (default: all cores, or ``RAYON_NUM_THREADS``). Results
+            do not depend on it.
+
+    Every pair has ``a`` before ``b`` in input order. Identical texts (after
+    normalization) pair with Jaccard 1.
+
+    >>> import neardup
+    >>> neardup.pairs(["a red apple on the table", "A red apple on the table!", "pears"])
+    [(0, 1, 1.0)]
+    """
+    config = Config(
+        threshold=threshold,
+        shingle=shingle,
+        normalize=normalize,
+        num_perm=num_perm,
+        seed=seed,
+        sketch=sketch,
+        bands=bands,
+        rows=rows,
+        verify=verify,
+        neighbours=neighbours,
+        max_shingles=max_shingles,
+    )
+    return config.pairs(texts, ids, exact=exact, output=output, threads=threads)
+
+
+def exact_pairs(
+    texts: Any,
+    ids: Any = None,
+    *,
+    threshold: float = 0.8,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    output: Output = "list",
+    threads: Optional[int] = None,
+) -> Any:
+    """Every pair with Jaccard >= threshold, found by the exact set-similarity join (no
+    sketch, no misses): `pairs(..., exact=True)`, the ground truth LSH is measured against.
+    Arguments and results as for `pairs`."""
+    config = Config(
+        threshold=threshold, shingle=shingle, normalize=normalize, max_shingles=max_shingles
+    )
+    return config.pairs(texts, ids, exact=True, output=output, threads=threads)
+
+
+def clusters(
+    texts: Any,
+    ids: Any = None,
+    *,
+    threshold: float = 0.8,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    num_perm: int = 128,
+    seed: int = 1,
+    sketch: str = "oph",
+    bands: Optional[int] = None,
+    rows: Optional[int] = None,
+    verify: str = "exact",
+    keep: str = "first",
+    neighbours: bool = True,
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    allow_truncated: bool = False,
+    exact: bool = False,
+    output: Output = "list",
+    threads: Optional[int] = None,
+) -> Any:
+    """Clusters of near-duplicates (the `neardup clusters` command): in each, the document
+    kept (by `keep`) and the documents removed as its duplicates, each verified against
+    that very document (a chain A ~ B ~ C with A !~ C is split).
+
+    Arguments as for `pairs`, and `keep`, `allow_truncated` (see `Config`).
+
+    Returns, for ``output="list"``, ``[[kept, duplicate, ...], ...]`` (ids, or positions)
+    in order of the kept document, duplicates in input order; for ``"numpy"`` a dict of
+    arrays and for ``"arrow"`` a ``pyarrow.Table``, one row per document in a cluster,
+    the kept one first: ``id``, ``cluster`` (its index in the list form), ``kept``,
+    ``duplicate_of`` (the kept document; in NumPy a kept row names itself, in Arrow it is
+    null), ``jaccard``, ``estimate`` and ``truncated``.
+
+    >>> import neardup
+    >>> neardup.clusters(["a red apple on the table", "pears", "A red apple on the table!"])
+    [[0, 2]]
+    """
+    config = Config(
+        threshold=threshold,
+        shingle=shingle,
+        normalize=normalize,
+        num_perm=num_perm,
+        seed=seed,
+        sketch=sketch,
+        bands=bands,
+        rows=rows,
+        verify=verify,
+        keep=keep,
+        neighbours=neighbours,
+        max_shingles=max_shingles,
+        allow_truncated=allow_truncated,
+    )
+    return config.clusters(texts, ids, exact=exact, output=output, threads=threads)
+
+
+def dedup(
+    texts: Any,
+    ids: Any = None,
+    *,
+    threshold: float = 0.8,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    num_perm: int = 128,
+    seed: int = 1,
+    sketch: str = "oph",
+    bands: Optional[int] = None,
+    rows: Optional[int] = None,
+    verify: str = "exact",
+    keep: str = "first",
+    neighbours: bool = True,
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    allow_truncated: bool = False,
+    exact: bool = False,
+    output: Output = "list",
+    threads: Optional[int] = None,
+) -> Any:
+    """What survives deduplication (the `neardup dedup` command): every document that is
+    neither removed as a duplicate (see `clusters`) nor empty, in input order.
+
+    Arguments as for `clusters`. Returns, for ``output="list"``, the surviving texts (the
+    input's own objects), or their ids when `ids` is given; for ``"numpy"`` a boolean mask
+    over the input (``df[mask]`` keeps the survivors); for ``"arrow"`` a
+    ``pyarrow.Table`` of the survivors' ``id`` (or position) and ``text``.
+
+    >>> import neardup
+    >>> neardup.dedup(["a red apple on the table", "pears", "A red apple on the table!", ""])
+    ['a red apple on the table', 'pears']
+    """
+    config = Config(
+        threshold=threshold,
+        shingle=shingle,
+        normalize=normalize,
+        num_perm=num_perm,
+        seed=seed,
+        sketch=sketch,
+        bands=bands,
+        rows=rows,
+        verify=verify,
+        keep=keep,
+        neighbours=neighbours,
+        max_shingles=max_shingles,
+        allow_truncated=allow_truncated,
+    )
+    return config.dedup(texts, ids, exact=exact, output=output, threads=threads)
+
+
+def shingle_sets(
+    texts: Any,
+    *,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    output: Output = "list",
+    threads: Optional[int] = None,
+) -> Any:
+    """Each text's shingle set: the 64-bit hashes of its normalized shingles, sorted and
+    deduplicated, exactly as the library compares them (empty for an empty or missing
+    text).
+
+    Returns, for ``output="list"``, one uint64 array per text (views of one buffer); for
+    ``"numpy"`` ``(offsets, hashes)``, text i's set being ``hashes[offsets[i]:offsets[i+1]]``;
+    for ``"arrow"`` a ``pyarrow.LargeListArray`` of uint64.
+    """
+    config = Config(shingle=shingle, normalize=normalize, max_shingles=max_shingles)
+    return config.shingle_sets(texts, output=output, threads=threads)
+
+
+def band_keys(
+    texts: Any,
+    *,
+    threshold: float = 0.8,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    num_perm: int = 128,
+    seed: int = 1,
+    sketch: str = "oph",
+    bands: Optional[int] = None,
+    rows: Optional[int] = None,
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    threads: Optional[int] = None,
+) -> np.ndarray:
+    """Each text's LSH band keys, for an engine that groups documents itself (a Spark
+    ``groupBy``, a database index): a uint64 matrix of documents x (families x bands).
+
+    Column ``f * bands + j`` is band j of sketch family f (`Config.families`: with the
+    default ``sketch="oph"`` family 0 is the classic sketch of sets under ~64/t shingles and
+    family 1 the one-permutation sketch of sets from 64, so a document may have keys in
+    both). 0 means no key (the document is not in that family, or is empty); a key that
+    happened to be 0 is given as 1. Two documents are candidates when they share a nonzero
+    key in the same column; `verify` then confirms them. The keys are the library's own:
+    grouping them gives the candidates of a `pairs` run (its checks beyond the buckets
+    aside), whatever engine does the grouping.
+    """
+    config = Config(
+        threshold=threshold,
+        shingle=shingle,
+        normalize=normalize,
+        num_perm=num_perm,
+        seed=seed,
+        sketch=sketch,
+        bands=bands,
+        rows=rows,
+        max_shingles=max_shingles,
+    )
+    return config.band_keys(texts, threads=threads)
+
+
+def jaccard(
+    a: Any,
+    b: Any,
+    *,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+) -> float:
+    """The exact Jaccard similarity of two texts' shingle sets, or of two shingle sets
+    given as arrays of hashes (as `shingle_sets` gives them, in any order). 0 when either
+    is empty.
+
+    >>> import neardup
+    >>> round(neardup.jaccard("the quick brown fox", "the quick brown fox!"), 3)
+    1.0
+    """
+    config = Config(shingle=shingle, normalize=normalize, max_shingles=max_shingles)
+    return config.jaccard(a, b)
+
+
+def verify(
+    pairs: Any,
+    texts: Any,
+    ids: Any = None,
+    *,
+    threshold: float = 0.8,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    output: Output = "list",
+    threads: Optional[int] = None,
+) -> Any:
+    """The candidate pairs that are near-duplicates: each pair ``(a, b)`` of positions in
+    `texts` (a sequence of pairs or an integer array of shape (n, 2)) judged by exact
+    Jaccard against the threshold, as a run judges its candidates (a pair with a text
+    longer than `max_shingles` on the whole texts' estimate). Kept pairs come in their
+    given order, in the forms of `pairs`.
+    """
+    config = Config(
+        threshold=threshold, shingle=shingle, normalize=normalize, max_shingles=max_shingles
+    )
+    return config.verify_pairs(pairs, texts, ids, output=output, threads=threads)

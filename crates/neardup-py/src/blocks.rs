@@ -1,0 +1,230 @@
+//! Building blocks for engines written around the library (Spark, Ray, a database): the
+//! shingle sets, the band keys, the exact Jaccard and the verdict on candidate pairs,
+//! each equal to what a corpus run computes for the same documents.
+
+use neardup::{jaccard, DocSet, DocSketch, Similarity, Verification};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use rayon::prelude::*;
+
+use crate::buffer::Buffer;
+use crate::config::NativeConfig;
+use crate::errors::{core, refused};
+use crate::results::{Ids, PairColumns};
+use crate::texts;
+use crate::threads;
+
+/// A contiguous NumPy array's data address and shape, checked against the type and number
+/// of dimensions expected (`typestr` as in `__array_interface__`, e.g. `<u8`).
+pub fn array_data(
+    obj: &Bound<'_, PyAny>,
+    typestr: &str,
+    ndim: usize,
+) -> PyResult<(usize, Vec<usize>)> {
+    let interface = obj.getattr("__array_interface__")?;
+    let found: String = interface.get_item("typestr")?.extract()?;
+    let shape: Vec<usize> = interface.get_item("shape")?.extract()?;
+    let contiguous = interface.get_item("strides").map_or(true, |s| s.is_none());
+    if found != typestr || shape.len() != ndim || !contiguous {
+        return Err(PyTypeError::new_err(format!(
+            "expected a contiguous {ndim}-dimensional array of {typestr}, got {found} of shape {shape:?}"
+        )));
+    }
+    let (address, _readonly): (usize, bool) = interface.get_item("data")?.extract()?;
+    Ok((address, shape))
+}
+
+/// A NumPy uint64 vector, copied.
+pub fn u64_vector(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    let (address, shape) = array_data(obj, "<u8", 1)?;
+    if shape[0] == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: a contiguous array of `shape[0]` u64 that `obj` keeps alive during the copy.
+    Ok(unsafe { std::slice::from_raw_parts(address as *const u64, shape[0]) }.to_vec())
+}
+
+/// Each document's shingle set, sorted: `(offsets, hashes)`, document `i`'s set being
+/// `hashes[offsets[i]..offsets[i + 1]]`.
+#[pyfunction]
+#[pyo3(signature = (config, texts, threads))]
+pub fn shingle_sets(
+    py: Python<'_>,
+    config: &NativeConfig,
+    texts: &Bound<'_, PyAny>,
+    threads: Option<i64>,
+) -> PyResult<(Buffer, Buffer)> {
+    let threads = threads::parse(threads)?;
+    let texts = texts::read(texts, "texts")?;
+    let pipeline = config.pipeline();
+    let out = py.detach(|| {
+        threads::run(threads, || -> neardup::Result<(Vec<i64>, Vec<u64>)> {
+            let shingled = pipeline.shingle(texts.as_slice())?;
+            let corpus = shingled.corpus();
+            let mut offsets = Vec::with_capacity(corpus.len() + 1);
+            offsets.push(0i64);
+            for d in 0..corpus.len() as u32 {
+                offsets.push(offsets[d as usize] + corpus.set(d).len() as i64);
+            }
+            let mut hashes = vec![0u64; *offsets.last().expect("one offset") as usize];
+            // Each document's slice of the output, filled in parallel.
+            let mut parts = Vec::with_capacity(corpus.len());
+            let mut rest = &mut hashes[..];
+            for d in 0..corpus.len() as u32 {
+                let (part, tail) = rest.split_at_mut(corpus.set(d).len());
+                parts.push((d, part));
+                rest = tail;
+            }
+            parts
+                .into_par_iter()
+                .for_each(|(d, part)| part.copy_from_slice(corpus.set(d)));
+            Ok((offsets, hashes))
+        })
+    })?;
+    let (offsets, hashes) = out.map_err(core)?;
+    Ok((Buffer::column(offsets), Buffer::column(hashes)))
+}
+
+/// Each document's band keys: a matrix of documents × (families × bands), family `f`'s
+/// band `j` in column `f·bands + j`; 0 where the document is not in the family (a key
+/// that is 0 is given as 1, so 0 always means none).
+#[pyfunction]
+#[pyo3(signature = (config, texts, threads))]
+pub fn band_keys(
+    py: Python<'_>,
+    config: &NativeConfig,
+    texts: &Bound<'_, PyAny>,
+    threads: Option<i64>,
+) -> PyResult<Buffer> {
+    let threads = threads::parse(threads)?;
+    let texts = texts::read(texts, "texts")?;
+    let pipeline = config.pipeline();
+    let bands = config.config().plan().bands();
+    let width = pipeline.families() * bands;
+    let keys = py.detach(|| {
+        threads::run(threads, || {
+            let mut keys = vec![0u64; texts.len() * width];
+            keys.par_chunks_mut(width.max(1))
+                .zip(texts.as_slice().par_iter())
+                .for_each(|(row, text)| {
+                    let sketch = pipeline.sketch_doc_keys(&pipeline.shingle_doc(text));
+                    for part in sketch.families() {
+                        let cols = &mut row[part.family() * bands..][..bands];
+                        for (out, &k) in cols.iter_mut().zip(part.band_keys()) {
+                            *out = k.max(1);
+                        }
+                    }
+                });
+            keys
+        })
+    })?;
+    let n = texts.len();
+    Ok(Buffer::shaped(keys, vec![n, width]))
+}
+
+/// The exact Jaccard of two texts' shingle sets.
+#[pyfunction]
+pub fn jaccard_texts(py: Python<'_>, config: &NativeConfig, a: String, b: String) -> f64 {
+    let shingler = *config.config().shingler();
+    py.detach(|| jaccard(&shingler.shingle_set(&a), &shingler.shingle_set(&b)))
+}
+
+/// The exact Jaccard of two sets of shingle hashes (uint64 arrays, in any order).
+#[pyfunction]
+pub fn jaccard_sets(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let (mut a, mut b) = (u64_vector(a)?, u64_vector(b)?);
+    for s in [&mut a, &mut b] {
+        s.sort_unstable();
+        s.dedup();
+    }
+    Ok(jaccard(&a, &b))
+}
+
+/// The pairs of `pairs` (an int64 array of rows `(a, b)`, positions in `texts`) that
+/// pass verification, in their order, with their similarity.
+#[pyfunction]
+#[pyo3(signature = (config, texts, pairs, ids, threads, form))]
+pub fn verify<'py>(
+    py: Python<'py>,
+    config: &NativeConfig,
+    texts: &Bound<'py, PyAny>,
+    pairs: &Bound<'py, PyAny>,
+    ids: Option<Bound<'py, PyList>>,
+    threads: Option<i64>,
+    form: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let threads = threads::parse(threads)?;
+    let texts = texts::read(texts, "texts")?;
+    let ids = Ids::new(ids.as_ref(), texts.len())?;
+    let (address, shape) = array_data(pairs, "<i8", 2)?;
+    if shape[1] != 2 {
+        return Err(refused(format!(
+            "pairs must have two columns (a, b), got {}",
+            shape[1]
+        )));
+    }
+    let m = shape[0];
+    let pipeline = config.pipeline();
+    let estimates = config.config().verification() != Verification::Exact;
+    let n = texts.len();
+    let columns = py.detach(|| {
+        threads::run(threads, || -> Result<PairColumns, String> {
+            // SAFETY: a contiguous (m, 2) int64 array that `pairs` keeps alive.
+            let flat: &[i64] = if m == 0 {
+                &[]
+            } else {
+                unsafe { std::slice::from_raw_parts(address as *const i64, m * 2) }
+            };
+            let mut needed = vec![false; n];
+            for (i, p) in flat.chunks_exact(2).enumerate() {
+                let (a, b) = (p[0], p[1]);
+                for d in [a, b] {
+                    if !(0..n as i64).contains(&d) {
+                        return Err(format!(
+                            "pairs[{i}] = ({a}, {b}) names document {d}, but there are {n} texts"
+                        ));
+                    }
+                }
+                if a == b {
+                    return Err(format!("pairs[{i}] = ({a}, {b}) names one document twice"));
+                }
+                needed[a as usize] = true;
+                needed[b as usize] = true;
+            }
+            let docs: Vec<Option<(DocSet, Option<DocSketch>)>> = texts
+                .as_slice()
+                .par_iter()
+                .zip(needed.par_iter())
+                .map(|(text, &needed)| {
+                    needed.then(|| {
+                        let doc = pipeline.shingle_doc(text);
+                        let sketch = estimates.then(|| pipeline.sketch_doc(&doc));
+                        (doc, sketch)
+                    })
+                })
+                .collect();
+            let verdicts: Vec<Option<Similarity>> = flat
+                .par_chunks_exact(2)
+                .map(|p| {
+                    let (a, b) = (&docs[p[0] as usize], &docs[p[1] as usize]);
+                    let (a, b) = (a.as_ref().expect("needed"), b.as_ref().expect("needed"));
+                    let sketches = a.1.as_ref().zip(b.1.as_ref());
+                    pipeline.verify_docs(&a.0, &b.0, sketches).passed()
+                })
+                .collect();
+            let mut out = PairColumns::with_capacity(verdicts.iter().flatten().count());
+            for (p, v) in flat.chunks_exact(2).zip(verdicts) {
+                if let Some(s) = v {
+                    out.push(p[0] as u32, p[1] as u32, s);
+                }
+            }
+            Ok(out)
+        })
+    })?;
+    let columns = columns.map_err(refused)?;
+    Ok(match form {
+        "list" => columns.into_list(py, &ids)?.into_any(),
+        _ => columns.into_columns(py)?.into_any(),
+    })
+}

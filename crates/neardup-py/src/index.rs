@@ -1,0 +1,475 @@
+//! `neardup.Index`: the persistent index of `neardup-index` for Python.
+//!
+//! Changes are staged (`add`, `remove`) and made durable by `commit`, which takes the
+//! index's writer lock only while it writes, so several processes can each hold an
+//! `Index` of the same directory and commit in turn (the lock makes the others wait).
+//! Queries read the last commit and notice a newer one, from any process, by the
+//! manifest's file changing. A handle pickles as its path.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use neardup::Config;
+use neardup_index::{IndexWriter, Neighbour, Query, Searcher};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use rayon::prelude::*;
+
+use crate::config::NativeConfig;
+use crate::errors::{index as index_error, refused};
+use crate::texts;
+
+/// The file whose replacement is a commit (neardup-index's layout).
+const MANIFEST: &str = "MANIFEST";
+
+/// A staged change.
+enum Change {
+    Add(Vec<(String, String)>),
+    Remove(Vec<String>),
+}
+
+/// What the manifest file was when the searcher was opened: a commit replaces it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Stamp {
+    modified: Option<std::time::SystemTime>,
+    len: u64,
+    #[cfg(unix)]
+    inode: u64,
+}
+
+fn stamp(dir: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(dir.join(MANIFEST)).ok()?;
+    Some(Stamp {
+        modified: m.modified().ok(),
+        len: m.len(),
+        #[cfg(unix)]
+        inode: std::os::unix::fs::MetadataExt::ino(&m),
+    })
+}
+
+struct State {
+    searcher: Searcher,
+    stamp: Option<Stamp>,
+    staged: Vec<Change>,
+}
+
+impl State {
+    /// Moves to the last commit if the manifest changed since the searcher was opened.
+    fn refresh(&mut self, dir: &Path, force: bool) -> neardup_index::Result<()> {
+        let now = stamp(dir);
+        if force || now != self.stamp {
+            self.searcher = self.searcher.reload()?;
+            self.stamp = now;
+        }
+        Ok(())
+    }
+
+    fn staged_items(&self) -> usize {
+        self.staged
+            .iter()
+            .map(|c| match c {
+                Change::Add(d) => d.len(),
+                Change::Remove(ids) => ids.len(),
+            })
+            .sum()
+    }
+}
+
+/// A persistent near-duplicate index in a directory.
+#[pyclass(frozen, module = "neardup", name = "Index")]
+pub struct Index {
+    path: PathBuf,
+    state: Mutex<State>,
+}
+
+/// What one commit did.
+#[derive(Default)]
+struct Report {
+    added: usize,
+    replaced: usize,
+    removed: usize,
+    missing: Vec<String>,
+    empty: Vec<String>,
+}
+
+/// Opens the index in `dir`, creating it with `config` (or the defaults) if there is none.
+fn open_or_create(dir: &Path, config: Option<&Config>) -> neardup_index::Result<Searcher> {
+    if !dir.join(MANIFEST).exists() {
+        let default;
+        let config = match config {
+            Some(c) => c,
+            None => {
+                default = Config::builder().build()?;
+                &default
+            }
+        };
+        match IndexWriter::create(dir, config) {
+            Ok(writer) => drop(writer),
+            // Another process made it meanwhile: open it as it is.
+            Err(neardup_index::Error::AlreadyExists(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    match config {
+        Some(c) => Searcher::open_with(dir, c),
+        None => Searcher::open(dir),
+    }
+}
+
+impl Index {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn neighbours<'py>(py: Python<'py>, found: &[Neighbour<'_>]) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for n in found {
+            list.append((n.id, n.similarity.value()))?;
+        }
+        Ok(list)
+    }
+
+    fn query_of(threshold: Option<f64>, top: Option<usize>) -> Query {
+        let mut q = Query::new();
+        if let Some(t) = threshold {
+            q = q.threshold(t);
+        }
+        if let Some(k) = top {
+            q = q.top(k);
+        }
+        q
+    }
+}
+
+/// Ids from Python: one str, or a sequence of str.
+fn ids_of(ids: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if let Ok(one) = ids.cast::<PyString>() {
+        return Ok(vec![texts::utf8_of(one.as_any())?.to_string()]);
+    }
+    ids.extract::<Vec<String>>()
+}
+
+#[pymethods]
+impl Index {
+    /// Opens the index in the directory `path`, creating it (pinned to `config`, or to the
+    /// defaults) if there is none. An existing index is checked against `config` when one
+    /// is given: each differing parameter is named.
+    #[new]
+    #[pyo3(signature = (path, config=None))]
+    fn new(py: Python<'_>, path: PathBuf, config: Option<&Bound<'_, PyAny>>) -> PyResult<Index> {
+        let native: Option<PyRef<'_, NativeConfig>> = match config {
+            None => None,
+            Some(c) => Some(match c.cast::<NativeConfig>() {
+                Ok(n) => n.borrow(),
+                Err(_) => c.getattr("_native")?.extract()?,
+            }),
+        };
+        let config = native.as_ref().map(|n| n.config().clone());
+        let searcher = py
+            .detach(|| open_or_create(&path, config.as_ref()))
+            .map_err(index_error)?;
+        Ok(Index {
+            state: Mutex::new(State {
+                searcher,
+                stamp: stamp(&path),
+                staged: Vec::new(),
+            }),
+            path,
+        })
+    }
+
+    /// Stages documents to add: `texts` (as the runs take them) under `ids` (str, one per
+    /// text). A document whose id is indexed replaces it; within what is staged, the last
+    /// of an id wins. Nothing changes on disk until `commit`.
+    fn add(&self, texts: &Bound<'_, PyAny>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
+        let texts = texts::read(texts, "texts")?;
+        let ids = ids_of(ids)?;
+        if ids.len() != texts.len() {
+            return Err(refused(format!(
+                "{} ids for {} texts: give one id per text",
+                ids.len(),
+                texts.len()
+            )));
+        }
+        let docs = ids
+            .into_iter()
+            .zip(texts.as_slice())
+            .map(|(id, t)| (id, t.to_string()))
+            .collect();
+        self.lock().staged.push(Change::Add(docs));
+        Ok(())
+    }
+
+    /// Stages the removal of documents by id (one str, or several).
+    fn remove(&self, ids: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ids = ids_of(ids)?;
+        self.lock().staged.push(Change::Remove(ids));
+        Ok(())
+    }
+
+    /// Makes the staged changes durable, in the order they were staged (each run of adds
+    /// or of removals is one atomic commit), and returns what they did: `added`,
+    /// `replaced`, `removed`, the ids `missing` from the index and those `empty` (texts
+    /// with no shingles, not added).
+    fn commit<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let report = py.detach(|| -> neardup_index::Result<Report> {
+            let mut state = self.lock();
+            let mut report = Report::default();
+            if state.staged.is_empty() {
+                return Ok(report);
+            }
+            let mut writer = IndexWriter::open(&self.path)?;
+            while !state.staged.is_empty() {
+                // Consecutive changes of one kind go in one commit.
+                let first_add = matches!(state.staged[0], Change::Add(_));
+                let run = state
+                    .staged
+                    .iter()
+                    .take_while(|c| matches!(c, Change::Add(_)) == first_add)
+                    .count();
+                let changes: Vec<Change> = state.staged.drain(..run).collect();
+                let done = if first_add {
+                    let docs: Vec<(String, String)> = changes
+                        .into_iter()
+                        .flat_map(|c| match c {
+                            Change::Add(d) => d,
+                            Change::Remove(_) => unreachable!("a run of adds"),
+                        })
+                        .collect();
+                    writer.add(&docs).map(|r| {
+                        report.added += r.added;
+                        report.replaced += r.replaced;
+                        report.empty.extend(r.empty);
+                    })
+                } else {
+                    let ids: Vec<String> = changes
+                        .into_iter()
+                        .flat_map(|c| match c {
+                            Change::Remove(ids) => ids,
+                            Change::Add(_) => unreachable!("a run of removals"),
+                        })
+                        .collect();
+                    writer.remove(&ids).map(|r| {
+                        report.removed += r.removed;
+                        report.missing.extend(r.missing);
+                    })
+                };
+                done?;
+            }
+            drop(writer);
+            state.refresh(&self.path, true)?;
+            Ok(report)
+        });
+        let report = report.map_err(index_error)?;
+        let d = PyDict::new(py);
+        d.set_item("added", report.added)?;
+        d.set_item("replaced", report.replaced)?;
+        d.set_item("removed", report.removed)?;
+        d.set_item("missing", report.missing)?;
+        d.set_item("empty", report.empty)?;
+        Ok(d)
+    }
+
+    /// Drops the staged changes.
+    fn discard(&self) {
+        self.lock().staged.clear();
+    }
+
+    /// Documents and ids staged and not yet committed.
+    #[getter]
+    fn pending(&self) -> usize {
+        self.lock().staged_items()
+    }
+
+    /// The indexed documents similar to `text`, most similar first (ties by id), as
+    /// `(id, similarity)`; for a list of texts, one such list per text, answered in
+    /// parallel. `threshold` may ask for more than the index's, never less; `top` keeps the
+    /// most similar.
+    #[pyo3(signature = (texts, *, threshold=None, top=None))]
+    fn query<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        threshold: Option<f64>,
+        top: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let one = texts.is_instance_of::<PyString>();
+        let texts = if one {
+            texts::read(PyList::new(py, [texts])?.as_any(), "texts")?
+        } else {
+            texts::read(texts, "texts")?
+        };
+        let query = Index::query_of(threshold, top);
+        let searcher = self.searcher(py)?;
+        let found = py.detach(|| {
+            texts
+                .as_slice()
+                .par_iter()
+                .map(|t| searcher.query(t, &query))
+                .collect::<neardup_index::Result<Vec<_>>>()
+        });
+        let found = found.map_err(index_error)?;
+        if one {
+            return Ok(Index::neighbours(py, &found[0])?.into_any());
+        }
+        let out = PyList::empty(py);
+        for f in &found {
+            out.append(Index::neighbours(py, f)?)?;
+        }
+        Ok(out.into_any())
+    }
+
+    /// The neighbours of the indexed document `id` (itself left out), as `query` gives
+    /// them; `None` if no document has that id.
+    #[pyo3(signature = (id, *, threshold=None, top=None))]
+    fn query_id<'py>(
+        &self,
+        py: Python<'py>,
+        id: String,
+        threshold: Option<f64>,
+        top: Option<usize>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let query = Index::query_of(threshold, top);
+        let searcher = self.searcher(py)?;
+        let found = py
+            .detach(|| searcher.query_id(&id, &query))
+            .map_err(index_error)?;
+        found.map(|f| Index::neighbours(py, &f)).transpose()
+    }
+
+    /// Merges every segment into one and drops deleted documents (one commit). Staged
+    /// changes stay staged.
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| -> neardup_index::Result<()> {
+            let mut state = self.lock();
+            IndexWriter::open(&self.path)?.compact()?;
+            state.refresh(&self.path, true)
+        })
+        .map_err(index_error)
+    }
+
+    /// Moves to the last commit now (queries do it when they notice one).
+    fn refresh(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.lock().refresh(&self.path, true))
+            .map_err(index_error)
+    }
+
+    /// Live documents in the last commit.
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.searcher(py)?.len() as usize)
+    }
+
+    fn __contains__(&self, py: Python<'_>, id: String) -> PyResult<bool> {
+        Ok(self.searcher(py)?.contains(&id))
+    }
+
+    /// The ids of the live documents.
+    fn ids(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        Ok(self.searcher(py)?.ids().map(str::to_string).collect())
+    }
+
+    /// Counts and sizes: documents, deleted, segments, bytes, set_bytes, sets, generation,
+    /// format.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.searcher(py)?.stats();
+        let d = PyDict::new(py);
+        d.set_item("documents", s.documents)?;
+        d.set_item("deleted", s.deleted)?;
+        d.set_item("segments", s.segments)?;
+        d.set_item("bytes", s.bytes)?;
+        d.set_item("set_bytes", s.set_bytes)?;
+        d.set_item("sets", s.sets)?;
+        d.set_item("generation", s.generation)?;
+        d.set_item("format", s.format)?;
+        Ok(d)
+    }
+
+    /// The parameters the index is pinned to, as `neardup.Config` takes them.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let searcher = self.searcher(py)?;
+        let p = searcher.params();
+        let d = PyDict::new(py);
+        d.set_item("shingle", &p.shingle)?;
+        d.set_item("normalize", &p.normalization)?;
+        d.set_item("max_shingles", p.max_shingles)?;
+        d.set_item("num_perm", p.num_perm)?;
+        d.set_item("sketch", &p.sketch)?;
+        d.set_item("seed", p.seed)?;
+        d.set_item("threshold", p.threshold)?;
+        d.set_item("bands", p.bands)?;
+        d.set_item("rows", p.rows)?;
+        Ok(d)
+    }
+
+    /// The commit the index is at.
+    #[getter]
+    fn generation(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.searcher(py)?.generation())
+    }
+
+    /// The index's directory.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    /// Commits the staged changes when the block ends normally, drops them when it
+    /// raises.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        match exc_type {
+            Some(t) if !t.is_none() => self.discard(),
+            _ => {
+                self.commit(py)?;
+            }
+        }
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = self.lock();
+        format!(
+            "Index({:?}, documents={}, generation={}, pending={})",
+            self.path.display().to_string(),
+            state.searcher.len(),
+            state.searcher.generation(),
+            state.staged_items()
+        )
+    }
+
+    /// Pickles as its path: the process that unpickles it opens the same directory.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let me = slf.get();
+        if me.lock().staged_items() > 0 {
+            return Err(refused(
+                "this Index has staged changes: commit() or discard() them before pickling (they would not travel)",
+            ));
+        }
+        let args = PyTuple::new(slf.py(), [me.path.clone()])?;
+        Ok((slf.get_type().into_any(), args))
+    }
+}
+
+impl Index {
+    /// The searcher of the last commit.
+    fn searcher(&self, py: Python<'_>) -> PyResult<Searcher> {
+        py.detach(|| -> neardup_index::Result<Searcher> {
+            let mut state = self.lock();
+            state.refresh(&self.path, false)?;
+            Ok(state.searcher.clone())
+        })
+        .map_err(index_error)
+    }
+}

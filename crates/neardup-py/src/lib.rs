@@ -1,0 +1,57 @@
+//! The extension module `neardup._neardup` of the neardup Python package: the library's
+//! pipeline, building blocks, a datasketch-shaped `MinHash` and LSH table, and the
+//! persistent index, for the pure-Python package in `python/neardup`, which gives them
+//! their documented signatures and result forms.
+//!
+//! Every call that works on texts releases the GIL while the library works (rayon inside),
+//! and touches Python objects only to read the texts and to build the results.
+//!
+//! | module | job |
+//! |---|---|
+//! | `texts` | texts from a list, a NumPy array or a pyarrow array, borrowed where possible |
+//! | `config` | the validated configuration and its pipeline |
+//! | `runs` | whole runs: pairs, clusters, dedup (LSH or the exact join) |
+//! | `blocks` | shingle sets, band keys, Jaccard, verification of given pairs |
+//! | `results` | results as columns, as Python lists or NumPy buffers |
+//! | `buffer` | vectors handed to NumPy without a copy |
+//! | `minhash`, `lsh` | `MinHash` and the table behind `MinHashLSH` |
+//! | `index` | `Index` over `neardup-index` |
+//! | `threads` | a call's thread count |
+//! | `errors` | the exceptions and the library's errors mapped onto them |
+
+use pyo3::prelude::*;
+
+mod blocks;
+mod buffer;
+mod config;
+mod errors;
+mod index;
+mod lsh;
+mod minhash;
+mod results;
+mod runs;
+mod texts;
+mod threads;
+
+#[pymodule]
+fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DEFAULT_MAX_SHINGLES", neardup::DEFAULT_MAX_SHINGLES)?;
+    m.add("MIN_THRESHOLD", neardup::MIN_THRESHOLD)?;
+    m.add("NeardupError", py.get_type::<errors::NeardupError>())?;
+    m.add("IndexFileError", py.get_type::<errors::IndexFileError>())?;
+    m.add_class::<config::NativeConfig>()?;
+    m.add_class::<buffer::Buffer>()?;
+    m.add_class::<minhash::MinHash>()?;
+    m.add_class::<lsh::LshTable>()?;
+    m.add_class::<index::Index>()?;
+    m.add_function(wrap_pyfunction!(runs::run_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(runs::run_clusters, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::shingle_sets, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::band_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::jaccard_texts, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::jaccard_sets, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::verify, m)?)?;
+    Ok(())
+}

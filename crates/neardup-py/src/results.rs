@@ -1,0 +1,209 @@
+//! Results as columns, and the two forms Python gets them in: plain objects (lists of
+//! tuples, lists of lists) built here, or NumPy columns ([`Buffer`]s) that the package
+//! turns into arrays or a pyarrow table.
+
+use neardup::{Clusters, Corpus, PairSet, Similarity};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use crate::buffer::Buffer;
+
+/// The ids results name documents by: the caller's, or the documents' positions.
+pub struct Ids<'a, 'py> {
+    ids: Option<&'a Bound<'py, PyList>>,
+}
+
+impl<'a, 'py> Ids<'a, 'py> {
+    /// The caller's ids (checked to be one per document), or positions.
+    pub fn new(ids: Option<&'a Bound<'py, PyList>>, documents: usize) -> PyResult<Self> {
+        if let Some(list) = ids {
+            if list.len() != documents {
+                return Err(crate::errors::refused(format!(
+                    "{} ids for {documents} texts: give one id per text",
+                    list.len()
+                )));
+            }
+        }
+        Ok(Ids { ids })
+    }
+
+    /// The id of document `doc`.
+    pub fn get(&self, py: Python<'py>, doc: u32) -> PyResult<Bound<'py, PyAny>> {
+        match self.ids {
+            Some(list) => list.get_item(doc as usize),
+            None => Ok(doc.into_pyobject(py)?.into_any()),
+        }
+    }
+}
+
+/// `NaN` for an absent similarity, so a column stays a plain float array.
+fn or_nan(x: Option<f64>) -> f64 {
+    x.unwrap_or(f64::NAN)
+}
+
+/// Pairs as columns: documents `a` and `b`, the exact Jaccard and the estimate (`NaN`
+/// where absent), and whether a document was truncated.
+#[derive(Default)]
+pub struct PairColumns {
+    a: Vec<u32>,
+    b: Vec<u32>,
+    jaccard: Vec<f64>,
+    estimate: Vec<f64>,
+    truncated: Vec<bool>,
+}
+
+impl PairColumns {
+    /// Every pair of a pair set, sorted by `(a, b)`.
+    pub fn from_set(set: &PairSet) -> Self {
+        let mut out = PairColumns::with_capacity(set.len() as usize);
+        let _ = set.for_each_chunk(1 << 16, |chunk| {
+            for p in chunk {
+                out.push(p.a, p.b, p.similarity);
+            }
+            Ok::<(), std::convert::Infallible>(())
+        });
+        out
+    }
+
+    /// Room for `n` pairs.
+    pub fn with_capacity(n: usize) -> Self {
+        PairColumns {
+            a: Vec::with_capacity(n),
+            b: Vec::with_capacity(n),
+            jaccard: Vec::with_capacity(n),
+            estimate: Vec::with_capacity(n),
+            truncated: Vec::with_capacity(n),
+        }
+    }
+
+    /// Appends one pair.
+    pub fn push(&mut self, a: u32, b: u32, s: Similarity) {
+        self.a.push(a);
+        self.b.push(b);
+        self.jaccard.push(or_nan(s.jaccard));
+        self.estimate.push(or_nan(s.estimate));
+        self.truncated.push(s.truncated);
+    }
+
+    /// `[(id_a, id_b, similarity), ...]`: the exact Jaccard, else the estimate, else None.
+    pub fn into_list<'py>(
+        self,
+        py: Python<'py>,
+        ids: &Ids<'_, 'py>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for i in 0..self.a.len() {
+            let value = [self.jaccard[i], self.estimate[i]]
+                .into_iter()
+                .find(|v| !v.is_nan());
+            let item = PyTuple::new(
+                py,
+                [
+                    ids.get(py, self.a[i])?,
+                    ids.get(py, self.b[i])?,
+                    value.into_pyobject(py)?,
+                ],
+            )?;
+            list.append(item)?;
+        }
+        Ok(list)
+    }
+
+    /// `{"a", "b", "jaccard", "estimate", "truncated"}` as buffers for NumPy.
+    pub fn into_columns(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("a", Buffer::column(self.a))?;
+        d.set_item("b", Buffer::column(self.b))?;
+        d.set_item("jaccard", Buffer::column(self.jaccard))?;
+        d.set_item("estimate", Buffer::column(self.estimate))?;
+        d.set_item("truncated", Buffer::column(self.truncated))?;
+        Ok(d)
+    }
+}
+
+/// Clusters, and which documents survive a dedup.
+pub struct ClusterColumns {
+    /// Each cluster: the kept document, then its duplicates with their similarity.
+    clusters: Vec<(u32, Vec<(u32, Similarity)>)>,
+    /// Per document: neither removed as a duplicate nor without shingles.
+    survivors: Vec<bool>,
+}
+
+impl ClusterColumns {
+    /// The clusters of a corpus.
+    pub fn new(clusters: &Clusters, corpus: &Corpus) -> Self {
+        let survivors = (0..corpus.len() as u32)
+            .map(|d| corpus.has_shingles(d) && clusters.duplicate_of(d).is_none())
+            .collect();
+        let clusters = clusters
+            .iter()
+            .map(|c| {
+                let dups = c.duplicates().map(|d| (d.doc, d.similarity)).collect();
+                (c.kept(), dups)
+            })
+            .collect();
+        ClusterColumns {
+            clusters,
+            survivors,
+        }
+    }
+
+    /// `[[kept, duplicate, ...], ...]`, clusters by kept document, duplicates in input
+    /// order.
+    pub fn into_list<'py>(
+        self,
+        py: Python<'py>,
+        ids: &Ids<'_, 'py>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for (kept, dups) in &self.clusters {
+            let members = PyList::empty(py);
+            members.append(ids.get(py, *kept)?)?;
+            for (d, _) in dups {
+                members.append(ids.get(py, *d)?)?;
+            }
+            out.append(members)?;
+        }
+        Ok(out)
+    }
+
+    /// One row per document in a cluster, the kept one first: `{"doc", "cluster", "kept",
+    /// "duplicate_of", "jaccard", "estimate", "truncated"}` as buffers for NumPy. A kept
+    /// document's `duplicate_of` is itself and its similarities `NaN`.
+    pub fn into_columns(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let rows: usize = self.clusters.iter().map(|(_, d)| d.len() + 1).sum();
+        let mut doc = Vec::with_capacity(rows);
+        let mut cluster = Vec::with_capacity(rows);
+        let mut kept = Vec::with_capacity(rows);
+        let mut of = Vec::with_capacity(rows);
+        let mut jaccard = Vec::with_capacity(rows);
+        let mut estimate = Vec::with_capacity(rows);
+        let mut truncated = Vec::with_capacity(rows);
+        for (n, (k, dups)) in self.clusters.iter().enumerate() {
+            let rows = std::iter::once((*k, None)).chain(dups.iter().map(|(d, s)| (*d, Some(*s))));
+            for (d, s) in rows {
+                doc.push(d);
+                cluster.push(n as u32);
+                kept.push(s.is_none());
+                of.push(*k);
+                jaccard.push(or_nan(s.and_then(|s| s.jaccard)));
+                estimate.push(or_nan(s.and_then(|s| s.estimate)));
+                truncated.push(s.is_some_and(|s| s.truncated));
+            }
+        }
+        let d = PyDict::new(py);
+        d.set_item("doc", Buffer::column(doc))?;
+        d.set_item("cluster", Buffer::column(cluster))?;
+        d.set_item("kept", Buffer::column(kept))?;
+        d.set_item("duplicate_of", Buffer::column(of))?;
+        d.set_item("jaccard", Buffer::column(jaccard))?;
+        d.set_item("estimate", Buffer::column(estimate))?;
+        d.set_item("truncated", Buffer::column(truncated))?;
+        Ok(d)
+    }
+
+    /// Per document, whether it survives a dedup.
+    pub fn into_survivors(self) -> Buffer {
+        Buffer::column(self.survivors)
+    }
+}

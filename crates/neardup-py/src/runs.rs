@@ -1,0 +1,123 @@
+//! Whole runs over a list of texts, as the CLI's `pairs`, `clusters` and `dedup` run them
+//! (LSH, or the exact join with `exact`), with the GIL released while the library works.
+
+use neardup::{Pipeline, Quiet, Shingled};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::config::NativeConfig;
+use crate::errors::{core, refused};
+use crate::results::{ClusterColumns, Ids, PairColumns};
+use crate::texts;
+use crate::threads;
+
+/// How a result is handed back: plain Python objects, or columns for NumPy.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    List,
+    Columns,
+    Survivors,
+}
+
+impl Form {
+    fn parse(form: &str, allowed: &[Form]) -> PyResult<Form> {
+        let f = match form {
+            "list" => Form::List,
+            "columns" => Form::Columns,
+            "survivors" => Form::Survivors,
+            _ => return Err(refused(format!("unknown result form {form:?}"))),
+        };
+        if allowed.contains(&f) {
+            Ok(f)
+        } else {
+            Err(refused(format!("result form {form:?} does not apply here")))
+        }
+    }
+}
+
+/// Shingles the texts, and sketches them unless the exact join is asked for.
+fn prepare(pipeline: &Pipeline, texts: &[&str], exact: bool) -> neardup::Result<Prepared> {
+    Ok(if exact {
+        Prepared::Exact(pipeline.shingle(texts)?)
+    } else {
+        Prepared::Lsh(pipeline.sketch_texts(texts)?)
+    })
+}
+
+/// A corpus ready for the run asked for.
+enum Prepared {
+    Exact(Shingled),
+    Lsh(neardup::Sketched),
+}
+
+/// Every similar pair of `texts`, sorted by `(a, b)`.
+#[pyfunction]
+#[pyo3(signature = (config, texts, ids, exact, threads, form))]
+pub fn run_pairs<'py>(
+    py: Python<'py>,
+    config: &NativeConfig,
+    texts: &Bound<'py, PyAny>,
+    ids: Option<Bound<'py, PyList>>,
+    exact: bool,
+    threads: Option<i64>,
+    form: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let form = Form::parse(form, &[Form::List, Form::Columns])?;
+    let threads = threads::parse(threads)?;
+    let texts = texts::read(texts, "texts")?;
+    let ids = Ids::new(ids.as_ref(), texts.len())?;
+    let pipeline = config.pipeline();
+    let columns = py.detach(|| {
+        threads::run(threads, || -> neardup::Result<PairColumns> {
+            let set = match prepare(&pipeline, texts.as_slice(), exact)? {
+                Prepared::Exact(c) => pipeline.exact_pair_set(&c, &mut Quiet)?.0,
+                Prepared::Lsh(c) => pipeline.pair_set(&c, &mut Quiet).0,
+            };
+            Ok(PairColumns::from_set(&set))
+        })
+    })?;
+    let columns = columns.map_err(core)?;
+    Ok(match form {
+        Form::List => columns.into_list(py, &ids)?.into_any(),
+        _ => columns.into_columns(py)?.into_any(),
+    })
+}
+
+/// The clusters of `texts`, or which of them survive a dedup.
+#[pyfunction]
+#[pyo3(signature = (config, texts, ids, exact, threads, form))]
+pub fn run_clusters<'py>(
+    py: Python<'py>,
+    config: &NativeConfig,
+    texts: &Bound<'py, PyAny>,
+    ids: Option<Bound<'py, PyList>>,
+    exact: bool,
+    threads: Option<i64>,
+    form: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let form = Form::parse(form, &[Form::List, Form::Columns, Form::Survivors])?;
+    let threads = threads::parse(threads)?;
+    let texts = texts::read(texts, "texts")?;
+    let ids = Ids::new(ids.as_ref(), texts.len())?;
+    let pipeline = config.pipeline();
+    let clusters = py.detach(|| {
+        threads::run(threads, || -> neardup::Result<ClusterColumns> {
+            Ok(match prepare(&pipeline, texts.as_slice(), exact)? {
+                Prepared::Exact(c) => {
+                    let (clusters, _) = pipeline.exact_cluster_set(&c, &mut Quiet)?;
+                    ClusterColumns::new(&clusters, c.corpus())
+                }
+                Prepared::Lsh(c) => {
+                    let (clusters, _) = pipeline.cluster_set(&c, &mut Quiet);
+                    ClusterColumns::new(&clusters, c.corpus())
+                }
+            })
+        })
+    })?;
+    let clusters = clusters.map_err(core)?;
+    Ok(match form {
+        Form::List => clusters.into_list(py, &ids)?.into_any(),
+        Form::Columns => clusters.into_columns(py)?.into_any(),
+        Form::Survivors => Bound::new(py, clusters.into_survivors())?.into_any(),
+    })
+}
