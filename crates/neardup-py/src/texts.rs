@@ -203,14 +203,17 @@ fn from_arrow(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Texts> {
     for array in arrays {
         let mut array = array;
         let mut kind = array.getattr("type")?.str()?.to_string();
-        if kind != "string" && kind != "large_string" {
-            // string_view, dictionary<values=string>: into the layout read here.
-            array = array.call_method1("cast", ("large_string",)).map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "{what} is a pyarrow array of {kind}, not of strings"
-                ))
-            })?;
+        let castable = kind == "string_view"
+            || kind.starts_with("dictionary<values=string,")
+            || kind.starts_with("dictionary<values=large_string,");
+        if castable {
+            // Other layouts of strings: into the one read here.
+            array = array.call_method1("cast", ("large_string",))?;
             kind = "large_string".into();
+        } else if kind != "string" && kind != "large_string" {
+            return Err(PyTypeError::new_err(format!(
+                "{what} is a pyarrow array of {kind}, not of strings"
+            )));
         }
         let buffers = array.call_method0("buffers")?;
         let address = |i: usize| -> PyResult<Option<(usize, usize)>> {

@@ -39,6 +39,11 @@ def texts_of(texts: Any) -> Any:
     any other iterable (a generator, a pandas Series) as a list, so it can be read twice."""
     if isinstance(texts, (list, tuple, str, bytes)) or _is_array(texts):
         return texts
+    if not hasattr(texts, "__iter__"):
+        raise TypeError(
+            "texts must be a list of str, a NumPy array of str or a pyarrow string array, "
+            f"not {type(texts).__name__}"
+        )
     return list(texts)
 
 

@@ -1,0 +1,218 @@
+"""Type stubs of the extension module (crates/neardup-py/src). The public names are
+re-exported by `neardup`; the ones starting with `_` and the functions are the package's
+own plumbing, documented in `neardup`'s functions and `Config`'s methods."""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import Any, Iterable, Literal, Optional, Sequence, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+DEFAULT_MAX_SHINGLES: int
+MIN_THRESHOLD: float
+
+class NeardupError(ValueError):
+    """A setting or an argument neardup refuses, with the library's message."""
+
+class IndexFileError(OSError):
+    """An index's files could not be used (none at the path, corrupt, unreadable, a format
+    this version does not read, a commit that failed half way)."""
+
+class _Buffer:
+    @property
+    def __array_interface__(self) -> dict[str, Any]: ...
+    def __len__(self) -> int: ...
+
+class _Config:
+    def __init__(
+        self,
+        *,
+        shingle: str,
+        normalize: str,
+        threshold: float,
+        num_perm: int,
+        seed: int,
+        sketch: str,
+        bands: Optional[int],
+        rows: Optional[int],
+        verify: str,
+        keep: str,
+        max_shingles: int,
+        neighbours: bool,
+        allow_truncated: bool,
+    ) -> None: ...
+    @property
+    def bands(self) -> int: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def families(self) -> int: ...
+    def probability(self, s: float) -> float: ...
+
+_Form = Literal["list", "columns"]
+
+def run_pairs(
+    config: _Config, texts: Any, ids: Optional[list], exact: bool, threads: Optional[int], form: _Form
+) -> Any: ...
+def run_clusters(
+    config: _Config,
+    texts: Any,
+    ids: Optional[list],
+    exact: bool,
+    threads: Optional[int],
+    form: Literal["list", "columns", "survivors"],
+) -> Any: ...
+def shingle_sets(config: _Config, texts: Any, threads: Optional[int]) -> tuple[_Buffer, _Buffer]: ...
+def band_keys(config: _Config, texts: Any, threads: Optional[int]) -> _Buffer: ...
+def jaccard_texts(config: _Config, a: str, b: str) -> float: ...
+def jaccard_sets(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> float: ...
+def verify(
+    config: _Config,
+    texts: Any,
+    pairs: npt.NDArray[np.int64],
+    ids: Optional[list],
+    threads: Optional[int],
+    form: _Form,
+) -> Any: ...
+
+_Element = Union[bytes, bytearray, str]
+
+class MinHash:
+    """A set of hashed elements and its MinHash signature, shaped like datasketch's
+    ``MinHash``. It keeps the set (8 bytes per distinct element), so `jaccard` is exact
+    and `MinHashLSH` verifies its answers; `estimate` is the signature's estimate.
+    Elements are hashed with xxh3-64 (seed 0) of their bytes (a str as UTF-8)."""
+
+    def __init__(self, num_perm: int = 128, seed: int = 1, *, sketch: str = "oph") -> None: ...
+    @staticmethod
+    def from_text(
+        text: str,
+        *,
+        shingle: str = "char:5",
+        normalize: str = "nfkc",
+        max_shingles: int = ...,
+        num_perm: int = 128,
+        seed: int = 1,
+        sketch: str = "oph",
+    ) -> MinHash:
+        """The MinHash of a text's shingle set, made as the library makes it."""
+    @staticmethod
+    def from_texts(
+        texts: Any,
+        *,
+        shingle: str = "char:5",
+        normalize: str = "nfkc",
+        max_shingles: int = ...,
+        num_perm: int = 128,
+        seed: int = 1,
+        sketch: str = "oph",
+    ) -> list[MinHash]:
+        """The MinHashes of many texts, shingled in parallel with the GIL released."""
+    @staticmethod
+    def bulk(
+        b: Iterable[Iterable[_Element]], num_perm: int = 128, seed: int = 1, *, sketch: str = "oph"
+    ) -> list[MinHash]:
+        """MinHashes of many sets of elements (datasketch's ``MinHash.bulk``)."""
+    @staticmethod
+    def union(*minhashes: MinHash) -> MinHash:
+        """The union of MinHashes of the same kind."""
+    def update(self, b: _Element) -> None:
+        """Adds one element."""
+    def update_batch(self, b: Iterable[_Element]) -> None:
+        """Adds every element of an iterable."""
+    def update_hashes(self, values: Union[npt.ArrayLike, Sequence[int]]) -> None:
+        """Adds 64-bit hashes as they are (e.g. a set from `neardup.shingle_sets`)."""
+    def jaccard(self, other: MinHash) -> float:
+        """The exact Jaccard similarity of the two sets (0 if either is empty)."""
+    def estimate(self, other: MinHash) -> float:
+        """The MinHash estimate of the Jaccard similarity (datasketch's ``jaccard``)."""
+    def digest(self) -> npt.NDArray[np.uint64]:
+        """The signature: `num_perm` values."""
+    @property
+    def hashvalues(self) -> npt.NDArray[np.uint64]:
+        """The signature (datasketch's attribute)."""
+    def hashes(self) -> npt.NDArray[np.uint64]:
+        """The set's hashes, sorted."""
+    def count(self) -> int:
+        """The number of distinct elements (exact)."""
+    def is_empty(self) -> bool: ...
+    def merge(self, other: MinHash) -> None:
+        """Adds the other set's elements to this one."""
+    def clear(self) -> None: ...
+    def copy(self) -> MinHash: ...
+    @property
+    def num_perm(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def sketch(self) -> str: ...
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+
+class _LshTable:
+    def __init__(self, config: _Config) -> None: ...
+    def insert(self, minhash: MinHash) -> int: ...
+    def insert_many(self, minhashes: list[MinHash]) -> list[int]: ...
+    def remove(self, slot: int) -> None: ...
+    def query(self, minhash: MinHash, verify: bool = True) -> tuple[list[int], list[float]]: ...
+    def export(self) -> list[Optional[tuple[bytes, Optional[bytes]]]]: ...
+    def restore(self, slots: list[Optional[tuple[bytes, Optional[bytes]]]]) -> None: ...
+    def __len__(self) -> int: ...
+
+Neighbour = tuple[str, float]
+
+class Index:
+    """A persistent near-duplicate index in a directory, shared by threads and processes.
+
+    ``Index(path, config=None)`` opens the index at `path`, creating it (pinned to
+    `config`, or to the defaults) if there is none; an existing index is checked against a
+    `config` given. `add` and `remove` stage changes, `commit` makes them durable (each run
+    of adds or of removals one atomic commit) and visible to every process; queries read
+    the last commit and notice newer ones. A handle pickles as its path.
+    """
+
+    def __init__(self, path: Union[str, PathLike[str]], config: Any = None) -> None: ...
+    def add(self, texts: Any, ids: Union[str, Sequence[str]]) -> None:
+        """Stages documents to add under `ids` (str, one per text); an indexed id is replaced."""
+    def remove(self, ids: Union[str, Sequence[str]]) -> None:
+        """Stages removals by id."""
+    def commit(self) -> dict[str, Any]:
+        """Makes the staged changes durable; returns ``added``, ``replaced``, ``removed``,
+        ``missing`` (ids not in the index) and ``empty`` (texts with no shingles)."""
+    def discard(self) -> None:
+        """Drops the staged changes."""
+    @property
+    def pending(self) -> int:
+        """Documents and ids staged and not yet committed."""
+    @overload
+    def query(
+        self, texts: str, *, threshold: Optional[float] = None, top: Optional[int] = None
+    ) -> list[Neighbour]: ...
+    @overload
+    def query(
+        self, texts: Any, *, threshold: Optional[float] = None, top: Optional[int] = None
+    ) -> list[list[Neighbour]]: ...
+    def query_id(
+        self, id: str, *, threshold: Optional[float] = None, top: Optional[int] = None
+    ) -> Optional[list[Neighbour]]:
+        """The neighbours of an indexed document (itself left out); None if absent."""
+    def compact(self) -> None:
+        """Merges every segment into one and drops deleted documents."""
+    def refresh(self) -> None:
+        """Moves to the last commit now."""
+    def ids(self) -> list[str]: ...
+    def stats(self) -> dict[str, int]: ...
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters the index is pinned to, as `neardup.Config` takes them."""
+    @property
+    def generation(self) -> int: ...
+    @property
+    def path(self) -> str: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, id: str) -> bool: ...
+    def __enter__(self) -> Index: ...
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool: ...

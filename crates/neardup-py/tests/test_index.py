@@ -1,0 +1,156 @@
+"""`neardup.Index`: staged changes, commits, queries, and several processes on one index."""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import neardup
+from conftest import corpus
+
+TEXTS = corpus(300, seed=21)
+IDS = [f"t{i}" for i in range(len(TEXTS))]
+
+
+def test_add_commit_query_remove(tmp_path: Path) -> None:
+    index = neardup.Index(tmp_path / "idx")
+    assert len(index) == 0 and index.generation == 0
+    index.add(TEXTS[:200], IDS[:200])
+    assert index.pending == 200
+    assert len(index) == 0, "nothing is visible before the commit"
+    report = index.commit()
+    empty = [i for i, t in zip(IDS[:200], TEXTS[:200]) if not t.strip()]
+    assert empty, "the corpus has empty texts"
+    assert report == {"added": 200 - len(empty), "replaced": 0, "removed": 0, "missing": [], "empty": empty}
+    assert len(index) == 200 - len(empty) and index.pending == 0
+
+    # A query finds the indexed near-duplicates, verified, most similar first.
+    pairs = neardup.pairs(TEXTS[:200], IDS[:200], neighbours=False)
+    for i in range(0, 200, 7):
+        found = index.query(TEXTS[i])
+        sims = [j for _, j in found]
+        assert sims == sorted(sims, reverse=True) and all(j >= 0.8 for j in sims)
+        expected = {b for a, b, _ in pairs if a == IDS[i]} | {a for a, b, _ in pairs if b == IDS[i]}
+        if TEXTS[i].strip():
+            expected.add(IDS[i])
+        assert {k for k, _ in found} == expected
+    assert index.query(TEXTS[:3]) == [index.query(t) for t in TEXTS[:3]]
+    assert index.query(TEXTS[0], top=1) == index.query(TEXTS[0])[:1]
+    neighbours = index.query_id(IDS[0])
+    assert neighbours == [n for n in index.query(TEXTS[0]) if n[0] != IDS[0]]
+    assert index.query_id("nobody") is None
+
+    index.remove([IDS[0], "nobody"])
+    index.add(["a brand new text about nothing in particular"], ["new"])
+    report = index.commit()
+    assert (report["removed"], report["missing"], report["added"]) == (1, ["nobody"], 1)
+    assert IDS[0] not in index and "new" in index
+    assert IDS[0] not in {k for k, _ in index.query(TEXTS[0])}
+    assert sorted(index.ids()) == sorted((set(IDS[1:200]) - set(empty)) | {"new"})
+    stats = index.stats()
+    # The second commit() made two commits: a run of removals, then a run of adds.
+    assert stats["documents"] == len(index) and stats["generation"] == index.generation == 3
+    index.compact()
+    assert index.stats()["segments"] == 1 and index.stats()["deleted"] == 0
+
+
+def test_the_context_manager_commits_or_discards(tmp_path: Path) -> None:
+    with neardup.Index(tmp_path / "idx") as index:
+        index.add(TEXTS[:10], IDS[:10])
+    assert len(index) == len([t for t in TEXTS[:10] if t.strip()])
+    with pytest.raises(RuntimeError):
+        with index:
+            index.remove(IDS[:5])
+            raise RuntimeError("changed my mind")
+    assert index.pending == 0 and all(i in index for i in IDS[:5] if TEXTS[IDS.index(i)].strip())
+    index.remove("t1")
+    index.discard()
+    assert index.commit()["removed"] == 0
+
+
+def test_parameters_are_pinned(tmp_path: Path) -> None:
+    config = neardup.Config(threshold=0.7, shingle="word:2")
+    neardup.Index(tmp_path / "idx", config).add(["x"], ["x"])
+    again = neardup.Index(tmp_path / "idx")
+    assert again.params["threshold"] == 0.7 and again.params["shingle"] == "word:2"
+    assert neardup.Config(**again.params) == neardup.Config(threshold=0.7, shingle="word:2", bands=21, rows=6)
+    neardup.Index(tmp_path / "idx", config)  # the same parameters: fine
+    with pytest.raises(neardup.NeardupError, match="seed: the index has 1, asked for 2"):
+        neardup.Index(tmp_path / "idx", config.replace(seed=2))
+    with pytest.raises(neardup.NeardupError, match="query threshold 0.5 is below the index's threshold 0.7"):
+        again.query("anything", threshold=0.5)
+    assert again.query("anything", threshold=0.9) == []
+
+
+def test_a_file_is_not_an_index(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not an index")
+    with pytest.raises(neardup.IndexFileError):
+        neardup.Index(tmp_path / "file")
+    assert issubclass(neardup.IndexFileError, OSError)
+
+
+def _writer(index: neardup.Index, ids: list[str], texts: list[str], ready: Any, go: Any) -> None:
+    """In another process: commit one batch, then wait, then see the parent's commit."""
+    index.add(texts, ids)
+    index.commit()
+    ready.set()
+    go.wait(60)
+    # The parent committed meanwhile: this handle sees it without being reopened.
+    assert "parent" in index, "the parent's commit is not visible"
+    assert index.query("a text the parent process added, and only it")[0][0] == "parent"
+
+
+def test_two_processes_see_each_others_commits(tmp_path: Path) -> None:
+    index = neardup.Index(tmp_path / "idx")
+    spawn = multiprocessing.get_context("spawn")
+    ready, go = spawn.Event(), spawn.Event()
+    # The handle travels to the child pickled (as its path).
+    child = spawn.Process(target=_writer, args=(index, IDS[:50], TEXTS[:50], ready, go))
+    child.start()
+    assert ready.wait(60), "the child did not commit"
+    assert IDS[0] in index, "the child's commit is not visible here"
+    assert index.query(TEXTS[0])[0] == (IDS[0], 1.0)
+    index.add(["a text the parent process added, and only it"], ["parent"])
+    index.commit()
+    go.set()
+    child.join(60)
+    assert child.exitcode == 0
+
+
+def _add_many(path: str, start: int) -> None:
+    index = neardup.Index(path)
+    for k in range(5):
+        n = start + 10 * k
+        index.add(TEXTS[n:n + 10], IDS[n:n + 10])
+        index.commit()
+
+
+def test_writers_in_several_processes_take_turns(tmp_path: Path) -> None:
+    path = str(tmp_path / "idx")
+    neardup.Index(path)
+    spawn = multiprocessing.get_context("spawn")
+    workers = [spawn.Process(target=_add_many, args=(path, s)) for s in (0, 50, 100)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+        assert w.exitcode == 0
+    index = neardup.Index(path)
+    assert sorted(index.ids()) == sorted(i for i, t in zip(IDS[:150], TEXTS[:150]) if t.strip())
+    # 15 commits of adds, and the merges they set off.
+    assert index.generation >= 15
+
+
+def test_a_handle_pickles_as_its_path(tmp_path: Path) -> None:
+    index = neardup.Index(tmp_path / "idx")
+    index.add(TEXTS[:20], IDS[:20])
+    with pytest.raises(neardup.NeardupError, match="staged changes"):
+        pickle.dumps(index)
+    index.commit()
+    copy = pickle.loads(pickle.dumps(index))
+    assert copy.path == index.path and len(copy) == len(index)
+    assert copy.query(TEXTS[1]) == index.query(TEXTS[1])
