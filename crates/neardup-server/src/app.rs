@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
@@ -38,6 +38,9 @@ pub(crate) struct AppState {
     pub searcher: RwLock<Searcher>,
     /// Plain adds waiting to be committed together.
     pub pending: Mutex<Vec<handlers::AddJob>>,
+    /// Set while a blocking thread commits the queue, so that one thread does it and
+    /// waiting adds don't each hold a thread of their own.
+    pub flushing: AtomicBool,
     pub metrics: Metrics,
     slots: Arc<Semaphore>,
 }
@@ -104,6 +107,7 @@ impl Server {
                 writer: Mutex::new(writer),
                 searcher: RwLock::new(searcher),
                 pending: Mutex::new(Vec::new()),
+                flushing: AtomicBool::new(false),
                 metrics,
                 slots,
             }),

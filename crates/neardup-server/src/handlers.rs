@@ -1,6 +1,7 @@
 //! The `/v1` routes and the probes. Index work runs on tokio's blocking threads, never on
 //! the threads that accept and read requests.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -155,8 +156,7 @@ async fn add_grouped(state: Arc<AppState>, docs: Vec<NewDocument>) -> Result<Vec
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .push(AddJob { docs, reply });
-    let flusher = Arc::clone(&state);
-    tokio::task::spawn_blocking(move || flush_adds(&flusher));
+    schedule_flush(&state);
     answer.await.unwrap_or_else(|_| {
         Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -164,6 +164,39 @@ async fn add_grouped(state: Arc<AppState>, docs: Vec<NewDocument>) -> Result<Vec
             "internal error; the server's log says why",
         ))
     })
+}
+
+/// Starts a blocking thread that commits the queue until it is empty, unless one is at it.
+/// (One thread per waiting add would pile up threads behind a long merge, each with its
+/// share of memory.)
+fn schedule_flush(state: &Arc<AppState>) {
+    if state.flushing.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || loop {
+        {
+            // Lowers the flag even if the commit panics, so later adds start a thread.
+            struct Lower<'a>(&'a AtomicBool);
+            impl Drop for Lower<'_> {
+                fn drop(&mut self) {
+                    self.0.store(false, Ordering::Release);
+                }
+            }
+            let _lower = Lower(&state.flushing);
+            flush_adds(&state);
+        }
+        // An add queued after the last take but before the flag fell saw it raised and
+        // counts on this thread; one queued after it fell started a thread of its own.
+        let more = !state
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty();
+        if !more || state.flushing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+    });
 }
 
 /// Commits every queued add in one commit and answers each; nothing to do if another
