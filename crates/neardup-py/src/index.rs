@@ -165,6 +165,11 @@ impl Index {
             }),
         };
         let config = native.as_ref().map(|n| n.config().clone());
+        // Absolute: the handle keeps working after a change of directory, and a pickled
+        // one names the same index in a process started elsewhere.
+        let path = std::path::absolute(&path).map_err(|e| {
+            crate::errors::IndexFileError::new_err(format!("{}: {e}", path.display()))
+        })?;
         let searcher = py
             .detach(|| open_or_create(&path, config.as_ref()))
             .map_err(index_error)?;

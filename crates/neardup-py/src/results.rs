@@ -3,14 +3,17 @@
 //! turns into arrays or a pyarrow table.
 
 use neardup::{Clusters, Corpus, PairSet, Similarity};
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyFloat, PyList, PyTuple};
 
 use crate::buffer::Buffer;
 
-/// The ids results name documents by: the caller's, or the documents' positions.
+/// The ids results name documents by: the caller's, or the documents' positions (each
+/// position's int made once, so a document in many pairs shares one object).
 pub struct Ids<'a, 'py> {
     ids: Option<&'a Bound<'py, PyList>>,
+    positions: std::cell::RefCell<Vec<Option<Bound<'py, PyAny>>>>,
 }
 
 impl<'a, 'py> Ids<'a, 'py> {
@@ -24,15 +27,54 @@ impl<'a, 'py> Ids<'a, 'py> {
                 )));
             }
         }
-        Ok(Ids { ids })
+        let positions = if ids.is_none() {
+            vec![None; documents]
+        } else {
+            Vec::new()
+        };
+        Ok(Ids {
+            ids,
+            positions: std::cell::RefCell::new(positions),
+        })
     }
 
     /// The id of document `doc`.
     pub fn get(&self, py: Python<'py>, doc: u32) -> PyResult<Bound<'py, PyAny>> {
-        match self.ids {
-            Some(list) => list.get_item(doc as usize),
-            None => Ok(doc.into_pyobject(py)?.into_any()),
+        if let Some(list) = self.ids {
+            return list.get_item(doc as usize);
         }
+        let mut positions = self.positions.borrow_mut();
+        let slot = &mut positions[doc as usize];
+        if let Some(id) = slot {
+            return Ok(id.clone());
+        }
+        let id = doc.into_pyobject(py)?.into_any();
+        *slot = Some(id.clone());
+        Ok(id)
+    }
+}
+
+/// A list of `n` items made by `item`, filled in place (no growing).
+fn list_of<'py>(
+    py: Python<'py>,
+    n: usize,
+    mut item: impl FnMut(usize) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    // SAFETY: PyList_New gives a new list of `n` empty slots (or NULL and an exception);
+    // each slot is set exactly once with a new reference, which PyList_SetItem steals,
+    // before the list is handed to Python code. An error drops the list, whose unset
+    // slots are NULL, which CPython's list deallocation accepts.
+    unsafe {
+        let list = ffi::PyList_New(n as ffi::Py_ssize_t);
+        if list.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        let list = Bound::from_owned_ptr(py, list).cast_into_unchecked::<PyList>();
+        for i in 0..n {
+            let value = item(i)?;
+            ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, value.into_ptr());
+        }
+        Ok(list)
     }
 }
 
@@ -91,22 +133,27 @@ impl PairColumns {
         py: Python<'py>,
         ids: &Ids<'_, 'py>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let list = PyList::empty(py);
-        for i in 0..self.a.len() {
+        // Pairs expanded from a group of copies share a similarity: one float for a run.
+        let mut last: Option<(u64, Bound<'py, PyAny>)> = None;
+        list_of(py, self.a.len(), |i| {
             let value = [self.jaccard[i], self.estimate[i]]
                 .into_iter()
                 .find(|v| !v.is_nan());
-            let item = PyTuple::new(
-                py,
-                [
-                    ids.get(py, self.a[i])?,
-                    ids.get(py, self.b[i])?,
-                    value.into_pyobject(py)?,
-                ],
-            )?;
-            list.append(item)?;
-        }
-        Ok(list)
+            let value = match value {
+                None => py.None().into_bound(py),
+                Some(v) => match &last {
+                    Some((bits, obj)) if *bits == v.to_bits() => obj.clone(),
+                    _ => {
+                        let obj = PyFloat::new(py, v).into_any();
+                        last = Some((v.to_bits(), obj.clone()));
+                        obj
+                    }
+                },
+            };
+            let a = ids.get(py, self.a[i])?;
+            let b = ids.get(py, self.b[i])?;
+            Ok(PyTuple::new(py, [a, b, value])?.into_any())
+        })
     }
 
     /// `{"a", "b", "jaccard", "estimate", "truncated"}` as buffers for NumPy.

@@ -176,3 +176,38 @@ def test_config_plan_and_probability() -> None:
     assert abs(config.probability(0.7) - (1 - (1 - 0.7**6) ** 21)) < 1e-12
     assert neardup.Config(bands=4, rows=8).plan == (4, 8)
     assert config.replace(threshold=0.8).plan == (16, 8)
+
+
+@pytest.mark.parametrize("output", ["list", "numpy", "arrow"])
+def test_ids_of_every_kind(output: str) -> None:
+    def form(result: object) -> object:
+        if output == "arrow":
+            return result.to_pylist()
+        if output == "numpy" and isinstance(result, dict):
+            # NaN is not equal to itself: the estimates (all absent) are left out.
+            return {k: v.tolist() for k, v in result.items() if k != "estimate"}
+        if output == "numpy":
+            return result.tolist()
+        return result
+
+    expected = form(neardup.pairs(TEXTS, IDS, output=output))
+    chunked = pa.chunked_array([IDS[:500], IDS[500:]])
+    for ids in (tuple(IDS), (i for i in IDS), np.array(IDS, dtype=object), chunked):
+        assert form(neardup.pairs(TEXTS, ids, output=output)) == expected
+    survivors = neardup.dedup(TEXTS, IDS, output=output)
+    assert form(neardup.dedup(TEXTS, chunked, output=output)) == form(survivors)
+
+
+class Column:
+    """An iterable that is neither a list nor an array, as a DataFrame column is."""
+
+    def __init__(self, values: list) -> None:
+        self.values = values
+
+    def __iter__(self):
+        return iter(self.values)
+
+
+def test_any_iterable_of_texts() -> None:
+    assert neardup.pairs(Column(TEXTS), Column(IDS)) == neardup.pairs(TEXTS, IDS)
+    assert neardup.dedup(Column(TEXTS)) == neardup.dedup(TEXTS)

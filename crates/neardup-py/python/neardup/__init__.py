@@ -10,7 +10,7 @@ Whole runs (the command's `pairs`, `clusters`, `dedup`, `pairs --exact`):
 >>> import neardup
 >>> texts = ["a red apple on the table", "pears", "A red apple on the table!"]
 >>> neardup.pairs(texts)
-[(0, 2, 1.0)]
+[(0, 2, 0.9523809523809523)]
 >>> neardup.clusters(texts, ids=["x", "y", "z"])
 [['x', 'z']]
 

@@ -138,6 +138,7 @@ class Config:
         _output.check_output(output)
         if exact:
             self._check_exact()
+        ids = _output.ids_of(ids)
         form = "list" if output == "list" else "columns"
         raw = _run_pairs(
             self._native, _output.texts_of(texts), _output.ids_list(ids), exact, threads, form
@@ -168,6 +169,7 @@ class Config:
         _output.check_output(output)
         if exact:
             self._check_exact()
+        ids = _output.ids_of(ids)
         form = "list" if output == "list" else "columns"
         raw = _run_clusters(
             self._native, _output.texts_of(texts), _output.ids_list(ids), exact, threads, form
@@ -188,6 +190,7 @@ class Config:
         if exact:
             self._check_exact()
         texts = _output.texts_of(texts)
+        ids = _output.ids_of(ids)
         mask = _run_clusters(
             self._native, texts, _output.ids_list(ids), exact, threads, "survivors"
         )
@@ -236,6 +239,7 @@ class Config:
         """The candidate pairs that pass verification; see `neardup.verify`."""
         _output.check_output(output)
         array = _output.pair_array(pairs)
+        ids = _output.ids_of(ids)
         form = "list" if output == "list" else "columns"
         raw = _verify(
             self._native, _output.texts_of(texts), array, _output.ids_list(ids), threads, form

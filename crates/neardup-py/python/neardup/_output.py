@@ -47,19 +47,23 @@ def texts_of(texts: Any) -> Any:
     return list(texts)
 
 
-def ids_list(ids: Any) -> list | None:
-    """Ids as a list, for results made of Python objects."""
-    if ids is None:
-        return None
-    if isinstance(ids, list):
+def ids_of(ids: Any) -> Any:
+    """Ids kept as they are when they can be read twice (a list, a NumPy or pyarrow
+    array), else as a list."""
+    if ids is None or isinstance(ids, list) or _is_array(ids):
         return ids
-    if isinstance(ids, str):
+    if isinstance(ids, (str, bytes)):
         raise TypeError("ids must be a sequence with one id per text, not one str")
+    return list(ids)
+
+
+def ids_list(ids: Any) -> list | None:
+    """Ids (from `ids_of`) as a list, for results made of Python objects."""
+    if ids is None or isinstance(ids, list):
+        return ids
     if isinstance(ids, np.ndarray):
         return ids.tolist()
-    if hasattr(ids, "to_pylist"):
-        return ids.to_pylist()
-    return list(ids)
+    return ids.to_pylist()
 
 
 def _take(ids: Any, positions: np.ndarray) -> Any:

@@ -59,7 +59,7 @@ def pairs(
 
     >>> import neardup
     >>> neardup.pairs(["a red apple on the table", "A red apple on the table!", "pears"])
-    [(0, 1, 1.0)]
+    [(0, 1, 0.9523809523809523)]
     """
     config = Config(
         threshold=threshold,
@@ -279,7 +279,7 @@ def jaccard(
 
     >>> import neardup
     >>> round(neardup.jaccard("the quick brown fox", "the quick brown fox!"), 3)
-    1.0
+    0.938
     """
     config = Config(shingle=shingle, normalize=normalize, max_shingles=max_shingles)
     return config.jaccard(a, b)
