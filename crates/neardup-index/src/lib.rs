@@ -46,6 +46,7 @@ mod error;
 mod files;
 mod json;
 mod manifest;
+mod parallel;
 mod params;
 mod searcher;
 mod segment;

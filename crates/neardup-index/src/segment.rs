@@ -37,12 +37,12 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
-use rayon::prelude::*;
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::error::{io_at, Error, Result};
 use crate::files::{segment_name, write_durably};
 use crate::manifest::FORMAT_VERSION;
+use crate::parallel;
 use neardup::WHOLE_NUM_PERM;
 
 const MAGIC: [u8; 8] = *b"NDIXSEG1";
@@ -283,12 +283,12 @@ impl SegmentData {
         let n = self.len();
         let entries = self.masks.len();
         self.by_content = HashMap::default();
-        self.postings.par_iter_mut().for_each(|p| p.sort_unstable());
+        parallel::sort_each(&mut self.postings);
         // Documents are numbered entry by entry, in id order within an entry.
         let id_of =
             |d: usize| &self.id_bytes[self.id_starts[d] as usize..self.id_starts[d + 1] as usize];
         let mut order: Vec<u32> = (0..n as u32).collect();
-        order.par_sort_unstable_by(|&a, &b| {
+        parallel::sort_by(&mut order, |&a, &b| {
             let (a, b) = (a as usize, b as usize);
             (self.doc_entry[a], id_of(a)).cmp(&(self.doc_entry[b], id_of(b)))
         });

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use neardup::{Config, DocSet, DocSketch, Pipeline, Similarity};
-use rayon::prelude::*;
 
 use crate::deletes::Deletes;
 use crate::error::{io_at, Error, Result};
@@ -16,6 +15,7 @@ use crate::files::{
     deletes_name, is_index_file, remove_files, segment_name, sync_dir, WriterLock, MANIFEST,
 };
 use crate::manifest::{Manifest, SegmentMeta};
+use crate::parallel;
 use crate::params::Params;
 use crate::searcher::{check_params, family_mask, shared_family, Probe, Searcher};
 use crate::segment::{SegmentData, MAX_ARENA};
@@ -250,27 +250,22 @@ impl IndexWriter {
         let prepared = self.prepare(docs);
         let searcher = &self.current;
         let threshold = searcher.params().threshold;
-        let in_index: Vec<Option<Outcome>> = prepared
-            .par_iter()
-            .map(|p| {
-                if p.is_empty() {
-                    return Some(Outcome::Empty);
-                }
-                let hit = *searcher
-                    .hits(&p.probe(), threshold, Some(1), Some(&p.id))
-                    .first()?;
-                let n = searcher.neighbour(&hit);
-                Some(Outcome::Duplicate {
-                    of: n.id.to_string(),
-                    similarity: n.similarity,
-                    indexed: true,
-                })
+        let in_index: Vec<Option<Outcome>> = parallel::map(&prepared, |p| {
+            if p.is_empty() {
+                return Some(Outcome::Empty);
+            }
+            let hit = *searcher
+                .hits(&p.probe(), threshold, Some(1), Some(&p.id))
+                .first()?;
+            let n = searcher.neighbour(&hit);
+            Some(Outcome::Duplicate {
+                of: n.id.to_string(),
+                similarity: n.similarity,
+                indexed: true,
             })
-            .collect();
-        let replaces: Vec<bool> = prepared
-            .par_iter()
-            .map(|p| searcher.state.find(&p.id).is_some())
-            .collect();
+        });
+        let replaces: Vec<bool> =
+            parallel::map(&prepared, |p| searcher.state.find(&p.id).is_some());
         let mut outcomes = Vec::with_capacity(prepared.len());
         let mut kept: Vec<usize> = Vec::new();
         let mut buckets: HashMap<(usize, usize, u64), Vec<usize>> = HashMap::new();
@@ -350,9 +345,9 @@ impl IndexWriter {
         T: AsRef<str> + Sync,
     {
         let pipeline = self.current.pipeline();
-        docs.par_iter()
-            .map(|(id, text)| Prepared::new(pipeline, id.as_ref(), text.as_ref()))
-            .collect()
+        parallel::map(docs, |(id, text)| {
+            Prepared::new(pipeline, id.as_ref(), text.as_ref())
+        })
     }
 
     /// Adds documents `0..ids.len()`, each made by `prepare` when its turn comes (a
@@ -381,18 +376,15 @@ impl IndexWriter {
         let mut changed: BTreeMap<usize, Deletes> = BTreeMap::new();
         let mut data = SegmentData::new(families, bands);
         for chunk in kept.chunks(PREPARE_CHUNK) {
-            let prepared: Vec<(Cow<'p, Prepared>, Found)> = chunk
-                .par_iter()
-                .map(|&i| {
-                    let p = prepare(i);
-                    let found = if p.is_empty() {
-                        None
-                    } else {
-                        state.find(&p.id)
-                    };
-                    (p, found)
-                })
-                .collect();
+            let prepared: Vec<(Cow<'p, Prepared>, Found)> = parallel::map(chunk, |&i| {
+                let p = prepare(i);
+                let found = if p.is_empty() {
+                    None
+                } else {
+                    state.find(&p.id)
+                };
+                (p, found)
+            });
             for (p, found) in prepared {
                 if p.is_empty() {
                     report.empty.push(p.id.clone());
