@@ -117,6 +117,9 @@ fn open_or_create(dir: &Path, config: Option<&Config>) -> neardup_index::Result<
 }
 
 impl Index {
+    /// The state. Taken only without the GIL (`py.detach`): a commit holds it while it
+    /// waits for the writer lock and writes, and a thread waiting for it must not stop
+    /// every other Python thread meanwhile.
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -186,7 +189,12 @@ impl Index {
     /// Stages documents to add: `texts` (as the runs take them) under `ids` (str, one per
     /// text). A document whose id is indexed replaces it; within what is staged, the last
     /// of an id wins. Nothing changes on disk until `commit`.
-    fn add(&self, texts: &Bound<'_, PyAny>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn add(
+        &self,
+        py: Python<'_>,
+        texts: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let texts = texts::read(texts, "texts")?;
         let ids = ids_of(ids)?;
         if ids.len() != texts.len() {
@@ -196,19 +204,23 @@ impl Index {
                 texts.len()
             )));
         }
-        let docs = ids
-            .into_iter()
-            .zip(texts.as_slice())
-            .map(|(id, t)| (id, t.to_string()))
-            .collect();
-        self.lock().staged.push(Change::Add(docs));
+        // The texts are copied (they are written at the commit), and the lock waited for
+        // (a commit may hold it), without the GIL.
+        py.detach(|| {
+            let docs = ids
+                .into_iter()
+                .zip(texts.as_slice())
+                .map(|(id, t)| (id, t.to_string()))
+                .collect();
+            self.lock().staged.push(Change::Add(docs));
+        });
         Ok(())
     }
 
     /// Stages the removal of documents by id (one str, or several).
-    fn remove(&self, ids: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn remove(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
         let ids = ids_of(ids)?;
-        self.lock().staged.push(Change::Remove(ids));
+        py.detach(|| self.lock().staged.push(Change::Remove(ids)));
         Ok(())
     }
 
@@ -276,14 +288,14 @@ impl Index {
     }
 
     /// Drops the staged changes.
-    fn discard(&self) {
-        self.lock().staged.clear();
+    fn discard(&self, py: Python<'_>) {
+        py.detach(|| self.lock().staged.clear());
     }
 
     /// Documents and ids staged and not yet committed.
     #[getter]
-    fn pending(&self) -> usize {
-        self.lock().staged_items()
+    fn pending(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.lock().staged_items())
     }
 
     /// The indexed documents similar to `text`, most similar first (ties by id), as
@@ -433,7 +445,7 @@ impl Index {
         _tb: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         match exc_type {
-            Some(t) if !t.is_none() => self.discard(),
+            Some(t) if !t.is_none() => self.discard(py),
             _ => {
                 self.commit(py)?;
             }
@@ -441,15 +453,17 @@ impl Index {
         Ok(false)
     }
 
-    fn __repr__(&self) -> String {
-        let state = self.lock();
-        format!(
-            "Index({:?}, documents={}, generation={}, pending={})",
-            self.path.display().to_string(),
-            state.searcher.len(),
-            state.searcher.generation(),
-            state.staged_items()
-        )
+    fn __repr__(&self, py: Python<'_>) -> String {
+        py.detach(|| {
+            let state = self.lock();
+            format!(
+                "Index({:?}, documents={}, generation={}, pending={})",
+                self.path.display().to_string(),
+                state.searcher.len(),
+                state.searcher.generation(),
+                state.staged_items()
+            )
+        })
     }
 
     /// Pickles as its path: the process that unpickles it opens the same directory.
@@ -457,7 +471,7 @@ impl Index {
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let me = slf.get();
-        if me.lock().staged_items() > 0 {
+        if me.pending(slf.py()) > 0 {
             return Err(refused(
                 "this Index has staged changes: commit() or discard() them before pickling (they would not travel)",
             ));
