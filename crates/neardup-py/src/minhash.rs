@@ -183,7 +183,8 @@ impl MinHash {
     /// `sketch` is `"oph"` (one-permutation hashing from 64 elements, classic below, as
     /// the library does) or `"classic"`.
     #[new]
-    #[pyo3(signature = (num_perm=128, seed=1, *, sketch="oph".to_string()))]
+    #[pyo3(signature = (num_perm=128, seed=1, *, sketch="oph".to_string()),
+           text_signature = "(num_perm=128, seed=1, *, sketch='oph')")]
     fn new(num_perm: i64, seed: u64, sketch: String) -> PyResult<MinHash> {
         let sketch: SketchKind = sketch.parse().map_err(core)?;
         Ok(MinHash::with(
@@ -198,7 +199,8 @@ impl MinHash {
     #[staticmethod]
     #[pyo3(signature = (text, *, shingle="char:5".to_string(), normalize="nfkc".to_string(),
                         max_shingles=neardup::DEFAULT_MAX_SHINGLES as i64, num_perm=128, seed=1,
-                        sketch="oph".to_string()))]
+                        sketch="oph".to_string()),
+           text_signature = "(text, *, shingle='char:5', normalize='nfkc', max_shingles=16777216, num_perm=128, seed=1, sketch='oph')")]
     #[allow(clippy::too_many_arguments)]
     fn from_text(
         py: Python<'_>,
@@ -227,7 +229,8 @@ impl MinHash {
     #[staticmethod]
     #[pyo3(signature = (texts, *, shingle="char:5".to_string(), normalize="nfkc".to_string(),
                         max_shingles=neardup::DEFAULT_MAX_SHINGLES as i64, num_perm=128, seed=1,
-                        sketch="oph".to_string()))]
+                        sketch="oph".to_string()),
+           text_signature = "(texts, *, shingle='char:5', normalize='nfkc', max_shingles=16777216, num_perm=128, seed=1, sketch='oph')")]
     #[allow(clippy::too_many_arguments)]
     fn from_texts(
         py: Python<'_>,
@@ -267,7 +270,8 @@ impl MinHash {
     /// MinHashes of many sets at once (datasketch's `MinHash.bulk`): each item of `b` is
     /// an iterable of elements (bytes or str).
     #[staticmethod]
-    #[pyo3(signature = (b, num_perm=128, seed=1, *, sketch="oph".to_string()))]
+    #[pyo3(signature = (b, num_perm=128, seed=1, *, sketch="oph".to_string()),
+           text_signature = "(b, num_perm=128, seed=1, *, sketch='oph')")]
     fn bulk(
         b: &Bound<'_, PyAny>,
         num_perm: i64,

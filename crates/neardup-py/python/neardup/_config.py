@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import numpy as np
 
@@ -31,6 +31,11 @@ _LSH_ONLY = {
     "verify": "exact",
     "neighbours": True,
 }
+
+
+def _form(output: str) -> Literal["list", "columns"]:
+    """How the native module hands a result back for an output form."""
+    return "list" if output == "list" else "columns"
 
 
 @dataclass(frozen=True)
@@ -139,7 +144,7 @@ class Config:
         if exact:
             self._check_exact()
         ids = _output.ids_of(ids)
-        form = "list" if output == "list" else "columns"
+        form = _form(output)
         raw = _run_pairs(
             self._native, _output.texts_of(texts), _output.ids_list(ids), exact, threads, form
         )
@@ -170,7 +175,7 @@ class Config:
         if exact:
             self._check_exact()
         ids = _output.ids_of(ids)
-        form = "list" if output == "list" else "columns"
+        form = _form(output)
         raw = _run_clusters(
             self._native, _output.texts_of(texts), _output.ids_list(ids), exact, threads, form
         )
@@ -201,8 +206,8 @@ class Config:
     ) -> Any:
         """Each text's shingle set; see `neardup.shingle_sets`."""
         _output.check_output(output)
-        offsets, hashes = _shingle_sets(self._native, _output.texts_of(texts), threads)
-        offsets, hashes = np.asarray(offsets), np.asarray(hashes)
+        starts, values = _shingle_sets(self._native, _output.texts_of(texts), threads)
+        offsets, hashes = np.asarray(starts), np.asarray(values)
         if output == "numpy":
             return offsets, hashes
         if output == "arrow":
@@ -240,7 +245,7 @@ class Config:
         _output.check_output(output)
         array = _output.pair_array(pairs)
         ids = _output.ids_of(ids)
-        form = "list" if output == "list" else "columns"
+        form = _form(output)
         raw = _verify(
             self._native, _output.texts_of(texts), array, _output.ids_list(ids), threads, form
         )

@@ -89,7 +89,7 @@ class MinHashLSH:
         released; duplicate keys are refused before anything is inserted."""
         items = list(items)
         keys = [k for k, _ in items]
-        seen: set = set()
+        seen: set[Hashable] = set()
         for k in keys:
             if k in self._slots or k in seen:
                 raise ValueError("The given key already exists")
@@ -104,7 +104,7 @@ class MinHashLSH:
         ``insertion_session``)."""
         return _InsertionSession(self, buffer_size)
 
-    def query(self, minhash: MinHash) -> list:
+    def query(self, minhash: MinHash) -> list[Any]:
         """The keys of the inserted sets similar to `minhash`: verified, most similar
         first (ties in insertion order); with ``verify=False`` the raw candidates in
         insertion order."""
@@ -124,7 +124,7 @@ class MinHashLSH:
         del self._keys[slot]
         self._table.remove(slot)
 
-    def keys(self) -> list:
+    def keys(self) -> list[Any]:
         """The keys, in insertion order."""
         return list(self._slots)
 

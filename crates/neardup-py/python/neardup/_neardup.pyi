@@ -5,11 +5,13 @@ own plumbing, documented in `neardup`'s functions and `Config`'s methods."""
 from __future__ import annotations
 
 from os import PathLike
-from typing import Any, Iterable, Literal, Optional, Sequence, Union, overload
+from pathlib import Path
+from typing import Any, Iterable, Literal, Optional, Sequence, Union, final, overload
 
 import numpy as np
 import numpy.typing as npt
 
+__all__: list[str]
 __version__: str
 DEFAULT_MAX_SHINGLES: int
 MIN_THRESHOLD: float
@@ -21,14 +23,16 @@ class IndexFileError(OSError):
     """An index's files could not be used (none at the path, corrupt, unreadable, a format
     this version does not read, a commit that failed half way)."""
 
+@final
 class _Buffer:
     @property
     def __array_interface__(self) -> dict[str, Any]: ...
     def __len__(self) -> int: ...
 
+@final
 class _Config:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         shingle: str,
         normalize: str,
@@ -43,7 +47,7 @@ class _Config:
         max_shingles: int,
         neighbours: bool,
         allow_truncated: bool,
-    ) -> None: ...
+    ) -> _Config: ...
     @property
     def bands(self) -> int: ...
     @property
@@ -55,12 +59,12 @@ class _Config:
 _Form = Literal["list", "columns"]
 
 def run_pairs(
-    config: _Config, texts: Any, ids: Optional[list], exact: bool, threads: Optional[int], form: _Form
+    config: _Config, texts: Any, ids: Optional[list[Any]], exact: bool, threads: Optional[int], form: _Form
 ) -> Any: ...
 def run_clusters(
     config: _Config,
     texts: Any,
-    ids: Optional[list],
+    ids: Optional[list[Any]],
     exact: bool,
     threads: Optional[int],
     form: Literal["list", "columns", "survivors"],
@@ -73,27 +77,28 @@ def verify(
     config: _Config,
     texts: Any,
     pairs: npt.NDArray[np.int64],
-    ids: Optional[list],
+    ids: Optional[list[Any]],
     threads: Optional[int],
     form: _Form,
 ) -> Any: ...
 
 _Element = Union[bytes, bytearray, str]
 
+@final
 class MinHash:
     """A set of hashed elements and its MinHash signature, shaped like datasketch's
     ``MinHash``. It keeps the set (8 bytes per distinct element), so `jaccard` is exact
     and `MinHashLSH` verifies its answers; `estimate` is the signature's estimate.
     Elements are hashed with xxh3-64 (seed 0) of their bytes (a str as UTF-8)."""
 
-    def __init__(self, num_perm: int = 128, seed: int = 1, *, sketch: str = "oph") -> None: ...
+    def __new__(cls, num_perm: int = 128, seed: int = 1, *, sketch: str = "oph") -> MinHash: ...
     @staticmethod
     def from_text(
         text: str,
         *,
         shingle: str = "char:5",
         normalize: str = "nfkc",
-        max_shingles: int = ...,
+        max_shingles: int = 16777216,
         num_perm: int = 128,
         seed: int = 1,
         sketch: str = "oph",
@@ -105,7 +110,7 @@ class MinHash:
         *,
         shingle: str = "char:5",
         normalize: str = "nfkc",
-        max_shingles: int = ...,
+        max_shingles: int = 16777216,
         num_perm: int = 128,
         seed: int = 1,
         sketch: str = "oph",
@@ -150,10 +155,11 @@ class MinHash:
     @property
     def sketch(self) -> str: ...
     def __len__(self) -> int: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
 
+@final
 class _LshTable:
-    def __init__(self, config: _Config) -> None: ...
+    def __new__(cls, config: _Config) -> _LshTable: ...
     def insert(self, minhash: MinHash) -> int: ...
     def insert_many(self, minhashes: list[MinHash]) -> list[int]: ...
     def remove(self, slot: int) -> None: ...
@@ -162,8 +168,7 @@ class _LshTable:
     def restore(self, slots: list[Optional[tuple[bytes, Optional[bytes]]]]) -> None: ...
     def __len__(self) -> int: ...
 
-Neighbour = tuple[str, float]
-
+@final
 class Index:
     """A persistent near-duplicate index in a directory, shared by threads and processes.
 
@@ -174,7 +179,7 @@ class Index:
     the last commit and notice newer ones. A handle pickles as its path.
     """
 
-    def __init__(self, path: Union[str, PathLike[str]], config: Any = None) -> None: ...
+    def __new__(cls, path: Union[str, PathLike[str]], config: Any = None) -> Index: ...
     def add(self, texts: Any, ids: Union[str, Sequence[str]]) -> None:
         """Stages documents to add under `ids` (str, one per text); an indexed id is replaced."""
     def remove(self, ids: Union[str, Sequence[str]]) -> None:
@@ -190,14 +195,14 @@ class Index:
     @overload
     def query(
         self, texts: str, *, threshold: Optional[float] = None, top: Optional[int] = None
-    ) -> list[Neighbour]: ...
+    ) -> list[tuple[str, float]]: ...
     @overload
     def query(
         self, texts: Any, *, threshold: Optional[float] = None, top: Optional[int] = None
-    ) -> list[list[Neighbour]]: ...
+    ) -> list[list[tuple[str, float]]]: ...
     def query_id(
         self, id: str, *, threshold: Optional[float] = None, top: Optional[int] = None
-    ) -> Optional[list[Neighbour]]:
+    ) -> Optional[list[tuple[str, float]]]:
         """The neighbours of an indexed document (itself left out); None if absent."""
     def compact(self) -> None:
         """Merges every segment into one and drops deleted documents."""
@@ -211,8 +216,8 @@ class Index:
     @property
     def generation(self) -> int: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     def __len__(self) -> int: ...
-    def __contains__(self, id: str) -> bool: ...
+    def __contains__(self, key: str, /) -> bool: ...
     def __enter__(self) -> Index: ...
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool: ...

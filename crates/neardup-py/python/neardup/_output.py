@@ -20,7 +20,7 @@ def check_output(output: str) -> None:
 
 def pyarrow() -> Any:
     try:
-        import pyarrow
+        import pyarrow  # type: ignore[import-untyped]
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("output='arrow' needs pyarrow: pip install pyarrow") from e
     return pyarrow
@@ -57,13 +57,12 @@ def ids_of(ids: Any) -> Any:
     return list(ids)
 
 
-def ids_list(ids: Any) -> list | None:
+def ids_list(ids: Any) -> list[Any] | None:
     """Ids (from `ids_of`) as a list, for results made of Python objects."""
     if ids is None or isinstance(ids, list):
         return ids
-    if isinstance(ids, np.ndarray):
-        return ids.tolist()
-    return ids.to_pylist()
+    values: list[Any] = ids.tolist() if isinstance(ids, np.ndarray) else ids.to_pylist()
+    return values
 
 
 def _take(ids: Any, positions: np.ndarray) -> Any:
@@ -128,7 +127,7 @@ def clusters(raw: Any, ids: Any, output: str) -> Any:
     if isinstance(of, np.ndarray):
         of = pa.array(of, mask=kept)
     else:
-        import pyarrow.compute as pc
+        import pyarrow.compute as pc  # type: ignore[import-untyped]
 
         of = pc.if_else(pa.array(kept), pa.scalar(None, of.type), of)
     return pa.table(
