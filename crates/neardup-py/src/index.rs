@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use crate::config::NativeConfig;
 use crate::errors::{index as index_error, refused};
 use crate::texts;
+use crate::threads;
 
 /// The file whose replacement is a commit (neardup-index's layout).
 const MANIFEST: &str = "MANIFEST";
@@ -229,7 +230,7 @@ impl Index {
     /// `replaced`, `removed`, the ids `missing` from the index and those `empty` (texts
     /// with no shingles, not added).
     fn commit<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let report = py.detach(|| -> neardup_index::Result<Report> {
+        let report = threads::detached(py, || -> neardup_index::Result<Report> {
             let mut state = self.lock();
             let mut report = Report::default();
             if state.staged.is_empty() {
@@ -277,7 +278,7 @@ impl Index {
             state.refresh(&self.path, true)?;
             Ok(report)
         });
-        let report = report.map_err(index_error)?;
+        let report = report?.map_err(index_error)?;
         let d = PyDict::new(py);
         d.set_item("added", report.added)?;
         d.set_item("replaced", report.replaced)?;
@@ -318,13 +319,13 @@ impl Index {
         };
         let query = Index::query_of(threshold, top);
         let searcher = self.searcher(py)?;
-        let found = py.detach(|| {
+        let found = threads::detached(py, || {
             texts
                 .as_slice()
                 .par_iter()
                 .map(|t| searcher.query(t, &query))
                 .collect::<neardup_index::Result<Vec<_>>>()
-        });
+        })?;
         let found = found.map_err(index_error)?;
         if one {
             return Ok(Index::neighbours(py, &found[0])?.into_any());
@@ -348,20 +349,19 @@ impl Index {
     ) -> PyResult<Option<Bound<'py, PyList>>> {
         let query = Index::query_of(threshold, top);
         let searcher = self.searcher(py)?;
-        let found = py
-            .detach(|| searcher.query_id(&id, &query))
-            .map_err(index_error)?;
+        let found =
+            threads::detached(py, || searcher.query_id(&id, &query))?.map_err(index_error)?;
         found.map(|f| Index::neighbours(py, &f)).transpose()
     }
 
     /// Merges every segment into one and drops deleted documents (one commit). Staged
     /// changes stay staged.
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| -> neardup_index::Result<()> {
+        threads::detached(py, || -> neardup_index::Result<()> {
             let mut state = self.lock();
             IndexWriter::open(&self.path)?.compact()?;
             state.refresh(&self.path, true)
-        })
+        })?
         .map_err(index_error)
     }
 

@@ -36,6 +36,7 @@ mod threads;
 #[pymodule]
 fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    threads::loaded();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULT_MAX_SHINGLES", neardup::DEFAULT_MAX_SHINGLES)?;
     m.add("MIN_THRESHOLD", neardup::MIN_THRESHOLD)?;

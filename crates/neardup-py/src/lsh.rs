@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use crate::config::NativeConfig;
 use crate::errors::refused;
 use crate::minhash::MinHash;
+use crate::threads;
 
 /// Candidates past this many are verified in parallel.
 const PARALLEL_VERIFY: usize = 64;
@@ -179,9 +180,13 @@ impl LshTable {
     }
 
     /// Inserts many sets, sketched in parallel; returns their slots.
-    fn insert_many(&self, py: Python<'_>, minhashes: Vec<PyRef<'_, MinHash>>) -> Vec<u32> {
+    fn insert_many(
+        &self,
+        py: Python<'_>,
+        minhashes: Vec<PyRef<'_, MinHash>>,
+    ) -> PyResult<Vec<u32>> {
         let docs: Vec<DocSet> = minhashes.iter().map(|m| m.doc()).collect();
-        py.detach(|| {
+        threads::detached(py, || {
             let entries = docs.into_par_iter().map(|d| self.prepare(d)).collect();
             self.put(entries)
         })
@@ -212,9 +217,14 @@ impl LshTable {
 
     /// The slots answering a query, and their similarities.
     #[pyo3(signature = (minhash, verify=true))]
-    fn query(&self, py: Python<'_>, minhash: &MinHash, verify: bool) -> (Vec<u32>, Vec<f64>) {
+    fn query(
+        &self,
+        py: Python<'_>,
+        minhash: &MinHash,
+        verify: bool,
+    ) -> PyResult<(Vec<u32>, Vec<f64>)> {
         let doc = minhash.doc();
-        py.detach(|| {
+        threads::detached(py, || {
             let probe = self.prepare(doc);
             self.answer(&probe, verify).into_iter().unzip()
         })
@@ -263,7 +273,7 @@ impl LshTable {
         if !self.read().entries.is_empty() {
             return Err(refused("restore needs an empty table"));
         }
-        py.detach(|| {
+        threads::detached(py, || {
             let entries: Vec<Option<Entry>> = docs
                 .into_par_iter()
                 .map(|d| d.map(|d| self.prepare(d)))
@@ -272,7 +282,7 @@ impl LshTable {
             for e in entries {
                 self.place(&mut t, e);
             }
-        });
+        })?;
         Ok(())
     }
 

@@ -19,6 +19,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::blocks::u64_vector;
 use crate::errors::{core, refused};
 use crate::texts;
+use crate::threads;
 
 /// Below this many elements a set gets the classic sketch (the library's rule).
 const SMALL_SET: usize = 64;
@@ -247,13 +248,13 @@ impl MinHash {
         let pipeline =
             shingling_pipeline(&shingle, &normalize, max_shingles, num_perm, seed, kind)?;
         let texts = texts::read(texts, "texts")?;
-        let docs: Vec<DocSet> = py.detach(|| {
+        let docs: Vec<DocSet> = threads::detached(py, || {
             texts
                 .as_slice()
                 .par_iter()
                 .map(|t| pipeline.shingle_doc(t))
                 .collect()
-        });
+        })?;
         Ok(docs
             .into_iter()
             .map(|d| {

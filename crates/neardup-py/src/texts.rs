@@ -26,6 +26,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use rayon::prelude::*;
 
 use crate::errors::refused;
+use crate::threads;
 
 extern "C" {
     // In the stable ABI from 3.10, and exported by every CPython 3 since 3.3: pyo3 hides
@@ -254,7 +255,7 @@ fn from_arrow(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Texts> {
         });
         owners.push(array.unbind());
     }
-    let views = py.detach(|| -> Result<Vec<&'static str>, String> {
+    let views = threads::detached(py, || -> Result<Vec<&'static str>, String> {
         let mut views = Vec::new();
         let mut before = 0;
         for c in &chunks {
@@ -266,7 +267,7 @@ fn from_arrow(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Texts> {
         Ok(views)
     });
     Ok(Texts {
-        views: views.map_err(refused)?,
+        views: views?.map_err(refused)?,
         decoded: Vec::new(),
         owners,
     })
@@ -348,7 +349,7 @@ fn from_numpy(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Texts> {
             let len: usize = array.len()?;
             let interface = array.getattr("__array_interface__")?;
             let (address, _readonly): (usize, bool) = interface.get_item("data")?.extract()?;
-            let decoded = py.detach(|| decode_utf32(address, itemsize, len));
+            let decoded = threads::detached(py, || decode_utf32(address, itemsize, len))?;
             let decoded = decoded.map_err(|i| {
                 refused(format!(
                     "{what}[{i}] holds a code point that is not a character"
