@@ -133,15 +133,20 @@ impl Index {
         Ok(list)
     }
 
-    fn query_of(threshold: Option<f64>, top: Option<usize>) -> Query {
+    fn query_of(threshold: Option<f64>, top: Option<i64>) -> PyResult<Query> {
         let mut q = Query::new();
+        let top = top
+            .map(|k| {
+                usize::try_from(k).map_err(|_| refused(format!("top must be 0 or more, got {k}")))
+            })
+            .transpose()?;
         if let Some(t) = threshold {
             q = q.threshold(t);
         }
         if let Some(k) = top {
             q = q.top(k);
         }
-        q
+        Ok(q)
     }
 }
 
@@ -309,7 +314,7 @@ impl Index {
         py: Python<'py>,
         texts: &Bound<'py, PyAny>,
         threshold: Option<f64>,
-        top: Option<usize>,
+        top: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let one = texts.is_instance_of::<PyString>();
         let texts = if one {
@@ -317,7 +322,7 @@ impl Index {
         } else {
             texts::read(texts, "texts")?
         };
-        let query = Index::query_of(threshold, top);
+        let query = Index::query_of(threshold, top)?;
         let searcher = self.searcher(py)?;
         let found = threads::detached(py, || {
             texts
@@ -345,9 +350,9 @@ impl Index {
         py: Python<'py>,
         id: String,
         threshold: Option<f64>,
-        top: Option<usize>,
+        top: Option<i64>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let query = Index::query_of(threshold, top);
+        let query = Index::query_of(threshold, top)?;
         let searcher = self.searcher(py)?;
         let found =
             threads::detached(py, || searcher.query_id(&id, &query))?.map_err(index_error)?;

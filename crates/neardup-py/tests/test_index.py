@@ -154,3 +154,16 @@ def test_a_handle_pickles_as_its_path(tmp_path: Path) -> None:
     copy = pickle.loads(pickle.dumps(index))
     assert copy.path == index.path and len(copy) == len(index)
     assert copy.query(TEXTS[1]) == index.query(TEXTS[1])
+
+
+def test_refused_queries(tmp_path: Path) -> None:
+    index = neardup.Index(tmp_path / "idx")
+    with pytest.raises(neardup.NeardupError, match="top must be 0 or more, got -1"):
+        index.query("a text", top=-1)
+    with pytest.raises(neardup.NeardupError, match="query threshold 1.5 is not in"):
+        index.query("a text", threshold=1.5)
+    with pytest.raises(neardup.NeardupError, match="2 ids for 1 texts"):
+        index.add(["a text"], ["a", "b"])
+    with pytest.raises(TypeError):
+        index.add(["a text"], [1])
+    assert index.query("a text", top=0) == []
