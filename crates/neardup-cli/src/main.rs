@@ -26,9 +26,6 @@ use clap::Parser;
 
 use args::{Cli, Command};
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Exit codes: 0 success, 2 bad usage (from clap too), 3 bad input, 4 I/O failure.
 const EXIT_USAGE: u8 = 2;
 const EXIT_INPUT: u8 = 3;

@@ -68,6 +68,7 @@ fn token(file: Option<&Path>, env: &str) -> Result<Option<String>> {
 }
 
 pub fn run(a: &ServeArgs) -> Result<()> {
+    return_freed_memory();
     if !(a.timeout > 0.0 && a.timeout.is_finite()) {
         usage!("--timeout {}: give a positive number of seconds", a.timeout);
     }
@@ -106,3 +107,30 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     to_stderr("stopped\n");
     Ok(())
 }
+
+/// glibc gives each thread that allocates at once an arena of its own and keeps what is
+/// freed there, giving back only what lies at the top of a heap: under the benchmark's
+/// load (half a million allocations a second, merges that build a segment in memory) the
+/// server's resident heap grew from 13 to 82 MB in five minutes, over three times the
+/// most it ever held live. One arena, trimmed once a second (a few milliseconds), kept it
+/// between 4.6 and 5.8 MB over five minutes with no measurable loss of throughput
+/// (ARCHITECTURE.md, "Memory"). Called before the server starts its threads.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn return_freed_memory() {
+    // SAFETY: mallopt and malloc_trim only change and take the allocator's own state.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+    let _ = std::thread::Builder::new()
+        .name("malloc-trim".into())
+        .spawn(|| loop {
+            std::thread::sleep(Duration::from_secs(1));
+            // SAFETY: as above.
+            unsafe {
+                libc::malloc_trim(0);
+            }
+        });
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn return_freed_memory() {}
