@@ -195,7 +195,7 @@ def main():
         f"- **machine**: {os.cpu_count()} cores shared by the load generator and the server; load average "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end",
         f"- **index**: {corpus['title']}, {corpus['docs']:,} documents ({corpus['origin']}); built in {build_s:.1f} s",
-        f"- **load**: {args.clients} concurrent keep-alive clients (bench/load, Rust, reqwest) on loopback, "
+        f"- **load**: {args.clients} concurrent keep-alive clients (bench/load: Rust, HTTP/1.1 on one thread) on loopback, "
         f"{100 - 100 * args.add_share:.0f} % `POST /v1/query` of one summary, {100 * args.add_share:.0f} % "
         f"`POST /v1/documents` of one new summary (durable commit before the answer), for {args.seconds:.0f} s after a 5 s warm-up",
         f"- **command**: `bench/serve {os.environ.get('BENCH_ARGS', '')}`".replace(' `', '`'),
