@@ -9,7 +9,9 @@
 //! two-thread runtime) spent 45 µs of CPU per request, a third of what the server spent,
 //! on the same two cores the server needs.
 //!
-//!   load ADDR QUERIES.jsonl CLIENTS SECONDS ADD_SHARE ACKED ID_PREFIX [TOKEN]
+//!   load ADDR QUERIES.jsonl CLIENTS SECONDS ADD_SHARE ACKED ID_PREFIX [TOKEN] [--top K]
+//!
+//! With `--top K` each query asks for its K most similar neighbours only.
 
 use std::io;
 use std::rc::Rc;
@@ -80,7 +82,15 @@ async fn exchange(stream: &mut TcpStream, buf: &mut Vec<u8>, req: &[u8]) -> io::
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let top: Option<usize> = match args.iter().position(|a| a == "--top") {
+        Some(i) => {
+            let k = args.get(i + 1).and_then(|k| k.parse().ok()).ok_or("--top needs a number")?;
+            args.drain(i..i + 2);
+            Some(k)
+        }
+        None => None,
+    };
     if args.len() < 8 {
         return Err("usage: load ADDR QUERIES.jsonl CLIENTS SECONDS ADD_SHARE ACKED ID_PREFIX [TOKEN]".into());
     }
@@ -99,7 +109,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Query requests are built once, so the clients spend their CPU on the exchange.
     let queries: Vec<Vec<u8>> = texts
         .iter()
-        .map(|t| Ok(request(&addr, "/v1/query", &serde_json::to_vec(&json!({ "texts": [t] }))?, token.as_deref())))
+        .map(|t| {
+            let body = match top {
+                Some(k) => json!({ "texts": [t], "top": k }),
+                None => json!({ "texts": [t] }),
+            };
+            Ok(request(&addr, "/v1/query", &serde_json::to_vec(&body)?, token.as_deref()))
+        })
         .collect::<Result<_, serde_json::Error>>()?;
     let (queries, texts) = (Rc::new(queries), Rc::new(texts));
     let tally = Rc::new(RefCell::new(Tally {
