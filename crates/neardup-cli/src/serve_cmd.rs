@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// Requests served at once; more are answered 503 with Retry-After.
     #[arg(long, default_value_t = 256, value_name = "N")]
     pub max_concurrent: usize,
+    /// Milliseconds the writer waits for more adds before a commit, so that adds arriving
+    /// close together share one (0: commit each group at once).
+    #[arg(long, default_value_t = 5.0, value_name = "MS")]
+    pub commit_delay: f64,
 }
 
 fn token(file: Option<&Path>, env: &str) -> Result<Option<String>> {
@@ -72,12 +76,19 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     if !(a.timeout > 0.0 && a.timeout.is_finite()) {
         usage!("--timeout {}: give a positive number of seconds", a.timeout);
     }
+    if !(a.commit_delay >= 0.0 && a.commit_delay <= 10_000.0) {
+        usage!(
+            "--commit-delay {}: give milliseconds from 0 to 10000",
+            a.commit_delay
+        );
+    }
     let mut config = ServerConfig::builder()
         .insecure(a.insecure)
         .max_body(a.max_body)
         .max_batch(a.max_batch)
         .timeout(Duration::from_secs_f64(a.timeout))
-        .max_concurrent(a.max_concurrent);
+        .max_concurrent(a.max_concurrent)
+        .commit_delay(Duration::from_secs_f64(a.commit_delay / 1000.0));
     if let Some(t) = token(a.token_file.as_deref(), TOKEN_ENV)? {
         config = config.write_token(t);
     }

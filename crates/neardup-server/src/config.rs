@@ -2,8 +2,12 @@
 
 use std::time::Duration;
 
+/// The default [`ServerConfigBuilder::commit_delay`].
+pub const DEFAULT_COMMIT_DELAY: Duration = Duration::from_millis(5);
+
 /// The server's limits and tokens. Defaults: no tokens (so loopback only), 16 MiB bodies,
-/// 10,000 documents or ids per request, 30 s per request, 256 requests at once.
+/// 10,000 documents or ids per request, 30 s per request, 256 requests at once, adds
+/// committed in groups gathered for up to 5 ms.
 ///
 /// ```
 /// use std::time::Duration;
@@ -23,6 +27,7 @@ pub struct ServerConfig {
     pub(crate) max_batch: usize,
     pub(crate) timeout: Duration,
     pub(crate) max_concurrent: usize,
+    pub(crate) commit_delay: Duration,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -36,6 +41,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("max_batch", &self.max_batch)
             .field("timeout", &self.timeout)
             .field("max_concurrent", &self.max_concurrent)
+            .field("commit_delay", &self.commit_delay)
             .finish()
     }
 }
@@ -50,6 +56,7 @@ impl Default for ServerConfig {
             max_batch: 10_000,
             timeout: Duration::from_secs(30),
             max_concurrent: 256,
+            commit_delay: DEFAULT_COMMIT_DELAY,
         }
     }
 }
@@ -117,6 +124,15 @@ impl ServerConfigBuilder {
     /// sending it again is safe: an id added again replaces itself).
     pub fn timeout(mut self, t: Duration) -> Self {
         self.0.timeout = t.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long the committing thread waits for more plain adds before it commits what
+    /// is queued (default 5 ms; zero commits at once). Each commit writes a segment and
+    /// syncs it: under a steady stream of single adds, fewer and larger commits leave more
+    /// of the machine to queries (see ARCHITECTURE.md, "Group commit").
+    pub fn commit_delay(mut self, d: Duration) -> Self {
+        self.0.commit_delay = d;
         self
     }
 

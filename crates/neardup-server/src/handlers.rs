@@ -175,6 +175,11 @@ fn schedule_flush(state: &Arc<AppState>) {
     }
     let state = Arc::clone(state);
     tokio::task::spawn_blocking(move || loop {
+        // Adds that arrive meanwhile share this commit (one segment, one set of syncs).
+        let delay = state.config.commit_delay;
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
         {
             // Lowers the flag even if the commit panics, so later adds start a thread.
             struct Lower<'a>(&'a AtomicBool);

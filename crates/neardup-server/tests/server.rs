@@ -503,6 +503,44 @@ fn concurrent_adds_are_committed_together_and_each_answered() {
     assert!(generations.len() <= 200, "{} commits", generations.len());
 }
 
+#[test]
+fn adds_within_the_commit_delay_share_one_commit() {
+    let config = ServerConfig::builder()
+        .commit_delay(std::time::Duration::from_millis(400))
+        .build();
+    let s = std::sync::Arc::new(Running::start(config));
+    let (_, before) = s.get("/v1/stats", None);
+    let start = std::sync::Arc::new(std::sync::Barrier::new(6));
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let (s, start) = (std::sync::Arc::clone(&s), std::sync::Arc::clone(&start));
+            std::thread::spawn(move || {
+                start.wait();
+                let text = format!(
+                    "a listing of its own, number {t}, {:016x}",
+                    (t as u64 + 3).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                );
+                let (status, body) = s.post(
+                    "/v1/documents",
+                    &json!([{"id": format!("d{t}"), "text": text}]),
+                    None,
+                );
+                assert_eq!(status, 200, "{body}");
+                body["generation"].as_u64().unwrap()
+            })
+        })
+        .collect();
+    let generations: std::collections::BTreeSet<u64> =
+        threads.into_iter().map(|t| t.join().unwrap()).collect();
+    // Six adds sent together, well within 400 ms of each other: one commit (two if the
+    // first was taken before the others were queued).
+    assert!(generations.len() <= 2, "{generations:?}");
+    let first = before["generation"].as_u64().unwrap();
+    assert!(generations.iter().all(|&g| g > first));
+    let (_, stats) = s.get("/v1/stats", None);
+    assert_eq!(stats["documents"], 6);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
 
