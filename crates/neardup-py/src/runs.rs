@@ -44,6 +44,24 @@ fn prepare(pipeline: &Pipeline, texts: &[&str], exact: bool) -> neardup::Result<
     })
 }
 
+/// What every run shares: the threads and texts read and the ids checked against them,
+/// then `work` on the texts with the GIL released, on the threads asked for.
+fn released<'a, 'py, T: Send>(
+    py: Python<'py>,
+    config: &NativeConfig,
+    texts: &Bound<'py, PyAny>,
+    ids: Option<&'a Bound<'py, PyList>>,
+    threads: Option<i64>,
+    work: impl FnOnce(&Pipeline, &[&str]) -> neardup::Result<T> + Send,
+) -> PyResult<(Ids<'a, 'py>, T)> {
+    let threads = threads::parse(threads)?;
+    let texts = texts::read(texts, "texts")?;
+    let ids = Ids::new(ids, texts.len())?;
+    let pipeline = config.pipeline();
+    let done = py.detach(|| threads::run(threads, || work(&pipeline, texts.as_slice())))?;
+    Ok((ids, done.map_err(core)?))
+}
+
 /// A corpus ready for the run asked for.
 enum Prepared {
     Exact(Shingled),
@@ -63,20 +81,20 @@ pub fn run_pairs<'py>(
     form: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let form = Form::parse(form, &[Form::List, Form::Columns])?;
-    let threads = threads::parse(threads)?;
-    let texts = texts::read(texts, "texts")?;
-    let ids = Ids::new(ids.as_ref(), texts.len())?;
-    let pipeline = config.pipeline();
-    let columns = py.detach(|| {
-        threads::run(threads, || -> neardup::Result<PairColumns> {
-            let set = match prepare(&pipeline, texts.as_slice(), exact)? {
+    let (ids, columns) = released(
+        py,
+        config,
+        texts,
+        ids.as_ref(),
+        threads,
+        |pipeline, texts| {
+            let set = match prepare(pipeline, texts, exact)? {
                 Prepared::Exact(c) => pipeline.exact_pair_set(&c, &mut Quiet)?.0,
                 Prepared::Lsh(c) => pipeline.pair_set(&c, &mut Quiet).0,
             };
             Ok(PairColumns::from_set(&set))
-        })
-    })?;
-    let columns = columns.map_err(core)?;
+        },
+    )?;
     Ok(match form {
         Form::List => columns.into_list(py, &ids)?.into_any(),
         _ => columns.into_columns(py)?.into_any(),
@@ -96,13 +114,14 @@ pub fn run_clusters<'py>(
     form: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let form = Form::parse(form, &[Form::List, Form::Columns, Form::Survivors])?;
-    let threads = threads::parse(threads)?;
-    let texts = texts::read(texts, "texts")?;
-    let ids = Ids::new(ids.as_ref(), texts.len())?;
-    let pipeline = config.pipeline();
-    let clusters = py.detach(|| {
-        threads::run(threads, || -> neardup::Result<ClusterColumns> {
-            Ok(match prepare(&pipeline, texts.as_slice(), exact)? {
+    let (ids, clusters) = released(
+        py,
+        config,
+        texts,
+        ids.as_ref(),
+        threads,
+        |pipeline, texts| {
+            Ok(match prepare(pipeline, texts, exact)? {
                 Prepared::Exact(c) => {
                     let (clusters, _) = pipeline.exact_cluster_set(&c, &mut Quiet)?;
                     ClusterColumns::new(&clusters, c.corpus())
@@ -112,9 +131,8 @@ pub fn run_clusters<'py>(
                     ClusterColumns::new(&clusters, c.corpus())
                 }
             })
-        })
-    })?;
-    let clusters = clusters.map_err(core)?;
+        },
+    )?;
     Ok(match form {
         Form::List => clusters.into_list(py, &ids)?.into_any(),
         Form::Columns => clusters.into_columns(py)?.into_any(),
