@@ -69,6 +69,9 @@ impl Element for i64 {
 impl Element for f64 {
     const TYPESTR: &'static str = "<f8";
 }
+impl Element for u8 {
+    const TYPESTR: &'static str = "|u1";
+}
 impl Element for bool {
     const TYPESTR: &'static str = "|b1";
 }

@@ -12,6 +12,7 @@
 //! | `config` | the validated configuration and its pipeline |
 //! | `runs` | whole runs: pairs, clusters, dedup (LSH or the exact join) |
 //! | `blocks` | shingle sets, band keys, Jaccard, verification of given pairs |
+//! | `spark` | the tasks of `neardup.spark`: shuffle blocks, bucket walks, clusters of components |
 //! | `results` | results as columns, as Python lists or NumPy buffers |
 //! | `buffer` | vectors handed to NumPy without a copy |
 //! | `minhash`, `lsh` | `MinHash` and the table behind `MinHashLSH` |
@@ -30,6 +31,7 @@ mod lsh;
 mod minhash;
 mod results;
 mod runs;
+mod spark;
 mod texts;
 mod threads;
 
@@ -54,5 +56,8 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks::jaccard_texts, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::jaccard_sets, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::verify, m)?)?;
+    m.add_function(wrap_pyfunction!(spark::spark_sketch, m)?)?;
+    m.add_function(wrap_pyfunction!(spark::spark_clusters, m)?)?;
+    m.add_class::<spark::BucketWalk>()?;
     Ok(())
 }

@@ -66,7 +66,8 @@ mod stats;
 mod verify;
 
 pub use cluster::{
-    cluster, cluster_ranked, Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy, Similarity,
+    cluster, cluster_ranked, cluster_sets, Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy,
+    Similarity,
 };
 pub use config::{Config, ConfigBuilder, MIN_THRESHOLD};
 pub use corpus::{set_fingerprint, Corpus, WHOLE_NUM_PERM};

@@ -12,7 +12,8 @@
 //! threshold = 0.5
 //! num_perm = 128              # optional
 //! engines = ["exact"]         # optional: only these engines (default: all); names:
-//!                             # lsh-oph, lsh-classic, triage, exact, documents, index
+//!                             # lsh-oph, lsh-classic, triage, exact, documents, index,
+//!                             # spark (run by crates/neardup-py/spark-tests)
 //! lsh_may_miss = false        # optional: true if the S-curve allows a miss
 //! docs = ["first text", "second text"]
 //! pairs = [[0, 1]]            # every pair (a < b) with Jaccard ≥ threshold
@@ -350,6 +351,7 @@ impl Case {
             None => ENGINES.to_vec(),
             Some(names) => names
                 .iter()
+                .filter(|n| n.as_str() != "spark")
                 .map(|n| {
                     *ENGINES
                         .iter()

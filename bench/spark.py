@@ -1,0 +1,248 @@
+"""neardup.spark on a two-worker standalone cluster beside the `neardup` command, in the
+same run (bench/spark starts the cluster and calls this with the driver's Python).
+
+For one corpus: the command's dedup, clusters, pairs (all with --no-neighbours, what the
+Spark run reproduces) and the exact join; then on the cluster the session's start, dedup
+end to end, the same run again stage by stage (each stage materialized, with its shuffle
+bytes), clusters and pairs written out and compared with the command's, and the pairs'
+recall against the exact join. Writes bench/results/RESULTS-spark.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+import pyarrow.parquet as pq
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(BENCH))
+
+from spark_metrics import stage_metrics  # noqa: E402
+from spark_session import session  # noqa: E402
+
+import bench as common  # noqa: E402
+
+
+def timed(args: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of a command (GNU time is not needed: resource usage of children)."""
+    before = os.times()
+    start = time.perf_counter()
+    subprocess.run(args, check=True)
+    wall = time.perf_counter() - start
+    after = os.times()
+    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def read_pairs_jsonl(path: Path) -> pa.Table:
+    schema = pa.schema([("a", pa.string()), ("b", pa.string()), ("jaccard", pa.float64())])
+    return pj.read_json(
+        path, parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    )
+
+
+def by_pair(t: pa.Table) -> pa.Table:
+    t = t.select(["a", "b", "jaccard"]).combine_chunks()
+    return t.take(pc.sort_indices(t, sort_keys=[("a", "ascending"), ("b", "ascending")]))
+
+
+def compare_pairs(cli: pa.Table, spark: pa.Table) -> tuple[bool, float]:
+    """Same (a, b) pairs in both, and the largest Jaccard difference (the command prints
+    6 decimals)."""
+    cli, spark = by_pair(cli), by_pair(spark)
+    same = cli.num_rows == spark.num_rows and cli["a"].equals(spark["a"]) and cli["b"].equals(spark["b"])
+    diff = float(np.abs(cli["jaccard"].to_numpy() - spark["jaccard"].to_numpy()).max()) if same and cli.num_rows else 0.0
+    return same, diff
+
+
+def found(exact: pa.Table, got: pa.Table) -> int:
+    """How many of the exact join's pairs `got` has."""
+    key = lambda t: pc.binary_join_element_wise(t["a"], t["b"], "\x00")  # noqa: E731
+    return int(pc.sum(pc.is_in(key(exact), value_set=key(got))).as_py() or 0)
+
+
+def cluster_set(rows: list[dict]) -> set:
+    def r6(x: float) -> float:
+        s = x * 1e6
+        w = math.floor(s)
+        return (w + 1 if s - w >= 0.5 else w) / 1e6
+
+    return {
+        (r["id"], r.get("duplicate_of") or r["id"], r["kept"],
+         -1.0 if r.get("jaccard") is None else r6(r["jaccard"]) if "cluster" not in r else r["jaccard"])
+        for r in rows
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--corpus", default=str(BENCH / "data" / "pypi-summaries.jsonl"))
+    p.add_argument("--neardup", required=True)
+    p.add_argument("--master", required=True)
+    p.add_argument("--archive", required=True)
+    p.add_argument("--partitions", type=int, default=8)
+    p.add_argument("--executor-memory", default="3g")
+    p.add_argument("--work", default=str(ROOT / "target" / "spark-bench"))
+    p.add_argument("--out", default=str(BENCH / "results" / "RESULTS-spark.md"))
+    args = p.parse_args()
+    corpus, work = Path(args.corpus), Path(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    docs = sum(1 for _ in corpus.open("rb"))
+    load_start = os.getloadavg()
+
+    # The command, on this machine, in the same run.
+    cli: dict[str, tuple[float, float]] = {}
+    for name, command in [
+        ("dedup", ["dedup", "--no-neighbours"]),
+        ("clusters", ["clusters", "--no-neighbours"]),
+        ("pairs", ["pairs", "--no-neighbours"]),
+        ("exact", ["pairs", "--exact"]),
+    ]:
+        out = work / f"cli-{name}.jsonl"
+        cli[name] = timed([args.neardup, command[0], str(corpus), "-q", *command[1:], "-o", str(out)])
+        print(f"[bench] neardup {' '.join(command)}: {cli[name][0]:.1f} s", file=sys.stderr)
+
+    # The cluster.
+    import neardup.spark as nds
+
+    start = time.perf_counter()
+    spark = session(args.master, args.archive, "neardup-bench", {
+        "spark.executor.memory": args.executor_memory,
+        "spark.sql.shuffle.partitions": str(args.partitions),
+    })
+    spark.sparkContext.setLogLevel("ERROR")
+    # Executors start with the first job: a trivial one, so its time is counted here.
+    spark.sparkContext.parallelize(range(4), 4).map(lambda x: x).collect()
+    session = time.perf_counter() - start
+    print(f"[bench] session and executors: {session:.1f} s", file=sys.stderr)
+    schema = "id string, text string"
+
+    def frame():
+        return spark.read.json(str(corpus), schema=schema)
+
+    def run(name: str, action) -> float:
+        start = time.perf_counter()
+        action()
+        wall = time.perf_counter() - start
+        print(f"[bench] spark {name}: {wall:.1f} s", file=sys.stderr)
+        return wall
+
+    dedup_out = work / "spark-dedup"
+    walls = {"dedup": run("dedup", lambda: nds.dedup(frame()).write.json(str(dedup_out)))}
+
+    # The same dedup, each stage materialized in turn: times and shuffle bytes per stage.
+    steps: list[dict] = []
+    seen = max((s["id"] for s in stage_metrics(spark)), default=-1)
+    mark = [time.perf_counter()]
+
+    def observe(name: str, df) -> None:
+        nonlocal seen
+        df.count()
+        now = time.perf_counter()
+        stages = [s for s in stage_metrics(spark) if s["id"] > seen]
+        seen = max([seen] + [s["id"] for s in stages])
+        steps.append({
+            "name": name,
+            "wall": now - mark[0],
+            "run_ms": sum(s["executor_run_time_ms"] for s in stages),
+            "shuffle_write": sum(s["shuffle_write_bytes"] for s in stages),
+            "shuffle_read": sum(s["shuffle_read_bytes"] for s in stages),
+        })
+        mark[0] = now
+
+    nds._observer = observe
+    try:
+        mark[0] = time.perf_counter()
+        staged_out = work / "spark-dedup-staged"
+        nds.dedup(frame()).write.json(str(staged_out))
+        observe("dedup output", spark.createDataFrame([], "x int"))
+    finally:
+        nds._observer = None
+
+    clusters_out = work / "spark-clusters.parquet"
+    walls["clusters"] = run("clusters", lambda: nds.clusters(frame()).write.parquet(str(clusters_out)))
+    pairs_out = work / "spark-pairs.parquet"
+    walls["pairs"] = run("pairs", lambda: nds.pairs(frame()).write.parquet(str(pairs_out)))
+    spark.stop()
+
+    # Results against the command's and the exact join's.
+    kept_cli = sorted(json.loads(l)["id"] for l in (work / "cli-dedup.jsonl").open(encoding="utf-8"))
+    kept_spark = sorted(pa.concat_tables(
+        [pj.read_json(f) for f in dedup_out.glob("part-*.json") if f.stat().st_size]
+    )["id"].to_pylist())
+    dedup_same = kept_cli == kept_spark
+    cli_clusters = [json.loads(l) for l in (work / "cli-clusters.jsonl").open(encoding="utf-8")]
+    spark_clusters = pq.read_table(clusters_out).to_pylist()
+    clusters_same = cluster_set(cli_clusters) == cluster_set(spark_clusters)
+    spark_pairs = pq.read_table(pairs_out, columns=["a", "b", "jaccard"])
+    pairs_same, pairs_diff = compare_pairs(read_pairs_jsonl(work / "cli-pairs.jsonl"), spark_pairs)
+    exact = read_pairs_jsonl(work / "cli-exact.jsonl")
+    hits = found(exact, spark_pairs)
+
+    band = steps[1]["shuffle_write"] if len(steps) > 1 else 0
+    verify_bytes = next((s["shuffle_write"] for s in steps if s["name"] == "verify"), 0)
+    ms = common.machine()
+    lines = [
+        "# Benchmark: neardup on a Spark cluster",
+        "",
+        f"- **date**: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"- **machine**: {ms['nproc']} cores ({ms['cpu']}), {ms['memory']} memory, {ms['os']}; load average "
+        f"{' '.join(f'{x:.2f}' for x in load_start)} at the start (other work may share the machine)",
+        f"- **cluster**: Spark standalone on this machine: a master and 2 workers (separate JVMs), one executor "
+        f"of 1 core and {args.executor_memory} per worker; the package shipped as a packed environment "
+        f"(spark.archives); {args.partitions} shuffle partitions",
+        f"- **corpus**: {docs:,} documents ({corpus.name}); settings: the defaults (char:5, nfkc, threshold 0.8, "
+        f"128 permutations, 16 x 8 bands, exact verification)",
+        "- **versions**: " + ", ".join(
+            f"{k} {v}" for k, v in common.versions(args.neardup, packages=["pyspark", "pyarrow", "numpy"]).items()
+        ),
+        f"- **command**: `bench/spark {os.environ.get('BENCH_ARGS', '')}`".rstrip(),
+        "",
+        "| run | wall | note |",
+        "|---|--:|---|",
+        f"| `neardup dedup --no-neighbours` (this machine, 2 threads) | {cli['dedup'][0]:.1f} s | CPU {cli['dedup'][1]:.1f} s |",
+        f"| `neardup clusters --no-neighbours` | {cli['clusters'][0]:.1f} s | CPU {cli['clusters'][1]:.1f} s |",
+        f"| `neardup pairs --no-neighbours` | {cli['pairs'][0]:.1f} s | CPU {cli['pairs'][1]:.1f} s |",
+        f"| `neardup pairs --exact` (ground truth) | {cli['exact'][0]:.1f} s | CPU {cli['exact'][1]:.1f} s |",
+        f"| Spark session and executors' start | {session:.1f} s | once per application |",
+        f"| **`neardup.spark.dedup`**, written as JSON | **{walls['dedup']:.1f} s** | kept rows identical to the command's: {dedup_same} ({len(kept_spark):,}) |",
+        f"| `neardup.spark.clusters`, written as Parquet | {walls['clusters']:.1f} s | rows identical to the command's (ids, kept, duplicate_of, Jaccard): {clusters_same} ({len(spark_clusters):,}) |",
+        f"| `neardup.spark.pairs`, written as Parquet | {walls['pairs']:.1f} s | pairs identical to the command's: {pairs_same} ({spark_pairs.num_rows:,}; Jaccard within {pairs_diff:.1e}); recall against the exact join {hits / max(exact.num_rows, 1):.5%} ({hits:,} of {exact.num_rows:,}) |",
+        "",
+        "The dedup run again, each stage materialized before the next (so the stages add up to a",
+        "little more than the run above):",
+        "",
+        "| stage | wall | executors' run time | shuffle written | per document |",
+        "|---|--:|--:|--:|--:|",
+    ]
+    for s in steps:
+        lines.append(
+            f"| {s['name']} | {s['wall']:.1f} s | {s['run_ms'] / 1000:.1f} s | {s['shuffle_write'] / 2**20:.1f} MiB "
+            f"| {s['shuffle_write'] / docs:.0f} B |"
+        )
+    lines += [
+        "",
+        f"Band rows and set fingerprints (the shuffle of LSH): **{band / docs:.0f} bytes per document**; "
+        f"the verification's shuffle (candidates deduplicated, texts brought to them): {verify_bytes / docs:.0f} bytes "
+        "per document.",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    Path(args.out).write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,477 @@
+"""neardup on a Spark cluster: `pairs`, `clusters` and `dedup` of a DataFrame's texts,
+with the same settings, defaults and results as the `neardup` command on one machine
+(its run without the checks beyond the buckets, ``neighbours=False``).
+
+>>> from neardup import spark as nds                                  # doctest: +SKIP
+>>> df = spark.read.json("listings.jsonl")                            # doctest: +SKIP
+>>> nds.clusters(df, text_col="text", id_col="id").show()             # doctest: +SKIP
+
+How a run goes, stage by stage (every stage that touches texts runs in Rust, a whole
+partition at a time, through Arrow; none runs a Python loop over rows):
+
+1. each document gets its position in input order (`monotonically_increasing_id`), and
+   each partition is shingled and sketched: per destination partition, a block of band
+   rows (band key, position) and one of set fingerprints; a copy of a document seen
+   earlier in the same partition sends no band rows;
+2. Spark's shuffle brings equal keys together; each partition's buckets are walked in
+   Rust: a link from every member to the bucket's first (clusters), or every pair
+   (pairs), and the groups of identical documents from the fingerprints;
+3. candidates between first copies, deduplicated across bands, are verified in Rust
+   against both texts (brought together by two joins);
+4. pairs: the verified pairs expanded to the groups of copies. Clusters: connected
+   components of the verified links and the groups (large-star / small-star, Kiveris et
+   al. 2014, in DataFrame operations), then each component clustered in Rust exactly as
+   on one machine: groups of copies, keep order, star cover, each removed document
+   verified against the one it is reported a duplicate of. Dedup: the rows of `df` that
+   are neither removed nor without shingles.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+
+import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped]
+
+from . import _neardup
+from ._config import Config
+from ._neardup import DEFAULT_MAX_SHINGLES, NeardupError
+
+if TYPE_CHECKING:  # pyspark is needed only where Spark runs
+    from pyspark.sql import DataFrame  # type: ignore[import-not-found, unused-ignore]
+
+__all__ = ["pairs", "clusters", "dedup"]
+
+_POS = "_neardup_pos"
+_BANDS, _COPIES, _SKIPPED = 0, 1, 2
+
+# Set by a benchmark (bench/spark): called as each stage's result is materialized, to
+# time the stages one by one. None in normal runs, where Spark runs the whole plan lazily.
+_observer: Optional[Callable[[str, DataFrame], None]] = None
+
+
+def _step(name: str, df: DataFrame) -> DataFrame:
+    """`df`, materialized and reported to the observer if there is one."""
+    if _observer is None:
+        return df
+    df = df.persist()
+    _observer(name, df)
+    return df
+
+
+def _config(
+    threshold: float,
+    shingle: str,
+    normalize: str,
+    num_perm: int,
+    seed: int,
+    sketch: str,
+    bands: Optional[int],
+    rows: Optional[int],
+    verify: str,
+    keep: str,
+    max_shingles: int,
+    allow_truncated: bool,
+) -> Config:
+    return Config(
+        threshold=threshold,
+        shingle=shingle,
+        normalize=normalize,
+        num_perm=num_perm,
+        seed=seed,
+        sketch=sketch,
+        bands=bands,
+        rows=rows,
+        verify=verify,
+        keep=keep,
+        max_shingles=max_shingles,
+        neighbours=False,
+        allow_truncated=allow_truncated,
+    )
+
+
+def _column(batches: list[pa.RecordBatch], name: str) -> pa.ChunkedArray:
+    return pa.chunked_array([b.column(name) for b in batches], type=batches[0].schema.field(name).type)
+
+
+def _positions(batches: list[pa.RecordBatch], name: str) -> np.ndarray:
+    return np.ascontiguousarray(_column(batches, name).to_numpy(), dtype=np.int64)
+
+
+class _Run:
+    """One run: the settings, the documents with their positions, and the stages."""
+
+    def __init__(
+        self, df: DataFrame, text_col: str, id_col: Optional[str], config: Config, partitions: Optional[int]
+    ) -> None:
+        from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+        for col in [text_col] + ([id_col] if id_col else []):
+            if col not in df.columns:
+                raise NeardupError(f"the DataFrame has no column {col!r} (it has {df.columns})")
+        if _POS in df.columns:
+            raise NeardupError(f"the DataFrame already has a column {_POS!r}")
+        self.spark = df.sparkSession
+        self.config = config
+        self.text_col, self.id_col = text_col, id_col
+        self.parts = partitions or int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+        if self.parts < 1:
+            raise NeardupError(f"partitions must be at least 1, got {self.parts}")
+        # Positions follow the input order (partition, then row): "first" means what it
+        # means on one machine. Kept, so every stage sees the same positions.
+        self.docs = _step("read", df.withColumn(_POS, F.monotonically_increasing_id()).persist())
+        self.texts = self.docs.select(
+            F.col(_POS).alias("pos"), F.col(text_col).cast("string").alias("text")
+        )
+
+    def id_of(self, name: str) -> Any:
+        """The id column of the documents, as `name` (the position when there is none)."""
+        from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+        return F.col(self.id_col if self.id_col else _POS).alias(name)
+
+    def walk(self, mode: str) -> DataFrame:
+        """Stages 1 and 2: rows (a, b, kind) of candidates, copies and skipped documents."""
+        config, parts = self.config, self.parts
+
+        def sketch(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            held = [b for b in batches if b.num_rows]
+            if not held:
+                return
+            blocks = _neardup.spark_sketch(
+                config._native, _positions(held, "pos"), _column(held, "text"), parts, 1
+            )
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array([k for k, _, _ in blocks], pa.int32()),
+                    pa.array([p for _, p, _ in blocks], pa.int32()),
+                    pa.array([b for _, _, b in blocks], pa.binary()),
+                ],
+                names=["kind", "part", "block"],
+            )
+
+        def buckets(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            blocks: list[tuple[int, bytes]] = []
+            for b in batches:
+                blocks.extend(zip(b.column("kind").to_pylist(), b.column("block").to_pylist()))
+            for a, b, kind in _neardup._BucketWalk(blocks, mode):
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(np.asarray(a)), pa.array(np.asarray(b)), pa.array(np.asarray(kind).astype(np.int8))],
+                    names=["a", "b", "kind"],
+                )
+
+        shuffled = self.texts.mapInArrow(sketch, "kind int, part int, block binary")
+        return shuffled.repartition(parts, "part").mapInArrow(buckets, "a long, b long, kind byte")
+
+    def verified(self, walked: DataFrame) -> DataFrame:
+        """Stage 3: the candidates between first copies, once each, that pass
+        verification: (a, b, jaccard, estimate, truncated)."""
+        from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+        config = self.config
+        copies = walked.filter(F.col("kind") == _COPIES).select(F.col("b").alias("copy"))
+        candidates = (
+            walked.filter(F.col("kind") == _BANDS)
+            .select("a", "b")
+            .distinct()
+            .join(copies, F.col("a") == F.col("copy"), "left_anti")
+            .join(copies, F.col("b") == F.col("copy"), "left_anti")
+        )
+        ta = self.texts.select(F.col("pos").alias("a"), F.col("text").alias("ta"))
+        tb = self.texts.select(F.col("pos").alias("b"), F.col("text").alias("tb"))
+        both = candidates.join(ta, "a").join(tb, "b").select("a", "b", "ta", "tb")
+
+        def verify(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                m = batch.num_rows
+                if not m:
+                    continue
+                texts = pa.chunked_array([batch.column("ta"), batch.column("tb")], type=pa.string())
+                index = np.arange(m, dtype=np.int64)
+                cols = _neardup.verify(
+                    config._native, texts, np.ascontiguousarray(np.stack([index, index + m], 1)), None, 1, "columns"
+                )
+                rows = np.asarray(cols["a"]).astype(np.int64)
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.array(batch.column("a").to_numpy()[rows]),
+                        pa.array(batch.column("b").to_numpy()[rows]),
+                        pa.array(np.asarray(cols["jaccard"]), from_pandas=True),
+                        pa.array(np.asarray(cols["estimate"]), from_pandas=True),
+                        pa.array(np.asarray(cols["truncated"])),
+                    ],
+                    names=["a", "b", "jaccard", "estimate", "truncated"],
+                )
+
+        return both.mapInArrow(
+            verify, "a long, b long, jaccard double, estimate double, truncated boolean"
+        )
+
+    def identical(self) -> tuple[Optional[float], Optional[float]]:
+        """(jaccard, estimate) that identical documents are reported with, as on one machine."""
+        exact = self.config.verify == "exact"
+        return (1.0 if exact else None, None if exact else 1.0)
+
+
+def _components(edges: DataFrame) -> DataFrame:
+    """Connected components of an undirected graph given as edges (u, v): rows (node,
+    label), the label being the component's smallest node. Large-star and small-star
+    alternate until a round changes nothing (Kiveris et al., "Connected Components in
+    MapReduce and Beyond", 2014)."""
+    from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+    def clean(e: DataFrame) -> DataFrame:
+        return e.filter(F.col("u") != F.col("v")).distinct()
+
+    def large_star(e: DataFrame) -> DataFrame:
+        both = e.union(e.select(F.col("v").alias("u"), F.col("u").alias("v")))
+        low = both.groupBy("u").agg(F.min("v").alias("m"))
+        return clean(
+            both.join(low, "u")
+            .filter(F.col("v") > F.col("u"))
+            .select(F.col("v").alias("u"), F.least("m", "u").alias("v"))
+        )
+
+    def small_star(e: DataFrame) -> DataFrame:
+        down = e.select(F.greatest("u", "v").alias("u"), F.least("u", "v").alias("v"))
+        low = down.groupBy("u").agg(F.min("v").alias("m"))
+        moved = down.join(low, "u").select(F.col("v").alias("u"), F.col("m").alias("v"))
+        return clean(moved.union(low.select("u", F.col("m").alias("v"))))
+
+    def fingerprint(e: DataFrame) -> tuple[int, int]:
+        row = e.agg(F.count("*"), F.bit_xor(F.xxhash64("u", "v"))).first()
+        return (row[0], row[1] or 0)
+
+    current = clean(edges.select(F.greatest("u", "v").alias("u"), F.least("u", "v").alias("v")))
+    current = current.localCheckpoint()
+    before = fingerprint(current)
+    while True:
+        current = small_star(large_star(current)).localCheckpoint()
+        after = fingerprint(current)
+        if after == before:
+            break
+        before = after
+    # Every edge now joins a node to its component's smallest node.
+    down = current.select(F.greatest("u", "v").alias("node"), F.least("u", "v").alias("label"))
+    roots = down.select(F.col("label").alias("node"), "label").distinct()
+    return down.union(roots).distinct()
+
+
+_SETTINGS_DOC = """
+    Args:
+        df: the documents, one per row.
+        text_col: the column of texts (cast to string; a null is a missing text, which
+            like an empty one takes part in nothing).
+        id_col: the column naming documents in the results (default: the document's
+            position in input order, a long).
+        threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify, keep,
+            max_shingles, allow_truncated: as for `neardup.Config` and the command.
+        partitions: shuffle partitions of the band rows (default:
+            ``spark.sql.shuffle.partitions``). Results do not depend on it.
+"""
+
+
+def _settings_doc(f: Callable[..., Any]) -> Callable[..., Any]:
+    f.__doc__ = (f.__doc__ or "") + _SETTINGS_DOC
+    return f
+
+
+@_settings_doc
+def pairs(
+    df: DataFrame,
+    text_col: str = "text",
+    id_col: Optional[str] = "id",
+    *,
+    threshold: float = 0.8,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    num_perm: int = 128,
+    seed: int = 1,
+    sketch: str = "oph",
+    bands: Optional[int] = None,
+    rows: Optional[int] = None,
+    verify: str = "exact",
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    partitions: Optional[int] = None,
+) -> DataFrame:
+    """Every pair of near-duplicate documents: a DataFrame of ``a``, ``b`` (ids, ``a``
+    before ``b`` in input order), ``jaccard``, ``estimate`` (null where not computed) and
+    ``truncated``: the pairs `neardup pairs --no-neighbours` gives on one machine.
+    Identical documents pair with Jaccard 1.
+    """
+    from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
+                     "first", max_shingles, False)
+    run = _Run(df, text_col, id_col, config, partitions)
+    walked = _step("sketch, shuffle, bucket walk", run.walk("pairs").persist())
+    verified = _step("verify", run.verified(walked))
+    # Groups of copies: each member with its group's first document, the first included.
+    copies = walked.filter(F.col("kind") == _COPIES).select(F.col("a").alias("rep"), F.col("b").alias("member"))
+    groups = copies.union(copies.select("rep", F.col("rep").alias("member")).distinct())
+    ids = run.docs.select(F.col(_POS).alias("member"), run.id_of("mid"))
+    members = groups.join(ids, "member")
+    ga = members.select(F.col("rep").alias("a"), F.col("member").alias("pa"), F.col("mid").alias("ida"))
+    gb = members.select(F.col("rep").alias("b"), F.col("member").alias("pb"), F.col("mid").alias("idb"))
+    ia = run.docs.select(F.col(_POS).alias("a"), run.id_of("ia"))
+    ib = run.docs.select(F.col(_POS).alias("b"), run.id_of("ib"))
+    expanded = (
+        verified.join(ia, "a")
+        .join(ib, "b")
+        .join(ga, "a", "left")
+        .join(gb, "b", "left")
+        .select(
+            F.coalesce("pa", "a").alias("pa"),
+            F.coalesce("pb", "b").alias("pb"),
+            F.coalesce("ida", "ia").alias("ida"),
+            F.coalesce("idb", "ib").alias("idb"),
+            "jaccard",
+            "estimate",
+            "truncated",
+        )
+    )
+    jaccard, estimate = run.identical()
+    m1 = members.select(F.col("rep"), F.col("member").alias("pa"), F.col("mid").alias("ida"))
+    m2 = members.select(F.col("rep"), F.col("member").alias("pb"), F.col("mid").alias("idb"))
+    within = (
+        m1.join(m2, "rep")
+        .filter(F.col("pa") < F.col("pb"))
+        .select(
+            "pa", "pb", "ida", "idb",
+            F.lit(jaccard).cast("double").alias("jaccard"),
+            F.lit(estimate).cast("double").alias("estimate"),
+            F.lit(False).alias("truncated"),
+        )
+    )
+    first = F.col("pa") < F.col("pb")
+    return within.union(expanded).select(
+        F.when(first, F.col("ida")).otherwise(F.col("idb")).alias("a"),
+        F.when(first, F.col("idb")).otherwise(F.col("ida")).alias("b"),
+        "jaccard",
+        "estimate",
+        "truncated",
+    )
+
+
+def _cluster_rows(run: _Run) -> tuple[DataFrame, DataFrame]:
+    """One row per document in a cluster: position, the kept document's position, kept?,
+    and the similarity to the kept document; and the walk's rows (for the skipped)."""
+    from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+    walked = _step("sketch, shuffle, bucket walk", run.walk("links").persist())
+    links = _step("verify", run.verified(walked)).select(F.col("a").alias("u"), F.col("b").alias("v"))
+    copies = walked.filter(F.col("kind") == _COPIES).select(F.col("a").alias("u"), F.col("b").alias("v"))
+    components = _step("connected components", _components(links.union(copies)))
+    members = components.join(
+        run.texts.select(F.col("pos").alias("node"), "text"), "node"
+    ).repartition(run.parts, "label")
+    config = run.config
+
+    def cluster(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        held = [b for b in batches if b.num_rows]
+        if not held:
+            return
+        cols = dict(
+            _neardup.spark_clusters(
+                config._native, _positions(held, "label"), _positions(held, "node"), _column(held, "text"), 1
+            )
+        )
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(np.asarray(cols["doc"])),
+                pa.array(np.asarray(cols["duplicate_of"])),
+                pa.array(np.asarray(cols["kept"])),
+                pa.array(np.asarray(cols["jaccard"]), from_pandas=True),
+                pa.array(np.asarray(cols["estimate"]), from_pandas=True),
+                pa.array(np.asarray(cols["truncated"])),
+            ],
+            names=["doc", "duplicate_of", "kept", "jaccard", "estimate", "truncated"],
+        )
+
+    rows = members.mapInArrow(
+        cluster,
+        "doc long, duplicate_of long, kept boolean, jaccard double, estimate double, truncated boolean",
+    )
+    return _step("cluster components", rows), walked
+
+
+@_settings_doc
+def clusters(
+    df: DataFrame,
+    text_col: str = "text",
+    id_col: Optional[str] = "id",
+    *,
+    threshold: float = 0.8,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    num_perm: int = 128,
+    seed: int = 1,
+    sketch: str = "oph",
+    bands: Optional[int] = None,
+    rows: Optional[int] = None,
+    verify: str = "exact",
+    keep: str = "first",
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    allow_truncated: bool = False,
+    partitions: Optional[int] = None,
+) -> DataFrame:
+    """Clusters of near-duplicate documents: a DataFrame with one row per document in a
+    cluster, ``id``, ``duplicate_of`` (the id of the cluster's kept document; its own for
+    the kept one), ``kept``, and the similarity to the kept document ``jaccard``,
+    ``estimate``, ``truncated`` (null for the kept one): the clusters of
+    `neardup clusters --no-neighbours` on one machine. Every removed document was
+    verified against the document it is reported a duplicate of.
+    """
+    from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
+                     keep, max_shingles, allow_truncated)
+    run = _Run(df, text_col, id_col, config, partitions)
+    found, _ = _cluster_rows(run)
+    ids = run.docs.select(F.col(_POS).alias("doc"), run.id_of("id"))
+    kept_ids = run.docs.select(F.col(_POS).alias("duplicate_of"), run.id_of("kept_id"))
+    return found.join(ids, "doc").join(kept_ids, "duplicate_of").select(
+        "id",
+        F.col("kept_id").alias("duplicate_of"),
+        "kept",
+        F.when(F.isnan("jaccard"), None).otherwise(F.col("jaccard")).alias("jaccard"),
+        F.when(F.isnan("estimate"), None).otherwise(F.col("estimate")).alias("estimate"),
+        F.when(F.col("kept"), None).otherwise(F.col("truncated")).alias("truncated"),
+    )
+
+
+@_settings_doc
+def dedup(
+    df: DataFrame,
+    text_col: str = "text",
+    id_col: Optional[str] = "id",
+    *,
+    threshold: float = 0.8,
+    shingle: str = "char:5",
+    normalize: str = "nfkc",
+    num_perm: int = 128,
+    seed: int = 1,
+    sketch: str = "oph",
+    bands: Optional[int] = None,
+    rows: Optional[int] = None,
+    verify: str = "exact",
+    keep: str = "first",
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    allow_truncated: bool = False,
+    partitions: Optional[int] = None,
+) -> DataFrame:
+    """The rows of `df` that survive: neither removed as a near-duplicate of a kept row
+    nor without shingles (an empty or missing text), with `df`'s columns: the records
+    `neardup dedup --no-neighbours` writes on one machine. `clusters` says which row each
+    removed one duplicates.
+    """
+    from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
+                     keep, max_shingles, allow_truncated)
+    run = _Run(df, text_col, id_col, config, partitions)
+    found, walked = _cluster_rows(run)
+    removed = found.filter(~F.col("kept")).select(F.col("doc").alias(_POS))
+    skipped = walked.filter(F.col("kind") == _SKIPPED).select(F.col("a").alias(_POS))
+    return run.docs.join(removed.union(skipped), _POS, "left_anti").drop(_POS)
+

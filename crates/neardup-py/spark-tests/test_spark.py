@@ -1,0 +1,195 @@
+"""neardup.spark on a real Spark cluster (scripts/test-spark starts a standalone master and
+two workers and ships the package to them as a packed environment): every case of
+testdata/cases, the PyPI sample and its dirty variants give exactly what the `neardup`
+command gives on one machine with ``--no-neighbours``, whatever the partitioning."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+import neardup
+from neardup import spark as nds
+from conftest import CASES, ROOT, Cli, load_cases
+
+SAMPLE = ROOT / "testdata" / "pypi-summaries.jsonl"
+SCHEMA = "id string, text string"
+
+
+def cli_round(x: float) -> float:
+    """A similarity as the command prints it: 6 decimals, halves away from zero."""
+    scaled = x * 1e6
+    whole = math.floor(scaled)
+    return (whole + 1 if scaled - whole >= 0.5 else whole) / 1e6
+
+
+def frame(spark: SparkSession, texts: list[Any], partitions: int = 2) -> DataFrame:
+    """Texts with ids 0..n-1, in `partitions` input partitions, in order."""
+    rows = spark.sparkContext.parallelize(list(enumerate(texts)), partitions)
+    return spark.createDataFrame(rows, "id long, text string")
+
+
+def pair_rows(df: DataFrame) -> set[tuple[Any, Any, float]]:
+    return {(r["a"], r["b"], cli_round(r["jaccard"])) for r in df.collect()}
+
+
+def cluster_rows(df: DataFrame) -> set[tuple[Any, Any, bool, float]]:
+    return {
+        (r["id"], r["duplicate_of"], r["kept"], -1.0 if r["jaccard"] is None else cli_round(r["jaccard"]))
+        for r in df.collect()
+    }
+
+
+def cli_pairs(lines: list[dict[str, Any]]) -> set[tuple[Any, Any, float]]:
+    return {(o["a"], o["b"], o["jaccard"]) for o in lines}
+
+
+def cli_clusters(lines: list[dict[str, Any]]) -> set[tuple[Any, Any, bool, float]]:
+    return {(o["id"], o.get("duplicate_of", o["id"]), o["kept"], o.get("jaccard", -1.0)) for o in lines}
+
+
+def as_lists(rows: set[tuple[Any, Any, bool, float]]) -> list[list[Any]]:
+    """Clusters as the cases write them: kept first, then duplicates in input order."""
+    by_kept: dict[Any, list[Any]] = {}
+    for doc, kept, _, _ in rows:
+        by_kept.setdefault(kept, [])
+        if doc != kept:
+            by_kept[kept].append(doc)
+    return sorted([k, *sorted(d)] for k, d in by_kept.items())
+
+
+CASE_LIST = [(n, c) for n, c in load_cases() if not c["lsh_may_miss"] and (c["engines"] is None or "spark" in c["engines"])]
+
+
+@pytest.mark.parametrize("name,case", CASE_LIST, ids=[n for n, _ in CASE_LIST])
+def test_cases(spark: SparkSession, cli: Cli, name: str, case: dict[str, Any]) -> None:
+    settings = {
+        "shingle": case["shingle"],
+        "normalize": case["normalize"],
+        "threshold": case["threshold"],
+        "num_perm": case["num_perm"],
+    }
+    options = ["--shingle", case["shingle"], "--normalize", case["normalize"],
+               "-t", str(case["threshold"]), "--num-perm", str(case["num_perm"]), "--no-neighbours"]
+    df = frame(spark, case["docs"])
+    pairs = pair_rows(nds.pairs(df, partitions=3, **settings))
+    assert sorted([a, b] for a, b, _ in pairs) == sorted(case["pairs"]), name
+    assert pairs == cli_pairs(cli.run("pairs", case["docs"], *options)), name
+    clusters = cluster_rows(nds.clusters(df, partitions=3, **settings))
+    assert as_lists(clusters) == sorted(case["clusters"]), name
+    assert clusters == cli_clusters(cli.run("clusters", case["docs"], *options)), name
+
+
+@pytest.fixture(scope="module")
+def sample_cli(cli_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The command's pairs, clusters and dedup of the PyPI sample."""
+    import subprocess
+
+    out = tmp_path_factory.mktemp("cli")
+    got: dict[str, Any] = {}
+    for command in ("pairs", "clusters", "dedup"):
+        path = out / f"{command}.jsonl"
+        subprocess.run([str(cli_bin), command, str(SAMPLE), "-q", "--no-neighbours", "-o", str(path)], check=True)
+        got[command] = [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines() if l]
+    return got
+
+
+# (input partitions, shuffle partitions): one of each, and copies split across partitions.
+LAYOUTS = [(1, 1), (4, 7)]
+
+
+@pytest.mark.parametrize("inputs,parts", LAYOUTS)
+def test_pypi_sample_equals_the_command(
+    spark: SparkSession, sample_cli: dict[str, Any], inputs: int, parts: int
+) -> None:
+    df = read_sample(spark, inputs)
+    assert (df.rdd.getNumPartitions() > 1) == (inputs > 1)
+    assert pair_rows(nds.pairs(df, partitions=parts)) == cli_pairs(sample_cli["pairs"])
+    assert cluster_rows(nds.clusters(df, partitions=parts)) == cli_clusters(sample_cli["clusters"])
+    kept = nds.dedup(df, partitions=parts)
+    assert kept.columns == ["id", "text"]
+    assert sorted(r["id"] for r in kept.collect()) == sorted(o["id"] for o in sample_cli["dedup"])
+
+
+def read_sample(spark: SparkSession, inputs: int) -> DataFrame:
+    """The sample read as a user reads it, split into `inputs` partitions in file order
+    (about that many: the split size is read when a job runs, so it stays set until
+    the next call)."""
+    size = SAMPLE.stat().st_size
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(size // inputs + 1))
+    spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    spark.conf.set("spark.sql.files.minPartitionNum", str(inputs))
+    return spark.read.json(str(SAMPLE), schema=SCHEMA)
+
+
+@pytest.mark.parametrize("keep", ["last", "longest"])
+def test_keep_policies_equal_the_command(spark: SparkSession, cli_bin: Path, tmp_path: Path, keep: str) -> None:
+    import subprocess
+
+    out = tmp_path / "clusters.jsonl"
+    subprocess.run([str(cli_bin), "clusters", str(SAMPLE), "-q", "--no-neighbours", "--keep", keep, "-o", str(out)],
+                   check=True)
+    expected = cli_clusters([json.loads(l) for l in out.read_text(encoding="utf-8").splitlines() if l])
+    got = cluster_rows(nds.clusters(read_sample(spark, 3), keep=keep, partitions=4))
+    assert got == expected
+
+
+def test_every_record_is_accounted_for(spark: SparkSession, cli: Cli) -> None:
+    """Empty, missing and too-short texts are skipped as the command skips them: dedup keeps
+    exactly the command's records, and kept + removed + skipped = read."""
+    texts: list[Any] = ["", None, "ab", "   ", "a red apple on the table", "A red apple on the table!",
+                        "pears and plums", "pears and plums", "ab"]
+    df = frame(spark, texts, partitions=3)
+    kept = sorted(r["id"] for r in nds.dedup(df, partitions=2).collect())
+    expected = sorted(o["id"] for o in cli.run("dedup", [t or "" for t in texts], "--no-neighbours"))
+    assert kept == expected
+    removed = [r for r in nds.clusters(df, partitions=2).collect() if not r["kept"]]
+    skipped = [i for i, t in enumerate(texts) if not (t or "").strip()]
+    assert len(kept) + len(removed) + len(skipped) == len(texts)
+    assert {r["id"] for r in removed}.isdisjoint(kept)
+
+
+def test_without_ids_documents_are_named_by_position(spark: SparkSession) -> None:
+    texts = ["pears", "a red apple on the table", "plums", "A red apple on the table!"]
+    df = spark.createDataFrame(spark.sparkContext.parallelize([(t,) for t in texts], 2), "body string")
+    rows = nds.pairs(df, "body", None).collect()
+    assert len(rows) == 1
+    # Positions grow in input order (not densely: partition p starts at p * 2^33).
+    assert 0 < rows[0]["a"] < rows[0]["b"]
+    assert rows[0]["b"] >= 2**33
+
+
+def test_a_missing_column_is_named(spark: SparkSession) -> None:
+    df = spark.createDataFrame([("x", "text")], "id string, body string")
+    with pytest.raises(neardup.NeardupError, match="'text'"):
+        nds.pairs(df)
+    with pytest.raises(neardup.NeardupError, match="threshold"):
+        nds.clusters(df, "body", threshold=1.5)
+
+
+def test_executors_run_the_shipped_environment(spark: SparkSession) -> None:
+    """The package reaches the executors as a user ships it: their Python workers run the
+    packed environment's interpreter and import neardup from it."""
+    import pyarrow as pa
+
+    def probe(batches: Any) -> Any:
+        import os
+        import sys
+
+        import neardup as shipped
+
+        for _ in batches:
+            yield pa.RecordBatch.from_pylist(
+                [{"python": sys.executable, "neardup": shipped.__file__, "pid": os.getpid()}]
+            )
+
+    rows = spark.range(0, 4, numPartitions=2).mapInArrow(probe, "python string, neardup string, pid long").collect()
+    import os
+
+    assert rows and all("/environment/" in r["python"] and "/environment/" in r["neardup"] for r in rows), rows
+    assert all(r["pid"] != os.getpid() for r in rows)
