@@ -170,6 +170,8 @@ def test_a_missing_column_is_named(spark: SparkSession) -> None:
         nds.pairs(df)
     with pytest.raises(neardup.NeardupError, match="threshold"):
         nds.clusters(df, "body", threshold=1.5)
+    with pytest.raises(neardup.NeardupError, match="partitions must be at least 1, got 0"):
+        nds.dedup(df, "body", partitions=0)
 
 
 def test_executors_run_the_shipped_environment(spark: SparkSession) -> None:
@@ -193,3 +195,33 @@ def test_executors_run_the_shipped_environment(spark: SparkSession) -> None:
 
     assert rows and all("/environment/" in r["python"] and "/environment/" in r["neardup"] for r in rows), rows
     assert all(r["pid"] != os.getpid() for r in rows)
+
+
+def test_the_readme_example_runs(spark: SparkSession, sample_cli: dict[str, Any], tmp_path: Path) -> None:
+    """The README's cluster example, on the PyPI sample split in two files (the session is
+    the suite's: `getOrCreate` returns it). Spark reads the larger file first, so the first
+    file holds two thirds: input order is then the sample's."""
+    import os
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## On a cluster"):readme.index("## As a library")]
+    block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
+    (tmp_path / "listings").mkdir()
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    half = 2 * len(lines) // 3
+    (tmp_path / "listings" / "a.jsonl").write_text("".join(lines[:half]), encoding="utf-8")
+    (tmp_path / "listings" / "b.jsonl").write_text("".join(lines[half:]), encoding="utf-8")
+    # Spark resolves relative paths against the driver JVM's directory, not Python's.
+    for name in ("listings/", "unique/", "clusters/", "pairs/"):
+        block = block.replace(f'"{name}', f'"{tmp_path}/{name}')
+    python = os.environ.get("PYSPARK_PYTHON")
+    try:
+        exec(compile(block, "README.md", "exec"), {})
+    finally:
+        if python is not None:
+            os.environ["PYSPARK_PYTHON"] = python
+    unique = spark.read.parquet(str(tmp_path / "unique"))
+    assert sorted(r["id"] for r in unique.collect()) == sorted(o["id"] for o in sample_cli["dedup"])
+    assert spark.read.parquet(str(tmp_path / "clusters")).filter("not kept").count() > 0
+    assert spark.read.parquet(str(tmp_path / "pairs")).count() > 0

@@ -375,10 +375,10 @@ impl BucketWalk {
     }
 }
 
-/// Clusters of whole connected components, as a corpus run clusters them: rows sorted by
-/// `(component, position)` are not needed; each component's documents are put in input
-/// order, grouped by identical sets, and clustered in keep order with the configured
-/// verification. One row per document in a cluster, as columns `doc`, `duplicate_of`
+/// Clusters of whole connected components, as a corpus run clusters them. Rows (a
+/// component, a position, a text) come in any order; each component's documents are put
+/// in input order, grouped by identical sets, and clustered in keep order with the
+/// configured verification. One row per document in a cluster, as columns `doc`, `duplicate_of`
 /// (the kept document; itself for the kept one), `kept`, `jaccard`, `estimate`,
 /// `truncated` (NaN/false for a kept document).
 #[pyfunction]

@@ -25,7 +25,7 @@ def test_doctests(module: object) -> None:
 
 def readme_blocks() -> list[str]:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## From Python"):readme.index("## As a library")]
+    section = readme[readme.index("## From Python"):readme.index("## On a cluster")]
     return re.findall(r"```python\n(.*?)```", section, flags=re.S)
 
 

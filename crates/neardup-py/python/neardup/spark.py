@@ -114,7 +114,9 @@ class _Run:
         self.spark = df.sparkSession
         self.config = config
         self.text_col, self.id_col = text_col, id_col
-        self.parts = partitions or int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+        self.parts = (
+            partitions if partitions is not None else int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+        )
         if self.parts < 1:
             raise NeardupError(f"partitions must be at least 1, got {self.parts}")
         # Positions follow the input order (partition, then row): "first" means what it
