@@ -207,6 +207,9 @@ def test_the_readme_example_runs(spark: SparkSession, sample_cli: dict[str, Any]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## On a cluster"):readme.index("## As a library")]
     block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
+    # The split settings other tests set would cut the files into pieces read by size.
+    for key in ("maxPartitionBytes", "openCostInBytes", "minPartitionNum"):
+        spark.conf.unset(f"spark.sql.files.{key}")
     (tmp_path / "listings").mkdir()
     lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
     half = 2 * len(lines) // 3
@@ -225,3 +228,22 @@ def test_the_readme_example_runs(spark: SparkSession, sample_cli: dict[str, Any]
     assert sorted(r["id"] for r in unique.collect()) == sorted(o["id"] for o in sample_cli["dedup"])
     assert spark.read.parquet(str(tmp_path / "clusters")).filter("not kept").count() > 0
     assert spark.read.parquet(str(tmp_path / "pairs")).count() > 0
+
+
+def test_triage_verification_equals_the_command(spark: SparkSession, cli_bin: Path, tmp_path: Path) -> None:
+    """Triage accepts or rejects on the MinHash estimate far from the threshold and computes
+    the exact Jaccard in between, as the command does: the same pairs and clusters."""
+    import subprocess
+
+    got_pairs = {(r["a"], r["b"]) for r in nds.pairs(read_sample(spark, 2), verify="triage", partitions=3).collect()}
+    got_clusters = cluster_rows(nds.clusters(read_sample(spark, 2), verify="triage", partitions=3))
+    expected: dict[str, list[dict[str, Any]]] = {}
+    for command in ("pairs", "clusters"):
+        out = tmp_path / f"{command}.jsonl"
+        subprocess.run([str(cli_bin), command, str(SAMPLE), "-q", "--no-neighbours", "--verify", "triage",
+                        "-o", str(out)], check=True)
+        expected[command] = [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines() if l]
+    assert got_pairs == {(o["a"], o["b"]) for o in expected["pairs"]}
+    assert {(d, k, kept) for d, k, kept, _ in got_clusters} == {
+        (d, k, kept) for d, k, kept, _ in cli_clusters(expected["clusters"])
+    }
