@@ -24,7 +24,6 @@ _spec.loader.exec_module(package_conftest)
 sys.path.insert(0, str(package_conftest.ROOT / "scripts"))
 import spark_session  # noqa: E402
 
-CASES = package_conftest.CASES
 ROOT = package_conftest.ROOT
 Cli = package_conftest.Cli
 load_cases = package_conftest.load_cases

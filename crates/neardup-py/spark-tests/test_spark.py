@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 import neardup
 from neardup import spark as nds
-from conftest import CASES, ROOT, Cli, load_cases
+from conftest import ROOT, Cli, load_cases
 
 SAMPLE = ROOT / "testdata" / "pypi-summaries.jsonl"
 SCHEMA = "id string, text string"

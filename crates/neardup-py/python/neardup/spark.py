@@ -113,7 +113,7 @@ class _Run:
             raise NeardupError(f"the DataFrame already has a column {_POS!r}")
         self.spark = df.sparkSession
         self.config = config
-        self.text_col, self.id_col = text_col, id_col
+        self.id_col = id_col
         self.parts = (
             partitions if partitions is not None else int(self.spark.conf.get("spark.sql.shuffle.partitions"))
         )
