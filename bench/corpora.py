@@ -229,3 +229,103 @@ def python_stdlib(data_dir, quick):
         ),
     }
     return _build(data_dir, name, spec, describe, records)
+
+
+# ---------------------------------------------------------------------------------------
+# Templated pages: long documents whose candidates crowd just below the threshold
+
+LICENCE_DIR = "/usr/share/common-licenses"
+# Characters of licence text per template: long pages whose bulk is shared boilerplate.
+TEMPLATE_CHARS = 6000
+PAGES = 20_000
+PAGES_QUICK = 3_000
+# Share of pages that re-post an earlier page of the same template with one listing line
+# replaced: the near-duplicates to be found.
+REPOST_SHARE = 0.05
+# Listing characters per page, drawn uniformly: with a 6,000-character template this puts
+# two pages of one template at Jaccard ~0.6-0.8, just below t = 0.8.
+LISTING_CHARS = (500, 2000)
+
+
+def _templates():
+    """Passages of the licence texts Debian ships in every installation (base-files)."""
+    if not os.path.isdir(LICENCE_DIR):
+        raise CorpusError(
+            f"the templated-pages corpus takes its templates from {LICENCE_DIR} "
+            "(Debian's base-files); it is missing. Skip the corpus with --corpus pypi,stdlib."
+        )
+    seen = set()
+    templates = []
+    for name in sorted(os.listdir(LICENCE_DIR)):
+        path = os.path.join(LICENCE_DIR, name)
+        if not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        if text in seen:  # GPL is GPL-3, and so on
+            continue
+        seen.add(text)
+        for start in range(0, len(text) - TEMPLATE_CHARS + 1, TEMPLATE_CHARS):
+            templates.append((f"{name}@{start}", text[start:start + TEMPLATE_CHARS]))
+    if len(templates) < 2:
+        raise CorpusError(f"{LICENCE_DIR} holds fewer than two licence passages of {TEMPLATE_CHARS} characters")
+    return templates
+
+
+def templated_pages(data_dir, summaries_path, quick):
+    """Long pages made of a licence passage (the template) and a listing of PyPI summaries.
+
+    Pages of one template share its ~6,000 characters and differ in their listings, so
+    most pairs of them sit at Jaccard 0.6-0.8: LSH makes many candidates that verification
+    must reject. One page in twenty re-posts an earlier page of its template with one
+    listing line replaced; those pairs (and pages with short listings) are the matches.
+    """
+    pages = PAGES_QUICK if quick else PAGES
+    templates = _templates()
+    summaries_path = os.path.abspath(summaries_path)
+    spec = {
+        "summaries": summaries_path,
+        "summaries_size": os.stat(summaries_path).st_size,
+        "templates": [t[0] for t in templates],
+        "template_chars": TEMPLATE_CHARS,
+        "pages": pages,
+        "repost_share": REPOST_SHARE,
+        "listing_chars": list(LISTING_CHARS),
+        "seed": SAMPLE_SEED,
+        "version": 1,
+    }
+    name = "templated-pages-quick" if quick else "templated-pages"
+
+    def records():
+        with open(summaries_path, encoding="utf-8") as f:
+            lines = [json.loads(line)["text"] for line in f]
+        rng = random.Random(SAMPLE_SEED)
+        by_template = [[] for _ in templates]
+        for i in range(pages):
+            t = i % len(templates)
+            label, template = templates[t]
+            earlier = by_template[t]
+            if earlier and rng.random() < REPOST_SHARE:
+                listing = list(rng.choice(earlier))
+                listing[rng.randrange(len(listing))] = rng.choice(lines)
+            else:
+                want = rng.randint(*LISTING_CHARS)
+                listing, size = [], 0
+                while size < want:
+                    line = rng.choice(lines)
+                    listing.append(line)
+                    size += len(line) + 1
+            earlier.append(listing)
+            yield f"page-{i:06d}", template + "\n\nListings:\n" + "\n".join(listing)
+
+    describe = {
+        "title": "Templated pages (licence passages + PyPI summary listings)" + (" (quick)" if quick else ""),
+        "origin": (
+            f"{pages:,} generated pages (seed {SAMPLE_SEED}), each a {TEMPLATE_CHARS:,}-character passage of one of "
+            f"the {len(templates)} licence texts in {LICENCE_DIR} followed by a listing of "
+            f"{LISTING_CHARS[0]:,}-{LISTING_CHARS[1]:,} characters of PyPI package summaries; "
+            f"{REPOST_SHARE:.0%} of pages re-post an earlier page of their template with one summary replaced. "
+            "Pages of one template mostly sit at Jaccard 0.6-0.8, just below the threshold"
+        ),
+    }
+    return _build(data_dir, name, spec, describe, records)

@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use neardup::{KeepPolicy, Normalization, ShingleKind, SketchKind, Verification};
+use neardup::{KeepPolicy, Method, Normalization, ShingleKind, SketchKind, Verification};
+
+/// The default MinHash signature length.
+pub const DEFAULT_NUM_PERM: usize = 128;
 
 /// Find near-duplicate documents: shingling, MinHash, LSH, exact verification.
 #[derive(Parser, Debug)]
@@ -273,7 +276,7 @@ pub struct MatchArgs {
     #[arg(long, conflicts_with = "normalize")]
     pub no_normalize: bool,
     /// MinHash signature length K.
-    #[arg(long, default_value_t = 128, value_name = "K")]
+    #[arg(long, default_value_t = DEFAULT_NUM_PERM, value_name = "K")]
     pub num_perm: usize,
     /// MinHash sketch: one-permutation hashing (classic below 64 shingles), or classic
     /// [default: oph].
@@ -344,8 +347,14 @@ pub struct RunArgs {
     /// number, else as text; records without a value are kept last; ties keep the first.
     #[arg(long, value_name = "FIELD[:asc|:desc]")]
     pub keep_by: Option<String>,
+    /// How pairs are found: `auto` runs LSH and the exact join on a sample of the
+    /// input, predicts what each would cost on all of it and runs the cheaper (the
+    /// summary says which and why); `lsh` and `exact` choose. Both report exact
+    /// similarities; the exact join finds every pair.
+    #[arg(long, value_enum, default_value_t = Method::Auto, conflicts_with = "exact")]
+    pub method: Method,
     /// Find every pair ≥ t with the exact set-similarity join instead of LSH (no
-    /// sketch, no bands: the LSH options do not apply).
+    /// sketch, no bands: the LSH options do not apply); the same as `--method exact`.
     #[arg(long, conflicts_with_all = ["verify", "bands", "rows", "num_perm", "sketch", "no_neighbours"])]
     pub exact: bool,
     /// Output file (default: standard output); for dedup of a directory, a new or empty
@@ -370,6 +379,17 @@ pub struct RunArgs {
     pub report: Option<PathBuf>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
+}
+
+impl RunArgs {
+    /// The method asked for: `--exact` is `--method exact`.
+    pub fn method(&self) -> Method {
+        if self.exact {
+            Method::Exact
+        } else {
+            self.method
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]

@@ -6,12 +6,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use neardup::{
-    Clusters, Config, Corpus, KeepPolicy, Normalization, Pipeline, Shingled, Similarities,
-    Sketched, Verification,
+    Clusters, Config, Corpus, Goal, KeepPolicy, Method, Normalization, Pipeline, Shingled,
+    Similarities, Sketched, Verification,
 };
 use neardup_io::{DedupWriter, Format};
 
-use crate::args::{InputArgs, MatchArgs, OutputFormatArg, RunArgs};
+use crate::args::{InputArgs, MatchArgs, OutputFormatArg, RunArgs, DEFAULT_NUM_PERM};
 use crate::input::{skipped_by_pipeline, BadRecord, DocId, Documents};
 use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output, write_clusters, OutputFormat, PairWriter};
@@ -60,6 +60,11 @@ fn refuse_inapplicable(mode: Mode, args: &RunArgs) -> Result<()> {
         }
         if args.keep_by.is_some() {
             usage!("--keep-by chooses the document a cluster keeps; pairs has no clusters (use clusters or dedup)");
+        }
+    }
+    if args.method == Method::Exact {
+        if let Some(flag) = lsh_option(args) {
+            usage!("{flag} is an LSH option; --method exact runs the exact join, which verifies every pair exactly");
         }
     }
     if mode == Mode::Dedup && args.output_format.is_some() {
@@ -138,9 +143,6 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         Some(OutputFormatArg::Jsonl) | None => OutputFormat::Jsonl,
     };
     let quiet = args.runtime.quiet;
-    if !quiet {
-        summary::to_stderr(&summary::plan(&config, args.exact));
-    }
     let bars = Bars::new(quiet);
     let pipeline = Pipeline::new(config.clone())?;
     // What the stages report: progress, and the candidates' scores for the report.
@@ -172,7 +174,19 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         }
         shingled.set_keep_ranks(ranks.ranks)?;
     }
-    let ready = if args.exact {
+    let goal = if mode == Mode::Pairs {
+        Goal::Pairs
+    } else {
+        Goal::Clusters
+    };
+    let (exact, choice) = choose(&pipeline, &shingled, args, goal)?;
+    if !quiet {
+        if let Some(line) = &choice {
+            summary::to_stderr(&format!("method    {line}\n"));
+        }
+        summary::to_stderr(&summary::plan(&config, exact));
+    }
+    let ready = if exact {
         Ready::Exact(shingled)
     } else {
         // Band keys are held per distinct set: copies cost none.
@@ -202,7 +216,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             let mut data = report_run::base(
                 report_run::title(name(mode), &args.input.inputs),
                 &config,
-                args.exact,
+                exact,
                 &docs,
                 stats,
                 similarities,
@@ -513,6 +527,84 @@ fn write_removed(
             .map_err(|e| out.error(e))?;
     }
     finish(out)
+}
+
+/// A predicted CPU time, to three figures: `1.23 s`, `45.6 ms`, `789 µs`.
+fn cpu_time(secs: f64) -> String {
+    let (value, unit) = if secs >= 1.0 {
+        (secs, "s")
+    } else if secs >= 1e-3 {
+        (secs * 1e3, "ms")
+    } else {
+        (secs * 1e6, "µs")
+    };
+    let decimals = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.decimals$} {unit}")
+}
+
+/// The first LSH option given on the command line, if any.
+fn lsh_option(args: &RunArgs) -> Option<&'static str> {
+    let m = &args.matching;
+    [
+        ("--bands", m.bands.is_some()),
+        ("--sketch", m.sketch.is_some()),
+        ("--num-perm", m.num_perm != DEFAULT_NUM_PERM),
+        ("--no-neighbours", m.no_neighbours),
+        ("--verify", args.verify != Verification::Exact),
+    ]
+    .into_iter()
+    .find_map(|(flag, given)| given.then_some(flag))
+}
+
+/// Whether the run takes the exact join, and for `--method auto` the summary's line on
+/// why. `--method auto` with an LSH option given runs LSH: the option asks for it.
+fn choose(
+    pipeline: &Pipeline,
+    shingled: &neardup::Shingled,
+    args: &RunArgs,
+    goal: Goal,
+) -> Result<(bool, Option<String>)> {
+    match args.method() {
+        Method::Exact => Ok((true, None)),
+        Method::Lsh => Ok((false, None)),
+        Method::Auto if lsh_option(args).is_some() => Ok((
+            false,
+            lsh_option(args).map(|flag| format!("LSH (auto: {flag} is an LSH option)")),
+        )),
+        Method::Auto => {
+            let start = Instant::now();
+            let c = pipeline.choose_method(shingled, goal)?;
+            let exact = c.method == Method::Exact;
+            let (chosen, other) = if exact {
+                ("the exact join", "LSH")
+            } else {
+                ("LSH", "the exact join")
+            };
+            let (mine, theirs) = if exact {
+                (c.exact_secs, c.lsh_secs)
+            } else {
+                (c.lsh_secs, c.exact_secs)
+            };
+            let bound = if c.exact_is_bound { "at least " } else { "" };
+            Ok((
+                exact,
+                Some(format!(
+                    "{chosen} (auto: predicted {} of CPU against {bound}{} for {other}, from a \
+                     sample of {} distinct texts) in {}",
+                    cpu_time(mine),
+                    cpu_time(theirs),
+                    thousands(c.sample as u64),
+                    secs(start.elapsed())
+                )),
+            ))
+        }
+    }
 }
 
 /// The corpus as far as the run needs it: shingled for the exact join, sketched for LSH.

@@ -151,21 +151,8 @@ impl Summary {
                     thousands(stats.buckets),
                     thousands(stats.largest_bucket)
                 ),
-                neardup::Stage::Verify
-                    if stats.neighbour_candidates + stats.large_group_candidates > 0 =>
-                {
-                    format!(
-                        "{} candidates, {} verified (beyond the buckets: {} with large groups \
-                         of copies, {} verified; {} through a shared neighbour, {} verified)",
-                        thousands(stats.candidates),
-                        thousands(stats.verified),
-                        thousands(stats.large_group_candidates),
-                        thousands(stats.large_group_verified),
-                        thousands(stats.neighbour_candidates),
-                        thousands(stats.neighbour_verified)
-                    )
-                }
-                neardup::Stage::Verify | neardup::Stage::ExactJoin => format!(
+                neardup::Stage::Verify => verify_line(stats),
+                neardup::Stage::ExactJoin => format!(
                     "{} candidates, {} verified",
                     thousands(stats.candidates),
                     thousands(stats.verified)
@@ -213,6 +200,33 @@ impl Summary {
         }
         out
     }
+}
+
+/// The verify stage's line: candidates and verified, with the candidates the prefilter
+/// rejected and those found beyond the buckets when there are any.
+fn verify_line(stats: &neardup::Stats) -> String {
+    let mut line = format!(
+        "{} candidates, {} verified",
+        thousands(stats.candidates),
+        thousands(stats.verified)
+    );
+    if stats.prefiltered > 0 {
+        line += &format!(
+            " ({} rejected by the 1-bit prefilter)",
+            thousands(stats.prefiltered)
+        );
+    }
+    if stats.neighbour_candidates + stats.large_group_candidates > 0 {
+        line += &format!(
+            " (beyond the buckets: {} with large groups of copies, {} verified; {} through a \
+             shared neighbour, {} verified)",
+            thousands(stats.large_group_candidates),
+            thousands(stats.large_group_verified),
+            thousands(stats.neighbour_candidates),
+            thousands(stats.neighbour_verified)
+        );
+    }
+    line
 }
 
 #[cfg(test)]

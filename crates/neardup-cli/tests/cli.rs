@@ -1007,6 +1007,33 @@ fn options_that_do_not_apply_are_refused() {
         &[
             "pairs",
             "cli/stories.txt",
+            "--method",
+            "exact",
+            "--bands",
+            "4",
+            "--rows",
+            "2",
+        ],
+        &[
+            "pairs",
+            "cli/stories.txt",
+            "--method",
+            "exact",
+            "--sketch",
+            "classic",
+        ],
+        &[
+            "pairs",
+            "cli/stories.txt",
+            "--method",
+            "exact",
+            "--verify",
+            "triage",
+        ],
+        &["pairs", "cli/stories.txt", "--method", "lsh", "--exact"],
+        &[
+            "pairs",
+            "cli/stories.txt",
             "--exact",
             "--bands",
             "4",
@@ -1030,6 +1057,69 @@ fn options_that_do_not_apply_are_refused() {
         assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
         assert!(o.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// `--method auto` takes the exact join for package names (a few shingles each: LSH's
+/// K hashes and band records per document cost more than ranking them) and LSH for long
+/// pages sharing a template; it says which and why, the run then shows that method's
+/// stages, and its result equals the chosen method's own.
+#[test]
+fn method_auto_chooses_by_predicted_cost_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = dir.path().join("names.txt");
+    let lines: Vec<String> = (0..3_000)
+        .map(|i| {
+            format!(
+                "pkg-{}-{}",
+                ["core", "utils", "client", "sdk"][i % 4],
+                i / 3
+            )
+        })
+        .collect();
+    std::fs::write(&names, lines.join("\n")).unwrap();
+    let pages = dir.path().join("pages.txt");
+    let template: String = (0..400)
+        .map(|i| format!("clause {i} of the terms "))
+        .collect();
+    let texts: Vec<String> = (0..600)
+        .map(|i| format!("{template} listing {i} {}", "item ".repeat(i % 7)))
+        .collect();
+    std::fs::write(&pages, texts.join("\n")).unwrap();
+    for (input, chosen, stage) in [
+        (
+            &names,
+            "method    the exact join (auto: predicted ",
+            "exact join ",
+        ),
+        (&pages, "method    LSH (auto: predicted ", "sketch    "),
+    ] {
+        let i = input.to_str().unwrap();
+        let auto = neardup(&["clusters", i]);
+        let summary = stderr(&auto);
+        assert!(auto.status.success(), "{summary}");
+        assert!(summary.contains(chosen), "{summary}");
+        assert!(summary.contains(stage), "{summary}");
+        let method = if stage == "sketch    " {
+            "lsh"
+        } else {
+            "exact"
+        };
+        let forced = neardup(&["clusters", i, "--method", method]);
+        assert_eq!(auto.stdout, forced.stdout, "{i}");
+        assert!(!stderr(&forced).contains("method    "));
+        // The choice is the same every run.
+        assert_eq!(stdout(&neardup(&["clusters", i])), stdout(&auto));
+    }
+    // An LSH option given asks for LSH.
+    let o = neardup(&[
+        "pairs",
+        names.to_str().unwrap(),
+        "--bands",
+        "4",
+        "--rows",
+        "2",
+    ]);
+    assert!(stderr(&o).contains("method    LSH (auto: --bands is an LSH option)"));
 }
 
 #[test]

@@ -128,5 +128,66 @@ fn group_and_verify(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, shingle, sketch, group_and_verify);
+/// Candidate pairs of long documents crowding below t = 0.8, as on templated pages: 4,000
+/// shingles each, Jaccard spread over 0.55..0.85.
+fn long_pairs() -> Vec<(Vec<u64>, Vec<u64>)> {
+    let mut rng = neardup::SplitMix64::new(17);
+    (0..200)
+        .map(|i| {
+            let j = 0.55 + 0.3 * (i as f64 / 199.0);
+            let size = 4_000usize;
+            let shared = (size as f64 * 2.0 * j / (1.0 + j)).round() as usize;
+            let mut common: Vec<u64> = (0..shared).map(|_| rng.next_u64()).collect();
+            let mut a = common.clone();
+            a.extend((shared..size).map(|_| rng.next_u64()));
+            common.extend((shared..size).map(|_| rng.next_u64()));
+            a.sort_unstable();
+            common.sort_unstable();
+            (a, common)
+        })
+        .collect()
+}
+
+/// The merge with a branch per step, as verification was before: the reference the
+/// branchless merge is measured against.
+fn branchy_intersection(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+fn verify_long(c: &mut Criterion) {
+    let pairs = long_pairs();
+    let mut g = c.benchmark_group("verify_long");
+    g.throughput(Throughput::Elements(pairs.len() as u64));
+    let passing =
+        |f: &dyn Fn(&[u64], &[u64]) -> bool| pairs.iter().filter(|(a, b)| f(a, b)).count();
+    g.bench_function("branchy_merge", |b| {
+        b.iter(|| {
+            passing(&|a, b| {
+                let n = branchy_intersection(a, b);
+                neardup::jaccard_from_counts(n, a.len(), b.len()) >= 0.8
+            })
+        })
+    });
+    g.bench_function("branchless_merge", |b| {
+        b.iter(|| passing(&|a, b| jaccard(a, b) >= 0.8))
+    });
+    g.bench_function("early_exit", |b| {
+        b.iter(|| passing(&|a, b| neardup::jaccard_at_least(a, b, 0.8).is_some()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, shingle, sketch, group_and_verify, verify_long);
 criterion_main!(benches);

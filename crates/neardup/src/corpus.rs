@@ -1,9 +1,11 @@
 //! The shingled corpus: each document's shingle set and signature, in flat arrays.
 
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 use std::collections::HashMap;
 
+use crate::bbit;
 use crate::error::Result;
 use crate::family::Family;
 use crate::lsh::BandPlan;
@@ -84,6 +86,29 @@ impl FamilySketches {
     fn band_keys(&self, set: u32) -> Option<&[u64]> {
         let row = self.row(set)?;
         Some(&self.keys[row * self.bands..(row + 1) * self.bands])
+    }
+}
+
+/// What sketching keeps of each signature beside its band keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Kept {
+    /// The signature's values (32 bits each), for estimates.
+    pub(crate) signatures: bool,
+    /// The prefilter's sketch of each long set ([`bbit`]), for exact verification.
+    pub(crate) prefilter: bool,
+}
+
+/// Rows of `width` values of `v` for `n` rows, or `None` for each row if `v` is empty
+/// (nothing of that kind is kept).
+fn kept_rows<T: Send>(
+    v: &mut [T],
+    width: usize,
+    n: usize,
+) -> impl IndexedParallelIterator<Item = Option<&mut [T]>> + '_ {
+    if v.is_empty() {
+        Either::Right((0..n).into_par_iter().map(|_| None))
+    } else {
+        Either::Left(v.par_chunks_mut(width).map(Some))
     }
 }
 
@@ -249,6 +274,10 @@ pub struct Corpus {
     /// Shingles summed over all documents, copies included.
     total: u64,
     families: Vec<FamilySketches>,
+    /// Per distinct set, its row of prefilter sketches, if it has one.
+    prefilter_rows: Vec<Slot>,
+    /// [`bbit::SKETCH_WORDS`] words per row.
+    prefilter: Vec<u64>,
     truncated: u64,
     /// Truncated documents (in order) with the sketch of all their shingles.
     whole: Vec<(u32, Vec<u64>)>,
@@ -267,9 +296,16 @@ impl Corpus {
 
     /// Sketches every representative with the family its size belongs to, in parallel,
     /// and keeps each signature's band keys under `plan`; the signatures themselves are
-    /// kept (as 32-bit values) only if `keep_signatures`, as estimates need them and
-    /// exact verification does not.
-    pub(crate) fn sketch(&mut self, families: &[Family], plan: BandPlan, keep_signatures: bool) {
+    /// kept (as 32-bit values) only if `kept.signatures`, as estimates need them and
+    /// exact verification does not; sets of [`bbit::MIN_SET`] shingles or more get the
+    /// prefilter's sketch if `kept.prefilter`.
+    pub(crate) fn sketch(
+        &mut self,
+        families: &[Family],
+        plan: BandPlan,
+        kept: Kept,
+        prefilter_key: u64,
+    ) {
         let reps = self.members();
         let b = plan.bands();
         let sets = self.distinct_sets();
@@ -287,23 +323,16 @@ impl Corpus {
                     slot[self.set_of[d as usize] as usize] = Slot::new(doc_id(row));
                 }
                 let mut keys = vec![0u64; chosen.len() * b];
-                let mut signatures = vec![0u32; if keep_signatures { chosen.len() * k } else { 0 }];
+                let rows = |on: bool, width: usize| if on { chosen.len() * width } else { 0 };
+                let mut signatures = vec![0u32; rows(kept.signatures, k)];
                 let set = |d: u32| self.set(d);
-                let one =
-                    |sig: &mut Vec<u64>, d: u32, keys: &mut [u64], out: Option<&mut [u32]>| {
-                        sketch_one(family, plan, set(d), sig, keys, out)
-                    };
-                let init = || vec![0u64; k];
-                if keep_signatures {
-                    keys.par_chunks_mut(b.max(1))
-                        .zip(signatures.par_chunks_mut(k.max(1)))
-                        .zip(chosen.par_iter())
-                        .for_each_init(init, |sig, ((keys, out), &d)| one(sig, d, keys, Some(out)));
-                } else {
-                    keys.par_chunks_mut(b.max(1))
-                        .zip(chosen.par_iter())
-                        .for_each_init(init, |sig, (keys, &d)| one(sig, d, keys, None));
-                }
+                keys.par_chunks_mut(b.max(1))
+                    .zip(kept_rows(&mut signatures, k, chosen.len()))
+                    .zip(chosen.par_iter())
+                    .for_each_init(
+                        || vec![0u64; k],
+                        |sig, ((keys, out), &d)| sketch_one(family, plan, set(d), sig, keys, out),
+                    );
                 FamilySketches {
                     num_perm: k,
                     bands: b,
@@ -313,6 +342,30 @@ impl Corpus {
                 }
             })
             .collect();
+        if kept.prefilter {
+            self.sketch_prefilter(&reps, prefilter_key);
+        }
+    }
+
+    /// The prefilter's sketch of every representative of [`bbit::MIN_SET`] shingles or
+    /// more.
+    fn sketch_prefilter(&mut self, reps: &[u32], key: u64) {
+        let long: Vec<u32> = reps
+            .iter()
+            .copied()
+            .filter(|&d| self.set(d).len() >= bbit::MIN_SET)
+            .collect();
+        let mut rows = vec![Slot::NONE; self.distinct_sets()];
+        for (row, &d) in long.iter().enumerate() {
+            rows[self.set_of[d as usize] as usize] = Slot::new(doc_id(row));
+        }
+        let mut sketches = vec![0u64; long.len() * bbit::SKETCH_WORDS];
+        sketches
+            .par_chunks_mut(bbit::SKETCH_WORDS)
+            .zip(long.par_iter())
+            .for_each(|(out, &d)| bbit::sketch(self.set(d), key, out));
+        self.prefilter_rows = rows;
+        self.prefilter = sketches;
     }
 
     /// Number of documents, skipped ones included.
@@ -370,6 +423,13 @@ impl Corpus {
             + self.first_doc.capacity() * 4
             + families
             + self.whole.capacity() * (4 + 24 + WHOLE_NUM_PERM * 8)
+            + self.prefilter_rows.capacity() * 4
+            + self.prefilter.capacity() * 8
+    }
+
+    /// True if some sets have the prefilter's sketch.
+    pub(crate) fn has_prefilter(&self) -> bool {
+        !self.prefilter.is_empty()
     }
 
     /// Number of sketch families the corpus was sketched with (0 if not sketched).
@@ -414,6 +474,19 @@ impl Corpus {
             .find(|&f| self.in_family(f, a) && self.in_family(f, b))
     }
 
+    /// The prefilter's sketches of two documents, if both have one.
+    pub(crate) fn prefilter_pair(&self, a: u32, b: u32) -> Option<(&[u64], &[u64])> {
+        let sketch = |d: u32| {
+            let row = self
+                .prefilter_rows
+                .get(self.set_of[d as usize] as usize)?
+                .get()? as usize;
+            let w = bbit::SKETCH_WORDS;
+            Some(&self.prefilter[row * w..(row + 1) * w])
+        };
+        Some((sketch(a)?, sketch(b)?))
+    }
+
     /// Signatures of two documents in the family they are compared in, if kept.
     pub(crate) fn signature_pair(&self, a: u32, b: u32) -> Option<(&[u32], &[u32])> {
         let f = self.shared_family(a, b)?;
@@ -439,6 +512,25 @@ impl Corpus {
             .filter(|&s| !self.stored_set(s).is_empty())
             .map(|s| self.first_doc[s as usize])
             .collect()
+    }
+
+    /// A corpus of the sets of `docs` only, in that order, each its own representative
+    /// (the documents must have distinct sets): a sample to run a method on.
+    pub(crate) fn subset(&self, docs: &[u32]) -> Corpus {
+        let mut sub = Corpus {
+            offsets: vec![0],
+            ..Corpus::default()
+        };
+        for (i, &d) in docs.iter().enumerate() {
+            let set = self.set(d);
+            sub.hashes.extend_from_slice(set);
+            sub.offsets.push(sub.hashes.len());
+            sub.lengths.push(self.lengths[d as usize]);
+            sub.set_of.push(doc_id(i));
+            sub.first_doc.push(doc_id(i));
+            sub.total += set.len() as u64;
+        }
+        sub
     }
 
     /// Number of documents with each distinct set (see [`Corpus::set_index`]).
@@ -591,7 +683,15 @@ mod tests {
         assert!(per_doc(&c) <= 16.0, "{} bytes per document", per_doc(&c));
         let plan = BandPlan::new(16, 8, 128).unwrap();
         let fams = families(SketchKind::OnePermutation, 128, 1, 0.8).unwrap();
-        c.sketch(&fams, plan, true);
+        c.sketch(
+            &fams,
+            plan,
+            Kept {
+                signatures: true,
+                prefilter: false,
+            },
+            0,
+        );
         assert!(per_doc(&c) <= 16.0, "{} bytes per document", per_doc(&c));
     }
 
@@ -632,7 +732,11 @@ mod tests {
         c.sketch(
             &families(SketchKind::OnePermutation, 16, 3, 0.8).unwrap(),
             plan,
-            true,
+            Kept {
+                signatures: true,
+                prefilter: true,
+            },
+            0,
         );
         let (a, b) = c.signature_pair(0, 3).unwrap();
         assert_eq!(a, b, "a copy uses its representative's signature");
@@ -646,7 +750,8 @@ mod tests {
         c.sketch(
             &families(SketchKind::OnePermutation, 16, 3, 0.8).unwrap(),
             plan,
-            false,
+            Kept::default(),
+            0,
         );
         assert!(c.signature_pair(0, 4).is_none());
         assert!(c.in_family(0, 4) && c.band_keys_in(0, 4).is_some());

@@ -29,6 +29,9 @@ pub enum Error {
     /// `shortest`).
     #[error("invalid keep policy {0:?}: expected first, last, longest or shortest")]
     InvalidKeepPolicy(String),
+    /// A method could not be parsed (expected `auto`, `lsh` or `exact`).
+    #[error("invalid method {0:?}: expected auto, lsh or exact")]
+    InvalidMethod(String),
     /// A sketch kind could not be parsed (expected `oph` or `classic`).
     #[error("invalid sketch {0:?}: expected oph or classic")]
     InvalidSketch(String),

@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::slot::{check_documents, doc_id, doc_ids, Slot};
-use crate::verify::{jaccard_from_counts, meets_threshold};
+use crate::verify::{intersection_at_least, jaccard_from_counts, meets_threshold};
 
 /// A pair of documents (indices into the input slice) with a < b, and their exact Jaccard similarity.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -31,6 +31,11 @@ pub struct JoinStats {
     pub verified: u64,
     /// Pairs reported: Jaccard similarity at or above the threshold.
     pub pairs: u64,
+    /// Prefix-index entries read while looking for candidates: the join's search work.
+    pub postings: u64,
+    /// Elements of the candidates' remaining tokens handed to the merge (at most what
+    /// it compares): the join's verification work.
+    pub merged: u64,
 }
 
 /// Exact set-similarity join: every pair of shingle sets whose Jaccard similarity reaches the
@@ -164,6 +169,8 @@ impl ExactJoin {
         for (found, part) in parts {
             stats.candidates += part.candidates;
             stats.verified += part.verified;
+            stats.postings += part.postings;
+            stats.merged += part.merged;
             pairs.extend(found);
         }
         // Pairs are distinct, so an unstable sort is deterministic.
@@ -679,11 +686,10 @@ impl Probe<'_> {
             let list = self.index.list(rank);
             let from = list.partition_point(|p| p.record < first);
             let rest_y = ly - (unique_y + j) - 1;
-            for p in &list[from..] {
+            let upto = list[from..].partition_point(|p| (p.record as usize) < y);
+            stats.postings += upto as u64;
+            for p in &list[from..from + upto] {
                 let x = p.record as usize;
-                if x >= y {
-                    break;
-                }
                 let Some(c) = count[x].get() else {
                     continue;
                 };
@@ -728,8 +734,12 @@ impl Probe<'_> {
                 continue;
             }
             stats.verified += 1;
-            let overlap = c + merge_count(rest_x, rest_y);
-            let jaccard = jaccard_from_counts(overlap, lx, ly);
+            stats.merged += (rest_x.len() + rest_y.len()) as u64;
+            let Some(rest) = intersection_at_least(rest_x, rest_y, required.saturating_sub(c))
+            else {
+                continue;
+            };
+            let jaccard = jaccard_from_counts(c + rest, lx, ly);
             if meets_threshold(jaccard, self.threshold) {
                 let (a, b) = (records.ids[x], records.ids[y]);
                 found.push(ScoredPair {
@@ -741,18 +751,6 @@ impl Probe<'_> {
         }
         touched.clear();
     }
-}
-
-/// Number of common elements of two rising slices.
-fn merge_count(a: &[u32], b: &[u32]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
-        i += usize::from(x <= y);
-        j += usize::from(y <= x);
-        n += usize::from(x == y);
-    }
-    n
 }
 
 /// A size, count or rank as `u32`: [`ExactJoin::try_join`] checked that sets, their sizes

@@ -38,6 +38,7 @@
 //! # Ok::<(), neardup::Error>(())
 //! ```
 
+mod bbit;
 mod cluster;
 mod config;
 mod corpus;
@@ -49,6 +50,7 @@ mod family;
 mod group;
 mod heavy;
 mod lsh;
+pub mod method;
 pub mod metrics;
 mod normalize;
 mod observer;
@@ -76,6 +78,7 @@ pub use error::{Error, Result};
 pub use exact::{ExactJoin, JoinStats, ScoredPair};
 pub use family::SketchKind;
 pub use lsh::BandPlan;
+pub use method::{Goal, Method, MethodChoice};
 pub use normalize::{normalize, Normalization};
 pub use observer::{Observer, Quiet};
 pub use oph::OnePermutation;
@@ -91,8 +94,9 @@ pub use slot::MAX_DOCUMENTS;
 pub use stages::{ShingleBatches, Shingled, Sketched};
 pub use stats::{Similarities, Stage, Stats, SIMILARITY_BINS};
 pub use verify::{
-    estimate, estimate_std_dev, intersection_size, jaccard, jaccard_from_counts, meets_threshold,
-    triage_margin, Verification,
+    estimate, estimate_std_dev, intersection_at_least, intersection_size, jaccard,
+    jaccard_at_least, jaccard_from_counts, meets_threshold, required_overlap, triage_margin,
+    Verification,
 };
 
 /// Internals exposed for the crate's own benchmarks only: not part of the API.

@@ -21,6 +21,13 @@ pub trait Sketch: Send + Sync {
     /// ignore both. An empty input gives a signature of `u64::MAX`.
     fn sketch_into(&self, shingles: &[u64], out: &mut [u64]);
 
+    /// Hash evaluations to sketch a set of `shingles` shingles: what the cost model of
+    /// [`Method::Auto`](crate::Method::Auto) counts. K per shingle unless a sketch says
+    /// otherwise.
+    fn work(&self, shingles: usize) -> u64 {
+        shingles as u64 * self.num_perm() as u64
+    }
+
     /// The signature of a set of shingle hashes, as a new vector.
     fn sketch(&self, shingles: &[u64]) -> Vec<u64> {
         let mut out = vec![0; self.num_perm()];

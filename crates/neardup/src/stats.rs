@@ -63,6 +63,14 @@ pub struct Stats {
     pub candidates: u64,
     /// Candidates that passed verification.
     pub verified: u64,
+    /// Candidates rejected by the prefilter's 1-bit sketches, without merging their sets
+    /// (long documents far below the threshold); included in `candidates`.
+    pub prefiltered: u64,
+    /// Shingles of the verified candidates handed to exact merges (each candidate's
+    /// |A| + |B|, or the exact join's remaining tokens): verification's work.
+    pub merged: u64,
+    /// Exact join: prefix-index entries read to find candidates (its search work).
+    pub postings: u64,
     /// Pairs mode: candidates found by the exact search around the largest groups of
     /// identical documents (not through a bucket), included in `candidates`. In clusters
     /// mode only the verified ones are counted, as links, not in `verified`.

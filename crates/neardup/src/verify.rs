@@ -54,21 +54,80 @@ impl Verification {
 by_name!(Verification, Error::InvalidVerification);
 
 /// Size of the intersection of two sets given as sorted, deduplicated slices.
-pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
-    // Galloping would help only for very unequal sizes; near-duplicates are of similar size.
+pub fn intersection_size<T: Ord + Copy>(a: &[T], b: &[T]) -> usize {
     let (mut i, mut j, mut n) = (0, 0, 0);
+    // Without branches on the comparison: near-duplicates interleave their elements at
+    // random, so a branch would be mispredicted about every other step.
     while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
-            }
-        }
+        let (x, y) = (a[i], b[j]);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+        n += usize::from(x == y);
     }
     n
+}
+
+/// Elements merged between two checks of [`intersection_at_least`]'s bound.
+const EXIT_CHECK: usize = 64;
+
+/// The size of the intersection of two sorted, deduplicated sets if it is at least
+/// `required`, else `None`, found without merging to the end when it cannot be reached:
+/// the merge stops once the matches so far plus the elements left in the shorter remainder
+/// fall below `required` (the exact join's positional bound).
+pub fn intersection_at_least<T: Ord + Copy>(a: &[T], b: &[T], required: usize) -> Option<usize> {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    loop {
+        let reachable = n + (a.len() - i).min(b.len() - j);
+        if reachable < required {
+            return None;
+        }
+        // Every step moves i or j, so EXIT_CHECK steps are at most EXIT_CHECK elements
+        // of the two sets; the inner loop needs no bounds on i and j beyond these.
+        let steps = EXIT_CHECK.min(a.len() - i).min(b.len() - j);
+        if steps == 0 {
+            return Some(n);
+        }
+        let (sa, sb) = (&a[i..], &b[j..]);
+        let (mut x, mut y) = (0, 0);
+        for _ in 0..steps {
+            let (p, q) = (sa[x], sb[y]);
+            x += usize::from(p <= q);
+            y += usize::from(q <= p);
+            n += usize::from(p == q);
+        }
+        i += x;
+        j += y;
+    }
+}
+
+/// The least intersection with which two sets of sizes `len_a` and `len_b` meet the
+/// threshold under [`meets_threshold`] and [`jaccard_from_counts`] (found with that very
+/// test, so it agrees to the bit); more than either size when none does. For a threshold
+/// above 0 it is at least 1: sets with nothing in common never meet it.
+pub fn required_overlap(len_a: usize, len_b: usize, threshold: f64) -> usize {
+    let passes = |o: usize| meets_threshold(jaccard_from_counts(o, len_a, len_b), threshold);
+    let most = len_a.min(len_b);
+    if !passes(most) {
+        return most + 1;
+    }
+    // J = o / (s − o) ≥ t ⇔ o ≥ t·s / (1 + t): start there, then settle on the float test.
+    let sum = len_a.saturating_add(len_b) as f64;
+    let mut o = ((threshold * sum / (1.0 + threshold)).ceil().max(0.0) as usize).min(most);
+    while o > 0 && passes(o - 1) {
+        o -= 1;
+    }
+    while !passes(o) {
+        o += 1;
+    }
+    o
+}
+
+/// Exact Jaccard of two sorted, deduplicated sets if it meets `threshold`, else `None`,
+/// stopping the merge as soon as the threshold is out of reach.
+pub fn jaccard_at_least(a: &[u64], b: &[u64], threshold: f64) -> Option<f64> {
+    let required = required_overlap(a.len(), b.len(), threshold);
+    let n = intersection_at_least(a, b, required)?;
+    Some(jaccard_from_counts(n, a.len(), b.len()))
 }
 
 /// Jaccard similarity from an intersection size and the two set sizes; 0 for two empty sets.
@@ -125,6 +184,54 @@ mod tests {
         assert_eq!(intersection_size(&[1, 3, 5, 7], &[3, 4, 5, 8]), 2);
         assert_eq!(intersection_size(&[], &[1, 2]), 0);
         assert_eq!(intersection_size(&[1, 2], &[1, 2]), 2);
+    }
+
+    #[test]
+    fn early_exit_agrees_with_the_full_merge() {
+        let mut rng = crate::rng::SplitMix64::new(11);
+        for round in 0..2_000 {
+            // Sets from a small universe, so overlaps span 0..=1, sizes 0..300.
+            let universe = 50 + round % 400;
+            let mut draw = |n: usize| {
+                let mut s: Vec<u64> = (0..n).map(|_| rng.next_u64() % universe as u64).collect();
+                s.sort_unstable();
+                s.dedup();
+                s
+            };
+            let (la, lb) = (round % 300, (round * 7) % 300);
+            let (a, b) = (draw(la), draw(lb));
+            let full = intersection_size(&a, &b);
+            for t in [0.01, 0.3, 0.5, 0.8, 0.95, 1.0] {
+                let required = required_overlap(a.len(), b.len(), t);
+                let passes = meets_threshold(jaccard(&a, &b), t);
+                assert_eq!(
+                    intersection_at_least(&a, &b, required),
+                    (full >= required).then_some(full)
+                );
+                assert_eq!(jaccard_at_least(&a, &b, t).is_some(), passes, "t {t}");
+                if let Some(j) = jaccard_at_least(&a, &b, t) {
+                    assert_eq!(j, jaccard(&a, &b));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn required_overlap_is_the_least_passing_one() {
+        for t in [0.1, 0.5, 0.7, 0.8, 0.9, 0.99, 1.0] {
+            for la in 0..60 {
+                for lb in 0..60 {
+                    let o = required_overlap(la, lb, t);
+                    let passes = |o: usize| meets_threshold(jaccard_from_counts(o, la, lb), t);
+                    if o <= la.min(lb) {
+                        assert!(passes(o) && o >= 1, "t {t} {la} {lb} {o}");
+                        assert!(o == 1 || !passes(o - 1), "t {t} {la} {lb} {o}");
+                    } else {
+                        assert!((0..=la.min(lb)).all(|o| !passes(o)));
+                    }
+                }
+            }
+        }
     }
 
     #[test]

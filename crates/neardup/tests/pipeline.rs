@@ -134,6 +134,77 @@ fn verified_pairs_are_true_pairs_and_recall_is_high() {
     }
 }
 
+/// Long pages sharing one of a few templates, each with its own random listing; some
+/// re-post an earlier page with one word changed. Pairs of one template crowd below 0.8.
+fn templated_pages(seed: u64, pages: usize) -> Vec<String> {
+    let mut rng = Rng::new(seed);
+    let word = |rng: &mut Rng| WORDS[rng.below(WORDS.len() as u64) as usize];
+    let templates: Vec<String> = (0..4)
+        .map(|_| {
+            (0..500)
+                .map(|_| word(&mut rng))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let mut texts: Vec<String> = Vec::new();
+    for i in 0..pages {
+        if i > 8 && rng.below(10) == 0 {
+            let mut copy: Vec<String> = texts[i - 4].split(' ').map(String::from).collect();
+            let at = rng.below(copy.len() as u64) as usize;
+            copy[at] = word(&mut rng).to_string();
+            texts.push(copy.join(" "));
+            continue;
+        }
+        let listing = 60 + rng.below(140) as usize;
+        let tail: Vec<&str> = (0..listing).map(|_| word(&mut rng)).collect();
+        texts.push(format!("{} {}", templates[i % 4], tail.join(" ")));
+    }
+    texts
+}
+
+/// Scores every candidate, so verification computes each exact Jaccard to the end.
+struct Scoring(u64);
+
+impl neardup::Observer for Scoring {
+    fn wants_scores(&self) -> bool {
+        true
+    }
+    fn scored(&mut self, _similarity: f64, _verified: bool) {
+        self.0 += 1;
+    }
+}
+
+/// The prefilter and the early exit only save work: the pairs equal those of full
+/// verification (which runs when every candidate's score is wanted), and the prefilter
+/// does reject candidates on this corpus.
+#[test]
+fn prefilter_and_early_exit_reject_nothing_that_passes() {
+    let texts = templated_pages(5, 400);
+    let p = pipeline(0.8, Verification::Exact);
+    let corpus = p.sketch_texts(&texts).unwrap();
+    let (quick, quick_stats) = p.pairs(&corpus, &mut Quiet);
+    let mut scoring = Scoring(0);
+    let (full, full_stats) = p.pairs(&corpus, &mut scoring);
+    assert_eq!(quick, full);
+    assert!(full.len() > 30, "{} pairs", full.len());
+    assert_eq!(quick_stats.candidates, full_stats.candidates);
+    assert_eq!(scoring.0, full_stats.candidates);
+    assert_eq!(full_stats.prefiltered, 0);
+    assert!(
+        quick_stats.prefiltered * 10 > quick_stats.candidates,
+        "{} of {} prefiltered",
+        quick_stats.prefiltered,
+        quick_stats.candidates
+    );
+    // Every pair the exact join finds among candidates is kept.
+    let (exact, _) = p.exact_pairs(&corpus, &mut Quiet).unwrap();
+    let exact_keys = keys(&exact);
+    assert!(keys(&quick)
+        .iter()
+        .all(|k| exact_keys.binary_search(k).is_ok()));
+}
+
 #[test]
 fn estimate_and_none_modes() {
     let texts = near_duplicate_corpus(2, 300);

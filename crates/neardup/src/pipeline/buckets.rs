@@ -112,6 +112,8 @@ impl Pipeline {
         let [large, near] = through;
         stats.candidates = tally.candidates + large.candidates + near.candidates;
         stats.verified = tally.verified + large.verified + near.verified;
+        stats.prefiltered = tally.prefiltered + large.prefiltered + near.prefiltered;
+        stats.merged = tally.merged + large.merged + near.merged;
         stats.truncated_pairs = tally.truncated + large.truncated + near.truncated;
         (stats.large_group_candidates, stats.large_group_verified) =
             (large.candidates, large.verified);

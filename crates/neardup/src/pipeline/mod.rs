@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::cluster::{cluster_sets, Cluster, Clusters, Similarity};
 use crate::config::Config;
-use crate::corpus::{sketch_one, whole_estimate, whole_signature_of, Corpus};
+use crate::corpus::{sketch_one, whole_estimate, whole_signature_of, Corpus, Kept};
 use crate::document::{DocSet, DocSketch, FamilySketch};
 use crate::error::Result;
 use crate::exact::ExactJoin;
@@ -19,8 +19,13 @@ use crate::stages::{ShingleBatches, Shingled, Sketched};
 use crate::stats::{Stage, Stats};
 use crate::verify::{jaccard, Verification};
 
+/// Mixed into the seed for the prefilter's hash, so its bins are independent of the
+/// sketches'.
+const PREFILTER_SEED: u64 = 0x7072_6566_696c_7465;
+
 mod beyond;
 mod buckets;
+mod choose;
 mod stream;
 mod verifier;
 
@@ -95,10 +100,16 @@ impl Pipeline {
         let mut shingled = shingled;
         observer.start(Stage::Sketch, 0);
         let Shingled { corpus, stats, .. } = &mut shingled;
-        // Exact verification needs no signatures, only their band keys.
-        let keep = self.config.verification() != Verification::Exact;
+        // Exact verification needs no signatures, only their band keys and its
+        // prefilter's sketches.
+        let v = self.config.verification();
+        let keep = Kept {
+            signatures: v != Verification::Exact,
+            prefilter: matches!(v, Verification::Exact | Verification::Triage),
+        };
+        let key = crate::rng::mix64(self.config.seed() ^ PREFILTER_SEED);
         stats.time(Stage::Sketch, || {
-            corpus.sketch(&self.families, self.config.plan(), keep)
+            corpus.sketch(&self.families, self.config.plan(), keep, key)
         });
         observer.finish();
         Sketched(shingled)
@@ -187,7 +198,7 @@ impl Pipeline {
         estimate: Option<f64>,
     ) -> Verdict {
         let whole = whole_estimate(a, b);
-        Policy::new(&self.config).judge(|| jaccard(a.0, b.0), estimate, whole)
+        Policy::new(&self.config).judge(|_| Some(jaccard(a.0, b.0)), estimate, whole)
     }
 
     /// The number of sketch families: a document's [`DocSketch::families`] are numbered
@@ -272,6 +283,8 @@ impl Pipeline {
         observer.finish();
         stats.candidates = tally.candidates;
         stats.verified = tally.verified;
+        stats.prefiltered = tally.prefiltered;
+        stats.merged = tally.merged;
         if self.config.neighbours() {
             // Shared neighbours end up in one cluster anyway; a near-copy of a large group
             // of copies that LSH missed would stay alone.
@@ -359,6 +372,8 @@ impl Pipeline {
         observer.finish();
         let (found, join) = joined?;
         stats.candidates = join.candidates;
+        stats.merged = join.merged;
+        stats.postings = join.postings;
         stats.verified = found.len() as u64;
         if observer.wants_scores() {
             for p in &found {
@@ -372,7 +387,8 @@ impl Pipeline {
             .filter_map(|p| {
                 // A truncated document's prefix is not the document: judge the estimate.
                 let truncated = corpus.truncated_estimate(p.a, p.b);
-                let verdict = policy.judge(|| p.jaccard, verifier.estimate(p.a, p.b), truncated);
+                let verdict =
+                    policy.judge(|_| Some(p.jaccard), verifier.estimate(p.a, p.b), truncated);
                 Some(Pair {
                     a: p.a,
                     b: p.b,

@@ -3,12 +3,15 @@
 
 use rayon::prelude::*;
 
+use crate::bbit::Prefilter;
 use crate::cluster::Similarity;
 use crate::config::Config;
 use crate::corpus::Corpus;
 use crate::observer::Observer;
 use crate::pairs::Pair;
-use crate::verify::{estimate, jaccard, meets_threshold, triage_margin, Verification};
+use crate::verify::{
+    estimate, jaccard, jaccard_at_least, meets_threshold, triage_margin, Verification,
+};
 
 /// The verdict on one candidate pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,13 +62,14 @@ impl Policy {
         }
     }
 
-    /// The verdict on a pair, given what is known of it: `jaccard` computes the exact
-    /// Jaccard (called only when the policy needs it), `estimate` is the signatures'
-    /// estimate if they were kept, and `whole` the estimate of the whole documents when
-    /// either was truncated, which is then all the verdict rests on.
+    /// The verdict on a pair, given what is known of it: `jaccard(t)` gives the exact
+    /// Jaccard (called only when the policy needs it), or `None` if it found the pair
+    /// below the threshold `t` without computing it to the end; `estimate` is the
+    /// signatures' estimate if they were kept, and `whole` the estimate of the whole
+    /// documents when either was truncated, which is then all the verdict rests on.
     pub(crate) fn judge(
         &self,
-        jaccard: impl FnOnce() -> f64,
+        jaccard: impl FnOnce(f64) -> Option<f64>,
         estimate: Option<f64>,
         whole: Option<f64>,
     ) -> Verdict {
@@ -88,9 +92,12 @@ impl Policy {
             },
             verified,
         };
-        let exactly = |jaccard: f64| verdict(Some(jaccard), meets_threshold(jaccard, t));
+        let exactly = |jaccard: Option<f64>| match jaccard {
+            Some(j) => verdict(Some(j), meets_threshold(j, t)),
+            None => verdict(None, false),
+        };
         match self.verification {
-            Verification::Exact => exactly(jaccard()),
+            Verification::Exact => exactly(jaccard(t)),
             Verification::Estimate => {
                 verdict(None, estimate.is_some_and(|e| meets_threshold(e, t)))
             }
@@ -99,7 +106,7 @@ impl Policy {
                 match estimate {
                     Some(e) if e >= t + margin => verdict(None, true),
                     Some(e) if e <= t - margin => verdict(None, false),
-                    _ => exactly(jaccard()),
+                    _ => exactly(jaccard(t)),
                 }
             }
             Verification::None => verdict(None, true),
@@ -112,8 +119,21 @@ impl Policy {
 pub(crate) struct Tally {
     pub(crate) candidates: u64,
     pub(crate) verified: u64,
+    /// Candidates rejected by the prefilter.
+    pub(crate) prefiltered: u64,
+    /// Shingles of the candidates whose sets were merged.
+    pub(crate) merged: u64,
     /// Verified pairs with a truncated document (judged on the whole documents' estimate).
     pub(crate) truncated: u64,
+}
+
+/// What judging one candidate cost.
+#[derive(Clone, Copy, Debug, Default)]
+struct Work {
+    /// 1 if the prefilter rejected it.
+    prefiltered: u64,
+    /// Shingles handed to the merge.
+    merged: u64,
 }
 
 /// Judges pairs of a corpus's documents under a policy.
@@ -122,6 +142,8 @@ pub(crate) struct Verifier<'a> {
     policy: Policy,
     /// Whether similarities carry the signatures' estimate when the corpus kept them.
     estimates: bool,
+    /// The prefilter, if the corpus has its sketches.
+    prefilter: Option<Prefilter>,
 }
 
 impl<'a> Verifier<'a> {
@@ -130,6 +152,9 @@ impl<'a> Verifier<'a> {
             corpus,
             policy,
             estimates: true,
+            prefilter: corpus
+                .has_prefilter()
+                .then(|| Prefilter::new(policy.threshold)),
         }
     }
 
@@ -143,10 +168,35 @@ impl<'a> Verifier<'a> {
     pub(crate) fn verdict(&self, a: u32, b: u32) -> Verdict {
         let c = self.corpus;
         self.policy.judge(
-            || jaccard(c.set(a), c.set(b)),
+            |_| Some(jaccard(c.set(a), c.set(b))),
             self.estimate(a, b),
             c.truncated_estimate(a, b),
         )
+    }
+
+    /// The verdict on `a` and `b` where a rejected pair's exact Jaccard is not wanted:
+    /// the prefilter may reject it on the signatures' low bits, and the merge of the
+    /// sets stops once the threshold is out of reach. Also says if the prefilter
+    /// rejected it, or how many shingles went to the merge.
+    fn quick_verdict(&self, a: u32, b: u32) -> (Verdict, Work) {
+        let c = self.corpus;
+        let mut work = Work::default();
+        let verdict = self.policy.judge(
+            |t| {
+                if let (Some(filter), Some((p, q))) = (&self.prefilter, c.prefilter_pair(a, b)) {
+                    if filter.rejects(p, q) {
+                        work.prefiltered = 1;
+                        return None;
+                    }
+                }
+                let (x, y) = (c.set(a), c.set(b));
+                work.merged = (x.len() + y.len()) as u64;
+                jaccard_at_least(x, y, t)
+            },
+            self.estimate(a, b),
+            c.truncated_estimate(a, b),
+        );
+        (verdict, work)
     }
 
     /// The estimate of the signatures `a` and `b` are compared in, if kept (and wanted).
@@ -164,22 +214,35 @@ impl<'a> Verifier<'a> {
     }
 
     /// Judges candidates in parallel and returns those that pass, in the candidates'
-    /// order. Each verdict is counted in `tally` and its score handed to `observer`.
+    /// order. Each verdict is counted in `tally` and its score handed to `observer`;
+    /// when the observer wants no scores, rejected pairs are not scored to the end
+    /// ([`Verifier::quick_verdict`]).
     pub(crate) fn judge_all(
         &self,
         candidates: &[(u32, u32)],
         tally: &mut Tally,
         observer: &mut dyn Observer,
     ) -> Vec<Pair> {
-        let verdicts: Vec<Verdict> = candidates
-            .par_iter()
-            .map(|&(a, b)| self.verdict(a, b))
-            .collect();
-        if observer.wants_scores() {
+        let verdicts: Vec<Verdict> = if observer.wants_scores() {
+            let verdicts: Vec<Verdict> = candidates
+                .par_iter()
+                .map(|&(a, b)| self.verdict(a, b))
+                .collect();
             for v in &verdicts {
                 observer.scored(v.judged_on(), v.verified);
             }
-        }
+            verdicts
+        } else {
+            let (verdicts, work): (Vec<Verdict>, Vec<Work>) = candidates
+                .par_iter()
+                .map(|&(a, b)| self.quick_verdict(a, b))
+                .unzip();
+            for w in work {
+                tally.prefiltered += w.prefiltered;
+                tally.merged += w.merged;
+            }
+            verdicts
+        };
         tally.candidates += candidates.len() as u64;
         let verified: Vec<Pair> = candidates
             .iter()

@@ -1,0 +1,207 @@
+//! The prefilter of exact verification: a 1-bit minwise sketch (Li & König, 2010) of each
+//! long document, which rejects candidates far below the threshold before their sets are
+//! merged.
+//!
+//! Each shingle is hashed once and falls into one of [`BINS`] bins by its high bits; a bin
+//! keeps its smallest hash, of which only the lowest bit is stored (one-permutation
+//! hashing without densification). In a bin that is filled in both documents, the two
+//! smallest hashes are equal with probability J on average, and two different hashes
+//! agree in their low bit with probability ½; a bin filled in one document only never
+//! holds equal hashes. So each bin filled in either document agrees with probability
+//! `p(J) = J + (1 − J)/2` on average over the bins, and bins empty in both always agree.
+//!
+//! A sketch also marks its empty bins, so a pair's `n` bins filled in either document are
+//! known. A pair at or above the threshold has `p ≥ p(t)`, and the agreeing ones among its
+//! `n` bins count at least as high as a binomial(n, p(t)) count would (bins hold disjoint
+//! shingles, which only narrows the count). The prefilter rejects a pair when its agreeing
+//! bins are so few that such a count falls that low with probability at most
+//! [`WRONG_REJECTION`].
+
+use crate::rng::mix64;
+
+/// Bins of the sketch: 1,024 bits and 1,024 empty marks, 256 bytes per long document.
+pub const BINS: usize = 1024;
+const WORDS: usize = BINS / 64;
+/// Words stored per sketch: the bits, then the marks of the empty bins.
+pub(crate) const SKETCH_WORDS: usize = 2 * WORDS;
+
+/// Documents with fewer shingles get no sketch: merging them costs less than a sketch.
+pub const MIN_SET: usize = 256;
+
+/// Probability, per pair at or above the threshold, that the prefilter rejects it. Over
+/// 10⁸ true pairs the expected number of wrong rejections is 0.1.
+pub const WRONG_REJECTION: f64 = 1e-9;
+
+/// Writes the sketch of a sorted set of 64-bit shingles into `out`
+/// ([`SKETCH_WORDS`] words); `key` is the seed of the hash.
+pub(crate) fn sketch(set: &[u64], key: u64, out: &mut [u64]) {
+    let mut least = [u64::MAX; BINS];
+    for &s in set {
+        let h = mix64(s ^ key);
+        let bin = (h >> (64 - BINS.trailing_zeros())) as usize;
+        least[bin] = least[bin].min(h);
+    }
+    out.fill(0);
+    let (bits, empty) = out.split_at_mut(WORDS);
+    for (i, &v) in least.iter().enumerate() {
+        if v == u64::MAX {
+            empty[i / 64] |= 1 << (i % 64);
+        } else {
+            bits[i / 64] |= (v & 1) << (i % 64);
+        }
+    }
+}
+
+/// Bins filled in either sketch, and how many of them agree.
+fn filled_and_agreeing(a: &[u64], b: &[u64]) -> (usize, usize) {
+    let (mut filled, mut agreeing) = (0, 0);
+    for w in 0..WORDS {
+        let in_either = !(a[WORDS + w] & b[WORDS + w]);
+        filled += in_either.count_ones() as usize;
+        agreeing += (!(a[w] ^ b[w]) & in_either).count_ones() as usize;
+    }
+    (filled, agreeing)
+}
+
+/// When two sketches are far enough below the threshold to skip the exact check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Prefilter {
+    /// `reject_at_most[n]`: with `n` bins filled in either document, the pair is rejected
+    /// when at most this many bins agree (`None`: never).
+    reject_at_most: Vec<Option<usize>>,
+}
+
+impl Prefilter {
+    /// The prefilter at `threshold`.
+    pub(crate) fn new(threshold: f64) -> Self {
+        let p = threshold + (1.0 - threshold) / 2.0;
+        Prefilter {
+            reject_at_most: (0..=BINS)
+                .map(|n| binomial_quantile(n, p, WRONG_REJECTION))
+                .collect(),
+        }
+    }
+
+    /// True if the pair can be rejected without its exact Jaccard.
+    pub(crate) fn rejects(&self, a: &[u64], b: &[u64]) -> bool {
+        let (filled, agreeing) = filled_and_agreeing(a, b);
+        self.reject_at_most[filled].is_some_and(|m| agreeing <= m)
+    }
+}
+
+/// The largest `m` with P(binomial(n, p) ≤ m) ≤ `epsilon`, if there is one.
+fn binomial_quantile(n: usize, p: f64, epsilon: f64) -> Option<usize> {
+    if p >= 1.0 {
+        // Every position agrees: any disagreement rules the pair out.
+        return n.checked_sub(1);
+    }
+    // In logs: (1 − p)ⁿ underflows for long sketches.
+    let (lp, lq) = (p.ln(), (1.0 - p).ln());
+    let mut log_pmf = n as f64 * lq;
+    let mut cdf = 0.0;
+    let mut last = None;
+    for m in 0..=n {
+        if m > 0 {
+            log_pmf += ((n - m + 1) as f64).ln() - (m as f64).ln() + lp - lq;
+        }
+        cdf += log_pmf.exp();
+        if cdf > epsilon {
+            break;
+        }
+        last = Some(m);
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    fn sketched(set: &[u64]) -> Vec<u64> {
+        let mut out = vec![0; SKETCH_WORDS];
+        sketch(set, 99, &mut out);
+        out
+    }
+
+    #[test]
+    fn identical_sets_agree_everywhere_and_empty_bins_are_marked() {
+        let set: Vec<u64> = (0..300).collect();
+        let s = sketched(&set);
+        let (filled, agreeing) = filled_and_agreeing(&s, &s);
+        assert_eq!(filled, agreeing);
+        // 300 shingles in 1,024 bins fill about 1024·(1 − e^(−300/1024)) ≈ 261.
+        assert!((220..=300).contains(&filled), "{filled} filled bins");
+        // Against an empty set: the same bins filled, about half agreeing by chance.
+        let (f, agreeing) = filled_and_agreeing(&sketched(&[]), &s);
+        assert_eq!(f, filled);
+        assert!(
+            (filled / 4..filled * 3 / 4).contains(&agreeing),
+            "{agreeing}"
+        );
+    }
+
+    #[test]
+    fn quantile_is_the_last_count_under_epsilon() {
+        let cdf = |n: usize, p: f64, m: usize| -> f64 {
+            // Direct sum with binomial coefficients, fine for n ≤ 60.
+            let mut c = 1.0f64;
+            let mut s = 0.0;
+            for k in 0..=m {
+                if k > 0 {
+                    c = c * (n - k + 1) as f64 / k as f64;
+                }
+                s += c * p.powi(k as i32) * (1.0 - p).powi((n - k) as i32);
+            }
+            s
+        };
+        for (n, p, eps) in [(60, 0.9, 1e-9), (60, 0.5, 1e-3), (40, 0.9, 1e-6)] {
+            let m = binomial_quantile(n, p, eps).unwrap();
+            assert!(cdf(n, p, m) <= eps && cdf(n, p, m + 1) > eps, "{n} {p}");
+        }
+        assert_eq!(binomial_quantile(128, 1.0, 1e-9), Some(127));
+        // Too few positions to reject anything at this confidence.
+        assert_eq!(binomial_quantile(4, 0.9, 1e-9), None);
+        assert!(binomial_quantile(BINS, 0.9, 1e-9).is_some_and(|m| m > 800));
+    }
+
+    /// Random set pairs at chosen Jaccard similarities: at the threshold the rejection
+    /// rate stays within the bound, and pairs far below it are rejected.
+    fn rejected(jaccard: f64, size: usize, trials: usize) -> usize {
+        let filter = Prefilter::new(0.8);
+        let mut rng = SplitMix64::new(3);
+        (0..trials)
+            .filter(|_| {
+                // |A ∩ B| = s, |A \ B| = |B \ A| = d: J = s / (s + 2d).
+                let s = (size as f64 * 2.0 * jaccard / (1.0 + jaccard)).round() as usize;
+                let draw = |rng: &mut SplitMix64, n: usize| -> Vec<u64> {
+                    (0..n).map(|_| rng.next_u64()).collect()
+                };
+                let shared = draw(&mut rng, s);
+                let mut a = [shared.clone(), draw(&mut rng, size - s)].concat();
+                let mut b = [shared, draw(&mut rng, size - s)].concat();
+                a.sort_unstable();
+                b.sort_unstable();
+                filter.rejects(&sketched(&a), &sketched(&b))
+            })
+            .count()
+    }
+
+    #[test]
+    fn keeps_pairs_at_the_threshold() {
+        // Each rejected with probability ≤ 1e-9: none of these. Small sets leave most bins
+        // empty, which the bound accounts for.
+        for size in [256, 1_000, 4_000, 20_000] {
+            assert_eq!(rejected(0.8, size, 200), 0, "size {size}");
+        }
+    }
+
+    #[test]
+    fn rejects_pairs_far_below() {
+        // 1,024 filled bins cut near p = 0.845, J = 0.69: J = 0.5 (p = 0.75) is far below.
+        assert_eq!(rejected(0.5, 4_000, 100), 100);
+        // With 256 shingles only ~300–400 bins are filled and the cut is lower; J = 0.3
+        // is still out.
+        assert_eq!(rejected(0.3, 256, 100), 100);
+    }
+}
