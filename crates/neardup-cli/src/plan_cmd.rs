@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use anyhow::Result;
-use neardup::{KeepPolicy, Pipeline, Quiet, SplitMix64, Stage, Verification};
+use neardup::{Goal, KeepPolicy, Pipeline, Quiet, SplitMix64, Stage, Verification};
 
 use crate::args::PlanArgs;
 use crate::input::read_options;
@@ -117,6 +117,10 @@ pub fn run(args: &PlanArgs) -> Result<String> {
             format!("fits: ≈ {} is within {named}", plan::bytes(total))
         };
         let _ = writeln!(out, "memory fit  {verdict}");
+    }
+    for (goal, name) in [(Goal::Pairs, "pairs"), (Goal::Clusters, "clusters, dedup")] {
+        let choice = pipeline.choose_method_for_sample(&sketched, seen, goal)?;
+        let _ = writeln!(out, "method    {name}: {}", summary::method_choice(&choice));
     }
     let non_empty = sketched.stats().documents - sketched.stats().empty;
     let short = sketched.stats().short_documents;

@@ -529,25 +529,6 @@ fn write_removed(
     finish(out)
 }
 
-/// A predicted CPU time, to three figures: `1.23 s`, `45.6 ms`, `789 µs`.
-fn cpu_time(secs: f64) -> String {
-    let (value, unit) = if secs >= 1.0 {
-        (secs, "s")
-    } else if secs >= 1e-3 {
-        (secs * 1e3, "ms")
-    } else {
-        (secs * 1e6, "µs")
-    };
-    let decimals = if value >= 100.0 {
-        0
-    } else if value >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{value:.decimals$} {unit}")
-}
-
 /// The first LSH option given on the command line, if any.
 fn lsh_option(args: &RunArgs) -> Option<&'static str> {
     let m = &args.matching;
@@ -580,29 +561,12 @@ fn choose(
         Method::Auto => {
             let start = Instant::now();
             let c = pipeline.choose_method(shingled, goal)?;
-            let exact = c.method == Method::Exact;
-            let (chosen, other) = if exact {
-                ("the exact join", "LSH")
-            } else {
-                ("LSH", "the exact join")
-            };
-            let (mine, theirs) = if exact {
-                (c.exact_secs, c.lsh_secs)
-            } else {
-                (c.lsh_secs, c.exact_secs)
-            };
-            let bound = if c.exact_is_bound { "at least " } else { "" };
-            Ok((
-                exact,
-                Some(format!(
-                    "{chosen} (auto: predicted {} of CPU against {bound}{} for {other}, from a \
-                     sample of {} distinct texts) in {}",
-                    cpu_time(mine),
-                    cpu_time(theirs),
-                    thousands(c.sample as u64),
-                    secs(start.elapsed())
-                )),
-            ))
+            let line = format!(
+                "{} in {}",
+                summary::method_choice(&c),
+                secs(start.elapsed())
+            );
+            Ok((c.method == Method::Exact, Some(line)))
         }
     }
 }

@@ -202,6 +202,44 @@ impl Summary {
     }
 }
 
+/// A predicted CPU time, to three figures: `1.23 s`, `45.6 ms`, `789 µs`.
+fn cpu_time(secs: f64) -> String {
+    let (value, unit) = if secs >= 1.0 {
+        (secs, "s")
+    } else if secs >= 1e-3 {
+        (secs * 1e3, "ms")
+    } else {
+        (secs * 1e6, "µs")
+    };
+    let decimals = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.decimals$} {unit}")
+}
+
+/// What `--method auto` chose and why: the chosen method, its predicted CPU time and
+/// the other's, and the sample they were predicted from.
+pub fn method_choice(c: &neardup::MethodChoice) -> String {
+    let exact = c.method == neardup::Method::Exact;
+    let (chosen, mine, other, theirs) = if exact {
+        ("the exact join", c.exact_secs, "LSH", c.lsh_secs)
+    } else {
+        ("LSH", c.lsh_secs, "the exact join", c.exact_secs)
+    };
+    let bound = if c.exact_is_bound { "at least " } else { "" };
+    format!(
+        "{chosen} (auto: predicted {} of CPU against {bound}{} for {other}, from a sample of \
+         {} distinct texts)",
+        cpu_time(mine),
+        cpu_time(theirs),
+        thousands(c.sample as u64)
+    )
+}
+
 /// The verify stage's line: candidates and verified, with the candidates the prefilter
 /// rejected and those found beyond the buckets when there are any.
 fn verify_line(stats: &neardup::Stats) -> String {

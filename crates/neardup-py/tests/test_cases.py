@@ -56,7 +56,7 @@ def cli_options(case: dict[str, Any], engine: str) -> list[str]:
     ]
     if engine == "exact":
         return [*options, "--exact"]
-    options += ["--num-perm", str(case["num_perm"])]
+    options += ["--method", "lsh", "--num-perm", str(case["num_perm"])]
     if engine == "lsh-classic":
         options += ["--sketch", "classic"]
     if engine == "triage":

@@ -174,22 +174,25 @@ impl<'a> Verifier<'a> {
         )
     }
 
-    /// The verdict on `a` and `b` where a rejected pair's exact Jaccard is not wanted:
-    /// the prefilter may reject it on the signatures' low bits, and the merge of the
-    /// sets stops once the threshold is out of reach. Also says if the prefilter
-    /// rejected it, or how many shingles went to the merge.
-    fn quick_verdict(&self, a: u32, b: u32) -> (Verdict, Work) {
+    /// The verdict on `a` and `b` with what it cost. Unless `full`, a rejected pair's
+    /// exact Jaccard is not wanted: the prefilter may reject it on the 1-bit sketches,
+    /// and the merge of the sets stops once the threshold is out of reach.
+    fn judged(&self, a: u32, b: u32, full: bool) -> (Verdict, Work) {
         let c = self.corpus;
         let mut work = Work::default();
         let verdict = self.policy.judge(
             |t| {
+                let (x, y) = (c.set(a), c.set(b));
+                if full {
+                    work.merged = (x.len() + y.len()) as u64;
+                    return Some(jaccard(x, y));
+                }
                 if let (Some(filter), Some((p, q))) = (&self.prefilter, c.prefilter_pair(a, b)) {
                     if filter.rejects(p, q) {
                         work.prefiltered = 1;
                         return None;
                     }
                 }
-                let (x, y) = (c.set(a), c.set(b));
                 work.merged = (x.len() + y.len()) as u64;
                 jaccard_at_least(x, y, t)
             },
@@ -216,33 +219,27 @@ impl<'a> Verifier<'a> {
     /// Judges candidates in parallel and returns those that pass, in the candidates'
     /// order. Each verdict is counted in `tally` and its score handed to `observer`;
     /// when the observer wants no scores, rejected pairs are not scored to the end
-    /// ([`Verifier::quick_verdict`]).
+    /// ([`Verifier::judged`]).
     pub(crate) fn judge_all(
         &self,
         candidates: &[(u32, u32)],
         tally: &mut Tally,
         observer: &mut dyn Observer,
     ) -> Vec<Pair> {
-        let verdicts: Vec<Verdict> = if observer.wants_scores() {
-            let verdicts: Vec<Verdict> = candidates
-                .par_iter()
-                .map(|&(a, b)| self.verdict(a, b))
-                .collect();
+        let full = observer.wants_scores();
+        let (verdicts, work): (Vec<Verdict>, Vec<Work>) = candidates
+            .par_iter()
+            .map(|&(a, b)| self.judged(a, b, full))
+            .unzip();
+        if full {
             for v in &verdicts {
                 observer.scored(v.judged_on(), v.verified);
             }
-            verdicts
-        } else {
-            let (verdicts, work): (Vec<Verdict>, Vec<Work>) = candidates
-                .par_iter()
-                .map(|&(a, b)| self.quick_verdict(a, b))
-                .unzip();
-            for w in work {
-                tally.prefiltered += w.prefiltered;
-                tally.merged += w.merged;
-            }
-            verdicts
-        };
+        }
+        for w in work {
+            tally.prefiltered += w.prefiltered;
+            tally.merged += w.merged;
+        }
         tally.candidates += candidates.len() as u64;
         let verified: Vec<Pair> = candidates
             .iter()
