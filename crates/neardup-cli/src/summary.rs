@@ -230,10 +230,14 @@ pub fn method_choice(c: &neardup::MethodChoice) -> String {
     } else {
         ("LSH", c.lsh_secs, "the exact join", c.exact_secs)
     };
+    if c.sample == 0 {
+        return format!("{chosen} (auto: no text to compare)");
+    }
     let bound = if c.exact_is_bound { "at least " } else { "" };
+    let texts = if c.sample == 1 { "text" } else { "texts" };
     format!(
         "{chosen} (auto: predicted {} of CPU against {bound}{} for {other}, from a sample of \
-         {} distinct texts)",
+         {} distinct {texts})",
         cpu_time(mine),
         cpu_time(theirs),
         thousands(c.sample as u64)

@@ -17,6 +17,8 @@
 //! bins are so few that such a count falls that low with probability at most
 //! [`WRONG_REJECTION`].
 
+use std::sync::OnceLock;
+
 use crate::rng::mix64;
 
 /// Bins of the sketch: 1,024 bits and 1,024 empty marks, 256 bytes per long document.
@@ -64,28 +66,31 @@ fn filled_and_agreeing(a: &[u64], b: &[u64]) -> (usize, usize) {
 }
 
 /// When two sketches are far enough below the threshold to skip the exact check.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) struct Prefilter {
+    /// Probability that a bin agrees for a pair exactly at the threshold.
+    p: f64,
     /// `reject_at_most[n]`: with `n` bins filled in either document, the pair is rejected
-    /// when at most this many bins agree (`None`: never).
-    reject_at_most: Vec<Option<usize>>,
+    /// when at most this many bins agree (`None`: never). Computed when first needed:
+    /// long documents fill nearly every bin, so few of the 1,025 are.
+    reject_at_most: Vec<OnceLock<Option<usize>>>,
 }
 
 impl Prefilter {
     /// The prefilter at `threshold`.
     pub(crate) fn new(threshold: f64) -> Self {
-        let p = threshold + (1.0 - threshold) / 2.0;
         Prefilter {
-            reject_at_most: (0..=BINS)
-                .map(|n| binomial_quantile(n, p, WRONG_REJECTION))
-                .collect(),
+            p: threshold + (1.0 - threshold) / 2.0,
+            reject_at_most: (0..=BINS).map(|_| OnceLock::new()).collect(),
         }
     }
 
     /// True if the pair can be rejected without its exact Jaccard.
     pub(crate) fn rejects(&self, a: &[u64], b: &[u64]) -> bool {
         let (filled, agreeing) = filled_and_agreeing(a, b);
-        self.reject_at_most[filled].is_some_and(|m| agreeing <= m)
+        let cut = self.reject_at_most[filled]
+            .get_or_init(|| binomial_quantile(filled, self.p, WRONG_REJECTION));
+        cut.is_some_and(|m| agreeing <= m)
     }
 }
 

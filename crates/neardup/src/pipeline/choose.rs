@@ -3,14 +3,14 @@
 
 use std::convert::Infallible;
 
-use super::{Pipeline, PREFILTER_SEED};
+use super::Pipeline;
 use crate::bbit;
-use crate::corpus::{Corpus, Kept};
+use crate::corpus::Corpus;
 use crate::error::Result;
 use crate::exact::ExactJoin;
 use crate::method::{cost, sample_size, Goal, MethodChoice};
 use crate::observer::Quiet;
-use crate::rng::{mix64, SplitMix64};
+use crate::rng::SplitMix64;
 use crate::slot::doc_ids;
 use crate::stages::{Shingled, Sketched};
 use crate::stats::Stats;
@@ -89,12 +89,7 @@ impl Pipeline {
 
         // LSH on the sample, as a run does it (prefilter and checks beyond the buckets).
         let mut sample = corpus.subset(picked);
-        let kept = Kept {
-            signatures: v != Verification::Exact,
-            prefilter,
-        };
-        let key = mix64(self.config.seed() ^ PREFILTER_SEED);
-        sample.sketch(&self.families, self.config.plan(), kept, key);
+        self.sketch_corpus(&mut sample);
         let sketched = Sketched(Shingled {
             corpus: sample,
             stats: Stats::default(),

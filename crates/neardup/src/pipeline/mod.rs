@@ -100,19 +100,21 @@ impl Pipeline {
         let mut shingled = shingled;
         observer.start(Stage::Sketch, 0);
         let Shingled { corpus, stats, .. } = &mut shingled;
-        // Exact verification needs no signatures, only their band keys and its
-        // prefilter's sketches.
+        stats.time(Stage::Sketch, || self.sketch_corpus(corpus));
+        observer.finish();
+        Sketched(shingled)
+    }
+
+    /// Sketches every set of `corpus` for this configuration. Exact verification needs no
+    /// signatures, only their band keys and its prefilter's sketches.
+    pub(crate) fn sketch_corpus(&self, corpus: &mut Corpus) {
         let v = self.config.verification();
         let keep = Kept {
             signatures: v != Verification::Exact,
             prefilter: matches!(v, Verification::Exact | Verification::Triage),
         };
         let key = crate::rng::mix64(self.config.seed() ^ PREFILTER_SEED);
-        stats.time(Stage::Sketch, || {
-            corpus.sketch(&self.families, self.config.plan(), keep, key)
-        });
-        observer.finish();
-        Sketched(shingled)
+        corpus.sketch(&self.families, self.config.plan(), keep, key);
     }
 
     /// One text shingled on its own, exactly as a corpus shingles it.
