@@ -61,7 +61,7 @@ impl Serialize for DocId {
 pub struct InputInfo {
     pub path: PathBuf,
     /// The input as its records' locations name it (`-` for standard input).
-    pub source: String,
+    pub source: std::sync::Arc<str>,
     pub format: Format,
     pub header: Option<Vec<u8>>,
 }
@@ -120,7 +120,7 @@ struct LocationLine {
 impl From<&Location> for LocationLine {
     fn from(l: &Location) -> Self {
         LocationLine {
-            source: l.source.clone(),
+            source: l.source.to_string(),
             line: l.line,
             record: l.record,
         }
@@ -199,7 +199,10 @@ impl Documents {
         mut sink: impl FnMut(Vec<String>) -> Result<()>,
     ) -> Result<Documents> {
         let mut pending = Vec::new();
-        let opts = read_options(args);
+        let opts = ReadOptions {
+            keep_raw,
+            ..read_options(args)
+        };
         let mut docs = Documents {
             numbered_with_source: args.inputs.len() > 1,
             ..Documents::default()
@@ -224,7 +227,7 @@ impl Documents {
             let format = reader.format();
             docs.inputs.push(InputInfo {
                 path: path.clone(),
-                source: path.display().to_string(),
+                source: path.display().to_string().into(),
                 format,
                 header: reader.header_raw().map(<[u8]>::to_vec),
             });
@@ -431,9 +434,14 @@ impl Documents {
     /// Where document `doc` came from, as the skipped list and `--removed` name it: the
     /// input as given, or a directory's file path.
     pub fn source_of(&self, doc: u32) -> &str {
+        self.shared_source_of(doc)
+    }
+
+    /// [`Documents::source_of`], as the name the records of its input share.
+    fn shared_source_of(&self, doc: u32) -> &std::sync::Arc<str> {
         match self.file(doc) {
             Some(record) => &record.location.source,
-            None => self.inputs[self.input_of(doc)].source.as_str(),
+            None => &self.inputs[self.input_of(doc)].source,
         }
     }
 
@@ -461,7 +469,7 @@ impl Documents {
                     text: String::new(),
                     raw: raw.read(doc)?.to_vec(),
                     location: Location {
-                        source: self.source_of(doc).to_string(),
+                        source: self.shared_source_of(doc).clone(),
                         line: place.line,
                         record: place.record,
                     },

@@ -461,7 +461,7 @@ fn copy_into(dir: &Path, target: &Path, record: &Record) -> Result<()> {
                 dir.join(if safe { exact.as_path() } else { rel }),
             )
         }
-        None => (Path::new(&record.location.source), dir.join(rel)),
+        None => (Path::new(&*record.location.source), dir.join(rel)),
     };
     let err = |error: io::Error| Error::Copy {
         from: from.display().to_string(),
@@ -520,7 +520,7 @@ fn subfolders<P: AsRef<Path>>(roots: &[P]) -> Vec<(PathBuf, PathBuf)> {
 fn root_of(record: &Record, roots: &[(PathBuf, PathBuf)], current: usize) -> usize {
     let file = match &record.path {
         Some(p) => p.clone(),
-        None => PathBuf::from(&record.location.source),
+        None => PathBuf::from(&*record.location.source),
     };
     let parts = record.id.as_deref().map_or(0, |id| id.split('/').count());
     let mut root = file.as_path();
@@ -648,7 +648,7 @@ mod tests {
         let out = dir.path().join("out");
         let mut rec = record(b"");
         rec.id = Some("a/b/c.txt".into());
-        rec.location.source = src.display().to_string();
+        rec.location.source = src.display().to_string().into();
         let mut w = DedupWriter::create(Some(&out), Format::Dir, None).unwrap();
         w.write(&rec).unwrap();
         assert!(!out.exists(), "nothing appears before finish");
@@ -693,7 +693,7 @@ mod tests {
         }
         let mut rec = record(b"");
         rec.id = Some("gone.txt".into());
-        rec.location.source = dir.path().join("missing").display().to_string();
+        rec.location.source = dir.path().join("missing").display().to_string().into();
         assert!(matches!(w.write(&rec), Err(Error::Copy { .. })));
         w.finish().unwrap();
         assert!(empty.is_dir());
@@ -718,7 +718,7 @@ mod tests {
             let mut rec = record(b"");
             rec.id = Some("sub/x.txt".into());
             rec.path = Some(file.clone());
-            rec.location.source = file.display().to_string();
+            rec.location.source = file.display().to_string().into();
             w.write(&rec).unwrap();
         }
         w.finish().unwrap();

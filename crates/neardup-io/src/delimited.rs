@@ -361,7 +361,7 @@ impl DelimitedReader {
         if let Some(span) = self.quoted_span.take() {
             if span.to_end || span.lines > LONG_QUOTED_FIELD_LINES {
                 self.warnings.push(Warning {
-                    source: self.ctx.source.clone(),
+                    source: self.ctx.source.to_string(),
                     line: line + span.start,
                     kind: WarningKind::LongQuotedField {
                         lines: span.lines,
@@ -411,7 +411,7 @@ impl DelimitedReader {
             }
         };
         let line = self.line;
-        let path = self.ctx.source.clone();
+        let path = self.ctx.source.to_string();
         let bad = |reason: String| Error::BadHeader { path, line, reason };
         let (row, fields, lines) = match row {
             Row::Held { fields, .. } if fields > MAX_COLUMNS => {
@@ -463,7 +463,7 @@ impl DelimitedReader {
             .iter()
             .position(|c| c == name)
             .ok_or_else(|| Error::MissingColumn {
-                path: self.ctx.source.clone(),
+                path: self.ctx.source.to_string(),
                 column: name.to_string(),
                 available: self.columns.clone(),
             })

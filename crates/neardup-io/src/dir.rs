@@ -255,7 +255,7 @@ impl DirReader {
     fn location(&mut self, path: &Path) -> Location {
         self.records += 1;
         Location {
-            source: path.display().to_string(),
+            source: path.display().to_string().into(),
             line: 1,
             record: self.records,
         }
@@ -473,7 +473,10 @@ mod tests {
         let a = es[1].record().unwrap();
         assert_eq!(a.text, "alpha");
         assert!(a.raw.is_empty());
-        assert_eq!(a.location.source, root.join("a.txt").display().to_string());
+        assert_eq!(
+            &*a.location.source,
+            root.join("a.txt").display().to_string()
+        );
         assert_eq!(a.path.as_deref(), Some(&*root.join("a.txt")));
         assert_eq!(a.location.line, 1);
         assert_eq!(a.location.record, 2);

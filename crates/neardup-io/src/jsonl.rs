@@ -24,7 +24,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde_json::value::RawValue;
 
 use crate::error::Result;
-use crate::line_source::{line_content, take_raw, LineSource, NextLine};
+use crate::line_source::{line_content, LineSource, NextLine};
 use crate::record::{Entry, Record, SkipReason, Skipped};
 
 /// Reads records from JSONL.
@@ -110,7 +110,7 @@ impl JsonlReader {
             } => Entry::Record(Record {
                 id,
                 text,
-                raw: take_raw(&mut self.buf),
+                raw: self.lines.raw(&mut self.buf),
                 location,
                 lossy,
                 key,
@@ -167,7 +167,6 @@ pub(crate) fn parse_line(line: &[u8], text_field: &str, id_field: &str) -> Parse
 /// top-level key onto `seen` if given (keys of a line that is not one JSON object may be
 /// pushed too: the caller discards them).
 fn parse_wanted(line: &[u8], wanted: Wanted<'_>, seen: Option<&mut Vec<String>>) -> Parsed {
-    let text_field = wanted.text;
     if line
         .iter()
         .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
@@ -185,43 +184,65 @@ fn parse_wanted(line: &[u8], wanted: Wanted<'_>, seen: Option<&mut Vec<String>>)
             (replaced.as_str(), true)
         }
     };
+    // The hand-written scanner does not note keys: the first objects of an input, whose
+    // keys are collected, always take the serde path.
+    if seen.is_none() {
+        if let Some(parsed) = parse_fast(json, lossy, wanted) {
+            return parsed;
+        }
+    }
+    parse_serde(json, lossy, wanted, seen)
+}
+
+/// Parses one line, already UTF-8 (`lossy` if it was replaced), with serde_json: the
+/// reference for every line, and the only path for what [`parse_fast`] gives up on.
+fn parse_serde(
+    json: &str,
+    lossy: bool,
+    wanted: Wanted<'_>,
+    seen: Option<&mut Vec<String>>,
+) -> Parsed {
     let mut de = serde_json::Deserializer::from_str(json);
     let seed = WantedSeed { wanted, seen };
-    let fields = match seed.deserialize(&mut de).and_then(|f| de.end().map(|()| f)) {
-        Ok(fields) => fields,
-        Err(e) => {
-            return Parsed::Skip {
-                id: None,
-                reason: SkipReason::MalformedJson(json_message(&e)),
-            }
+    match seed.deserialize(&mut de).and_then(|f| de.end().map(|()| f)) {
+        Ok(fields) => fields.into_parsed(lossy, wanted.text),
+        Err(e) => Parsed::Skip {
+            id: None,
+            reason: SkipReason::MalformedJson(json_message(&e)),
+        },
+    }
+}
+
+impl Fields {
+    /// The entry for an object with these fields (`lossy` if the line was replaced).
+    fn into_parsed(self, lossy: bool, text_field: &str) -> Parsed {
+        let numeric_id = self.numeric_id;
+        let lossy = lossy || self.id_lossy;
+        let id = self.id.flatten();
+        match self.text {
+            Some(TextValue::Text(text)) => Parsed::Text {
+                id,
+                text,
+                lossy,
+                key: self.key,
+                numeric_id,
+            },
+            Some(TextValue::NotText) => Parsed::Skip {
+                id,
+                reason: SkipReason::FieldNotText(text_field.to_string()),
+            },
+            None if text_field.is_empty() => Parsed::Text {
+                id,
+                text: String::new(),
+                lossy,
+                key: self.key,
+                numeric_id,
+            },
+            None => Parsed::Skip {
+                id,
+                reason: SkipReason::MissingField(text_field.to_string()),
+            },
         }
-    };
-    let numeric_id = fields.numeric_id;
-    let lossy = lossy || fields.id_lossy;
-    let id = fields.id.flatten();
-    match fields.text {
-        Some(TextValue::Text(text)) => Parsed::Text {
-            id,
-            text,
-            lossy,
-            key: fields.key,
-            numeric_id,
-        },
-        Some(TextValue::NotText) => Parsed::Skip {
-            id,
-            reason: SkipReason::FieldNotText(text_field.to_string()),
-        },
-        None if text_field.is_empty() => Parsed::Text {
-            id,
-            text: String::new(),
-            lossy,
-            key: fields.key,
-            numeric_id,
-        },
-        None => Parsed::Skip {
-            id,
-            reason: SkipReason::MissingField(text_field.to_string()),
-        },
     }
 }
 
@@ -503,10 +524,413 @@ impl<'de> Visitor<'de> for TextVisitor {
     }
 }
 
+// The fast path: a hand-written scanner for the common line, one object of strings,
+// numbers and literals (nested arrays and objects are checked and skipped). It borrows
+// from the line and builds only the output strings, once, where serde_json drives a
+// visitor per field. What it is not sure to read exactly as serde_json does (any
+// surrogate escape, a number other than a plain integer in a field that is only the
+// text, nesting deeper than 64, any syntax error) it gives up on, and the line takes
+// the serde path, which stays the reference (and words the errors).
+
+/// Parses one line, already UTF-8 (`lossy` if it was replaced), as [`parse_serde`] does,
+/// or returns `None` where it cannot be sure to: the caller then runs [`parse_serde`].
+fn parse_fast(json: &str, lossy: bool, wanted: Wanted<'_>) -> Option<Parsed> {
+    let b = json.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    // The last occurrence of each wanted field, built into strings only at the end.
+    let (mut text, mut id, mut key) = (None, None, None);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            let (close, escaped) = scan_string(b, i + 1)?;
+            let name = &json[i + 1..close];
+            i = skip_ws(b, close + 1);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = skip_ws(b, i + 1);
+            let k = Key {
+                text: !wanted.text.is_empty() && key_is(name, escaped, wanted.text),
+                id: key_is(name, escaped, wanted.id),
+                key: wanted.key.is_some_and(|key| key_is(name, escaped, key)),
+            };
+            // A field that is the text only is read by serde_json's `deserialize_any`,
+            // which refuses a number beyond f64: such a value keeps to plain integers.
+            let (value, end) = scan_value(json, i, k.text && !k.id && !k.key)?;
+            if k.text {
+                text = Some(value);
+            }
+            if k.id {
+                id = Some(value);
+            }
+            if k.key {
+                key = Some(value);
+            }
+            i = skip_ws(b, end);
+            match b.get(i) {
+                Some(b',') => i = skip_ws(b, i + 1),
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    if skip_ws(b, i) != b.len() {
+        return None;
+    }
+    let text = match text {
+        None => None,
+        Some(Scanned::Str { inner, escaped }) => Some(TextValue::Text(unescape(inner, escaped)?)),
+        Some(Scanned::Other(_)) => Some(TextValue::NotText),
+    };
+    let numeric_id = matches!(id, Some(Scanned::Other(raw)) if is_number(raw));
+    let id = match id {
+        None => None,
+        Some(v) => Some(v.id_text()?),
+    };
+    let key = match key {
+        None => None,
+        Some(v) => v.id_text()?,
+    };
+    let fields = Fields {
+        text,
+        id,
+        numeric_id,
+        id_lossy: false,
+        key,
+    };
+    Some(fields.into_parsed(lossy, wanted.text))
+}
+
+/// A value found by the fast path, as a slice of the line.
+#[derive(Clone, Copy)]
+enum Scanned<'a> {
+    /// A string: what lies between its quotes, and whether that holds an escape.
+    Str { inner: &'a str, escaped: bool },
+    /// Any other value (number, literal, array, object): its exact source text.
+    Other(&'a str),
+}
+
+impl Scanned<'_> {
+    /// The id (or key) it makes, as [`id_text`] has it: `None` for `null`; `None` from
+    /// the outer option only if a string does not unescape (not after a scan).
+    fn id_text(self) -> Option<Option<String>> {
+        match self {
+            Scanned::Str { inner, escaped } => unescape(inner, escaped).map(Some),
+            Scanned::Other("null") => Some(None),
+            Scanned::Other(raw) => Some(Some(raw.to_string())),
+        }
+    }
+}
+
+/// The index of the first byte at or after `i` that is not JSON whitespace.
+#[inline]
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Scans a JSON string whose content starts at `i` (after the opening quote): the index
+/// of its closing quote and whether it holds an escape; `None` if it is not closed,
+/// holds a control byte or an escape [`escape_at`] refuses.
+///
+/// Eight bytes at a time (as serde_json's own scan): `memchr2` and a separate check for
+/// control bytes cost more on the short strings of a JSONL line. Inlined: it runs for
+/// every key and string value.
+#[inline(always)]
+fn scan_string(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
+    let mut escaped = false;
+    loop {
+        let at = loop {
+            let Some(&word) = b.get(i..).and_then(|rest| rest.first_chunk::<8>()) else {
+                let rest = b.get(i..)?;
+                break i + rest
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+            };
+            let hits = special_bytes(u64::from_le_bytes(word));
+            if hits != 0 {
+                break i + hits.trailing_zeros() as usize / 8;
+            }
+            i += 8;
+        };
+        match b[at] {
+            b'"' => return Some((at, escaped)),
+            b'\\' => {
+                escaped = true;
+                i = at + escape_at(b, at)?.1;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A mask with the high bit set of the first byte of `x` (little-endian) that is below
+/// 0x20, `"` or `\`, and maybe of later bytes: a borrow only sets a bit above a byte
+/// that really is one, so `trailing_zeros` finds the first.
+#[inline(always)]
+fn special_bytes(x: u64) -> u64 {
+    const ONES: u64 = u64::MAX / 255;
+    let control = x.wrapping_sub(ONES * 0x20) & !x;
+    let quote = x ^ (ONES * u64::from(b'"'));
+    let quote = quote.wrapping_sub(ONES) & !quote;
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    let backslash = backslash.wrapping_sub(ONES) & !backslash;
+    (control | quote | backslash) & (ONES << 7)
+}
+
+/// The escape whose backslash is at `at`: the character it stands for and its length
+/// in bytes; `None` if it is malformed or a `\u` surrogate (whose rules serde_json
+/// and [`id_text`] apply in several ways: the serde path handles them).
+fn escape_at(b: &[u8], at: usize) -> Option<(char, usize)> {
+    Some(match *b.get(at + 1)? {
+        b'"' => ('"', 2),
+        b'\\' => ('\\', 2),
+        b'/' => ('/', 2),
+        b'b' => ('\u{8}', 2),
+        b'f' => ('\u{c}', 2),
+        b'n' => ('\n', 2),
+        b'r' => ('\r', 2),
+        b't' => ('\t', 2),
+        b'u' => {
+            let unit = hex_unit(b, at + 2)?;
+            if (0xD800..0xDC00).contains(&unit) && b.get(at + 6..at + 8) == Some(b"\\u") {
+                // A surrogate pair, as encoders that write ASCII only (Python's `json`
+                // by default) spell every character beyond the BMP. A lone or reversed
+                // surrogate is left to the full parser and its lossy rule.
+                let low = hex_unit(b, at + 8)?;
+                if !(0xDC00..0xE000).contains(&low) {
+                    return None;
+                }
+                let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                (char::from_u32(c)?, 12)
+            } else {
+                // `None` for a lone surrogate.
+                (char::from_u32(unit)?, 6)
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The four hex digits at `at` as a UTF-16 code unit.
+fn hex_unit(b: &[u8], at: usize) -> Option<u32> {
+    b.get(at..at + 4)?
+        .iter()
+        .try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
+}
+
+/// Calls `piece` with the unescaped content of a scanned string, piece by piece (runs
+/// without escapes borrowed, each escape decoded), stopping at the first `None`.
+fn unescape_pieces(inner: &str, mut piece: impl FnMut(&str) -> Option<()>) -> Option<()> {
+    let b = inner.as_bytes();
+    let mut start = 0;
+    while let Some(off) = memchr::memchr(b'\\', &b[start..]) {
+        let at = start + off;
+        piece(&inner[start..at])?;
+        let (c, len) = escape_at(b, at)?;
+        piece(c.encode_utf8(&mut [0; 4]))?;
+        start = at + len;
+    }
+    piece(&inner[start..])
+}
+
+/// The unescaped content of a scanned string, built once.
+fn unescape(inner: &str, escaped: bool) -> Option<String> {
+    if !escaped {
+        return Some(inner.to_owned());
+    }
+    let mut out = String::with_capacity(inner.len());
+    unescape_pieces(inner, |p| {
+        out.push_str(p);
+        Some(())
+    })?;
+    Some(out)
+}
+
+/// True if a scanned key, once unescaped, is `name` (compared without allocating).
+#[inline(always)]
+fn key_is(inner: &str, escaped: bool, name: &str) -> bool {
+    if !escaped {
+        return inner == name;
+    }
+    escaped_key_is(inner, name)
+}
+
+/// [`key_is`] for a key with an escape (rare: kept out of line).
+#[cold]
+fn escaped_key_is(inner: &str, name: &str) -> bool {
+    let mut rest = name;
+    unescape_pieces(inner, |p| {
+        rest = rest.strip_prefix(p)?;
+        Some(())
+    })
+    .is_some()
+        && rest.is_empty()
+}
+
+/// Scans the value starting at `i`: what it is and the index after it. `plain_numbers`
+/// accepts only integers of up to 18 digits (which no f64 overflow can refuse) for a
+/// number at this level; nested ones are only checked, as serde_json does.
+#[inline]
+fn scan_value(json: &str, i: usize, plain_numbers: bool) -> Option<(Scanned<'_>, usize)> {
+    let b = json.as_bytes();
+    let end = match *b.get(i)? {
+        b'"' => {
+            let (close, escaped) = scan_string(b, i + 1)?;
+            let inner = &json[i + 1..close];
+            return Some((Scanned::Str { inner, escaped }, close + 1));
+        }
+        b'[' | b'{' => skip_container(b, i)?,
+        _ => scan_scalar(b, i, plain_numbers)?,
+    };
+    Some((Scanned::Other(&json[i..end]), end))
+}
+
+/// Scans a number, `true`, `false` or `null` at `i`: the index after it. What follows
+/// is left to the caller (serde_json too refuses `1x` or `truex` only there).
+fn scan_scalar(b: &[u8], i: usize, plain_numbers: bool) -> Option<usize> {
+    let word = |w: &[u8]| (b.get(i..i + w.len())? == w).then_some(i + w.len());
+    match *b.get(i)? {
+        b't' => word(b"true"),
+        b'f' => word(b"false"),
+        b'n' => word(b"null"),
+        b'-' | b'0'..=b'9' => scan_number(b, i, plain_numbers),
+        _ => None,
+    }
+}
+
+/// Scans a JSON number at `i` (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as
+/// serde_json's `ignore_integer`): the index after it. `plain` accepts only integers
+/// of up to 18 digits.
+fn scan_number(b: &[u8], i: usize, plain: bool) -> Option<usize> {
+    let digits = |mut j: usize| {
+        while let Some(b'0'..=b'9') = b.get(j) {
+            j += 1;
+        }
+        j
+    };
+    let start = i + usize::from(b.get(i) == Some(&b'-'));
+    let mut j = match *b.get(start)? {
+        // One leading zero only.
+        b'0' if matches!(b.get(start + 1), Some(b'0'..=b'9')) => return None,
+        b'0' => start + 1,
+        b'1'..=b'9' => digits(start + 1),
+        _ => return None,
+    };
+    if plain {
+        let more = matches!(b.get(j), Some(b'.' | b'e' | b'E'));
+        return (!more && j - start <= 18).then_some(j);
+    }
+    if b.get(j) == Some(&b'.') {
+        let frac = j + 1;
+        j = digits(frac);
+        if j == frac {
+            return None;
+        }
+    }
+    if let Some(b'e' | b'E') = b.get(j) {
+        j += 1;
+        if let Some(b'+' | b'-') = b.get(j) {
+            j += 1;
+        }
+        let exp = j;
+        j = digits(exp);
+        if j == exp {
+            return None;
+        }
+    }
+    Some(j)
+}
+
+/// Scans the array or object at `i` without building it, checking its syntax as
+/// serde_json's `ignore_value` does: the index after it. Nesting deeper than 64 (one
+/// bit each of a `u64`, no allocation) is given up on.
+fn skip_container(b: &[u8], mut i: usize) -> Option<usize> {
+    // Bit 0 is the innermost open container: set for an object.
+    let mut stack: u64 = 0;
+    let mut depth = 0;
+    // At the start of each turn, `i` is where a value starts.
+    loop {
+        match *b.get(i)? {
+            open @ (b'[' | b'{') => {
+                if depth == 64 {
+                    return None;
+                }
+                let object = open == b'{';
+                stack = stack << 1 | u64::from(object);
+                depth += 1;
+                i = skip_ws(b, i + 1);
+                let close = if object { b'}' } else { b']' };
+                if b.get(i) != Some(&close) {
+                    if object {
+                        i = skip_member_key(b, i)?;
+                    }
+                    continue;
+                }
+                // Empty: closed at once.
+                i += 1;
+                stack >>= 1;
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            b'"' => i = scan_string(b, i + 1)?.0 + 1,
+            _ => i = scan_scalar(b, i, false)?,
+        }
+        // After a value inside the innermost open container.
+        loop {
+            i = skip_ws(b, i);
+            let object = stack & 1 == 1;
+            match *b.get(i)? {
+                b',' => {
+                    i = skip_ws(b, i + 1);
+                    if object {
+                        i = skip_member_key(b, i)?;
+                    }
+                    break;
+                }
+                b'}' if object => {}
+                b']' if !object => {}
+                _ => return None,
+            }
+            i += 1;
+            stack >>= 1;
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+}
+
+/// Scans `"key" :` at `i` inside an object: the index where the value starts.
+fn skip_member_key(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let i = skip_ws(b, scan_string(b, i + 1)?.0 + 1);
+    (b.get(i) == Some(&b':')).then(|| skip_ws(b, i + 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::open::{ErrorContext, Input};
+    use proptest::prelude::{any, prop_oneof, Strategy};
     use std::io::Cursor;
 
     fn parse(line: &str) -> Parsed {
@@ -652,16 +1076,18 @@ mod tests {
     #[test]
     fn invalid_utf8_is_replaced_and_flagged() {
         let p = parse_line(b"{\"text\":\"caf\xE9\"}", "text", "id");
-        assert_eq!(
-            p,
-            Parsed::Text {
-                id: None,
-                text: "caf\u{FFFD}".into(),
-                lossy: true,
-                key: None,
-                numeric_id: false,
-            }
-        );
+        assert_eq!(p, lossy_cafe());
+    }
+
+    /// What `{"text":"caf\xE9"}` (Latin-1, not UTF-8) reads as.
+    fn lossy_cafe() -> Parsed {
+        Parsed::Text {
+            id: None,
+            text: "caf\u{FFFD}".into(),
+            lossy: true,
+            key: None,
+            numeric_id: false,
+        }
     }
 
     #[test]
@@ -868,5 +1294,459 @@ mod tests {
             seen,
             ["body", "id", "title", "f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7"]
         );
+    }
+
+    /// The wanted fields the fast path is checked with: text and id, with and without a
+    /// key field, ids only, one field for all three.
+    const WANTED: [Wanted<'static>; 6] = [
+        Wanted {
+            text: "text",
+            id: "id",
+            key: None,
+        },
+        Wanted {
+            text: "text",
+            id: "id",
+            key: Some("k"),
+        },
+        Wanted {
+            text: "",
+            id: "id",
+            key: Some("k"),
+        },
+        Wanted {
+            text: "",
+            id: "",
+            key: None,
+        },
+        Wanted {
+            text: "k",
+            id: "k",
+            key: Some("k"),
+        },
+        Wanted {
+            text: "text",
+            id: "text",
+            key: Some("id"),
+        },
+    ];
+
+    /// The fast path's answer for `line` (`None` if it gives up), after checking it is
+    /// the serde path's whenever there is one.
+    fn fast_checked(line: &[u8], wanted: Wanted<'_>) -> Option<Parsed> {
+        let json = String::from_utf8_lossy(line);
+        let lossy = std::str::from_utf8(line).is_err();
+        let fast = parse_fast(&json, lossy, wanted)?;
+        let serde = parse_serde(&json, lossy, wanted, None);
+        assert_eq!(
+            fast, serde,
+            "{:?} for text {:?}, id {:?}, key {:?}",
+            json, wanted.text, wanted.id, wanted.key
+        );
+        Some(fast)
+    }
+
+    /// The fast path on `line` with text "text" and id "id", checked against serde.
+    fn fast(line: &str) -> Option<Parsed> {
+        fast_checked(line.as_bytes(), WANTED[0])
+    }
+
+    #[test]
+    fn the_fast_path_reads_simple_lines() {
+        assert_eq!(
+            fast(r#"{"id": "a", "text": "b c"}"#),
+            Some(text(Some("a"), "b c"))
+        );
+        assert_eq!(
+            fast(r#"{"id": "0-core-client", "text": "Zero-OS 0-core client"}"#),
+            Some(Parsed::Text {
+                id: Some("0-core-client".into()),
+                text: "Zero-OS 0-core client".into(),
+                lossy: false,
+                key: None,
+                numeric_id: false,
+            })
+        );
+        assert_eq!(
+            fast(r#"{"text":"line\none \"quoted\" \\ \/ \t\u00e9\u20ac","id":"q\"1"}"#),
+            Some(text(
+                Some("q\"1"),
+                "line\none \"quoted\" \\ / \t\u{e9}\u{20ac}"
+            ))
+        );
+        // A surrogate pair, as Python's `json.dumps` writes an emoji.
+        assert_eq!(
+            fast(r#"{"text":"smile \ud83d\ude00!"}"#),
+            Some(text(None, "smile \u{1F600}!"))
+        );
+        assert_eq!(fast(" {\"text\":\"t\"}\t\r"), Some(text(None, "t")));
+        assert_eq!(
+            fast(r#"{"text":"x","id":-17}"#),
+            Some(text(Some("-17"), "x"))
+        );
+        assert_eq!(
+            fast(r#"{"text":"x","id":1.50}"#),
+            Some(text(Some("1.50"), "x"))
+        );
+        assert_eq!(
+            fast(r#"{"text":"x","id":7.5e00000800000}"#),
+            Some(text(Some("7.5e00000800000"), "x"))
+        );
+        assert_eq!(fast(r#"{"text":"x","id":null}"#), Some(text(None, "x")));
+        assert_eq!(
+            fast(r#"{"text":"x","id":true}"#),
+            Some(text(Some("true"), "x"))
+        );
+        assert_eq!(
+            fast(r#"{"text":"x","id":[1, {"a": [null]}]}"#),
+            Some(text(Some(r#"[1, {"a": [null]}]"#), "x"))
+        );
+        assert_eq!(
+            fast(r#"{"meta":{"text":"inner","n":[1.5e3,-0,{}]},"text":"outer","l":[]}"#),
+            Some(text(None, "outer"))
+        );
+        assert_eq!(fast(r#"{"te\u0078t":"x"}"#), Some(text(None, "x")));
+        assert_eq!(fast(r#"{"text":"a","text":"b"}"#), Some(text(None, "b")));
+        assert_eq!(
+            fast("{\"text\":\"caf\u{e9} \u{1F600}\"}"),
+            Some(text(None, "caf\u{e9} \u{1F600}"))
+        );
+        let skip = |line: &str| fast(line).map(skip_reason);
+        assert_eq!(skip("{}"), Some(SkipReason::MissingField("text".into())));
+        assert_eq!(
+            skip(r#"{"text":12}"#),
+            Some(SkipReason::FieldNotText("text".into()))
+        );
+        assert_eq!(
+            skip(r#"{"text":[1]}"#),
+            Some(SkipReason::FieldNotText("text".into()))
+        );
+        assert_eq!(
+            fast_checked(br#"{"k":5}"#, WANTED[4]).map(skip_reason),
+            Some(SkipReason::FieldNotText("k".into()))
+        );
+        assert_eq!(
+            fast_checked(br#"{"k":"v"}"#, WANTED[4]),
+            Some(Parsed::Text {
+                id: Some("v".into()),
+                text: "v".into(),
+                lossy: false,
+                key: Some("v".into()),
+                numeric_id: false,
+            })
+        );
+        assert_eq!(
+            fast_checked(br#"{"id": 8.50, "k": "x", "": "t"}"#, WANTED[2]),
+            Some(Parsed::Text {
+                id: Some("8.50".into()),
+                text: String::new(),
+                lossy: false,
+                key: Some("x".into()),
+                numeric_id: true,
+            })
+        );
+        // Replaced invalid UTF-8 is still read by the fast path, and marked.
+        assert_eq!(
+            fast_checked(b"{\"text\":\"caf\xE9\"}", WANTED[0]),
+            Some(lossy_cafe())
+        );
+    }
+
+    #[test]
+    fn the_fast_path_gives_up_on_what_it_cannot_match() {
+        for line in [
+            // Not one object, or not JSON: serde_json words the error.
+            "",
+            "[1]",
+            "{",
+            r#"{"text":"a"} x"#,
+            r#"{"text":"a",}"#,
+            r#"{"text":"a" "id":1}"#,
+            r#"{"text":"a\x"}"#,
+            "{\"text\":\"a\u{1}\"}",
+            r#"{"text":"a","id":01}"#,
+            r#"{"text":"a","id":1.}"#,
+            r#"{"text":"a","id":tru}"#,
+            r#"{"text":"a","id":[1,]}"#,
+            r#"{"text":"a","id":[1}}"#,
+            r#"{"text":"a","id":{"a":1]}"#,
+            r#"{"text":"a","id":[1]]}"#,
+            r#"{"text":"a","id":{1:2}}"#,
+            // Lone or reversed surrogate escapes (the full parser's lossy rule).
+            r#"{"text":"\ude00\ud83d"}"#,
+            r#"{"text":"\ud83d x"}"#,
+            r#"{"text":"\ud83d\u0041"}"#,
+            r#"{"text":"a","id":"\ud800"}"#,
+            r#"{"text":"a","x":"\udc00"}"#,
+            // A number in a text-only field that is not a plain integer of 18 digits.
+            r#"{"text":1.5}"#,
+            r#"{"text":1e400}"#,
+            r#"{"text":1234567890123456789}"#,
+        ] {
+            assert_eq!(fast(line), None, "{line}");
+        }
+        let deep = format!("{{\"x\":{}{}}}", "[".repeat(65), "]".repeat(65));
+        assert_eq!(fast(&deep), None);
+        let deep = format!("{{\"x\":{}{}}}", "[".repeat(64), "]".repeat(64));
+        assert!(fast(&deep).is_some());
+    }
+
+    /// Pieces of JSON string content: mostly plain text and valid escapes; now and then
+    /// surrogates, or what makes a string invalid (a raw quote or control byte, a bad
+    /// escape).
+    fn string_piece() -> impl Strategy<Value = &'static str> {
+        prop_oneof![
+            100 => proptest::sample::select(vec![
+                "a", "b c", "text", "id", "k", "\u{e9}", "\u{1F600}", "\u{7f}", "\\\"", "\\\\",
+                "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u00e9", "\\u0041", "\\u0000",
+                "\\u20AC", "\\u0078",
+            ]),
+            2 => proptest::sample::select(vec!["\\ud83d\\ude00", "\\ud800", "\\udc00", "\\uD83D"]),
+            1 => proptest::sample::select(vec![
+                "\\x", "\\u12", "\\uzzzz", "\\", "\"", "\u{1}", "\t", "\n",
+            ]),
+        ]
+    }
+
+    fn string_lit() -> impl Strategy<Value = String> {
+        proptest::collection::vec(string_piece(), 0..5).prop_map(|p| format!("\"{}\"", p.concat()))
+    }
+
+    fn key_lit() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => proptest::sample::select(vec![
+                "\"text\"", "\"id\"", "\"k\"", "\"other\"", "\"\"", "\"te\\u0078t\"",
+                "\"\\u0069d\"", "\"\\u006B\"",
+            ])
+            .prop_map(String::from),
+            1 => string_lit(),
+        ]
+    }
+
+    fn number() -> impl Strategy<Value = String> {
+        prop_oneof![
+            30 => proptest::sample::select(vec![
+                "0", "-0", "1.5", "1e5", "1E+2", "-3e-2", "0.0", "8.50", "123456789012345678",
+                "-123456789012345678", "1234567890123456789", "18446744073709551616",
+                "7.5e00000800000", "1e400", "-1e400", "1e-400",
+            ])
+            .prop_map(String::from),
+            20 => proptest::num::i64::ANY.prop_map(|n| n.to_string()),
+            // Integers beyond u64, and around where f64 overflows (309 digits).
+            8 => proptest::sample::select(vec![19, 20, 308, 309, 310, 400])
+                .prop_map(|n| "9".repeat(n)),
+            1 => proptest::sample::select(vec![
+                "01", "-01", "1.", "-", "1e", "1e-", ".5", "+1", "1.5.3", "0x10", "1 2", "-a",
+            ])
+            .prop_map(String::from),
+        ]
+    }
+
+    /// JSON whitespace, and now and then a form feed (which is not).
+    fn ws() -> impl Strategy<Value = &'static str> {
+        prop_oneof![
+            300 => proptest::sample::select(vec!["", "", "", " ", "\t", "\n", "\r", " \r\n "]),
+            1 => proptest::strategy::Just("\u{c}"),
+        ]
+    }
+
+    /// A JSON-ish string, number or literal.
+    fn scalar() -> impl Strategy<Value = String> {
+        prop_oneof![
+            60 => string_lit(),
+            40 => number(),
+            20 => proptest::sample::select(vec!["true", "false", "null"]).prop_map(String::from),
+            1 => proptest::sample::select(vec!["tru", "nul", "True", "nan"]).prop_map(String::from),
+        ]
+    }
+
+    /// A JSON-ish value, nested up to 3 deep.
+    fn value() -> impl Strategy<Value = String> {
+        scalar().prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec((ws(), inner.clone(), ws()), 0..4).prop_map(|els| {
+                    let els: Vec<String> = els
+                        .into_iter()
+                        .map(|(a, v, b)| format!("{a}{v}{b}"))
+                        .collect();
+                    format!("[{}]", els.join(","))
+                }),
+                proptest::collection::vec((ws(), key_lit(), ws(), inner, ws()), 0..4).prop_map(
+                    |ms| {
+                        let ms: Vec<String> = ms
+                            .into_iter()
+                            .map(|(a, k, b, v, c)| format!("{a}{k}{b}:{a}{v}{c}"))
+                            .collect();
+                        format!("{{{}}}", ms.join(","))
+                    }
+                ),
+            ]
+        })
+    }
+
+    /// A line holding one object (members with random keys, duplicates likely).
+    fn object_line() -> impl Strategy<Value = String> {
+        (
+            ws(),
+            proptest::collection::vec(
+                (
+                    ws(),
+                    key_lit(),
+                    ws(),
+                    ws(),
+                    prop_oneof![2 => scalar(), 1 => value()],
+                    ws(),
+                ),
+                0..5,
+            ),
+            ws(),
+        )
+            .prop_map(|(lead, members, trail)| {
+                let ms: Vec<String> = members
+                    .into_iter()
+                    .map(|(a, k, b, c, v, d)| format!("{a}{k}{b}:{c}{v}{d}"))
+                    .collect();
+                format!("{lead}{{{}}}{trail}", ms.join(","))
+            })
+    }
+
+    /// A line as generated, or mutated: truncated, a byte inserted, removed or replaced
+    /// (which may leave invalid UTF-8).
+    fn any_line() -> impl Strategy<Value = Vec<u8>> {
+        (
+            object_line(),
+            0..12u8,
+            proptest::sample::select(b"{}[],:\"\\ 0-.eEtn\x01\xE9x".to_vec()),
+            any::<proptest::sample::Index>(),
+        )
+            .prop_map(|(line, how, byte, at)| {
+                let mut b = line.into_bytes();
+                let at = at.index(b.len() + 1);
+                match how {
+                    1 => b.truncate(at),
+                    2 => b.insert(at, byte),
+                    3 if at < b.len() => {
+                        b.remove(at);
+                    }
+                    4 if at < b.len() => b[at] = byte,
+                    // A closing bracket of the wrong kind.
+                    5 => {
+                        let closes: Vec<usize> = (0..b.len())
+                            .filter(|&i| matches!(b[i], b']' | b'}'))
+                            .collect();
+                        if !closes.is_empty() {
+                            let i = closes[at % closes.len()];
+                            b[i] = if b[i] == b']' { b'}' } else { b']' };
+                        }
+                    }
+                    _ => {}
+                }
+                b
+            })
+    }
+
+    /// A valid line the fast path must read: no surrogates, no invalid escape, plain
+    /// integers only.
+    fn simple_line() -> impl Strategy<Value = String> {
+        let piece = proptest::sample::select(vec![
+            "a",
+            "b c",
+            "\u{e9}",
+            "\u{1F600}",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\b",
+            "\\f",
+            "\\n",
+            "\\r",
+            "\\t",
+            "\\u00e9",
+            "\\u0000",
+            "\\u20AC",
+        ]);
+        let string =
+            proptest::collection::vec(piece, 0..5).prop_map(|p| format!("\"{}\"", p.concat()));
+        let value = prop_oneof![
+            3 => string,
+            1 => (-999_999_999_999_999_999i64..=999_999_999_999_999_999).prop_map(|n| n.to_string()),
+            1 => proptest::sample::select(vec!["true", "false", "null", "[]", "{}", "[1,{\"a\":\"b\"}]"])
+                .prop_map(String::from),
+        ];
+        let key = proptest::sample::select(vec![
+            "\"text\"",
+            "\"id\"",
+            "\"k\"",
+            "\"other\"",
+            "\"te\\u0078t\"",
+        ]);
+        // JSON whitespace only.
+        let ws = || proptest::sample::select(vec!["", "", " ", "\t", "\n", "\r", " \r\n "]);
+        (
+            proptest::collection::vec((ws(), key, ws(), ws(), value, ws()), 0..5),
+            ws(),
+        )
+            .prop_map(|(members, trail)| {
+                let ms: Vec<String> = members
+                    .into_iter()
+                    .map(|(a, k, b, c, v, d)| format!("{a}{k}{b}:{c}{v}{d}"))
+                    .collect();
+                format!("{{{}}}{trail}", ms.join(","))
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// The eight-bytes-at-a-time string scan finds what a byte-by-byte one does,
+        /// wherever in a word the byte is, next to bytes one off (0x1F and 0x20, 0x7F
+        /// to 0xA0).
+        #[test]
+        fn scan_string_is_a_byte_scan(s in proptest::collection::vec(
+            prop_oneof![
+                8 => proptest::sample::select(b"a \x21\x7f\x80\x9f\xa0\xdc\xff[]n".to_vec()),
+                1 => proptest::sample::select(b"\"\\\x00\x01\x1f\x20\t\n".to_vec()),
+                1 => any::<u8>(),
+            ],
+            0..40,
+        ), start in 0..3usize) {
+            let mut expected = None;
+            let mut escaped = false;
+            let mut i = start;
+            while let Some(&c) = s.get(i) {
+                match c {
+                    b'"' => {
+                        expected = Some((i, escaped));
+                        break;
+                    }
+                    b'\\' => match escape_at(&s, i) {
+                        Some((_, len)) => {
+                            escaped = true;
+                            i += len;
+                        }
+                        None => break,
+                    },
+                    0..0x20 => break,
+                    _ => i += 1,
+                }
+            }
+            proptest::prop_assert_eq!(scan_string(&s, start), expected);
+        }
+
+        /// Whatever the line, the fast path answers as the serde path does, or not at all.
+        #[test]
+        fn the_fast_path_agrees_with_serde(line in any_line()) {
+            for wanted in WANTED {
+                fast_checked(&line, wanted);
+            }
+        }
+
+        /// Simple valid lines are read by the fast path.
+        #[test]
+        fn the_fast_path_reads_simple_valid_lines(line in simple_line()) {
+            for wanted in WANTED {
+                proptest::prop_assert!(fast_checked(line.as_bytes(), wanted).is_some(), "{}", line);
+            }
+        }
     }
 }

@@ -54,6 +54,8 @@ pub(crate) struct LineSource {
     next_line: u64,
     /// Records handed out so far by [`LineSource::next_record`].
     records: u64,
+    /// Whether records carry their raw bytes ([`crate::ReadOptions::keep_raw`]).
+    keep_raw: bool,
 }
 
 impl LineSource {
@@ -65,15 +67,26 @@ impl LineSource {
             limit,
             next_line: 1,
             records: 0,
+            keep_raw: true,
         }
     }
 
-    /// The input's name for messages.
-    pub(crate) fn source(&self) -> &str {
-        &self.ctx.source
+    /// Whether [`LineSource::raw`] copies the line (default) or gives nothing.
+    pub(crate) fn keep_raw(mut self, on: bool) -> LineSource {
+        self.keep_raw = on;
+        self
     }
 
-    /// The record-size limit.
+    /// The line in `buf` as a record's `raw`: see [`take_raw`]; empty if raw bytes are
+    /// not kept.
+    pub(crate) fn raw(&self, buf: &mut Vec<u8>) -> Vec<u8> {
+        if self.keep_raw {
+            take_raw(buf)
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Reads the next line as one record of a line-per-record format: `End`, the
     /// `too_large` skip of a line over the limit, or the line's location (its content is
     /// [`line_content`] of `buf`).
@@ -94,6 +107,7 @@ impl LineSource {
         })
     }
 
+    /// The record-size limit.
     pub(crate) fn limit(&self) -> usize {
         self.limit
     }
@@ -156,7 +170,7 @@ impl LineSource {
         };
         self.records += 1;
         let location = Location {
-            source: self.source().to_string(),
+            source: self.ctx.source.clone(),
             line,
             record: self.records,
         };
@@ -207,7 +221,7 @@ mod tests {
         assert_eq!(buf, b"last");
         assert_eq!(src.next_line(&mut buf).unwrap(), None);
         assert_eq!(src.next_line(&mut buf).unwrap(), None);
-        assert_eq!(src.source(), "t");
+        assert_eq!(&*src.ctx.source, "t");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! format.
 
 use crate::error::Result;
-use crate::line_source::{line_content, take_raw, LineSource, NextLine};
+use crate::line_source::{line_content, LineSource, NextLine};
 use crate::record::{Entry, Record};
 use crate::text::decode;
 
@@ -50,7 +50,7 @@ impl LinesReader {
         Ok(Some(Entry::Record(Record {
             id,
             text,
-            raw: take_raw(&mut self.buf),
+            raw: self.lines.raw(&mut self.buf),
             location,
             lossy,
             key: None,

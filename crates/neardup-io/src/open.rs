@@ -33,8 +33,8 @@ pub(crate) struct Input {
 /// What an input is called in errors, and whether its errors may come from gzip.
 #[derive(Debug, Clone)]
 pub(crate) struct ErrorContext {
-    /// The path as given, or `-`.
-    pub(crate) source: String,
+    /// The path as given, or `-`; shared by every record's location.
+    pub(crate) source: std::sync::Arc<str>,
     /// True if the stream goes through the gzip decoder.
     pub(crate) gzip: bool,
 }
@@ -53,18 +53,18 @@ impl ErrorContext {
             .map(|t| t.0);
         if let Some(offset) = trailing {
             Error::GzipTrailingBytes {
-                path: self.source.clone(),
+                path: self.source.to_string(),
                 offset,
             }
         } else if self.gzip && from_decoder {
             Error::Gzip {
-                path: self.source.clone(),
+                path: self.source.to_string(),
                 line,
                 error,
             }
         } else {
             Error::Read {
-                path: self.source.clone(),
+                path: self.source.to_string(),
                 line,
                 error,
             }
@@ -82,11 +82,11 @@ pub(crate) fn is_gzip_name(path: &Path) -> bool {
 /// Opens the file at `path`, decompressing it if its name ends in `.gz`.
 pub(crate) fn open_file(path: &Path) -> Result<Input> {
     let ctx = ErrorContext {
-        source: path.display().to_string(),
+        source: path.display().to_string().into(),
         gzip: is_gzip_name(path),
     };
     let file = File::open(path).map_err(|e| Error::Read {
-        path: ctx.source.clone(),
+        path: ctx.source.to_string(),
         line: None,
         error: e,
     })?;
@@ -249,7 +249,7 @@ fn stdin_is_closed() -> bool {
 /// Opens any byte stream the way standard input is opened (gzip sniffed by content).
 pub(crate) fn open_stream(reader: Box<dyn BufRead + Send>, source: &str) -> Result<Input> {
     let mut ctx = ErrorContext {
-        source: source.to_string(),
+        source: source.into(),
         gzip: false,
     };
     let (reader, prefix) =

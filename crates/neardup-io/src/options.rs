@@ -70,6 +70,11 @@ pub struct ReadOptions {
     /// Dir: follow symbolic links (loops are detected and skipped as unreadable).
     /// Default `false`: a link is skipped as [`SkipReason::Symlink`](crate::SkipReason::Symlink).
     pub follow_links: bool,
+    /// Whether each record carries its exact source bytes in
+    /// [`Record::raw`](crate::Record::raw), as writing the deduplicated input back needs.
+    /// Default `true`; a caller that only compares texts turns it off and saves a copy of
+    /// every line (JSONL and lines; a CSV/TSV row's bytes come with its parse anyway).
+    pub keep_raw: bool,
 }
 
 /// The default of [`ReadOptions::max_record_bytes`]: 64 MiB. A record is held in memory
@@ -94,6 +99,7 @@ impl Default for ReadOptions {
             hidden: false,
             globs: Vec::new(),
             follow_links: false,
+            keep_raw: true,
         }
     }
 }

@@ -121,16 +121,18 @@ enum Inner {
 impl Reader {
     fn from_input(input: Input, format: Format, opts: &ReadOptions) -> Result<Reader> {
         check_options(opts)?;
-        let source = input.ctx.source.clone();
+        let source = input.ctx.source.to_string();
         let limit = opts.max_record_bytes;
         let inner = match format {
             Format::Jsonl => Inner::Jsonl(JsonlReader::new(
-                LineSource::new(input, limit),
+                LineSource::new(input, limit).keep_raw(opts.keep_raw),
                 &opts.text_field,
                 &opts.id_field,
                 opts.key_field.as_deref(),
             )),
-            Format::Lines => Inner::Lines(LinesReader::new(LineSource::new(input, limit))),
+            Format::Lines => Inner::Lines(LinesReader::new(
+                LineSource::new(input, limit).keep_raw(opts.keep_raw),
+            )),
             Format::Csv => {
                 if let Some(q) = opts.quote.filter(|&q| q != b'"') {
                     return Err(Error::InvalidOptions(format!(

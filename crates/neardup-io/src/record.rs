@@ -18,7 +18,8 @@ pub struct Record {
     /// The record's exact bytes in the (decompressed) source, including its line
     /// terminator if it has one (JSONL, lines, CSV/TSV; a CSV record with quoted
     /// newlines spans several lines). Empty for a file of a directory tree, which is
-    /// copied by path instead.
+    /// copied by path instead, and for JSONL and lines read without
+    /// [`ReadOptions::keep_raw`](crate::ReadOptions::keep_raw).
     pub raw: Vec<u8>,
     /// Where the record is.
     pub location: Location,
@@ -45,7 +46,8 @@ pub struct Record {
 pub struct Location {
     /// The input as given, or `-` for standard input; for a file of a directory tree,
     /// the file's full path (the directory as given joined with the relative path).
-    pub source: String,
+    /// Shared: every record of an input points at the same name.
+    pub source: std::sync::Arc<str>,
     /// The 1-based line of the record's first line in the (decompressed) source, counting
     /// `\n` line ends (CSV/TSV: also a lone `\r`, which ends a row there too); 1 for a
     /// file of a directory tree. Within a source, lines strictly increase.

@@ -195,7 +195,7 @@ fn differences(fixture: &Value) -> Vec<String> {
                 "reason": s.reason.code(),
             });
             if fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
-                let file = Path::new(&s.location.source)
+                let file = Path::new(&*s.location.source)
                     .strip_prefix(dirty_dir())
                     .unwrap()
                     .to_string_lossy()
@@ -203,7 +203,7 @@ fn differences(fixture: &Value) -> Vec<String> {
                 skip["file"] = file.into();
             } else {
                 // A file's entries name it as it was given.
-                assert_eq!(s.location.source, path.display().to_string());
+                assert_eq!(&*s.location.source, path.display().to_string());
             }
             skips.push(skip);
         }

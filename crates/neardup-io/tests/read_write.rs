@@ -110,7 +110,7 @@ fn jsonl_fixture_yields_one_entry_per_line() {
     let lines = physical_lines(&source);
     for r in &rs {
         assert_eq!(r.raw, lines[r.location.line as usize - 1]);
-        assert_eq!(r.location.source, path.display().to_string());
+        assert_eq!(&*r.location.source, path.display().to_string());
         assert!(!r.lossy);
     }
     assert!(rs[3].raw.ends_with(b"\r\n"));
@@ -172,7 +172,7 @@ fn gzip_reads_like_the_plain_file() {
     for (p, g) in records(&plain).iter().zip(records(&gz)) {
         assert_eq!(p.raw, g.raw);
         assert_eq!(p.text, g.text);
-        assert_eq!(g.location.source, gz_path.display().to_string());
+        assert_eq!(&*g.location.source, gz_path.display().to_string());
     }
 }
 
@@ -228,7 +228,7 @@ fn stream_input_detects_gzip_and_sniffs_format() {
         summary(&es),
         summary(&entries(&fixture("docs.jsonl"), &ReadOptions::default()))
     );
-    assert!(es.iter().all(|e| e.location().source == "-"));
+    assert!(es.iter().all(|e| &*e.location().source == "-"));
 
     let lines = fs::read(fixture("lines.txt")).unwrap();
     let reader =
@@ -537,7 +537,7 @@ fn dir_fixture_walks_sorted_and_skips_binary() {
     assert_eq!(rs[1].text, "Alpha document.\n");
     assert_eq!(rs[3].text, "# Charlie\n", "BOM stripped");
     assert_eq!(
-        rs[2].location.source,
+        &*rs[2].location.source,
         root.join("sub/b.txt").display().to_string()
     );
     assert!(rs.iter().all(|r| r.raw.is_empty()));
