@@ -49,6 +49,20 @@ fn shingle(c: &mut Criterion) {
     all.push(("ascii_long", ascii_long()));
     for (name, texts) in all {
         g.throughput(Throughput::Bytes(bytes(&texts)));
+        // The shingling alone (normalized text to hashes, in text order, with repeats).
+        g.bench_function(BenchmarkId::new("char5_hashes", name), |b| {
+            let mut buf = Vec::new();
+            b.iter(|| {
+                let mut n = 0;
+                for t in &texts {
+                    buf.clear();
+                    char5.hashes_into(t, &mut buf);
+                    n += buf.len();
+                }
+                n
+            })
+        });
+        // The set: shingled, sorted and deduplicated.
         for (id, sh) in [("char5_set", char5), ("word3_set", word3)] {
             g.bench_function(BenchmarkId::new(id, name), |b| {
                 let mut buf = Vec::new();

@@ -21,7 +21,8 @@ pub struct BandIndex {
     /// Each document's row in `keys`, if it has one: documents without keys (identical
     /// copies, empty documents) cost 4 bytes here, not a row.
     slot: Vec<Slot>,
-    /// Per band, the `(key, doc)` records of the documents that take part, sorted.
+    /// Per band, the `(key, doc)` records of the buckets of two or more documents, sorted
+    /// (a record alone in its bucket is never walked, and most are alone).
     sorted: Vec<Vec<(u64, u32)>>,
 }
 
@@ -92,8 +93,8 @@ impl BandIndex {
                     .iter()
                     .map(|&d| (keys[row(d) * bands + band], d))
                     .collect();
-                recs.par_sort_unstable();
-                recs
+                crate::uniform_sort::sort(&mut recs, &mut Default::default(), |r| r.0);
+                shared_buckets(&recs)
             })
             .collect();
         BandIndex {
@@ -219,6 +220,21 @@ impl BandIndex {
         }
         (count, largest)
     }
+}
+
+/// The records of `sorted` that share their key with another, in order.
+fn shared_buckets(sorted: &[(u64, u32)]) -> Vec<(u64, u32)> {
+    let shared = |run: &&[(u64, u32)]| run.len() > 1;
+    let len = sorted
+        .chunk_by(|x, y| x.0 == y.0)
+        .filter(shared)
+        .map(<[_]>::len)
+        .sum();
+    let mut out = Vec::with_capacity(len);
+    for run in sorted.chunk_by(|x, y| x.0 == y.0).filter(shared) {
+        out.extend_from_slice(run);
+    }
+    out
 }
 
 #[cfg(test)]

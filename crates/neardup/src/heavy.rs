@@ -41,6 +41,26 @@ impl Hasher for Identity {
     }
 }
 
+/// Bits in the filter of shingles owned by a large group: 2^18 (32 KiB), so with the
+/// at most 256 groups of typically tens to hundreds of shingles each, few bits are set.
+const OWNED_BITS: usize = 1 << 18;
+const OWNED_WORDS: usize = OWNED_BITS / 64;
+
+/// A shingle's bit in the filter: its top bits (the hashes are uniform).
+fn owned_bit(shingle: u64) -> usize {
+    (shingle >> (64 - OWNED_BITS.trailing_zeros())) as usize
+}
+
+/// The sizes a set of `n` shingles can reach Jaccard `threshold` with, widened to whole
+/// numbers: J ≤ min/max, so [t·n, n/t].
+fn reachable_sizes(n: usize, threshold: f64) -> (usize, usize) {
+    let n = n as f64;
+    (
+        (n * threshold).floor() as usize,
+        (n / threshold).ceil() as usize,
+    )
+}
+
 /// Pairs `(a, b)`, `a < b`, of representatives with Jaccard ≥ `threshold` where one of
 /// them stands for one of the largest groups of identical documents; sorted.
 pub(crate) fn pairs_near_large_groups(corpus: &Corpus, threshold: f64) -> Vec<(u32, u32)> {
@@ -63,7 +83,19 @@ pub(crate) fn pairs_near_large_groups(corpus: &Corpus, threshold: f64) -> Vec<(u
             owners.entry(s).or_default().push(i as u16);
         }
     }
+    // Most shingles of most documents belong to no large group: a bit per hash bucket,
+    // small enough to stay in cache, answers them without touching the table.
+    let mut owned = vec![0u64; OWNED_WORDS];
+    for &s in owners.keys() {
+        let bit = owned_bit(s);
+        owned[bit / 64] |= 1 << (bit % 64);
+    }
     let sizes: Vec<usize> = reps.iter().map(|&r| corpus.set(r).len()).collect();
+    // Common shingles belong to many groups; ordered by the group's size, a document
+    // walks only the owners it could reach (below).
+    for list in owners.values_mut() {
+        list.sort_unstable_by_key(|&i| (sizes[i as usize], i));
+    }
     // A set of size n can reach t only with sets of size in [t·n, n/t].
     let smallest = sizes.iter().copied().min().unwrap_or(0) as f64 * threshold;
     let largest = sizes.iter().copied().max().unwrap_or(0) as f64 / threshold;
@@ -77,15 +109,23 @@ pub(crate) fn pairs_near_large_groups(corpus: &Corpus, threshold: f64) -> Vec<(u
         .map_init(
             || (vec![0u32; reps.len()], Vec::new()),
             |(counts, touched), d| {
+                let n = corpus.set(d).len();
+                let (lo, hi) = reachable_sizes(n, threshold);
                 for s in corpus.set(d) {
-                    for &i in owners.get(s).map(Vec::as_slice).unwrap_or_default() {
+                    let bit = owned_bit(*s);
+                    if owned[bit / 64] & (1 << (bit % 64)) == 0 {
+                        continue;
+                    }
+                    let list = owners.get(s).map(Vec::as_slice).unwrap_or_default();
+                    let from = list.partition_point(|&i| sizes[i as usize] < lo);
+                    let to = list.partition_point(|&i| sizes[i as usize] <= hi);
+                    for &i in &list[from..to.max(from)] {
                         if counts[i as usize] == 0 {
                             touched.push(i);
                         }
                         counts[i as usize] += 1;
                     }
                 }
-                let n = corpus.set(d).len();
                 let mut found = Vec::new();
                 for &i in touched.iter() {
                     let shared = counts[i as usize] as usize;

@@ -65,6 +65,7 @@ mod sketch;
 mod slot;
 mod stages;
 mod stats;
+mod uniform_sort;
 mod verify;
 
 pub use cluster::{

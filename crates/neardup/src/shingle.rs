@@ -195,6 +195,22 @@ impl Shingler {
         } else {
             text
         };
+        let fused = match (self.kind, self.normalization) {
+            (ShingleKind::Char(k), level)
+                if k <= 7 && level != Normalization::None && text.is_ascii() =>
+            {
+                Some(if level == Normalization::Aggressive {
+                    ascii_normalized_shingles::<true>(text.as_bytes(), k, out)
+                } else {
+                    ascii_normalized_shingles::<false>(text.as_bytes(), k, out)
+                })
+            }
+            _ => None,
+        };
+        if let Some(short) = fused {
+            out.truncate(start.saturating_add(cap));
+            return short;
+        }
         let text = self.normalized(text);
         let short = match self.kind {
             ShingleKind::Char(k) => char_shingles(&text, k, out),
@@ -239,7 +255,7 @@ impl Shingler {
         let truncated = out.len() > self.max_shingles;
         out.truncate(self.max_shingles);
         sort_uniform(out);
-        out.dedup();
+        dedup_sorted(out);
         ShingleInfo { truncated, short }
     }
 }
@@ -247,35 +263,35 @@ impl Shingler {
 /// The hash of one shingle's bytes. Up to 7 bytes are packed into a word with their
 /// length in the top byte (distinct shingles give distinct words) and mixed by a bijection;
 /// longer shingles go through xxh3. Both are fixed for all versions.
-/// Sorts uniformly distributed hashes: scattered into about n/2 buckets by their top bits
-/// (two linear passes), then each small bucket sorted in place. Short inputs use the
-/// standard sort.
+/// Sorts uniformly distributed hashes (see [`crate::uniform_sort`]), with the thread's
+/// own scratch buffers, so a set costs no allocation once the thread has sorted one as
+/// large. Short inputs use the standard sort.
 fn sort_uniform(v: &mut Vec<u64>) {
-    const SMALL: usize = 256;
+    const SMALL: usize = 48;
     if v.len() <= SMALL {
         v.sort_unstable();
         return;
     }
-    let bits = (usize::BITS - (v.len() / 2).leading_zeros()).min(20);
-    let shift = 64 - bits;
-    let mut starts = vec![0usize; (1 << bits) + 1];
-    for &x in v.iter() {
-        starts[(x >> shift) as usize + 1] += 1;
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<crate::uniform_sort::Scratch<u64>> =
+            std::cell::RefCell::new(crate::uniform_sort::Scratch::default());
     }
-    for i in 1..starts.len() {
-        starts[i] += starts[i - 1];
+    SCRATCH.with_borrow_mut(|scratch| crate::uniform_sort::sort(v, scratch, |&x| x));
+}
+
+/// Removes repeats from a sorted vector without a branch per element: texts repeat
+/// shingles at random, so a branch on "same as the last one" would be mispredicted often.
+fn dedup_sorted(v: &mut Vec<u64>) {
+    if v.len() < 2 {
+        return;
     }
-    let mut out = vec![0u64; v.len()];
-    let mut next = starts.clone();
-    for &x in v.iter() {
-        let b = (x >> shift) as usize;
-        out[next[b]] = x;
-        next[b] += 1;
+    let mut kept = 1;
+    for i in 1..v.len() {
+        let x = v[i];
+        v[kept] = x;
+        kept += (x != v[kept - 1]) as usize;
     }
-    for w in starts.windows(2) {
-        out[w[0]..w[1]].sort_unstable();
-    }
-    *v = out;
+    v.truncate(kept);
 }
 
 fn hash(bytes: &[u8]) -> u64 {
@@ -312,6 +328,96 @@ fn ascii_shingles(bytes: &[u8], k: usize, out: &mut Vec<u64>) {
             out.push(packed_hash((word & mask) | tag));
         }
     }
+}
+
+/// What [`ascii_normalized_shingles`] does with a byte.
+const KEEP: u8 = 0;
+const SPACE: u8 = 1;
+const DROP: u8 = 2;
+
+/// The class of every byte: ASCII whitespace (what `char::is_whitespace` accepts there),
+/// punctuation in the Unicode sense (dropped by the aggressive level), or kept.
+const fn byte_classes(strip: bool) -> [u8; 256] {
+    let mut t = [KEEP; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+            SPACE
+        } else if strip
+            && c.is_ascii_punctuation()
+            && !matches!(
+                c,
+                b'$' | b'+' | b'<' | b'=' | b'>' | b'^' | b'`' | b'|' | b'~'
+            )
+        {
+            DROP
+        } else {
+            KEEP
+        };
+        b += 1;
+    }
+    t
+}
+
+/// Char k-grams (k ≤ 7) of pure-ASCII text normalized on the fly: lowercased, whitespace
+/// runs as one space, trimmed (and punctuation dropped if `STRIP`), exactly as
+/// [`Normalization::apply`] followed by [`char_shingles`], without building the
+/// normalized text. Returns true if the text is short (some characters, fewer than k).
+fn ascii_normalized_shingles<const STRIP: bool>(
+    bytes: &[u8],
+    k: usize,
+    out: &mut Vec<u64>,
+) -> bool {
+    const CLASSES: [[u8; 256]; 2] = [byte_classes(false), byte_classes(true)];
+    let classes = &CLASSES[STRIP as usize];
+    let tag = (k as u64) << 56;
+    let top = 8 * (k - 1);
+    let mask = u64::MAX >> (64 - 8 * k);
+    // Written by index into room made up front: pushing would reload the length from
+    // memory every time (it sits behind `out`), a dependency chain through every shingle.
+    let start = out.len();
+    out.resize(start + bytes.len(), 0);
+    let room = &mut out[start..];
+    let mut n = 0;
+    // Little-endian packing, as `hash` does: the window's first byte is the lowest.
+    let mut word = 0u64;
+    let mut count = 0usize;
+    let mut pending_space = false;
+    for &b in bytes {
+        let class = classes[b as usize];
+        if class == SPACE {
+            pending_space = count > 0;
+            continue;
+        }
+        if STRIP && class == DROP {
+            continue;
+        }
+        if pending_space {
+            // A whitespace byte came before, so there is room for this extra position.
+            word = (word >> 8) | ((b' ' as u64) << top);
+            count += 1;
+            if count >= k {
+                room[n] = packed_hash((word & mask) | tag);
+                n += 1;
+            }
+            pending_space = false;
+        }
+        word = (word >> 8) | ((b.to_ascii_lowercase() as u64) << top);
+        count += 1;
+        if count >= k {
+            room[n] = packed_hash((word & mask) | tag);
+            n += 1;
+        }
+    }
+    let short = count > 0 && count < k;
+    if short {
+        // The whole normalized text is one shingle: its bytes are the top `count` of the window.
+        room[n] = packed_hash(((count as u64) << 56) | (word >> (8 * (k - count))));
+        n += 1;
+    }
+    out.truncate(start + n);
+    short
 }
 
 /// Appends the char k-gram hashes; returns true if the text is short (fewer than k chars).
@@ -610,6 +716,25 @@ mod tests {
         }
 
         #[test]
+        fn fused_ascii_shingles_equal_normalizing_first(
+            text in "[\\x00-\\x7f]{0,40}|[ a-cA-C.,!\t\n]{0,12}",
+            k in 1usize..=7,
+        ) {
+            for level in [Normalization::Basic, Normalization::Nfkc, Normalization::Aggressive] {
+                let normalized = level.apply(&text);
+                let mut expected = Vec::new();
+                let expected_short = char_shingles(&normalized, k, &mut expected);
+                let mut fused = Vec::new();
+                let short = if level == Normalization::Aggressive {
+                    ascii_normalized_shingles::<true>(text.as_bytes(), k, &mut fused)
+                } else {
+                    ascii_normalized_shingles::<false>(text.as_bytes(), k, &mut fused)
+                };
+                proptest::prop_assert_eq!(&fused, &expected, "{:?} at {:?}, k = {}", text, level, k);
+                proptest::prop_assert_eq!(short, expected_short);
+            }
+        }
+
         fn ascii_words_of_any_ascii_are_unicode_words(text in "[\\x00-\\x7f]{0,40}") {
             let expected: Vec<(usize, usize)> = text
                 .unicode_word_indices()
@@ -621,20 +746,21 @@ mod tests {
 
     proptest::proptest! {
         #[test]
+        fn dedup_sorted_is_dedup(mut v in proptest::collection::vec(0u64..20, 0..60)) {
+            v.sort_unstable();
+            let mut expected = v.clone();
+            expected.dedup();
+            dedup_sorted(&mut v);
+            proptest::prop_assert_eq!(v, expected);
+        }
+
+        #[test]
         fn uniform_sort_sorts(mut v in proptest::collection::vec(proptest::num::u64::ANY, 0..3000)) {
             let mut expected = v.clone();
             expected.sort_unstable();
             sort_uniform(&mut v);
             proptest::prop_assert_eq!(v, expected);
         }
-    }
-
-    #[test]
-    fn uniform_sort_handles_skewed_input() {
-        // Not uniform at all: everything in one bucket still sorts correctly.
-        let mut v: Vec<u64> = (0..5000u64).rev().collect();
-        sort_uniform(&mut v);
-        assert!(v.windows(2).all(|w| w[0] <= w[1]));
     }
 
     #[test]

@@ -1,0 +1,130 @@
+//! Sorting by a uniformly distributed 64-bit key (shingle hashes, band keys): values are
+//! scattered by the key's top bits into 2n to 4n buckets (a counting pass and a placing
+//! pass), which leaves each one at most a few places from where it belongs, and one
+//! insertion pass finishes. Linear in expectation, against n log n for a comparison sort.
+
+/// Buffers reused from one sort to the next.
+#[derive(Debug)]
+pub(crate) struct Scratch<T> {
+    placed: Vec<T>,
+    next: Vec<u32>,
+}
+
+impl<T> Default for Scratch<T> {
+    fn default() -> Self {
+        Scratch {
+            placed: Vec::new(),
+            next: Vec::new(),
+        }
+    }
+}
+
+/// Sorts `v` by `Ord`, where `key` is uniformly distributed and orders values as `Ord`
+/// does in its top bits (`a < b` implies `key(a) <= key(b)`). Keys chosen to share
+/// their top bits cost an `n log n` sort, never a quadratic one.
+pub(crate) fn sort<T: Copy + Ord + Default>(
+    v: &mut Vec<T>,
+    scratch: &mut Scratch<T>,
+    key: impl Fn(&T) -> u64,
+) {
+    let n = v.len();
+    if n < 2 {
+        return;
+    }
+    assert!(u32::try_from(n).is_ok(), "at most 2^32 - 1 values");
+    let Scratch { placed, next } = scratch;
+    // Most values end up alone in their bucket, so the insertion pass rarely moves one.
+    let bits = (usize::BITS - n.leading_zeros() + 1).min(24);
+    let shift = 64 - bits;
+    next.clear();
+    next.resize(1 << bits, 0);
+    for x in v.iter() {
+        next[(key(x) >> shift) as usize] += 1;
+    }
+    let mut sum = 0u32;
+    for c in next.iter_mut() {
+        let count = *c;
+        *c = sum;
+        sum += count;
+    }
+    placed.clear();
+    placed.resize(n, T::default());
+    for x in v.iter() {
+        let slot = &mut next[(key(x) >> shift) as usize];
+        placed[*slot as usize] = *x;
+        *slot += 1;
+    }
+    if !insertion_sort_within(placed, 8 * n) {
+        placed.sort_unstable();
+    }
+    std::mem::swap(v, placed);
+}
+
+/// Insertion sort, linear when every element is a few places from where it belongs;
+/// gives up (returning false, `v` permuted but unsorted) after `budget` moves.
+fn insertion_sort_within<T: Copy + Ord>(v: &mut [T], mut budget: usize) -> bool {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+        budget = match budget.checked_sub(i - j) {
+            Some(left) => left,
+            None => return false,
+        };
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted<T: Copy + Ord + Default + std::fmt::Debug>(mut v: Vec<T>, key: impl Fn(&T) -> u64) {
+        let mut expected = v.clone();
+        expected.sort_unstable();
+        sort(&mut v, &mut Scratch::default(), key);
+        assert_eq!(v, expected);
+    }
+
+    #[test]
+    fn sorts_records_by_key_then_the_rest() {
+        let mut rng = crate::rng::SplitMix64::new(7);
+        // Few distinct keys, so buckets hold runs of equal keys ordered by document.
+        let keys: Vec<u64> = (0..50).map(|_| rng.next_u64()).collect();
+        let v: Vec<(u64, u32)> = (0..5000u32)
+            .map(|d| {
+                (
+                    keys[rng.next_u64() as usize % keys.len()],
+                    d.wrapping_mul(2654435761),
+                )
+            })
+            .collect();
+        sorted(v, |r| r.0);
+    }
+
+    #[test]
+    fn keys_that_share_their_top_bits_still_sort() {
+        sorted((0..5000u64).rev().collect(), |&x| x);
+        sorted(
+            (0..5000u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9) & 0xFFFF_FFFF)
+                .collect(),
+            |&x| x,
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sorts_any_values(v in proptest::collection::vec(proptest::num::u64::ANY, 0..3000)) {
+            let mut expected = v.clone();
+            expected.sort_unstable();
+            let mut got = v;
+            sort(&mut got, &mut Scratch::default(), |&x| x);
+            proptest::prop_assert_eq!(got, expected);
+        }
+    }
+}
