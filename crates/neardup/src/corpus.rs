@@ -626,6 +626,13 @@ pub(crate) fn sketch_one(
     }
 }
 
+/// The bucket index reads the corpus's band keys where they are.
+impl crate::group::BandKeys for Corpus {
+    fn keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
+        self.band_keys_in(family, doc)
+    }
+}
+
 #[cfg(test)]
 mod tests {
 

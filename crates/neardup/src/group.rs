@@ -10,25 +10,59 @@ use rayon::prelude::*;
 
 use crate::slot::{doc_id, Slot};
 
-/// Band keys of every document, grouped per band by sorting.
+/// Where a [`BandIndex`] reads each document's band keys: the corpus's own rows (no
+/// copy), or rows handed to [`BandIndex::build`].
+pub trait BandKeys: Sync {
+    /// The keys of `doc` in the bands of `family` (one per band of the family), if it
+    /// takes part there.
+    fn keys_in(&self, family: usize, doc: u32) -> Option<&[u64]>;
+}
+
+/// Band keys held as rows, one per document that has keys (see [`BandIndex::build`]).
 #[derive(Debug, Clone)]
-pub struct BandIndex {
+struct KeyRows {
+    /// Keys per row: every band of every family.
+    width: usize,
+    family_width: usize,
+    /// Row-major: `keys[row * width + band]`.
+    keys: Vec<u64>,
+    /// Each document's row, if it has one: documents without keys (identical copies,
+    /// empty documents) cost 4 bytes here, not a row.
+    slot: Vec<Slot>,
+}
+
+impl BandKeys for KeyRows {
+    fn keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
+        let row = self.slot.get(doc as usize)?.get()? as usize;
+        let start = row * self.width + family * self.family_width;
+        self.keys.get(start..start + self.family_width)
+    }
+}
+
+/// The keys an index reads.
+enum Keys<'a> {
+    Rows(KeyRows),
+    Borrowed(&'a dyn BandKeys),
+}
+
+impl Keys<'_> {
+    fn get(&self) -> &dyn BandKeys {
+        match self {
+            Keys::Rows(rows) => rows,
+            Keys::Borrowed(keys) => *keys,
+        }
+    }
+}
+
+/// Band keys of every document, grouped per band by sorting.
+pub struct BandIndex<'a> {
     bands: usize,
     /// Bands per sketch family: family f owns bands f·w .. (f+1)·w.
     family_width: usize,
-    /// Row-major: `keys[row * bands + band]`, one row per document that has keys.
-    keys: Vec<u64>,
-    /// Each document's row in `keys`, if it has one: documents without keys (identical
-    /// copies, empty documents) cost 4 bytes here, not a row.
-    slot: Vec<Slot>,
+    keys: Keys<'a>,
     /// Per band, the `(key, doc)` records of the buckets of two or more documents, sorted
     /// (a record alone in its bucket is never walked, and most are alone).
     sorted: Vec<Vec<(u64, u32)>>,
-}
-
-/// The key of a document in a band it takes no part in: unique to the document.
-pub fn absent_key(doc: u32) -> u64 {
-    !(doc as u64)
 }
 
 /// A candidate pair `a < b` and the first band in which they collide.
@@ -42,14 +76,14 @@ pub struct Candidate {
     pub band: u32,
 }
 
-impl BandIndex {
+impl<'a> BandIndex<'a> {
     /// Groups documents by their band keys.
     ///
     /// `keys` holds one row of `bands` keys for each document of `docs` (sorted), in that
     /// order: `keys[i * bands + band]` is `docs[i]`'s; in each band only the documents
     /// listed in `members[band]` (all in `docs`) take part in buckets. A document absent
-    /// from a band must hold a key no other document has there (see [`absent_key`]), so
-    /// that [`BandIndex::collided_earlier`] never matches on it.
+    /// from a band must hold a key no other document has there, so that
+    /// [`BandIndex::collided_earlier`] never matches on it.
     ///
     /// Bands come in families of `family_width` (one per sketch family); a pair belongs to
     /// the first band where it collides *within* a family.
@@ -65,33 +99,63 @@ impl BandIndex {
         keys: Vec<u64>,
         docs: &[u32],
         members: &[&[u32]],
-    ) -> Self {
+    ) -> BandIndex<'static> {
         assert!(
             bands > 0 && keys.len() == docs.len() * bands,
             "one row of keys per document"
         );
-        assert!(u32::try_from(bands).is_ok(), "bands are numbered with u32");
         let mut slot = vec![Slot::NONE; docs.last().map_or(0, |&d| d as usize + 1)];
         for (row, &d) in docs.iter().enumerate() {
             // Rows are fewer than documents.
             slot[d as usize] = Slot::new(doc_id(row));
         }
+        let rows = KeyRows {
+            width: bands,
+            family_width,
+            keys,
+            slot,
+        };
+        BandIndex::sorted(bands, family_width, Keys::Rows(rows), members)
+    }
+
+    /// Groups documents by the band keys `keys` holds, without copying them: family f's
+    /// keys of a document are its keys in bands f·w .. (f+1)·w (w = `family_width`). In
+    /// each band only the documents of `members[band]` take part in buckets; a document
+    /// with no keys in a family never collides there.
+    ///
+    /// # Panics
+    ///
+    /// As [`BandIndex::build`]; also if a member has no keys in its band's family.
+    pub fn over(
+        bands: usize,
+        family_width: usize,
+        keys: &'a dyn BandKeys,
+        members: &[&[u32]],
+    ) -> BandIndex<'a> {
+        BandIndex::sorted(bands, family_width, Keys::Borrowed(keys), members)
+    }
+
+    fn sorted(bands: usize, family_width: usize, keys: Keys<'a>, members: &[&[u32]]) -> Self {
+        assert!(bands > 0, "at least one band");
+        assert!(u32::try_from(bands).is_ok(), "bands are numbered with u32");
         assert!(
             family_width > 0 && bands.is_multiple_of(family_width),
             "whole families"
         );
         assert_eq!(members.len(), bands, "one member list per band");
-        let row = |d: u32| {
-            slot[d as usize]
-                .get()
-                .expect("every band member is in `docs`") as usize
-        };
+        let source = keys.get();
         let sorted = (0..bands)
             .into_par_iter()
             .map(|band| {
+                let (family, offset) = (band / family_width, band % family_width);
                 let mut recs: Vec<(u64, u32)> = members[band]
                     .iter()
-                    .map(|&d| (keys[row(d) * bands + band], d))
+                    .map(|&d| {
+                        let keys = source
+                            .keys_in(family, d)
+                            .expect("every band member has keys in its family");
+                        (keys[offset], d)
+                    })
                     .collect();
                 crate::uniform_sort::sort(&mut recs, &mut Default::default(), |r| r.0);
                 shared_buckets(&recs)
@@ -101,23 +165,22 @@ impl BandIndex {
             bands,
             family_width,
             keys,
-            slot,
             sorted,
         }
     }
 
-    /// A document's keys, if it has a row.
-    fn keys_of(&self, doc: u32) -> Option<&[u64]> {
-        let row = self.slot.get(doc as usize)?.get()? as usize;
-        Some(&self.keys[row * self.bands..][..self.bands])
-    }
-
-    /// True if `a` and `b` share a key in one of the `bands`.
+    /// True if `a` and `b` share a key in one of the `bands`, all of one family.
     fn share_key(&self, a: u32, b: u32, bands: std::ops::Range<usize>) -> bool {
-        match (self.keys_of(a), self.keys_of(b)) {
-            (Some(ka), Some(kb)) => ka[bands.clone()]
+        if bands.is_empty() {
+            return false;
+        }
+        let family = bands.start / self.family_width;
+        let offsets = bands.start % self.family_width..(bands.end - 1) % self.family_width + 1;
+        let keys = self.keys.get();
+        match (keys.keys_in(family, a), keys.keys_in(family, b)) {
+            (Some(ka), Some(kb)) => ka[offsets.clone()]
                 .iter()
-                .zip(&kb[bands])
+                .zip(&kb[offsets])
                 .any(|(x, y)| x == y),
             _ => false,
         }
@@ -242,7 +305,7 @@ mod tests {
     use super::*;
 
     /// 5 docs, 2 bands. Band 0: {0,1,2} share key 7; band 1: {1,2} and {3,4} share keys.
-    fn index() -> BandIndex {
+    fn index() -> BandIndex<'static> {
         let keys = vec![
             7, 100, // doc 0
             7, 5, // doc 1
@@ -296,6 +359,29 @@ mod tests {
         let apart = BandIndex::build(2, 1, vec![5, 6, 5, 7], all, &[all, all]);
         assert!(apart.collide_in_family(0, 1, 0) && !apart.collide_in_family(0, 1, 1));
         assert_eq!(idx.family_of(1), 1);
+    }
+
+    /// Keys read where a caller holds them: doc 2 has none in family 0, doc 0 none in 1.
+    struct Held;
+
+    impl BandKeys for Held {
+        fn keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
+            match (family, doc) {
+                (0, 0 | 1) => Some(&[5]),
+                (1, 1 | 2) => Some(&[7]),
+                _ => None,
+            }
+        }
+    }
+
+    #[test]
+    fn an_index_over_held_keys_reads_them_in_place() {
+        let idx = BandIndex::over(2, 1, &Held, &[&[0, 1], &[1, 2]]);
+        assert_eq!(idx.links(|_, _, _| true), vec![(0, 1), (1, 2)]);
+        assert!(idx.collide_in_family(0, 1, 0) && idx.collide_in_family(1, 2, 1));
+        assert!(!idx.collide_in_family(0, 2, 0) && !idx.collide_in_family(0, 2, 1));
+        assert!(!idx.collided_earlier(1, 2, 1), "band 0 is another family");
+        assert_eq!(idx.bucket_stats(), (2, 2));
     }
 
     #[test]

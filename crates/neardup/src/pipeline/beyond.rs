@@ -55,7 +55,7 @@ impl Known {
 /// The step beyond the buckets of one walk.
 pub(super) struct Beyond<'a> {
     pub(super) corpus: &'a Corpus,
-    pub(super) index: &'a BandIndex,
+    pub(super) index: &'a BandIndex<'a>,
     pub(super) verifier: &'a Verifier<'a>,
     pub(super) threshold: f64,
 }

@@ -9,7 +9,7 @@ use super::beyond::{self, Known};
 use super::verifier::{Policy, Tally, Verifier};
 use super::{Pipeline, PAIR_CHUNK};
 use crate::corpus::Corpus;
-use crate::group::{absent_key, BandIndex, Candidate};
+use crate::group::{BandIndex, Candidate};
 use crate::lsh::BandPlan;
 use crate::observer::Observer;
 use crate::pairs::Pair;
@@ -20,37 +20,28 @@ use crate::stats::{Stage, Stats};
 ///
 /// Each sketch family has its own bands (family f owns bands f·b .. (f+1)·b), so
 /// signatures of different sketches are never compared.
-pub(super) fn band_index(plan: BandPlan, corpus: &Corpus, stats: &mut Stats) -> BandIndex {
+pub(super) fn band_index<'a>(
+    plan: BandPlan,
+    corpus: &'a Corpus,
+    stats: &mut Stats,
+) -> BandIndex<'a> {
     let (index, (buckets, largest)) = stats.time(Stage::Group, || {
         let b = plan.bands();
         let families = corpus.num_families().max(1);
-        let width = b * families;
-        // Rows of keys for the documents that take part only: copies have none.
-        let members = corpus.members();
-        let mut keys = vec![0u64; members.len() * width];
-        keys.par_chunks_mut(width)
-            .zip(members.par_iter())
-            .for_each(|(out, &d)| {
-                for (f, out) in out.chunks_mut(b).enumerate() {
-                    match corpus.band_keys_in(f, d) {
-                        Some(keys) => out.copy_from_slice(keys),
-                        None => out.fill(absent_key(d)),
-                    }
-                }
-            });
         let per_family: Vec<Vec<u32>> = (0..families)
             .map(|f| {
-                members
-                    .iter()
-                    .copied()
+                corpus
+                    .members()
+                    .into_iter()
                     .filter(|&d| corpus.in_family(f, d))
                     .collect()
             })
             .collect();
-        let per_band: Vec<&[u32]> = (0..width)
+        let per_band: Vec<&[u32]> = (0..b * families)
             .map(|band| per_family[band / b].as_slice())
             .collect();
-        let index = BandIndex::build(width, b, keys, &members, &per_band);
+        // The corpus's own rows of keys: a copy would cost 8 bytes per band and document.
+        let index = BandIndex::over(b * families, b, corpus, &per_band);
         let counts = index.bucket_stats();
         (index, counts)
     });
