@@ -115,7 +115,7 @@ impl<'a> BandIndex<'a> {
             keys,
             slot,
         };
-        BandIndex::sorted(bands, family_width, Keys::Rows(rows), members)
+        BandIndex::grouped(bands, family_width, Keys::Rows(rows), members)
     }
 
     /// Groups documents by the band keys `keys` holds, without copying them: family f's
@@ -132,10 +132,10 @@ impl<'a> BandIndex<'a> {
         keys: &'a dyn BandKeys,
         members: &[&[u32]],
     ) -> BandIndex<'a> {
-        BandIndex::sorted(bands, family_width, Keys::Borrowed(keys), members)
+        BandIndex::grouped(bands, family_width, Keys::Borrowed(keys), members)
     }
 
-    fn sorted(bands: usize, family_width: usize, keys: Keys<'a>, members: &[&[u32]]) -> Self {
+    fn grouped(bands: usize, family_width: usize, keys: Keys<'a>, members: &[&[u32]]) -> Self {
         assert!(bands > 0, "at least one band");
         assert!(u32::try_from(bands).is_ok(), "bands are numbered with u32");
         assert!(

@@ -28,11 +28,12 @@ pub(super) fn band_index<'a>(
     let (index, (buckets, largest)) = stats.time(Stage::Group, || {
         let b = plan.bands();
         let families = corpus.num_families().max(1);
+        let members = corpus.members();
         let per_family: Vec<Vec<u32>> = (0..families)
             .map(|f| {
-                corpus
-                    .members()
-                    .into_iter()
+                members
+                    .iter()
+                    .copied()
                     .filter(|&d| corpus.in_family(f, d))
                     .collect()
             })
