@@ -163,7 +163,7 @@ impl Basic {
 
     fn push_ascii(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            if matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+            if is_ascii_unicode_whitespace(b) {
                 self.pending_space = !self.out.is_empty();
             } else {
                 if self.pending_space {
@@ -228,9 +228,14 @@ fn basic(chars: impl Iterator<Item = char>, strip: bool) -> String {
     out
 }
 
+/// What `char::is_whitespace` accepts in ASCII: `\t \n \x0B \x0C \r` and space.
+pub(crate) const fn is_ascii_unicode_whitespace(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
 /// ASCII punctuation in the Unicode sense (P*): `is_ascii_punctuation` less the symbols
 /// (S*) `$ + < = > ^ ` | ~`.
-fn is_ascii_unicode_punctuation(b: u8) -> bool {
+pub(crate) const fn is_ascii_unicode_punctuation(b: u8) -> bool {
     b.is_ascii_punctuation()
         && !matches!(
             b,
@@ -244,8 +249,7 @@ fn normalize_ascii<const STRIP: bool>(bytes: &[u8]) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut pending_space = false;
     for &b in bytes {
-        // What char::is_whitespace accepts in ASCII: \t \n \x0B \x0C \r and space.
-        if matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+        if is_ascii_unicode_whitespace(b) {
             pending_space = !out.is_empty();
         } else if STRIP && is_ascii_unicode_punctuation(b) {
             continue;

@@ -342,15 +342,9 @@ const fn byte_classes(strip: bool) -> [u8; 256] {
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        t[b] = if matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+        t[b] = if crate::normalize::is_ascii_unicode_whitespace(c) {
             SPACE
-        } else if strip
-            && c.is_ascii_punctuation()
-            && !matches!(
-                c,
-                b'$' | b'+' | b'<' | b'=' | b'>' | b'^' | b'`' | b'|' | b'~'
-            )
-        {
+        } else if strip && crate::normalize::is_ascii_unicode_punctuation(c) {
             DROP
         } else {
             KEEP
