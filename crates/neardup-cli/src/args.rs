@@ -304,9 +304,11 @@ pub struct MatchArgs {
     #[arg(long)]
     pub allow_truncated: bool,
     /// Memory a run may use, e.g. `8G`, `500M`, `2GiB` (powers of 1024; default: half of
-    /// this machine's memory). A run predicted to need more, from what it holds after
-    /// reading plus its band keys and signatures, is refused before sketching; `plan`
-    /// says whether its estimate fits.
+    /// this machine's memory). pairs, clusters and dedup with LSH: an input predicted to
+    /// need more in memory (8 bytes per input byte, at most) spills its sets, band keys
+    /// and candidates to sorted runs in --tmp, with the same result. Otherwise a run
+    /// predicted to need more, from what it holds after reading plus its band keys and
+    /// signatures, is refused before sketching; `plan` says whether its estimate fits.
     #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
     pub memory: Option<u64>,
     /// LSH bands (with --rows; default: chosen from the threshold for high recall).
@@ -377,6 +379,11 @@ pub struct RunArgs {
     /// Write a self-contained HTML report of the run here.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
+    /// Folder for the temporary files of a run that spills to disk (see --memory;
+    /// default: the system's temporary folder). They have no names and vanish with the
+    /// run, even if it is killed.
+    #[arg(long, value_name = "DIR")]
+    pub tmp: Option<PathBuf>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }

@@ -7,7 +7,6 @@ use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use neardup::Corpus;
 use neardup_io::{Entry, Excluded, Format, Location, ReadOptions, Record, SkipReason, Skipped};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -129,8 +128,8 @@ impl From<&Location> for LocationLine {
 
 /// Why the pipeline left document `doc` out, if it did: its text has no shingles. The one
 /// place the CLI asks the core, so that every skip is a `SkipReason` of neardup-io's.
-pub fn skipped_by_pipeline(corpus: &Corpus, doc: u32) -> Option<SkipReason> {
-    (!corpus.has_shingles(doc)).then_some(SkipReason::Empty)
+pub fn skipped_by_pipeline(has_shingles: &dyn Fn(u32) -> bool, doc: u32) -> Option<SkipReason> {
+    (!has_shingles(doc)).then_some(SkipReason::Empty)
 }
 
 /// All documents of all inputs, in input order.
@@ -518,7 +517,11 @@ impl Documents {
     /// Writes the skipped list to `out`: the readers' skipped records (spilled to a
     /// temporary file as they were read) merged, in input order, with the documents the
     /// pipeline skipped. Memory does not grow with the number of skipped records.
-    pub fn write_skipped(&mut self, corpus: &Corpus, out: &mut dyn Write) -> Result<()> {
+    pub fn write_skipped(
+        &mut self,
+        has_shingles: &dyn Fn(u32) -> bool,
+        out: &mut dyn Write,
+    ) -> Result<()> {
         let spill = match self.skipped_spill.take() {
             Some(spill) => Some(
                 spill
@@ -531,7 +534,7 @@ impl Documents {
         };
         let mut empty = (0..self.count)
             .filter_map(|doc| {
-                skipped_by_pipeline(corpus, doc).map(|reason| {
+                skipped_by_pipeline(has_shingles, doc).map(|reason| {
                     let location = LocationLine {
                         source: self.source_of(doc).to_string(),
                         line: self.place(doc).line,
@@ -890,7 +893,7 @@ mod tests {
             .shingle(&texts)
             .unwrap();
         let by_pipeline: Vec<_> = (0..docs.len() as u32)
-            .map(|d| skipped_by_pipeline(shingled.corpus(), d))
+            .map(|d| skipped_by_pipeline(&|d| shingled.corpus().has_shingles(d), d))
             .collect();
         let empty = Some(SkipReason::Empty);
         assert_eq!(by_pipeline, [None, empty.clone(), empty, None]);
@@ -908,7 +911,8 @@ mod tests {
         };
         assert_eq!(docs.accounts(1, shingled.stats().empty), accounts);
         let mut list = Vec::new();
-        docs.write_skipped(shingled.corpus(), &mut list).unwrap();
+        docs.write_skipped(&|d| shingled.corpus().has_shingles(d), &mut list)
+            .unwrap();
         let lines: Vec<(u64, String)> = String::from_utf8(list)
             .unwrap()
             .lines()

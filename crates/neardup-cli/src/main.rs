@@ -16,6 +16,7 @@ mod report_run;
 mod run;
 mod serve_cmd;
 mod sim;
+mod spill;
 mod summary;
 mod usage;
 

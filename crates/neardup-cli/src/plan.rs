@@ -92,8 +92,17 @@ pub fn machine_memory() -> Option<u64> {
 
 /// This process's resident memory (VmRSS of /proc/self/status), if known.
 pub fn resident_memory() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// This process's peak resident memory so far (VmHWM of /proc/self/status), if known.
+pub fn peak_memory() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

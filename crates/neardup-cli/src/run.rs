@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use neardup::{
-    Clusters, Config, Corpus, Goal, KeepPolicy, Method, Normalization, Pipeline, Shingled,
-    Similarities, Sketched, Verification,
+    Clusters, Config, Goal, KeepPolicy, Method, Normalization, Pipeline, Shingled, Similarities,
+    Sketched, Verification,
 };
 use neardup_io::{DedupWriter, Format};
 
@@ -150,9 +150,23 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let keep_by = args.keep_by.as_deref().map(KeepBy::parse).transpose()?;
     let mut input = args.input.clone();
     input.key_field = keep_by.as_ref().map(|k| k.field.clone());
+    let spill = crate::spill::decide(args, &config)?;
     let read_start = Instant::now();
-    let (mut docs, mut shingled) = read_and_shingle(args, &input, mode, &pipeline, &bars)?;
+    let (mut docs, mut held) = match &spill {
+        None => {
+            let (docs, batches) = read_into(args, &input, mode, &bars, pipeline.shingle_batches())?;
+            (docs, Held::Memory(batches.finish()))
+        }
+        Some(s) => {
+            let batches = pipeline
+                .spill_batches(s.options.clone())
+                .map_err(|e| anyhow::anyhow!(e))?;
+            let (docs, batches) = read_into(args, &input, mode, &bars, batches)?;
+            (docs, Held::Disk(batches.finish()?))
+        }
+    };
     let read_time = read_start.elapsed();
+    let mut spilled_ranks = None;
     if let Some(keep_by) = &keep_by {
         let values: Vec<Option<&str>> = docs.keys.iter().map(Option::as_deref).collect();
         let ranks = keep_by.ranks(&values);
@@ -172,35 +186,56 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 keep_by.field
             ));
         }
-        shingled.set_keep_ranks(ranks.ranks)?;
+        match &mut held {
+            Held::Memory(shingled) => shingled.set_keep_ranks(ranks.ranks)?,
+            Held::Disk(_) => spilled_ranks = Some(ranks.ranks),
+        }
     }
     let goal = if mode == Mode::Pairs {
         Goal::Pairs
     } else {
         Goal::Clusters
     };
-    let (exact, choice) = choose(&pipeline, &shingled, args, goal)?;
+    let (exact, choice) = match &held {
+        Held::Memory(shingled) => choose(&pipeline, shingled, args, goal)?,
+        Held::Disk(_) => (
+            false,
+            (args.method() == Method::Auto).then(|| {
+                "LSH (auto: the run spills to disk; the exact join holds every set in memory)"
+                    .to_string()
+            }),
+        ),
+    };
     if !quiet {
+        if let Some(s) = &spill {
+            summary::to_stderr(&format!("memory    {}\n", s.line));
+        }
         if let Some(line) = &choice {
             summary::to_stderr(&format!("method    {line}\n"));
         }
         summary::to_stderr(&summary::plan(&config, exact));
     }
-    let ready = if exact {
-        Ready::Exact(shingled)
-    } else {
-        // Band keys are held per distinct set: copies cost none.
-        crate::plan::refuse_over_memory(
-            shingled.corpus().distinct_sets() as u64,
-            &config,
-            args.matching.memory,
-        )?;
-        Ready::Lsh(pipeline.sketch(shingled, &mut bars.clone()))
+    let ready = match held {
+        Held::Disk(spilled) => Ready::Spilled(spilled),
+        Held::Memory(shingled) if exact => Ready::Exact(shingled),
+        Held::Memory(shingled) => {
+            // Band keys are held per distinct set: copies cost none.
+            crate::plan::refuse_over_memory(
+                shingled.corpus().distinct_sets() as u64,
+                &config,
+                args.matching.memory,
+            )?;
+            Ready::Lsh(pipeline.sketch(shingled, &mut bars.clone()))
+        }
     };
-    let corpus = ready.shingled().corpus();
+    // Documents without shingles, which every mode reports as skipped.
+    let empty: Vec<u32> = (0..docs.len() as u32)
+        .filter(|&d| !ready.has_shingles(d))
+        .collect();
+    let has_shingles = |d: u32| empty.binary_search(&d).is_err();
     if let Some(path) = &args.skipped {
         let mut out = open_output(Some(path), &args.input.inputs)?;
-        docs.write_skipped(corpus, &mut out)
+        docs.write_skipped(&has_shingles, &mut out)
             .with_context(|| format!("cannot write the skipped list {}", path.display()))?;
         finish(out)?;
     }
@@ -252,9 +287,10 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                     done
                 };
                 let mut observer = (bars.clone(), &mut recorded);
-                match &ready {
-                    Ready::Exact(c) => pipeline.exact_for_each_pair_chunk(c, &mut observer, sink),
-                    Ready::Lsh(c) => Ok(pipeline.for_each_pair_chunk(c, &mut observer, sink)),
+                match ready {
+                    Ready::Exact(c) => pipeline.exact_for_each_pair_chunk(&c, &mut observer, sink),
+                    Ready::Lsh(c) => Ok(pipeline.for_each_pair_chunk(&c, &mut observer, sink)),
+                    Ready::Spilled(c) => c.for_each_pair_chunk(&mut observer, sink),
                 }
             })();
             let (totals, stats) = streamed?.map_err(|e| out.error(e))?;
@@ -272,9 +308,10 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         }
         Mode::Clusters | Mode::Dedup => {
             let mut observer = (bars.clone(), &mut recorded);
-            let (clusters, stats) = match &ready {
-                Ready::Exact(c) => pipeline.exact_cluster_set(c, &mut observer)?,
-                Ready::Lsh(c) => pipeline.cluster_set(c, &mut observer),
+            let (clusters, stats) = match ready {
+                Ready::Exact(c) => pipeline.exact_cluster_set(&c, &mut observer)?,
+                Ready::Lsh(c) => pipeline.cluster_set(&c, &mut observer),
+                Ready::Spilled(c) => c.cluster_set(spilled_ranks.as_deref(), &mut observer)?,
             };
             let write_start = Instant::now();
             if mode == Mode::Clusters {
@@ -285,7 +322,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             write_time = write_start.elapsed();
             let accounts = docs.accounts(clusters.removed() as u64, stats.empty);
             if mode == Mode::Dedup {
-                let written = write_survivors(&docs, &clusters, corpus, args)?;
+                let written = write_survivors(&docs, &clusters, &has_shingles, args)?;
                 if written != accounts.kept {
                     bail!(
                         "dedup wrote {written} records but counts {} as kept",
@@ -343,6 +380,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         }
         summary.line("result", result_line);
         summary.line("total", secs(started.elapsed()));
+        if let Some(peak) = crate::plan::peak_memory() {
+            summary.line("peak", format!("{} resident", crate::plan::bytes(peak)));
+        }
         summary::to_stderr(&summary.render());
     }
     Ok(())
@@ -351,15 +391,32 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
 /// Documents handed from the reading thread to shingling at a time.
 const READ_BATCH: usize = 1 << 14;
 
+/// Where read batches go: shingled in memory, or shingled, sketched and spilled to disk.
+trait Batches {
+    fn add(&mut self, texts: &[String]) -> neardup::Result<()>;
+}
+
+impl Batches for neardup::ShingleBatches {
+    fn add(&mut self, texts: &[String]) -> neardup::Result<()> {
+        neardup::ShingleBatches::add(self, texts)
+    }
+}
+
+impl Batches for neardup::SpillBatches<'_> {
+    fn add(&mut self, texts: &[String]) -> neardup::Result<()> {
+        neardup::SpillBatches::add(self, texts)
+    }
+}
+
 /// Reads the inputs on one thread while the documents read so far are shingled on the
 /// others, so neither waits for the other; texts are kept only for the report's examples.
-fn read_and_shingle(
+fn read_into<B: Batches>(
     args: &RunArgs,
     input: &InputArgs,
     mode: Mode,
-    pipeline: &Pipeline,
     bars: &Bars,
-) -> Result<(Documents, Shingled)> {
+    mut batches: B,
+) -> Result<(Documents, B)> {
     let keep_texts = args.report.is_some();
     // A few batches in flight bound what is read ahead of shingling.
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<String>>(4);
@@ -375,13 +432,14 @@ fn read_and_shingle(
                 |b| tx.send(b).context("shingling stopped"),
             )
         });
-        let mut batches = pipeline.shingle_batches();
         let mut texts = Vec::new();
         let mut count = 0usize;
+        let mut failed = None;
         for batch in rx {
             count += batch.len();
-            if batches.add(&batch).is_err() {
-                // Too many documents. Dropping the receiver stops the reader at its next send.
+            if let Err(e) = batches.add(&batch) {
+                // Dropping the receiver stops the reader at its next send.
+                failed = Some(e);
                 break;
             }
             if keep_texts {
@@ -391,12 +449,16 @@ fn read_and_shingle(
         let read = reader
             .join()
             .map_err(|_| anyhow::anyhow!("the reading thread panicked"))?;
-        if count > neardup::MAX_DOCUMENTS {
-            bail!(neardup::Error::TooManyDocuments(count));
+        match failed {
+            Some(neardup::Error::TooManyDocuments(_)) | None if count > neardup::MAX_DOCUMENTS => {
+                bail!(neardup::Error::TooManyDocuments(count))
+            }
+            Some(e) => bail!(e),
+            None => {}
         }
         let mut docs = read?;
         docs.texts = texts;
-        Ok((docs, batches.finish()))
+        Ok((docs, batches))
     })
 }
 
@@ -414,7 +476,7 @@ fn name(mode: Mode) -> &'static str {
 fn write_survivors(
     docs: &Documents,
     clusters: &Clusters,
-    corpus: &Corpus,
+    has_shingles: &dyn Fn(u32) -> bool,
     args: &RunArgs,
 ) -> Result<u64> {
     let first = docs.inputs.first().context("no input")?;
@@ -466,7 +528,8 @@ fn write_survivors(
     let mut raw = docs.raw_reader()?;
     for doc in 0..docs.len() as u32 {
         // Empty documents are skipped, not kept: they are reported, not written.
-        if clusters.duplicate_of(doc).is_none() && skipped_by_pipeline(corpus, doc).is_none() {
+        if clusters.duplicate_of(doc).is_none() && skipped_by_pipeline(has_shingles, doc).is_none()
+        {
             writer.write(&*docs.record(doc, &mut raw)?)?;
         }
     }
@@ -571,17 +634,26 @@ fn choose(
     }
 }
 
-/// The corpus as far as the run needs it: shingled for the exact join, sketched for LSH.
-enum Ready {
-    Exact(Shingled),
-    Lsh(Sketched),
+/// The corpus after reading: shingled in memory, or spilled to disk (sketched too).
+enum Held<'p> {
+    Memory(Shingled),
+    Disk(neardup::Spilled<'p>),
 }
 
-impl Ready {
-    fn shingled(&self) -> &Shingled {
+/// The corpus as far as the run needs it: shingled for the exact join, sketched for LSH,
+/// or spilled to disk.
+enum Ready<'p> {
+    Exact(Shingled),
+    Lsh(Sketched),
+    Spilled(neardup::Spilled<'p>),
+}
+
+impl Ready<'_> {
+    fn has_shingles(&self, doc: u32) -> bool {
         match self {
-            Ready::Exact(s) => s,
-            Ready::Lsh(s) => s,
+            Ready::Exact(s) => s.corpus().has_shingles(doc),
+            Ready::Lsh(s) => s.corpus().has_shingles(doc),
+            Ready::Spilled(s) => s.has_shingles(doc),
         }
     }
 }

@@ -91,6 +91,19 @@ pub enum Error {
         /// The most the join takes.
         limit: usize,
     },
+    /// A run that spills to disk verifies exactly: estimates need every signature in
+    /// memory. Holds the verification asked for.
+    #[error("a run that spills to disk verifies exactly, not by {0}")]
+    SpillNeedsExact(String),
+    /// A run that spills to disk could not write or read one of its temporary files
+    /// (the folder is missing or full, say).
+    #[error("cannot use the temporary folder {dir}: {message}")]
+    Spill {
+        /// The folder of the temporary files.
+        dir: String,
+        /// What the system said.
+        message: String,
+    },
 }
 
 /// The library's result alias.

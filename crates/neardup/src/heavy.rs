@@ -61,85 +61,131 @@ fn reachable_sizes(n: usize, threshold: f64) -> (usize, usize) {
     )
 }
 
+/// The largest groups of identical documents, ready to be compared with any set: each
+/// group's representative and set size, and which groups own each shingle.
+pub(crate) struct LargeGroups {
+    reps: Vec<u32>,
+    sizes: Vec<usize>,
+    owners: HashMap<u64, Vec<u16>, BuildHasherDefault<Identity>>,
+    /// Most shingles of most documents belong to no large group: a bit per hash bucket,
+    /// small enough to stay in cache, answers them without touching the table.
+    owned: Vec<u64>,
+    threshold: f64,
+}
+
+/// What one thread reuses from document to document: counts per group, groups touched.
+pub(crate) type Scratch = (Vec<u32>, Vec<u16>);
+
+impl LargeGroups {
+    /// The groups to search of those given as `(size, representative)`: the
+    /// [`MAX_GROUPS`] largest of at least [`MIN_COPIES`] (ties by document, so the choice
+    /// does not depend on thread timing); `None` if there are none. `set(rep)` gives a
+    /// representative's set.
+    pub(crate) fn new<S: AsRef<[u64]>>(
+        mut groups: Vec<(usize, u32)>,
+        threshold: f64,
+        mut set: impl FnMut(u32) -> S,
+    ) -> Option<Self> {
+        groups.retain(|g| g.0 >= MIN_COPIES);
+        groups.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+        groups.truncate(MAX_GROUPS);
+        if groups.is_empty() {
+            return None;
+        }
+        let reps: Vec<u32> = groups.iter().map(|&(_, r)| r).collect();
+        let mut owners: HashMap<u64, Vec<u16>, BuildHasherDefault<Identity>> = HashMap::default();
+        let mut sizes = Vec::with_capacity(reps.len());
+        for (i, &r) in reps.iter().enumerate() {
+            let set = set(r);
+            sizes.push(set.as_ref().len());
+            for &s in set.as_ref() {
+                owners.entry(s).or_default().push(i as u16);
+            }
+        }
+        let mut owned = vec![0u64; OWNED_WORDS];
+        for &s in owners.keys() {
+            let bit = owned_bit(s);
+            owned[bit / 64] |= 1 << (bit % 64);
+        }
+        // Common shingles belong to many groups; ordered by the group's size, a document
+        // walks only the owners it could reach (below).
+        for list in owners.values_mut() {
+            list.sort_unstable_by_key(|&i| (sizes[i as usize], i));
+        }
+        Some(LargeGroups {
+            reps,
+            sizes,
+            owners,
+            owned,
+            threshold,
+        })
+    }
+
+    /// True if a set of `n` shingles can reach the threshold with some group (its size
+    /// within [t·n, n/t] of the group's).
+    pub(crate) fn reachable(&self, n: usize) -> bool {
+        let smallest = self.sizes.iter().copied().min().unwrap_or(0) as f64 * self.threshold;
+        let largest = self.sizes.iter().copied().max().unwrap_or(0) as f64 / self.threshold;
+        let n = n as f64;
+        n >= smallest.floor() && n <= largest.ceil()
+    }
+
+    /// The pairs `(a, b)`, `a < b`, of document `d` (a representative with set `set`)
+    /// with the groups it reaches the threshold with.
+    pub(crate) fn near(&self, d: u32, set: &[u64], scratch: &mut Scratch) -> Vec<(u32, u32)> {
+        let (counts, touched) = scratch;
+        counts.resize(self.reps.len(), 0);
+        let n = set.len();
+        let (lo, hi) = reachable_sizes(n, self.threshold);
+        let sizes = &self.sizes;
+        for s in set {
+            let bit = owned_bit(*s);
+            if self.owned[bit / 64] & (1 << (bit % 64)) == 0 {
+                continue;
+            }
+            let list = self.owners.get(s).map(Vec::as_slice).unwrap_or_default();
+            let from = list.partition_point(|&i| sizes[i as usize] < lo);
+            let to = list.partition_point(|&i| sizes[i as usize] <= hi);
+            for &i in &list[from..to.max(from)] {
+                if counts[i as usize] == 0 {
+                    touched.push(i);
+                }
+                counts[i as usize] += 1;
+            }
+        }
+        let mut found = Vec::new();
+        for &i in touched.iter() {
+            let shared = counts[i as usize] as usize;
+            counts[i as usize] = 0;
+            let r = self.reps[i as usize];
+            let j = jaccard_from_counts(shared, n, sizes[i as usize]);
+            if r != d && meets_threshold(j, self.threshold) {
+                found.push((d.min(r), d.max(r)));
+            }
+        }
+        touched.clear();
+        found
+    }
+}
+
 /// Pairs `(a, b)`, `a < b`, of representatives with Jaccard ≥ `threshold` where one of
 /// them stands for one of the largest groups of identical documents; sorted.
 pub(crate) fn pairs_near_large_groups(corpus: &Corpus, threshold: f64) -> Vec<(u32, u32)> {
-    let mut groups: Vec<(usize, u32)> = corpus
+    let groups = corpus
         .identical_groups()
         .iter()
-        .filter(|g| g.len() >= MIN_COPIES)
         .map(|g| (g.len(), g[0]))
         .collect();
-    // Largest first, ties by document, so the choice does not depend on thread timing.
-    groups.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
-    groups.truncate(MAX_GROUPS);
-    if groups.is_empty() {
+    let Some(large) = LargeGroups::new(groups, threshold, |r| corpus.set(r)) else {
         return Vec::new();
-    }
-    let reps: Vec<u32> = groups.iter().map(|&(_, r)| r).collect();
-    let mut owners: HashMap<u64, Vec<u16>, BuildHasherDefault<Identity>> = HashMap::default();
-    for (i, &r) in reps.iter().enumerate() {
-        for &s in corpus.set(r) {
-            owners.entry(s).or_default().push(i as u16);
-        }
-    }
-    // Most shingles of most documents belong to no large group: a bit per hash bucket,
-    // small enough to stay in cache, answers them without touching the table.
-    let mut owned = vec![0u64; OWNED_WORDS];
-    for &s in owners.keys() {
-        let bit = owned_bit(s);
-        owned[bit / 64] |= 1 << (bit % 64);
-    }
-    let sizes: Vec<usize> = reps.iter().map(|&r| corpus.set(r).len()).collect();
-    // Common shingles belong to many groups; ordered by the group's size, a document
-    // walks only the owners it could reach (below).
-    for list in owners.values_mut() {
-        list.sort_unstable_by_key(|&i| (sizes[i as usize], i));
-    }
-    // A set of size n can reach t only with sets of size in [t·n, n/t].
-    let smallest = sizes.iter().copied().min().unwrap_or(0) as f64 * threshold;
-    let largest = sizes.iter().copied().max().unwrap_or(0) as f64 / threshold;
+    };
     let mut out: Vec<(u32, u32)> = corpus
         .members()
         .into_par_iter()
-        .filter(|&d| {
-            let n = corpus.set(d).len() as f64;
-            n >= smallest.floor() && n <= largest.ceil()
+        .filter(|&d| large.reachable(corpus.set(d).len()))
+        .map_init(Scratch::default, |scratch, d| {
+            large.near(d, corpus.set(d), scratch)
         })
-        .map_init(
-            || (vec![0u32; reps.len()], Vec::new()),
-            |(counts, touched), d| {
-                let n = corpus.set(d).len();
-                let (lo, hi) = reachable_sizes(n, threshold);
-                for s in corpus.set(d) {
-                    let bit = owned_bit(*s);
-                    if owned[bit / 64] & (1 << (bit % 64)) == 0 {
-                        continue;
-                    }
-                    let list = owners.get(s).map(Vec::as_slice).unwrap_or_default();
-                    let from = list.partition_point(|&i| sizes[i as usize] < lo);
-                    let to = list.partition_point(|&i| sizes[i as usize] <= hi);
-                    for &i in &list[from..to.max(from)] {
-                        if counts[i as usize] == 0 {
-                            touched.push(i);
-                        }
-                        counts[i as usize] += 1;
-                    }
-                }
-                let mut found = Vec::new();
-                for &i in touched.iter() {
-                    let shared = counts[i as usize] as usize;
-                    counts[i as usize] = 0;
-                    let r = reps[i as usize];
-                    let j = jaccard_from_counts(shared, n, sizes[i as usize]);
-                    if r != d && meets_threshold(j, threshold) {
-                        found.push((d.min(r), d.max(r)));
-                    }
-                }
-                touched.clear();
-                found
-            },
-        )
         .flatten_iter()
         .collect();
     out.par_sort_unstable();

@@ -63,6 +63,7 @@ mod rng;
 mod shingle;
 mod sketch;
 mod slot;
+pub mod spill;
 mod stages;
 mod stats;
 mod uniform_sort;
@@ -85,6 +86,7 @@ pub use observer::{Observer, Quiet};
 pub use oph::OnePermutation;
 pub use pairs::{Pair, PairSet};
 pub use pipeline::{PairTotals, Pipeline, Verdict, STREAM_CHUNK};
+pub use pipeline::{SpillBatches, Spilled};
 pub use ranks::KeepRanks;
 pub use rng::SplitMix64;
 pub use shingle::{
@@ -92,6 +94,7 @@ pub use shingle::{
 };
 pub use sketch::{ClassicMinHash, Sketch, MAX_NUM_PERM};
 pub use slot::MAX_DOCUMENTS;
+pub use spill::SpillOptions;
 pub use stages::{ShingleBatches, Shingled, Sketched};
 pub use stats::{Similarities, Stage, Stats, SIMILARITY_BINS};
 pub use verify::{

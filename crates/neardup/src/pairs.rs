@@ -56,6 +56,7 @@ pub(crate) fn adjacency<T: Copy + Default>(
 const DOCS_PER_TASK: usize = 1 << 12;
 
 /// The documents of each representative's group of identical sets (itself if alone).
+#[derive(Default)]
 pub(crate) struct Groups {
     /// For a representative, the index of its group in `groups`.
     of: HashMap<u32, usize>,
@@ -64,7 +65,11 @@ pub(crate) struct Groups {
 
 impl Groups {
     pub(crate) fn new(corpus: &Corpus) -> Self {
-        let groups = corpus.identical_groups();
+        Self::from_groups(corpus.identical_groups())
+    }
+
+    /// Groups of two or more, each sorted, in order of their first (representative).
+    pub(crate) fn from_groups(groups: Vec<Vec<u32>>) -> Self {
         let of = groups.iter().enumerate().map(|(i, g)| (g[0], i)).collect();
         Groups { of, groups }
     }

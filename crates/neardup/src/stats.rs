@@ -149,6 +149,14 @@ impl Stats {
         }
     }
 
+    /// Adds `spent` to `stage`'s time, recording the stage if it was not yet.
+    pub(crate) fn spend(&mut self, stage: Stage, spent: Duration) {
+        match self.timings.iter_mut().find(|(s, _)| *s == stage) {
+            Some((_, t)) => *t += spent,
+            None => self.timings.push((stage, spent)),
+        }
+    }
+
     /// Takes `spent` off the time recorded for `stage` (time that was another's).
     pub(crate) fn remove_time(&mut self, stage: Stage, spent: Duration) {
         if let Some((_, t)) = self.timings.iter_mut().find(|(s, _)| *s == stage) {

@@ -26,9 +26,11 @@ const PREFILTER_SEED: u64 = 0x7072_6566_696c_7465;
 mod beyond;
 mod buckets;
 mod choose;
+mod spilled;
 mod stream;
 mod verifier;
 
+pub use spilled::{SpillBatches, Spilled};
 pub use stream::{PairTotals, STREAM_CHUNK};
 pub use verifier::Verdict;
 use verifier::{Policy, Tally, Verifier};

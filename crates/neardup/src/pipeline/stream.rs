@@ -35,17 +35,17 @@ pub struct PairTotals {
 }
 
 /// Expands pairs of representatives into document pairs and hands them on in chunks.
-struct Emitter<'a, F> {
+pub(super) struct Emitter<'a, F> {
     groups: &'a Groups,
     buf: Vec<Pair>,
     sink: F,
-    totals: PairTotals,
+    pub(super) totals: PairTotals,
     /// Time spent in the consumer, not counted as verification.
-    sink_time: Duration,
+    pub(super) sink_time: Duration,
 }
 
 impl<'a, E, F: FnMut(&[Pair]) -> Result<(), E>> Emitter<'a, F> {
-    fn new(groups: &'a Groups, sink: F) -> Self {
+    pub(super) fn new(groups: &'a Groups, sink: F) -> Self {
         Emitter {
             groups,
             buf: Vec::with_capacity(STREAM_CHUNK),
@@ -76,7 +76,7 @@ impl<'a, E, F: FnMut(&[Pair]) -> Result<(), E>> Emitter<'a, F> {
     }
 
     /// Every pair inside each group of identical documents.
-    fn identical(&mut self, similarity: Similarity) -> Result<(), E> {
+    pub(super) fn identical(&mut self, similarity: Similarity) -> Result<(), E> {
         for g in self.groups.all() {
             for (i, &a) in g.iter().enumerate() {
                 for &b in &g[i + 1..] {
@@ -89,7 +89,7 @@ impl<'a, E, F: FnMut(&[Pair]) -> Result<(), E>> Emitter<'a, F> {
     }
 
     /// The document pairs of verified representative pairs, then a flush.
-    fn reps(&mut self, reps: &[Pair]) -> Result<(), E> {
+    pub(super) fn reps(&mut self, reps: &[Pair]) -> Result<(), E> {
         for p in reps {
             for &x in self.groups.members(&p.a) {
                 for &y in self.groups.members(&p.b) {

@@ -1,0 +1,68 @@
+//! Whether a run spills to disk: when its input, read into memory, is predicted to need
+//! more than the memory limit.
+
+use anyhow::Result;
+use neardup::{Config, Method, SpillOptions, Verification};
+
+use crate::args::RunArgs;
+use crate::plan::{bytes, memory_limit};
+use crate::usage::usage;
+
+/// Bytes an in-memory run holds per byte of input, at most: each byte of text starts at
+/// most one shingle, held as 8 bytes (the summaries' run holds about 6).
+const HELD_PER_INPUT_BYTE: u64 = 8;
+
+/// A run that spills: where, how, and the summary's line on why.
+pub struct Spill {
+    pub options: SpillOptions,
+    pub line: String,
+}
+
+/// The spill of a run whose inputs are predicted not to fit in memory; `None` if they
+/// fit, if their size is unknown (standard input), or if the exact join was asked for
+/// (it holds every set; the memory check refuses it if it would not fit).
+pub fn decide(args: &RunArgs, config: &Config) -> Result<Option<Spill>> {
+    if args.method() == Method::Exact {
+        return Ok(None);
+    }
+    let mut input = 0u64;
+    for path in &args.input.inputs {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => input += m.len(),
+            _ => return Ok(None),
+        }
+    }
+    let Some((limit, named)) = memory_limit(args.matching.memory) else {
+        return Ok(None);
+    };
+    let need = input.saturating_mul(HELD_PER_INPUT_BYTE);
+    if need <= limit {
+        return Ok(None);
+    }
+    if config.verification() != Verification::Exact {
+        usage!(
+            "the input ({}) may need up to {} in memory, more than {named}; a run that \
+             large spills to disk, which verifies exactly: drop --verify {}",
+            bytes(input),
+            bytes(need),
+            config.verification().name()
+        );
+    }
+    let dir = args.tmp.clone().unwrap_or_else(std::env::temp_dir);
+    if !dir.is_dir() {
+        usage!("--tmp {}: not a folder", dir.display());
+    }
+    // A quarter for sorting at a time: verification holds twice that, and the rest is
+    // per document (ids, places, sets' offsets, groups).
+    let sorting = (limit / 4).max(1 << 20);
+    let options = SpillOptions::new(&dir).memory(usize::try_from(sorting).unwrap_or(usize::MAX));
+    let line = format!(
+        "spills to {}: the input ({}) may need up to {} in memory, more than {named}; \
+         sorts {} at a time",
+        dir.display(),
+        bytes(input),
+        bytes(need),
+        bytes(sorting)
+    );
+    Ok(Some(Spill { options, line }))
+}
