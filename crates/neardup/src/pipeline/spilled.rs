@@ -1,22 +1,24 @@
 //! The LSH run with its per-document state on disk, for corpora larger than memory.
 //!
-//! Reading: each batch is shingled and sketched in parallel; its sets are appended to a
-//! file, its band records `(band, key, document)` and set fingerprints go to external
-//! sorters ([`crate::spill::runs`]). Then, in order:
+//! Reading: each batch is shingled and sketched in parallel; its texts are appended to a
+//! file, its band records `(key, document)` to one file per band, its set fingerprints
+//! to an external sorter ([`crate::spill::runs`]). Then, in order:
 //! 1. the fingerprints, merged, give the groups of identical sets (checked set against
 //!    set, so a 128-bit collision merges nothing);
-//! 2. the band records, merged band by band and key by key, give each bucket's
-//!    representatives and so the candidate pairs, which go to another sorter;
+//! 2. each band's records, sorted by key (in memory when the band fits, else through
+//!    sorted runs), give each bucket's representatives and so the candidate pairs, which
+//!    go to another sorter;
 //! 3. the candidates, merged and deduplicated, are verified in batches: a batch reads the
-//!    sets it needs in the order they lie in the file;
-//! 4. for pairs, the shared-neighbour step proposes, from the verified pairs sorted by
+//!    texts it needs in the order they lie in the file and shingles them again (a text
+//!    is smaller than its set, and shingling a short one takes about a microsecond);
+//! 4. for pairs, the search around the largest groups of copies reads every text once,
+//!    and the shared-neighbour step proposes, from the verified pairs sorted by
 //!    document, pairs of neighbours that were no candidate yet.
 //!
-//! Per document only a few words stay in memory: where its set starts, its group, its
-//! text's length. Candidates, verification and clustering are those of the in-memory run,
-//! so the pairs and clusters are the same.
+//! Per document a few words stay in memory: where its text starts, its set's size, its
+//! group. Candidates, verification and clustering are those of the in-memory run, so the
+//! pairs and clusters are the same.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -33,8 +35,9 @@ use crate::heavy::{LargeGroups, Scratch};
 use crate::observer::Observer;
 use crate::pairs::{Groups, Pair};
 use crate::slot::check_documents;
+use crate::spill::bands::BandFiles;
 use crate::spill::runs::Sorter;
-use crate::spill::sets::SetFile;
+use crate::spill::texts::TextFile;
 use crate::spill::SpillOptions;
 use crate::stats::{Stage, Stats};
 use crate::verify::Verification;
@@ -68,12 +71,11 @@ fn split<T, E>(r: std::result::Result<T, Stop<E>>) -> Result<std::result::Result
 pub struct SpillBatches<'p> {
     pipeline: &'p Pipeline,
     options: SpillOptions,
-    sets: SetFile,
-    bands: Sorter<(u32, u64, u32)>,
+    texts: TextFile,
+    /// Each document's set size: which families it is in.
+    sizes: Vec<u32>,
+    bands: BandFiles,
     prints: Sorter<(u128, u32)>,
-    /// Truncated documents' sketches of all their shingles (rare: past the cap).
-    whole: HashMap<u32, Vec<u64>>,
-    lengths: Vec<u32>,
     stats: Stats,
 }
 
@@ -107,14 +109,14 @@ impl Pipeline {
             return Err(Error::SpillNeedsExact(v.name().to_string()));
         }
         let memory = options.memory_bytes();
+        let slots = self.families.len() * self.config.plan().bands();
         Ok(SpillBatches {
             pipeline: self,
-            sets: SetFile::new(options.dir())?,
-            bands: Sorter::new(options.dir(), memory / 4 * 3),
-            prints: Sorter::new(options.dir(), memory / 4),
+            texts: TextFile::new(options.dir())?,
+            sizes: Vec::new(),
+            bands: BandFiles::new(options.dir(), slots),
+            prints: Sorter::new(options.dir(), memory),
             options,
-            whole: HashMap::new(),
-            lengths: Vec::new(),
             stats: Stats::default(),
         })
     }
@@ -125,7 +127,7 @@ impl<'p> SpillBatches<'p> {
     /// batch that would take the corpus past [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) is
     /// refused whole.
     pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) -> Result<()> {
-        let first = self.sets.len();
+        let first = self.texts.len();
         check_documents(first.saturating_add(texts.len()))?;
         let start = Instant::now();
         let p = self.pipeline;
@@ -138,43 +140,35 @@ impl<'p> SpillBatches<'p> {
                 (set, sketch, print)
             })
             .collect();
-        let bands = p.config.plan().bands() as u32;
+        let bands = p.config.plan().bands();
         for (i, (set, sketch, print)) in made.into_iter().enumerate() {
             let doc = (first + i) as u32;
-            self.sets.push(set.set())?;
+            self.texts.push(texts[i].as_ref())?;
+            // At most `max_shingles`, which is below 2^32.
+            self.sizes.push(set.set().len() as u32);
             let s = &mut self.stats;
             s.shingles += set.set().len() as u64;
             s.empty += set.set().is_empty() as u64;
             s.short_documents += set.is_short() as u64;
-            match set.whole_signature() {
-                Some(w) => {
-                    s.truncated += 1;
-                    self.whole.insert(doc, w.to_vec());
-                }
-                // Equal prefixes of truncated documents say nothing of the rest.
-                None if !set.set().is_empty() => self.prints.push((print, doc))?,
-                None => {}
+            s.truncated += set.is_truncated() as u64;
+            // Equal prefixes of truncated documents say nothing of the rest.
+            if !set.set().is_empty() && !set.is_truncated() {
+                self.prints.push((print, doc))?;
             }
             for part in sketch.families() {
                 for (band, &key) in part.band_keys().iter().enumerate() {
-                    let slot = part.family() as u32 * bands + band as u32;
-                    self.bands.push((slot, key, doc))?;
+                    let slot = part.family() * bands + band;
+                    self.bands.push(slot, key, doc)?;
                 }
             }
         }
-        // Lengths past 4 GiB saturate (records are capped far below by the readers).
-        self.lengths.extend(
-            texts
-                .iter()
-                .map(|t| u32::try_from(t.as_ref().len()).unwrap_or(u32::MAX)),
-        );
         self.stats.spend(Stage::Shingle, start.elapsed());
         Ok(())
     }
 
     /// Documents added so far.
     pub fn len(&self) -> usize {
-        self.sets.len()
+        self.texts.len()
     }
 
     /// True if no document was added.
@@ -184,22 +178,23 @@ impl<'p> SpillBatches<'p> {
 
     /// Groups the identical sets and hands the corpus on for pairs or clusters.
     pub fn finish(mut self) -> Result<Spilled<'p>> {
-        self.sets.seal()?;
+        self.texts.seal()?;
         let start = Instant::now();
-        let n = self.sets.len();
+        let n = self.texts.len();
         // First each document's representative, then, in place, its set's number.
         let mut set_of: Vec<u32> = (0..n as u32).collect();
         let mut groups: Vec<Vec<u32>> = Vec::new();
         let mut members: Vec<u32> = Vec::new();
         let mut at = None;
-        let sets = &self.sets;
+        let (texts, p) = (&self.texts, self.pipeline);
+        let set = |d: u32| -> Result<DocSet> { Ok(p.shingle_doc(&texts.get(d)?)) };
         let mut close = |members: &mut Vec<u32>, set_of: &mut [u32]| -> Result<()> {
             if members.len() > 1 {
                 let first = members[0];
-                let base = sets.get(first)?;
+                let base = set(first)?;
                 let mut group = vec![first];
                 for &m in &members[1..] {
-                    if sets.get(m)? == base {
+                    if set(m)?.set() == base.set() {
                         group.push(m);
                         set_of[m as usize] = first;
                     }
@@ -238,10 +233,10 @@ impl<'p> SpillBatches<'p> {
         Ok(Spilled {
             pipeline: self.pipeline,
             options: self.options,
-            sets: self.sets,
+            texts: self.texts,
+            sizes: self.sizes,
             bands: Some(self.bands),
-            whole: self.whole,
-            lengths: self.lengths,
+            reps: bits(&first_doc, n),
             set_of,
             first_doc,
             groups: Groups::from_groups(groups),
@@ -254,16 +249,26 @@ impl<'p> SpillBatches<'p> {
 pub struct Spilled<'p> {
     pipeline: &'p Pipeline,
     options: SpillOptions,
-    sets: SetFile,
-    bands: Option<Sorter<(u32, u64, u32)>>,
-    whole: HashMap<u32, Vec<u64>>,
-    lengths: Vec<u32>,
+    texts: TextFile,
+    sizes: Vec<u32>,
+    bands: Option<BandFiles>,
     /// Each document's set, numbered in order of first appearance.
     set_of: Vec<u32>,
     /// Each set's first document (its representative).
     first_doc: Vec<u32>,
+    /// The representatives as a bit set.
+    reps: Vec<u64>,
     groups: Groups,
     stats: Stats,
+}
+
+/// The bit set of `docs` among `n` documents.
+fn bits(docs: &[u32], n: usize) -> Vec<u64> {
+    let mut b = vec![0u64; n.div_ceil(64)];
+    for &d in docs {
+        b[d as usize / 64] |= 1 << (d % 64);
+    }
+    b
 }
 
 /// What verification counted.
@@ -287,12 +292,12 @@ impl Spilled<'_> {
 
     /// True if the document has shingles (an empty one takes no part).
     pub fn has_shingles(&self, doc: u32) -> bool {
-        self.sets.size(doc) > 0
+        self.sizes[doc as usize] > 0
     }
 
     /// The length of a document's text in bytes, as given.
     pub fn text_len(&self, doc: u32) -> usize {
-        self.lengths[doc as usize] as usize
+        self.texts.text_len(doc)
     }
 
     /// Counters and timings so far.
@@ -300,18 +305,40 @@ impl Spilled<'_> {
         &self.stats
     }
 
-    /// Bytes the shingle sets take in the temporary folder.
-    pub fn set_bytes(&self) -> u64 {
-        self.sets.disk_bytes()
+    /// Bytes the texts take in the temporary folder.
+    pub fn text_bytes(&self) -> u64 {
+        self.texts.disk_bytes()
+    }
+
+    /// Documents' sets, made again from their texts: read in file order, shingled in
+    /// parallel.
+    fn doc_sets(&self, docs: &[u32]) -> Result<Vec<DocSet>> {
+        let texts: Vec<String> = docs
+            .iter()
+            .map(|&d| self.texts.get(d))
+            .collect::<Result<_>>()?;
+        Ok(texts
+            .par_iter()
+            .map(|t| self.pipeline.shingle_doc(t))
+            .collect())
     }
 
     fn representative(&self, doc: u32) -> u32 {
         self.first_doc[self.set_of[doc as usize] as usize]
     }
 
+    /// True if the document stands for its set: one bit per document, so the walk over
+    /// band records, in key order, finds it in cache rather than in two large arrays.
+    fn is_representative(&self, doc: u32) -> bool {
+        self.reps[doc as usize / 64] & (1 << (doc % 64)) != 0
+    }
+
     /// The family two documents are compared in: the last one both sizes belong to.
     fn shared_family(&self, a: u32, b: u32) -> Option<usize> {
-        let (x, y) = (self.sets.size(a), self.sets.size(b));
+        let (x, y) = (
+            self.sizes[a as usize] as usize,
+            self.sizes[b as usize] as usize,
+        );
         if x == 0 || y == 0 {
             return None;
         }
@@ -321,8 +348,10 @@ impl Spilled<'_> {
             .rposition(|f| f.takes(x) && f.takes(y))
     }
 
+    /// A sorter of pairs, with a quarter of the memory (two may be filled while a batch
+    /// of sets is verified).
     fn sorter(&self) -> Sorter<Link> {
-        Sorter::new(self.options.dir(), self.options.memory_bytes() / 2)
+        Sorter::new(self.options.dir(), self.options.memory_bytes() / 4)
     }
 
     /// Candidate pairs of representatives: those that share a bucket in a band of the
@@ -335,14 +364,15 @@ impl Spilled<'_> {
         let mut out = self.sorter();
         let mut bucket: Vec<u32> = Vec::new();
         let mut at = None;
-        let records = self.bands.take().map(Sorter::finish).transpose()?;
+        let memory = self.options.memory_bytes();
+        let records = self.bands.take().map(|b| b.finish(memory)).transpose()?;
         for record in records.into_iter().flatten() {
             let (slot, key, doc) = record?;
             if at != Some((slot, key)) {
                 self.bucket(at.map_or(0, |a| a.0 / bands), star, &mut bucket, &mut out)?;
                 at = Some((slot, key));
             }
-            if self.representative(doc) == doc {
+            if self.is_representative(doc) {
                 bucket.push(doc);
             }
         }
@@ -375,24 +405,13 @@ impl Spilled<'_> {
         Ok(())
     }
 
-    /// Candidate pairs verified at a time: their sets fit in the sorting memory.
+    /// Candidate pairs verified at a time: their texts and sets (a shingle of 8 bytes per
+    /// byte of text, at most) fit in half the sorting memory.
     fn batch_size(&self) -> usize {
-        let docs = self.sets.len().max(1) as u64;
-        let per_set = self.sets.disk_bytes() / docs + 8;
-        (self.options.memory_bytes() as u64 / (2 * per_set + 16)).clamp(1 << 10, 1 << 22) as usize
-    }
-
-    /// The sets of `docs` (ascending, so the file is read front to back), back to back,
-    /// and where each starts, with a final end.
-    fn read_sets(&self, docs: &[u32]) -> Result<(Vec<u64>, Vec<usize>)> {
-        let (mut flat, mut starts) = (Vec::new(), vec![0]);
-        let (mut set, mut bytes) = (Vec::new(), Vec::new());
-        for &d in docs {
-            self.sets.read(d, &mut set, &mut bytes)?;
-            flat.extend_from_slice(&set);
-            starts.push(flat.len());
-        }
-        Ok((flat, starts))
+        let docs = self.texts.len().max(1) as u64;
+        let per_doc = 9 * (self.texts.disk_bytes() / docs) + 128;
+        (self.options.memory_bytes() as u64 / 2 / (2 * per_doc + 8)).clamp(1 << 10, 1 << 22)
+            as usize
     }
 
     /// Pairs of representatives with one of the largest groups of copies, found exactly
@@ -401,10 +420,13 @@ impl Spilled<'_> {
         let groups = self.groups.all().iter().map(|g| (g.len(), g[0])).collect();
         let mut failed = None;
         let large = LargeGroups::new(groups, self.pipeline.config.threshold(), |r| {
-            self.sets.get(r).unwrap_or_else(|e| {
-                failed.get_or_insert(e);
-                Vec::new()
-            })
+            match self.doc_sets(&[r]) {
+                Ok(mut s) => s.pop().map(|s| s.set().to_vec()).unwrap_or_default(),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    Vec::new()
+                }
+            }
         });
         if let Some(e) = failed {
             return Err(e);
@@ -413,17 +435,20 @@ impl Spilled<'_> {
             return Ok(Vec::new());
         };
         let reps: Vec<u32> = (self.first_doc.iter().copied())
-            .filter(|&d| self.sets.size(d) > 0 && large.reachable(self.sets.size(d)))
+            .filter(|&d| {
+                let n = self.sizes[d as usize] as usize;
+                n > 0 && large.reachable(n)
+            })
             .collect();
         let mut out: Vec<Link> = Vec::new();
         for chunk in reps.chunks(1 << 14) {
-            let (flat, starts) = self.read_sets(chunk)?;
+            let sets = self.doc_sets(chunk)?;
             out.par_extend(
                 chunk
                     .par_iter()
-                    .enumerate()
-                    .map_init(Scratch::default, |scratch, (i, &d)| {
-                        large.near(d, &flat[starts[i]..starts[i + 1]], scratch)
+                    .zip(&sets)
+                    .map_init(Scratch::default, |scratch, (&d, set)| {
+                        large.near(d, set.set(), scratch)
                     })
                     .flatten_iter(),
             );
@@ -437,7 +462,7 @@ impl Spilled<'_> {
     /// sketched again from their sets.
     fn collide(&self, a: u32, b: u32, family: usize) -> Result<bool> {
         let keys = |d: u32| -> Result<DocSketch> {
-            let set = DocSet::from_parts(self.sets.get(d)?, None);
+            let set = self.pipeline.shingle_doc(&self.texts.get(d)?);
             Ok(self.pipeline.sketch_doc_keys(&set))
         };
         let (x, y) = (keys(a)?, keys(b)?);
@@ -457,13 +482,10 @@ impl Spilled<'_> {
         let mut docs: Vec<u32> = batch.iter().flat_map(|&(a, b)| [a, b]).collect();
         docs.sort_unstable();
         docs.dedup();
-        let (flat, starts) = self.read_sets(&docs)?;
+        let sets = self.doc_sets(&docs)?;
         let of = |d: u32| {
-            let i = docs.binary_search(&d).expect("read above");
-            (
-                &flat[starts[i]..starts[i + 1]],
-                self.whole.get(&d).map(Vec::as_slice),
-            )
+            let s = &sets[docs.binary_search(&d).expect("read above")];
+            (s.set(), s.whole_signature())
         };
         let verdicts: Vec<Verdict> = batch
             .par_iter()
@@ -753,17 +775,16 @@ impl Spilled<'_> {
         let failed = std::sync::Mutex::new(None);
         let allow = self.pipeline.config.allow_truncated();
         let similar = |kept: u32, doc: u32| {
-            let read = |d: u32| match self.sets.get(d) {
-                Ok(s) => Some(s),
+            let read = |d: u32| match self.texts.get(d) {
+                Ok(t) => Some(self.pipeline.shingle_doc(&t)),
                 Err(e) => {
                     failed.lock().expect("not poisoned").get_or_insert(e);
                     None
                 }
             };
             let (x, y) = (read(kept)?, read(doc)?);
-            let whole = |d: u32| self.whole.get(&d).map(Vec::as_slice);
             self.pipeline
-                .verify_sets((&x, whole(kept)), (&y, whole(doc)))
+                .verify_docs(&x, &y, None)
                 .passed()
                 .filter(|s| allow || !s.truncated)
         };

@@ -3,8 +3,9 @@
 //! in sorted runs and merged back in order. See [`Pipeline::spill_batches`]
 //! (crate::Pipeline::spill_batches).
 
+pub(crate) mod bands;
 pub(crate) mod runs;
-pub(crate) mod sets;
+pub(crate) mod texts;
 
 use std::path::{Path, PathBuf};
 

@@ -239,6 +239,18 @@ impl Fixed for (u32, u64, u32) {
     }
 }
 
+/// A band record in its band's file: `(key, document)`.
+impl Fixed for (u64, u32) {
+    const WIDTH: usize = 12;
+    fn put(&self, out: &mut [u8]) {
+        out[..8].copy_from_slice(&self.0.to_le_bytes());
+        out[8..12].copy_from_slice(&self.1.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        (u64_at(b, 0), u32_at(b, 8))
+    }
+}
+
 /// A set's fingerprint and its document: `(fingerprint, document)`.
 impl Fixed for (u128, u32) {
     const WIDTH: usize = 20;
