@@ -54,7 +54,7 @@ fn text(rng: &mut SplitMix64) -> String {
 /// fixed or a number changed would be.
 fn near_copy(source: &str, rng: &mut SplitMix64) -> String {
     let mut bytes = source.as_bytes().to_vec();
-    let edits = if rng.next_u64() % 3 == 0 { 2 } else { 1 };
+    let edits = if rng.next_u64().is_multiple_of(3) { 2 } else { 1 };
     for _ in 0..edits {
         let at = (rng.next_u64() % bytes.len() as u64) as usize;
         if bytes[at] != b' ' {
@@ -76,7 +76,7 @@ fn generate(n: u64, seed: u64, corpus: &str, truth: &str) -> std::io::Result<()>
     const WINDOW: u64 = 100_000;
     let mut recent: Vec<String> = Vec::with_capacity(WINDOW as usize);
     for doc in 0..n {
-        let text = if doc > 0 && rng.next_u64() % 10 == 0 {
+        let text = if doc > 0 && rng.next_u64().is_multiple_of(10) {
             let back = 1 + rng.next_u64() % doc.min(WINDOW);
             let source = doc - back;
             planted.push((source, doc));
