@@ -54,7 +54,11 @@ fn text(rng: &mut SplitMix64) -> String {
 /// fixed or a number changed would be.
 fn near_copy(source: &str, rng: &mut SplitMix64) -> String {
     let mut bytes = source.as_bytes().to_vec();
-    let edits = if rng.next_u64().is_multiple_of(3) { 2 } else { 1 };
+    let edits = if rng.next_u64().is_multiple_of(3) {
+        2
+    } else {
+        1
+    };
     for _ in 0..edits {
         let at = (rng.next_u64() % bytes.len() as u64) as usize;
         if bytes[at] != b' ' {
