@@ -275,6 +275,11 @@ pub struct MatchArgs {
     /// Keep text as is: the same as --normalize none.
     #[arg(long, conflicts_with = "normalize")]
     pub no_normalize: bool,
+    /// Count repeated shingles: the i-th occurrence of a shingle is an element of its
+    /// own, so similarities are the weighted Jaccard Σ min / Σ max of the shingles' counts
+    /// (a page repeating a phrase differs from one saying it once).
+    #[arg(long)]
+    pub multiset: bool,
     /// MinHash signature length K.
     #[arg(long, default_value_t = DEFAULT_NUM_PERM, value_name = "K")]
     pub num_perm: usize,

@@ -73,6 +73,10 @@ pub struct IndexParamArgs {
     /// LSH rows per band (with --bands).
     #[arg(long, requires = "bands")]
     pub rows: Option<usize>,
+    /// Count repeated shingles: similarities are the weighted Jaccard of the shingles'
+    /// counts (pinned at build).
+    #[arg(long)]
+    pub multiset: bool,
 }
 
 /// An index and the documents a command reads for it.

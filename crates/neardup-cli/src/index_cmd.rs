@@ -50,6 +50,7 @@ fn build_config(p: &IndexParamArgs, threshold: Option<f64>) -> Result<Config> {
         .threshold(threshold.unwrap_or(d.threshold()))
         .bands(p.bands)
         .rows(p.rows)
+        .multiset(p.multiset)
         .build()?)
 }
 
@@ -84,6 +85,9 @@ fn check_given(
     }
     if let (Some(b), Some(r)) = (p.bands, p.rows) {
         (asked.bands, asked.rows) = (b, r);
+    }
+    if p.multiset {
+        asked.multiset = true;
     }
     let differences = have.differences(&asked);
     if !differences.is_empty() {

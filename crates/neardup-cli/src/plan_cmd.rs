@@ -106,7 +106,17 @@ pub fn run(args: &PlanArgs) -> Result<String> {
         seen
     );
     out.push_str(&plan::render_estimate(&estimate));
-    if let Some((limit, named)) = plan::memory_limit(args.matching.memory) {
+    if let Some(over) = crate::spill::over_limit(&args.input, args.matching.memory) {
+        let _ = writeln!(
+            out,
+            "memory fit  spills: the input ({}) may need up to {} in memory, more than {}; \
+             pairs, clusters and dedup with LSH would spill to disk (--tmp), the exact join \
+             and eval would stop before sketching",
+            plan::bytes(over.input),
+            plan::bytes(over.need),
+            over.named
+        );
+    } else if let Some((limit, named)) = plan::memory_limit(args.matching.memory) {
         let total = estimate.memory.total();
         let verdict = if total > limit {
             format!(

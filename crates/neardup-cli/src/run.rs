@@ -42,6 +42,7 @@ pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<C
         .max_shingles(m.max_shingles)
         .neighbours(!m.no_neighbours)
         .allow_truncated(m.allow_truncated)
+        .multiset(m.multiset)
         .sketch(m.sketch.unwrap_or_default())
         .threshold(m.threshold)
         .bands(m.bands)

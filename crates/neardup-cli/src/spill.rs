@@ -12,6 +12,37 @@ use crate::usage::usage;
 /// most one shingle, held as 8 bytes (the summaries' run holds about 6).
 const HELD_PER_INPUT_BYTE: u64 = 8;
 
+/// Inputs predicted to need more memory than the limit.
+pub struct Over {
+    /// Bytes of the input files.
+    pub input: u64,
+    /// The most an in-memory run may hold for them.
+    pub need: u64,
+    pub limit: u64,
+    /// The limit in words, for messages.
+    pub named: String,
+}
+
+/// The inputs' prediction if it is over the memory limit (`arg`, or half the machine's);
+/// `None` if it fits or the inputs' size is unknown (standard input, a directory).
+pub fn over_limit(inputs: &[std::path::PathBuf], arg: Option<u64>) -> Option<Over> {
+    let mut input = 0u64;
+    for path in inputs {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => input += m.len(),
+            _ => return None,
+        }
+    }
+    let (limit, named) = memory_limit(arg)?;
+    let need = input.saturating_mul(HELD_PER_INPUT_BYTE);
+    (need > limit).then_some(Over {
+        input,
+        need,
+        limit,
+        named,
+    })
+}
+
 /// A run that spills: where, how, and the summary's line on why.
 pub struct Spill {
     pub options: SpillOptions,
@@ -25,20 +56,15 @@ pub fn decide(args: &RunArgs, config: &Config) -> Result<Option<Spill>> {
     if args.method() == Method::Exact {
         return Ok(None);
     }
-    let mut input = 0u64;
-    for path in &args.input.inputs {
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => input += m.len(),
-            _ => return Ok(None),
-        }
-    }
-    let Some((limit, named)) = memory_limit(args.matching.memory) else {
+    let Some(over) = over_limit(&args.input.inputs, args.matching.memory) else {
         return Ok(None);
     };
-    let need = input.saturating_mul(HELD_PER_INPUT_BYTE);
-    if need <= limit {
-        return Ok(None);
-    }
+    let Over {
+        input,
+        need,
+        limit,
+        named,
+    } = over;
     if config.verification() != Verification::Exact {
         usage!(
             "the input ({}) may need up to {} in memory, more than {named}; a run that \

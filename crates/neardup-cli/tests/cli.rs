@@ -483,6 +483,52 @@ fn sim_gives_exact_jaccard_and_estimate() {
 }
 
 #[test]
+fn multiset_counts_repeated_shingles_in_every_command() {
+    let sim = |extra: &[&str]| -> f64 {
+        let args = [
+            &[
+                "sim",
+                "buy now buy now buy now",
+                "buy now",
+                "--shingle",
+                "word:1",
+                "--json",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let v: Value = serde_json::from_str(&ok(&args)).unwrap();
+        v["jaccard"].as_f64().unwrap()
+    };
+    // As sets the texts are equal; as multisets: (1 + 1) / (3 + 3).
+    assert_eq!(sim(&[]), 1.0);
+    // Printed to six decimals.
+    assert!((sim(&["--multiset"]) - 2.0 / 6.0).abs() < 1e-6);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("spam.jsonl");
+    std::fs::write(
+        &input,
+        "{\"id\": \"a\", \"text\": \"great phone, fast shipping\"}\n\
+         {\"id\": \"b\", \"text\": \"great phone, fast shipping great phone, fast shipping\"}\n",
+    )
+    .unwrap();
+    let p = input.to_str().unwrap();
+    assert_eq!(json_lines(&ok(&["pairs", p, "-q"])).len(), 1);
+    assert_eq!(json_lines(&ok(&["pairs", p, "-q", "--multiset"])).len(), 0);
+    let pairs = json_lines(&ok(&["pairs", p, "-q", "--multiset", "-t", "0.4"]));
+    let j = pairs[0]["jaccard"].as_f64().unwrap();
+    assert!((0.4..0.55).contains(&j), "{j}");
+    // An index pins it: a query that asks otherwise is refused.
+    let index = dir.path().join("index");
+    let ix = index.to_str().unwrap();
+    ok(&["index", "build", ix, p, "-q"]);
+    refused(
+        &["index", "query", ix, p, "--multiset", "-q"],
+        &["multiset: the index has false, asked for true"],
+    );
+}
+
+#[test]
 fn eval_compares_lsh_with_the_exact_join() {
     let o = neardup(&["eval", "pypi-summaries.jsonl"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -2510,7 +2556,15 @@ fn memory_limit_refuses_a_run_predicted_over_it_and_plan_says_so() {
     );
     let plan = ok(&["plan", p, "--memory", "1M"]);
     assert!(
-        plan.contains("memory fit  refused:") && plan.contains("the --memory limit (1.0 MiB)"),
+        plan.contains("memory fit  spills:")
+            && plan.contains("more than the --memory limit (1.0 MiB)")
+            && plan.contains("would spill to disk"),
+        "{plan}"
+    );
+    // The input fits, but the estimate of the whole run does not: refused.
+    let plan = ok(&["plan", p, "--memory", "3.8M"]);
+    assert!(
+        plan.contains("memory fit  refused:") && plan.contains("the --memory limit (3.8 MiB)"),
         "{plan}"
     );
     let plan = ok(&["plan", p, "--memory", "1.5GiB"]);

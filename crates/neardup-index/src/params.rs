@@ -29,6 +29,10 @@ pub struct Params {
     pub bands: usize,
     /// Rows per band.
     pub rows: usize,
+    /// Repeated shingles counted (weighted Jaccard); absent in indexes made before it
+    /// existed, which counted none.
+    #[serde(default)]
+    pub multiset: bool,
 }
 
 impl Params {
@@ -45,6 +49,7 @@ impl Params {
             threshold: config.threshold(),
             bands: config.plan().bands(),
             rows: config.plan().rows(),
+            multiset: shingler.is_multiset(),
         }
     }
 
@@ -66,6 +71,7 @@ impl Params {
             .rows(Some(self.rows))
             .verification(Verification::Exact)
             .neighbours(false)
+            .multiset(self.multiset)
             .build()?)
     }
 
@@ -105,6 +111,11 @@ impl Params {
             format!("{} x {}", self.bands, self.rows),
             format!("{} x {}", asked.bands, asked.rows),
         );
+        differ(
+            "multiset",
+            self.multiset.to_string(),
+            asked.multiset.to_string(),
+        );
         out
     }
 }
@@ -121,9 +132,11 @@ mod tests {
             .seed(7)
             .threshold(0.7)
             .sketch(SketchKind::Classic)
+            .multiset(true)
             .build()
             .unwrap();
         let params = Params::of(&config);
+        assert!(params.multiset);
         assert_eq!(Params::of(&params.config().unwrap()), params);
         assert!(params.differences(&params).is_empty());
     }

@@ -73,9 +73,11 @@ def test_cases(spark: SparkSession, cli: Cli, name: str, case: dict[str, Any]) -
         "normalize": case["normalize"],
         "threshold": case["threshold"],
         "num_perm": case["num_perm"],
+        "multiset": case["multiset"],
     }
     options = ["--shingle", case["shingle"], "--normalize", case["normalize"],
-               "-t", str(case["threshold"]), "--num-perm", str(case["num_perm"]), "--no-neighbours"]
+               "-t", str(case["threshold"]), "--num-perm", str(case["num_perm"]), "--no-neighbours",
+               *(["--multiset"] if case["multiset"] else [])]
     df = frame(spark, case["docs"])
     pairs = pair_rows(nds.pairs(df, partitions=3, **settings))
     assert sorted([a, b] for a, b, _ in pairs) == sorted(case["pairs"]), name

@@ -43,7 +43,7 @@ impl NativeConfig {
 impl NativeConfig {
     #[new]
     #[pyo3(signature = (*, shingle, normalize, threshold, num_perm, seed, sketch, bands, rows,
-                        verify, keep, max_shingles, neighbours, allow_truncated))]
+                        verify, keep, max_shingles, neighbours, allow_truncated, multiset))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         shingle: &str,
@@ -59,6 +59,7 @@ impl NativeConfig {
         max_shingles: i64,
         neighbours: bool,
         allow_truncated: bool,
+        multiset: bool,
     ) -> PyResult<Self> {
         let shingle: ShingleKind = shingle.parse().map_err(core)?;
         let normalization: Normalization = normalize.parse().map_err(core)?;
@@ -87,6 +88,7 @@ impl NativeConfig {
             .max_shingles(max_shingles)
             .neighbours(neighbours)
             .allow_truncated(allow_truncated)
+            .multiset(multiset)
             .build()
             .map_err(core)?;
         let pipeline = Pipeline::new(config).map_err(core)?;

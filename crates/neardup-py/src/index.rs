@@ -421,6 +421,7 @@ impl Index {
         d.set_item("threshold", p.threshold)?;
         d.set_item("bands", p.bands)?;
         d.set_item("rows", p.rows)?;
+        d.set_item("multiset", p.multiset)?;
         Ok(d)
     }
 

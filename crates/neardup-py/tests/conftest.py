@@ -32,6 +32,7 @@ def load_cases() -> list[tuple[str, dict[str, Any]]]:
         case.setdefault("shingle", "char:5")
         case.setdefault("normalize", "nfkc")
         case.setdefault("num_perm", 128)
+        case.setdefault("multiset", False)
         case.setdefault("lsh_may_miss", False)
         case.setdefault("engines", None)
         out.append((path.stem, case))

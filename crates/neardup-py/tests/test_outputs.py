@@ -211,3 +211,14 @@ class Column:
 def test_any_iterable_of_texts() -> None:
     assert neardup.pairs(Column(TEXTS), Column(IDS)) == neardup.pairs(TEXTS, IDS)
     assert neardup.dedup(Column(TEXTS)) == neardup.dedup(TEXTS)
+
+
+def test_multiset_counts_repeated_shingles() -> None:
+    texts = ["buy now buy now buy now", "buy now"]
+    assert neardup.pairs(texts, shingle="word:1") == [(0, 1, 1.0)]
+    # As multisets: (1 + 1) / (3 + 3).
+    counted = neardup.Config(shingle="word:1", multiset=True, threshold=0.3)
+    assert counted.pairs(texts) == [(0, 1, 2 / 6)]
+    assert neardup.pairs(texts, shingle="word:1", multiset=True) == []
+    # The setting survives a copy, as every other does.
+    assert counted.replace(threshold=0.5).multiset

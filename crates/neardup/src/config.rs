@@ -99,6 +99,7 @@ pub struct ConfigBuilder {
     max_shingles: usize,
     neighbours: bool,
     allow_truncated: bool,
+    multiset: bool,
 }
 
 impl Default for ConfigBuilder {
@@ -117,6 +118,7 @@ impl Default for ConfigBuilder {
             max_shingles: crate::shingle::DEFAULT_MAX_SHINGLES,
             neighbours: true,
             allow_truncated: false,
+            multiset: false,
         }
     }
 }
@@ -131,6 +133,12 @@ impl ConfigBuilder {
     /// NFKC, lowercase, whitespace collapsed).
     pub fn normalization(mut self, level: Normalization) -> Self {
         self.normalization = level;
+        self
+    }
+    /// Count repeated shingles (default off): similarities are then the weighted Jaccard
+    /// of the shingles' counts, see [`Shingler::multiset`].
+    pub fn multiset(mut self, on: bool) -> Self {
+        self.multiset = on;
         self
     }
     /// Normalization at the default level (`true`) or none (`false`); shorthand for
@@ -226,7 +234,8 @@ impl ConfigBuilder {
         Ok(Config {
             shingler: Shingler::new(self.shingle)
                 .normalization(self.normalization)
-                .max_shingles(self.max_shingles),
+                .max_shingles(self.max_shingles)
+                .multiset(self.multiset),
             num_perm: self.num_perm,
             seed: self.seed,
             threshold: self.threshold,

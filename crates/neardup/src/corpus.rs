@@ -31,7 +31,7 @@ fn whole_sketch() -> crate::oph::OnePermutation {
 /// The sketch ([`WHOLE_NUM_PERM`] values) of every shingle of a text, past the cap.
 pub(crate) fn whole_signature_of(shingler: &Shingler, text: &str) -> Vec<u64> {
     let mut all = Vec::new();
-    shingler.all_hashes_into(text, &mut all);
+    shingler.all_elements_into(text, &mut all);
     whole_sketch().sketch(&all)
 }
 

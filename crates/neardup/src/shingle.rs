@@ -98,6 +98,7 @@ pub struct Shingler {
     kind: ShingleKind,
     normalization: Normalization,
     max_shingles: usize,
+    multiset: bool,
 }
 
 /// What [`Shingler::shingle_info`] learned about one document besides its set.
@@ -130,7 +131,32 @@ impl Shingler {
             kind,
             normalization: Normalization::default(),
             max_shingles: DEFAULT_MAX_SHINGLES,
+            multiset: false,
         }
+    }
+
+    /// Counts repeated shingles (default off): the i-th occurrence of a shingle becomes
+    /// its own element, so the Jaccard similarity of two sets is the weighted Jaccard
+    /// Σ min / Σ max of the shingles' counts (a page that repeats a phrase ten times is
+    /// no longer the same as one that says it once).
+    ///
+    /// ```
+    /// use neardup::{jaccard, Shingler, ShingleKind};
+    /// let words = Shingler::new(ShingleKind::Word(1));
+    /// let (a, b) = ("buy buy buy now", "buy now");
+    /// assert_eq!(jaccard(&words.shingle_set(a), &words.shingle_set(b)), 1.0);
+    /// let counted = words.multiset(true);
+    /// // min(3, 1) + min(1, 1) over max(3, 1) + max(1, 1)
+    /// assert_eq!(jaccard(&counted.shingle_set(a), &counted.shingle_set(b)), 0.5);
+    /// ```
+    pub fn multiset(mut self, on: bool) -> Self {
+        self.multiset = on;
+        self
+    }
+
+    /// True if repeated shingles are counted ([`Shingler::multiset`]).
+    pub fn is_multiset(&self) -> bool {
+        self.multiset
     }
 
     /// Takes at most `n` shingle positions from the start of a document (default
@@ -255,9 +281,46 @@ impl Shingler {
         let truncated = out.len() > self.max_shingles;
         out.truncate(self.max_shingles);
         sort_uniform(out);
+        if self.multiset {
+            number_occurrences(out);
+            sort_uniform(out);
+        }
         dedup_sorted(out);
         ShingleInfo { truncated, short }
     }
+
+    /// Every shingle of `text` past the cap, as the elements its set is made of: for a
+    /// multiset, occurrences numbered (for the sketch of a truncated document's whole
+    /// text).
+    pub(crate) fn all_elements_into(&self, text: &str, out: &mut Vec<u64>) {
+        self.all_hashes_into(text, out);
+        if self.multiset {
+            out.sort_unstable();
+            number_occurrences(out);
+        }
+    }
+}
+
+/// Gives each repeat of a value in a sorted slice its own value: the i-th occurrence
+/// (from 0) of `h` becomes `occurrence(h, i)`, the first staying `h`. The result is no
+/// longer sorted.
+fn number_occurrences(v: &mut [u64]) {
+    let mut i = 0;
+    while i < v.len() {
+        let h = v[i];
+        let mut j = i + 1;
+        while j < v.len() && v[j] == h {
+            v[j] = occurrence(h, (j - i) as u64);
+            j += 1;
+        }
+        i = j;
+    }
+}
+
+/// The element of the `n`-th occurrence (n ≥ 1) of shingle hash `h`: fixed for all
+/// versions, like the shingle hashes.
+fn occurrence(h: u64, n: u64) -> u64 {
+    crate::rng::mix64(h ^ crate::rng::mix64(n.wrapping_mul(0x9e37_79b9_7f4a_7c15)))
 }
 
 /// The hash of one shingle's bytes. Up to 7 bytes are packed into a word with their
@@ -738,7 +801,54 @@ mod tests {
         }
     }
 
+    /// Σ min / Σ max of the shingles' counts, computed from the counts themselves.
+    fn weighted_jaccard(shingler: &Shingler, a: &str, b: &str) -> f64 {
+        let counts = |t: &str| {
+            let mut all = Vec::new();
+            shingler.hashes_into(t, &mut all);
+            let mut c = std::collections::HashMap::<u64, u64>::new();
+            for h in all {
+                *c.entry(h).or_default() += 1;
+            }
+            c
+        };
+        let (x, y) = (counts(a), counts(b));
+        let (mut min, mut max) = (0u64, 0u64);
+        for h in x.keys().chain(y.keys().filter(|h| !x.contains_key(h))) {
+            let (p, q) = (
+                x.get(h).copied().unwrap_or(0),
+                y.get(h).copied().unwrap_or(0),
+            );
+            min += p.min(q);
+            max += p.max(q);
+        }
+        if max == 0 {
+            1.0
+        } else {
+            min as f64 / max as f64
+        }
+    }
+
     proptest::proptest! {
+        // Repeats are what multisets are about: few distinct words, many repeats.
+        #[test]
+        fn multiset_jaccard_is_the_weighted_jaccard_of_counts(
+            a in "(ab |cd |ef ){0,30}",
+            b in "(ab |cd |ef |gh ){0,30}",
+            k in 1usize..=3,
+        ) {
+            for kind in [ShingleKind::Word(k), ShingleKind::Char(k + 2)] {
+                let shingler = Shingler::new(kind).multiset(true);
+                let (x, y) = (shingler.shingle_set(&a), shingler.shingle_set(&b));
+                let got = if x.is_empty() && y.is_empty() {
+                    1.0
+                } else {
+                    crate::verify::jaccard(&x, &y)
+                };
+                proptest::prop_assert_eq!(got, weighted_jaccard(&shingler, &a, &b), "{:?} {:?} {:?}", kind, a, b);
+            }
+        }
+
         #[test]
         fn dedup_sorted_is_dedup(mut v in proptest::collection::vec(0u64..20, 0..60)) {
             v.sort_unstable();
@@ -755,6 +865,32 @@ mod tests {
             sort_uniform(&mut v);
             proptest::prop_assert_eq!(v, expected);
         }
+    }
+
+    #[test]
+    fn occurrences_are_numbered_from_the_second_on() {
+        let mut v = vec![1, 1, 1, 2, 5, 5];
+        number_occurrences(&mut v);
+        assert_eq!(
+            v,
+            [
+                1,
+                occurrence(1, 1),
+                occurrence(1, 2),
+                2,
+                5,
+                occurrence(5, 1)
+            ]
+        );
+        // Without repeats a multiset is the set, and whole-text elements follow the set's.
+        let plain = Shingler::new(ShingleKind::Char(3));
+        let counted = plain.multiset(true);
+        assert_eq!(counted.shingle_set("abcdefg"), plain.shingle_set("abcdefg"));
+        assert!(counted.is_multiset() && !plain.is_multiset());
+        let mut whole = Vec::new();
+        counted.all_elements_into("abab abab", &mut whole);
+        whole.sort_unstable();
+        assert_eq!(whole, counted.shingle_set("abab abab"));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! description = "what the case is about"
 //! shingle = "char:5"          # optional, as `--shingle`
 //! normalize = "nfkc"          # optional, as `--normalize`
+//! multiset = false            # optional, as `--multiset`
 //! threshold = 0.5
 //! num_perm = 128              # optional
 //! engines = ["exact"]         # optional: only these engines (default: all); names:
@@ -43,6 +44,8 @@ struct Case {
     shingle: String,
     #[serde(default = "default_normalize")]
     normalize: String,
+    #[serde(default)]
+    multiset: bool,
     threshold: f64,
     #[serde(default = "default_num_perm")]
     num_perm: usize,
@@ -315,6 +318,7 @@ impl Case {
             .sketch(sketch)
             .verification(verification)
             .keep(KeepPolicy::First)
+            .multiset(self.multiset)
             .build()
             .expect("a valid configuration")
     }

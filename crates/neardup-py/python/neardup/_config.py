@@ -69,6 +69,8 @@ class Config:
             copies, shared verified neighbours).
         allow_truncated: let a pair judged on an estimate (a truncated document) remove a
             document from a cluster.
+        multiset: count repeated shingles, so similarities are the weighted Jaccard
+            (sum of min / sum of max of the shingles' counts).
     """
 
     threshold: float = 0.8
@@ -84,6 +86,7 @@ class Config:
     max_shingles: int = DEFAULT_MAX_SHINGLES
     neighbours: bool = True
     allow_truncated: bool = False
+    multiset: bool = False
     _native: _Config = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -47,6 +47,7 @@ class _Config:
         max_shingles: int,
         neighbours: bool,
         allow_truncated: bool,
+        multiset: bool,
     ) -> _Config: ...
     @property
     def bands(self) -> int: ...

@@ -28,6 +28,7 @@ def pairs(
     verify: str = "exact",
     neighbours: bool = True,
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
     exact: bool = False,
     output: Output = "list",
     threads: Optional[int] = None,
@@ -72,7 +73,7 @@ def pairs(
         rows=rows,
         verify=verify,
         neighbours=neighbours,
-        max_shingles=max_shingles,
+        max_shingles=max_shingles, multiset=multiset,
     )
     return config.pairs(texts, ids, exact=exact, output=output, threads=threads)
 
@@ -85,6 +86,7 @@ def exact_pairs(
     shingle: str = "char:5",
     normalize: str = "nfkc",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
     output: Output = "list",
     threads: Optional[int] = None,
 ) -> Any:
@@ -92,7 +94,7 @@ def exact_pairs(
     sketch, no misses): `pairs(..., exact=True)`, the ground truth LSH is measured against.
     Arguments and results as for `pairs`."""
     config = Config(
-        threshold=threshold, shingle=shingle, normalize=normalize, max_shingles=max_shingles
+        threshold=threshold, shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset
     )
     return config.pairs(texts, ids, exact=True, output=output, threads=threads)
 
@@ -113,6 +115,7 @@ def clusters(
     keep: str = "first",
     neighbours: bool = True,
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
     allow_truncated: bool = False,
     exact: bool = False,
     output: Output = "list",
@@ -147,7 +150,7 @@ def clusters(
         verify=verify,
         keep=keep,
         neighbours=neighbours,
-        max_shingles=max_shingles,
+        max_shingles=max_shingles, multiset=multiset,
         allow_truncated=allow_truncated,
     )
     return config.clusters(texts, ids, exact=exact, output=output, threads=threads)
@@ -169,6 +172,7 @@ def dedup(
     keep: str = "first",
     neighbours: bool = True,
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
     allow_truncated: bool = False,
     exact: bool = False,
     output: Output = "list",
@@ -198,7 +202,7 @@ def dedup(
         verify=verify,
         keep=keep,
         neighbours=neighbours,
-        max_shingles=max_shingles,
+        max_shingles=max_shingles, multiset=multiset,
         allow_truncated=allow_truncated,
     )
     return config.dedup(texts, ids, exact=exact, output=output, threads=threads)
@@ -210,6 +214,7 @@ def shingle_sets(
     shingle: str = "char:5",
     normalize: str = "nfkc",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
     output: Output = "list",
     threads: Optional[int] = None,
 ) -> Any:
@@ -221,7 +226,7 @@ def shingle_sets(
     ``"numpy"`` ``(offsets, hashes)``, text i's set being ``hashes[offsets[i]:offsets[i+1]]``;
     for ``"arrow"`` a ``pyarrow.LargeListArray`` of uint64.
     """
-    config = Config(shingle=shingle, normalize=normalize, max_shingles=max_shingles)
+    config = Config(shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset)
     return config.shingle_sets(texts, output=output, threads=threads)
 
 
@@ -237,6 +242,7 @@ def band_keys(
     bands: Optional[int] = None,
     rows: Optional[int] = None,
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
     threads: Optional[int] = None,
 ) -> np.ndarray:
     """Each text's LSH band keys, for an engine that groups documents itself (a Spark
@@ -260,7 +266,7 @@ def band_keys(
         sketch=sketch,
         bands=bands,
         rows=rows,
-        max_shingles=max_shingles,
+        max_shingles=max_shingles, multiset=multiset,
     )
     return config.band_keys(texts, threads=threads)
 
@@ -272,6 +278,7 @@ def jaccard(
     shingle: str = "char:5",
     normalize: str = "nfkc",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
 ) -> float:
     """The exact Jaccard similarity of two texts' shingle sets, or of two shingle sets
     given as arrays of hashes (as `shingle_sets` gives them, in any order). 0 when either
@@ -281,7 +288,7 @@ def jaccard(
     >>> round(neardup.jaccard("the quick brown fox", "the quick brown fox!"), 3)
     0.938
     """
-    config = Config(shingle=shingle, normalize=normalize, max_shingles=max_shingles)
+    config = Config(shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset)
     return config.jaccard(a, b)
 
 
@@ -294,6 +301,7 @@ def verify(
     shingle: str = "char:5",
     normalize: str = "nfkc",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
     output: Output = "list",
     threads: Optional[int] = None,
 ) -> Any:
@@ -304,6 +312,6 @@ def verify(
     given order, in the forms of `pairs`.
     """
     config = Config(
-        threshold=threshold, shingle=shingle, normalize=normalize, max_shingles=max_shingles
+        threshold=threshold, shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset
     )
     return config.verify_pairs(pairs, texts, ids, output=output, threads=threads)

@@ -72,6 +72,7 @@ def _config(
     keep: str,
     max_shingles: int,
     allow_truncated: bool,
+    multiset: bool,
 ) -> Config:
     return Config(
         threshold=threshold,
@@ -84,7 +85,7 @@ def _config(
         rows=rows,
         verify=verify,
         keep=keep,
-        max_shingles=max_shingles,
+        max_shingles=max_shingles, multiset=multiset,
         neighbours=False,
         allow_truncated=allow_truncated,
     )
@@ -294,6 +295,7 @@ def pairs(
     rows: Optional[int] = None,
     verify: str = "exact",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
     partitions: Optional[int] = None,
 ) -> DataFrame:
     """Every pair of near-duplicate documents: a DataFrame of ``a``, ``b`` (ids, ``a``
@@ -304,7 +306,7 @@ def pairs(
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
     config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
-                     "first", max_shingles, False)
+                     "first", max_shingles, False, multiset)
     run = _Run(df, text_col, id_col, config, partitions)
     walked = _step("sketch, shuffle, bucket walk", run.walk("pairs").persist())
     verified = _step("verify", run.verified(walked))
@@ -414,6 +416,7 @@ def clusters(
     verify: str = "exact",
     keep: str = "first",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
     allow_truncated: bool = False,
     partitions: Optional[int] = None,
 ) -> DataFrame:
@@ -427,7 +430,7 @@ def clusters(
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
     config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
-                     keep, max_shingles, allow_truncated)
+                     keep, max_shingles, allow_truncated, multiset)
     run = _Run(df, text_col, id_col, config, partitions)
     found, _ = _cluster_rows(run)
     ids = run.docs.select(F.col(_POS).alias("doc"), run.id_of("id"))
@@ -459,6 +462,7 @@ def dedup(
     verify: str = "exact",
     keep: str = "first",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
     allow_truncated: bool = False,
     partitions: Optional[int] = None,
 ) -> DataFrame:
@@ -470,7 +474,7 @@ def dedup(
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
     config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
-                     keep, max_shingles, allow_truncated)
+                     keep, max_shingles, allow_truncated, multiset)
     run = _Run(df, text_col, id_col, config, partitions)
     found, walked = _cluster_rows(run)
     removed = found.filter(~F.col("kept")).select(F.col("doc").alias(_POS))
