@@ -25,7 +25,7 @@ use rayon::prelude::*;
 
 use super::beyond::MAX_NEIGHBOURS;
 use super::stream::{Emitter, PairTotals};
-use super::verifier::Verdict;
+use super::verifier::{passed, Tally, Verdict};
 use super::Pipeline;
 use crate::cluster::{cluster_sets, Clusters, Similarity};
 use crate::corpus::set_fingerprint;
@@ -271,14 +271,6 @@ fn bits(docs: &[u32], n: usize) -> Vec<u64> {
     b
 }
 
-/// What verification counted.
-#[derive(Default)]
-struct Tally {
-    candidates: u64,
-    verified: u64,
-    truncated: u64,
-}
-
 impl Spilled<'_> {
     /// Documents held.
     pub fn len(&self) -> usize {
@@ -491,27 +483,8 @@ impl Spilled<'_> {
             .par_iter()
             .map(|&(a, b)| self.pipeline.verify_sets(of(a), of(b)))
             .collect();
-        if observer.wants_scores() {
-            for v in &verdicts {
-                observer.scored(v.judged_on(), v.verified);
-            }
-        }
         observer.advance(batch.len() as u64);
-        let passed: Vec<Pair> = batch
-            .iter()
-            .zip(verdicts)
-            .filter_map(|(&(a, b), v)| {
-                Some(Pair {
-                    a,
-                    b,
-                    similarity: v.passed()?,
-                })
-            })
-            .collect();
-        tally.candidates += batch.len() as u64;
-        tally.verified += passed.len() as u64;
-        tally.truncated += passed.iter().filter(|p| p.similarity.truncated).count() as u64;
-        Ok(passed)
+        Ok(passed(batch, verdicts, tally, observer))
     }
 
     /// Verifies the distinct pairs of a sorted stream, batch by batch, handing each

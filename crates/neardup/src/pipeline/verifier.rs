@@ -231,29 +231,40 @@ impl<'a> Verifier<'a> {
             .par_iter()
             .map(|&(a, b)| self.judged(a, b, full))
             .unzip();
-        if full {
-            for v in &verdicts {
-                observer.scored(v.judged_on(), v.verified);
-            }
-        }
         for w in work {
             tally.prefiltered += w.prefiltered;
             tally.merged += w.merged;
         }
-        tally.candidates += candidates.len() as u64;
-        let verified: Vec<Pair> = candidates
-            .iter()
-            .zip(verdicts)
-            .filter_map(|(&(a, b), v)| {
-                Some(Pair {
-                    a,
-                    b,
-                    similarity: v.passed()?,
-                })
-            })
-            .collect();
-        tally.verified += verified.len() as u64;
-        tally.truncated += verified.iter().filter(|p| p.similarity.truncated).count() as u64;
-        verified
+        passed(candidates, verdicts, tally, observer)
     }
+}
+
+/// The candidates whose verdict passed, as pairs; every verdict is counted in `tally` and,
+/// if the observer wants scores, handed to it.
+pub(super) fn passed(
+    candidates: &[(u32, u32)],
+    verdicts: Vec<Verdict>,
+    tally: &mut Tally,
+    observer: &mut dyn Observer,
+) -> Vec<Pair> {
+    if observer.wants_scores() {
+        for v in &verdicts {
+            observer.scored(v.judged_on(), v.verified);
+        }
+    }
+    tally.candidates += candidates.len() as u64;
+    let verified: Vec<Pair> = candidates
+        .iter()
+        .zip(verdicts)
+        .filter_map(|(&(a, b), v)| {
+            Some(Pair {
+                a,
+                b,
+                similarity: v.passed()?,
+            })
+        })
+        .collect();
+    tally.verified += verified.len() as u64;
+    tally.truncated += verified.iter().filter(|p| p.similarity.truncated).count() as u64;
+    verified
 }
