@@ -142,7 +142,8 @@ pub fn refuse_over_memory(
             crate::usage::usage!(
                 "{} documents with {} bands x {} rows of {} permutations would need about {} \
                  ({} held after reading + {} for band keys and signatures), more than {named}: \
-                 use fewer bands (--bands/--rows) or a smaller --num-perm",
+                 use fewer bands (--bands/--rows) or a smaller --num-perm, or give the input \
+                 as files, whose size lets a run that would not fit spill to disk",
                 documents,
                 config.plan().bands(),
                 config.plan().rows(),

@@ -30,11 +30,12 @@ pub fn over_limit(inputs: &[std::path::PathBuf], arg: Option<u64>) -> Option<Ove
     for path in inputs {
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() => {
-                let gzip = path
-                    .extension()
-                    .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-                input =
-                    input.saturating_add(m.len().saturating_mul(if gzip { GZIP_RATIO } else { 1 }));
+                let ratio = if neardup_io::is_gzip_name(path) {
+                    GZIP_RATIO
+                } else {
+                    1
+                };
+                input = input.saturating_add(m.len().saturating_mul(ratio));
             }
             _ => return None,
         }

@@ -140,6 +140,7 @@ pub use dedup_writer::DedupWriter;
 pub use dir::Excluded;
 pub use error::{Error, Result};
 pub use format::Format;
+pub use open::is_gzip_name;
 pub use options::{ReadOptions, DEFAULT_MAX_RECORD_BYTES};
 pub use output::{abandon_outputs, same_file, OutputFile, OutputKind, OutputOptions};
 pub use reader::{open, Reader};

@@ -72,8 +72,9 @@ impl ErrorContext {
     }
 }
 
-/// True if the file name ends in `.gz`, ignoring ASCII case.
-pub(crate) fn is_gzip_name(path: &Path) -> bool {
+/// True if the file name ends in `.gz`, ignoring ASCII case: the readers decompress such
+/// a file.
+pub fn is_gzip_name(path: &Path) -> bool {
     path.file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase().ends_with(".gz"))
         .unwrap_or(false)

@@ -71,6 +71,8 @@ pub(crate) struct LargeGroups {
     /// small enough to stay in cache, answers them without touching the table.
     owned: Vec<u64>,
     threshold: f64,
+    /// The set sizes that can reach some group: [t · smallest, largest / t].
+    reach: (f64, f64),
 }
 
 /// What one thread reuses from document to document: counts per group, groups touched.
@@ -112,22 +114,22 @@ impl LargeGroups {
         for list in owners.values_mut() {
             list.sort_unstable_by_key(|&i| (sizes[i as usize], i));
         }
+        let smallest = sizes.iter().copied().min().unwrap_or(0) as f64 * threshold;
+        let largest = sizes.iter().copied().max().unwrap_or(0) as f64 / threshold;
         Some(LargeGroups {
             reps,
             sizes,
             owners,
             owned,
             threshold,
+            reach: (smallest.floor(), largest.ceil()),
         })
     }
 
     /// True if a set of `n` shingles can reach the threshold with some group (its size
     /// within [t·n, n/t] of the group's).
     pub(crate) fn reachable(&self, n: usize) -> bool {
-        let smallest = self.sizes.iter().copied().min().unwrap_or(0) as f64 * self.threshold;
-        let largest = self.sizes.iter().copied().max().unwrap_or(0) as f64 / self.threshold;
-        let n = n as f64;
-        n >= smallest.floor() && n <= largest.ceil()
+        (self.reach.0..=self.reach.1).contains(&(n as f64))
     }
 
     /// The pairs `(a, b)`, `a < b`, of document `d` (a representative with set `set`)

@@ -73,7 +73,8 @@ def pairs(
         rows=rows,
         verify=verify,
         neighbours=neighbours,
-        max_shingles=max_shingles, multiset=multiset,
+        max_shingles=max_shingles,
+        multiset=multiset,
     )
     return config.pairs(texts, ids, exact=exact, output=output, threads=threads)
 
@@ -94,7 +95,11 @@ def exact_pairs(
     sketch, no misses): `pairs(..., exact=True)`, the ground truth LSH is measured against.
     Arguments and results as for `pairs`."""
     config = Config(
-        threshold=threshold, shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset
+        threshold=threshold,
+        shingle=shingle,
+        normalize=normalize,
+        max_shingles=max_shingles,
+        multiset=multiset,
     )
     return config.pairs(texts, ids, exact=True, output=output, threads=threads)
 
@@ -150,7 +155,8 @@ def clusters(
         verify=verify,
         keep=keep,
         neighbours=neighbours,
-        max_shingles=max_shingles, multiset=multiset,
+        max_shingles=max_shingles,
+        multiset=multiset,
         allow_truncated=allow_truncated,
     )
     return config.clusters(texts, ids, exact=exact, output=output, threads=threads)
@@ -202,7 +208,8 @@ def dedup(
         verify=verify,
         keep=keep,
         neighbours=neighbours,
-        max_shingles=max_shingles, multiset=multiset,
+        max_shingles=max_shingles,
+        multiset=multiset,
         allow_truncated=allow_truncated,
     )
     return config.dedup(texts, ids, exact=exact, output=output, threads=threads)
@@ -226,7 +233,9 @@ def shingle_sets(
     ``"numpy"`` ``(offsets, hashes)``, text i's set being ``hashes[offsets[i]:offsets[i+1]]``;
     for ``"arrow"`` a ``pyarrow.LargeListArray`` of uint64.
     """
-    config = Config(shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset)
+    config = Config(
+        shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset
+    )
     return config.shingle_sets(texts, output=output, threads=threads)
 
 
@@ -266,7 +275,8 @@ def band_keys(
         sketch=sketch,
         bands=bands,
         rows=rows,
-        max_shingles=max_shingles, multiset=multiset,
+        max_shingles=max_shingles,
+        multiset=multiset,
     )
     return config.band_keys(texts, threads=threads)
 
@@ -288,7 +298,9 @@ def jaccard(
     >>> round(neardup.jaccard("the quick brown fox", "the quick brown fox!"), 3)
     0.938
     """
-    config = Config(shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset)
+    config = Config(
+        shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset
+    )
     return config.jaccard(a, b)
 
 
@@ -312,6 +324,10 @@ def verify(
     given order, in the forms of `pairs`.
     """
     config = Config(
-        threshold=threshold, shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset
+        threshold=threshold,
+        shingle=shingle,
+        normalize=normalize,
+        max_shingles=max_shingles,
+        multiset=multiset,
     )
     return config.verify_pairs(pairs, texts, ids, output=output, threads=threads)

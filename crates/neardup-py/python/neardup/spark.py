@@ -85,7 +85,8 @@ def _config(
         rows=rows,
         verify=verify,
         keep=keep,
-        max_shingles=max_shingles, multiset=multiset,
+        max_shingles=max_shingles,
+        multiset=multiset,
         neighbours=False,
         allow_truncated=allow_truncated,
     )

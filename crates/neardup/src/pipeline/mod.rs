@@ -324,13 +324,30 @@ impl Pipeline {
         observer: &mut dyn Observer,
         similar: impl Fn(u32, u32) -> Option<Similarity> + Sync,
     ) -> Clusters {
+        let groups = (corpus.set_index(), corpus.distinct_sets());
+        let len = |d: u32| corpus.text_len(d);
+        self.cluster_groups(groups, len, ranks, links, stats, observer, similar)
+    }
+
+    /// Clusters of documents in groups of identical sets (`set_of`, `sets`), joined by
+    /// `links`, kept in the order of `ranks` or else of the keep policy on `len`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn cluster_groups(
+        &self,
+        (set_of, sets): (&[u32], usize),
+        len: impl Fn(u32) -> usize + Sync,
+        ranks: Option<&[u32]>,
+        links: &[(u32, u32)],
+        stats: &mut Stats,
+        observer: &mut dyn Observer,
+        similar: impl Fn(u32, u32) -> Option<Similarity> + Sync,
+    ) -> Clusters {
         observer.start(Stage::Cluster, 0);
         let keep = self.config.keep();
         // A pair known only by estimate (a truncated document) removes nothing unless allowed.
         let allow = self.config.allow_truncated();
         let similar = |kept: u32, doc: u32| similar(kept, doc).filter(|s| allow || !s.truncated);
         // Identical documents are clustered as groups: a copy costs no link.
-        let (set_of, sets) = (corpus.set_index(), corpus.distinct_sets());
         let out = stats.time(Stage::Cluster, || match ranks {
             Some(ranks) => cluster_sets(
                 set_of,
@@ -339,13 +356,7 @@ impl Pipeline {
                 |d| (i128::from(ranks[d as usize]), d),
                 similar,
             ),
-            None => cluster_sets(
-                set_of,
-                sets,
-                links,
-                |d| keep.rank(d, corpus.text_len(d)),
-                similar,
-            ),
+            None => cluster_sets(set_of, sets, links, |d| keep.rank(d, len(d)), similar),
         });
         observer.finish();
         out

@@ -19,15 +19,15 @@
 //! group. Candidates, verification and clustering are those of the in-memory run, so the
 //! pairs and clusters are the same.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::beyond::MAX_NEIGHBOURS;
-use super::stream::{Emitter, PairTotals};
+use super::stream::{documents_in_pairs, Emitter, PairTotals};
 use super::verifier::{passed, Tally, Verdict};
 use super::Pipeline;
-use crate::cluster::{cluster_sets, Clusters, Similarity};
+use crate::cluster::{Clusters, Similarity};
 use crate::corpus::set_fingerprint;
 use crate::document::{DocSet, DocSketch};
 use crate::error::{Error, Result};
@@ -534,25 +534,38 @@ impl Spilled<'_> {
         sink: impl FnMut(&[Pair]) -> std::result::Result<(), E>,
     ) -> Result<std::result::Result<(PairTotals, Stats), E>> {
         let candidates = self.candidates(false, observer)?;
+        let start = Instant::now();
         let large = if self.pipeline.config.neighbours() {
             self.near_large_groups()?
         } else {
             Vec::new()
         };
+        let searched = start.elapsed();
         let groups = std::mem::take(&mut self.groups);
         let mut emitter = Emitter::new(&groups, sink);
+        let identical = Similarity {
+            jaccard: Some(1.0),
+            estimate: None,
+            truncated: false,
+        };
+        if let Err(e) = emitter.identical(identical) {
+            return Ok(Err(e));
+        }
+        let before = emitter.sink_time;
         let out = self.stream_pairs(candidates, large, &mut emitter, observer);
         let mut stats = std::mem::take(&mut self.stats);
         split(out.map(|paired| {
             let mut totals = emitter.totals;
-            totals.documents = (0..self.len() as u32)
-                .filter(|&d| self.has_shingles(d))
-                .filter(|&d| {
-                    let r = self.representative(d);
-                    paired[r as usize] || groups.members(&r).len() > 1
-                })
-                .count() as u64;
-            stats.remove_time(Stage::Verify, emitter.sink_time);
+            totals.documents = documents_in_pairs(
+                self.len(),
+                |d| self.has_shingles(d),
+                |d| self.representative(d),
+                &groups,
+                &paired,
+            );
+            // The large groups' search is verification's work; the consumer's time is not.
+            stats.spend(Stage::Verify, searched);
+            stats.remove_time(Stage::Verify, emitter.sink_time - before);
             (totals, stats)
         }))
     }
@@ -564,12 +577,6 @@ impl Spilled<'_> {
         emitter: &mut Emitter<'_, F>,
         observer: &mut dyn Observer,
     ) -> std::result::Result<Vec<bool>, Stop<E>> {
-        let identical = Similarity {
-            jaccard: Some(1.0),
-            estimate: None,
-            truncated: false,
-        };
-        emitter.identical(identical).map_err(Stop::Sink)?;
         let neighbours = self.pipeline.config.neighbours();
         let mut paired = vec![false; self.len()];
         let mut seen = neighbours.then(|| self.sorter());
@@ -673,7 +680,10 @@ impl Spilled<'_> {
                 propose(&mut list)?;
                 at = Some(x);
             }
-            list.push(y);
+            // One past the cap is enough to know the list is not eligible.
+            if list.len() <= MAX_NEIGHBOURS {
+                list.push(y);
+            }
         }
         propose(&mut list)?;
         Ok(out)
@@ -743,10 +753,7 @@ impl Spilled<'_> {
             self.stats.large_group_verified = large.verified;
             links.extend(found);
         }
-        observer.start(Stage::Cluster, 0);
-        let start = Instant::now();
         let failed = std::sync::Mutex::new(None);
-        let allow = self.pipeline.config.allow_truncated();
         let similar = |kept: u32, doc: u32| {
             let read = |d: u32| match self.texts.get(d) {
                 Ok(t) => Some(self.pipeline.shingle_doc(&t)),
@@ -756,40 +763,23 @@ impl Spilled<'_> {
                 }
             };
             let (x, y) = (read(kept)?, read(doc)?);
-            self.pipeline
-                .verify_docs(&x, &y, None)
-                .passed()
-                .filter(|s| allow || !s.truncated)
+            self.pipeline.verify_docs(&x, &y, None).passed()
         };
-        let keep = self.pipeline.config.keep();
-        let sets = self.first_doc.len();
-        let clusters = match ranks {
-            Some(r) => cluster_sets(
-                &self.set_of,
-                sets,
-                &links,
-                |d| (i128::from(r[d as usize]), d),
-                similar,
-            ),
-            None => cluster_sets(
-                &self.set_of,
-                sets,
-                &links,
-                |d| keep.rank(d, self.text_len(d)),
-                similar,
-            ),
-        };
+        let mut stats = std::mem::take(&mut self.stats);
+        let groups = (&self.set_of[..], self.first_doc.len());
+        let clusters = self.pipeline.cluster_groups(
+            groups,
+            |d| self.text_len(d),
+            ranks,
+            &links,
+            &mut stats,
+            observer,
+            similar,
+        );
         if let Some(e) = failed.into_inner().expect("not poisoned") {
             return Err(e);
         }
-        self.stats.spend(Stage::Cluster, start.elapsed());
-        observer.finish();
-        Ok((clusters, std::mem::take(&mut self.stats)))
-    }
-
-    /// Time spent so far, over all stages.
-    pub fn elapsed(&self) -> Duration {
-        self.stats.timings.iter().map(|t| t.1).sum()
+        Ok((clusters, stats))
     }
 }
 

@@ -13,7 +13,6 @@ use rayon::prelude::*;
 
 use super::Pipeline;
 use crate::cluster::Similarity;
-use crate::corpus::Corpus;
 use crate::observer::Observer;
 use crate::pairs::{Groups, Pair};
 use crate::slot::doc_ids;
@@ -147,7 +146,13 @@ impl Pipeline {
         let before = emitter.sink_time;
         let known = self.walk(sketched, &mut stats, observer, |reps| emitter.reps(reps))?;
         let mut totals = emitter.totals;
-        totals.documents = documents_in_pairs(corpus, &groups, &known.paired);
+        totals.documents = documents_in_pairs(
+            corpus.len(),
+            |d| corpus.has_shingles(d),
+            |d| corpus.representative(d),
+            &groups,
+            &known.paired,
+        );
         // The consumer's time during the walk is its own (writing), not verification's.
         stats.remove_time(Stage::Verify, emitter.sink_time - before);
         Ok((totals, stats))
@@ -189,7 +194,13 @@ impl Pipeline {
         })();
         Ok(emitted.map(|()| {
             let mut totals = emitter.totals;
-            totals.documents = documents_in_pairs(corpus, &groups, &paired);
+            totals.documents = documents_in_pairs(
+                corpus.len(),
+                |d| corpus.has_shingles(d),
+                |d| corpus.representative(d),
+                &groups,
+                &paired,
+            );
             (totals, stats)
         }))
     }
@@ -197,11 +208,19 @@ impl Pipeline {
 
 /// Documents in at least one pair: the members of a group of copies, and every document
 /// whose representative is paired.
-fn documents_in_pairs(corpus: &Corpus, groups: &Groups, paired: &[bool]) -> u64 {
-    doc_ids(corpus.len())
-        .filter(|&d| corpus.has_shingles(d))
+/// Documents in at least one pair: those with shingles whose representative is paired
+/// or has copies.
+pub(super) fn documents_in_pairs(
+    documents: usize,
+    has_shingles: impl Fn(u32) -> bool,
+    representative: impl Fn(u32) -> u32,
+    groups: &Groups,
+    paired: &[bool],
+) -> u64 {
+    doc_ids(documents)
+        .filter(|&d| has_shingles(d))
         .filter(|&d| {
-            let r = corpus.representative(d);
+            let r = representative(d);
             paired[r as usize] || groups.members(&r).len() > 1
         })
         .count() as u64
