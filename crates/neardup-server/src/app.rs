@@ -214,36 +214,48 @@ impl Server {
         runtime.block_on(async move {
             let listener = TcpListener::bind(addr).await.map_err(io)?;
             let bound = listener.local_addr().map_err(io)?;
+            // The handlers go in before the address is announced: a SIGTERM sent as soon
+            // as it is known must stop the server, not kill it.
+            let stop = stop_signal();
             ready(bound);
-            self.serve(listener, stop_signal()).await
+            self.serve(listener, stop).await
         })
         // Dropping the runtime waits for index work already running on blocking threads.
     }
 }
 
-/// SIGTERM or SIGINT.
-async fn stop_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// SIGTERM or SIGINT, their handlers installed now (a future that installs them when
+/// first polled would leave a window in which the default action kills the process).
+/// Called inside the runtime.
+fn stop_signal() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = ctrl_c => {},
-                    _ = term.recv() => {},
+        let term = signal(SignalKind::terminate());
+        let int = signal(SignalKind::interrupt());
+        Box::pin(async move {
+            match (term, int) {
+                (Ok(mut term), Ok(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {},
+                        _ = int.recv() => {},
+                    }
                 }
+                (Ok(mut one), Err(_)) | (Err(_), Ok(mut one)) => {
+                    one.recv().await;
+                }
+                (Err(_), Err(_)) => std::future::pending::<()>().await,
             }
-            Err(_) => {
-                let _ = ctrl_c.await;
-            }
-        }
+            tracing::info!("stopping: no new connections; requests in flight finish");
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = ctrl_c.await;
+        Box::pin(async {
+            let _ = tokio::signal::ctrl_c().await;
+            tracing::info!("stopping: no new connections; requests in flight finish");
+        })
     }
-    tracing::info!("stopping: no new connections; requests in flight finish");
 }
 
 /// Request ids: a counter, unique within the process.
