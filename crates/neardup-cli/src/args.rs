@@ -283,10 +283,14 @@ pub struct MatchArgs {
     /// MinHash signature length K.
     #[arg(long, default_value_t = DEFAULT_NUM_PERM, value_name = "K")]
     pub num_perm: usize,
-    /// MinHash sketch: one-permutation hashing (classic below 64 shingles), or classic
-    /// [default: oph].
+    /// Sketch: MinHash by one-permutation hashing (classic below 64 shingles), classic
+    /// MinHash, or SimHash fingerprints compared by Hamming distance [default: oph].
     #[arg(long, value_enum)]
     pub sketch: Option<SketchKind>,
+    /// With --sketch simhash: fingerprints at most K bits apart are candidates, 0..=16
+    /// [default: 3].
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=16))]
+    pub hamming: Option<u32>,
     /// Seed of the MinHash permutations.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

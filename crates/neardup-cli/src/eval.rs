@@ -64,7 +64,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     let run = Run {
         docs: &docs,
         corpus: sketched.corpus(),
-        plan: config.plan(),
+        plan: config.candidate_curve(),
         threshold: config.threshold(),
         lsh: &lsh,
         exact: &exact,
@@ -144,7 +144,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     Ok(if args.json {
         serde_json::to_string(&eval)? + "\n"
     } else {
-        render(&eval)
+        render(&eval, config.sketch().is_minhash())
     })
 }
 
@@ -152,7 +152,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
 struct Run<'a> {
     docs: &'a Documents,
     corpus: &'a Corpus,
-    plan: neardup::BandPlan,
+    plan: neardup::metrics::CandidateCurve,
     threshold: f64,
     lsh: &'a [Pair],
     exact: &'a [Pair],
@@ -172,7 +172,7 @@ impl Run<'_> {
             lsh: self.lsh,
             exact: self.exact,
             corpus: self.corpus,
-            plan: self.plan,
+            curve: self.plan,
             threshold: self.threshold,
             lsh_seconds: lsh_time.as_secs_f64(),
             exact_seconds: exact_time.as_secs_f64(),
@@ -294,11 +294,16 @@ impl Run<'_> {
     }
 }
 
-/// The evaluation as tables.
-pub fn render(e: &Evaluation) -> String {
+/// The evaluation as tables; the approximate method is LSH if `minhash`, else SimHash.
+pub fn render(e: &Evaluation, minhash: bool) -> String {
+    let (row, label) = if minhash {
+        ("lsh", "LSH")
+    } else {
+        ("simhash", "SimHash")
+    };
     let mut out = String::new();
     let _ = writeln!(out, "method   time (incl. shingling)   pairs");
-    for (name, m) in [("lsh", &e.lsh), ("exact", &e.exact)] {
+    for (name, m) in [(row, &e.lsh), ("exact", &e.exact)] {
         let _ = writeln!(
             out,
             "{name:<8} {:>22}   {}",
@@ -309,13 +314,13 @@ pub fn render(e: &Evaluation) -> String {
     let _ = writeln!(out, "both     {:>22}   {}", "", thousands(e.both));
     let _ = writeln!(
         out,
-        "LSH recall {:.4}, precision {:.4}, {:.2}x the exact join's speed",
+        "{label} recall {:.4}, precision {:.4}, {:.2}x the exact join's speed",
         e.recall, e.precision, e.speedup
     );
     let d = &e.distinct;
     let _ = writeln!(
         out,
-        "LSH recall over distinct texts {:.4} ({} of {} pairs of distinct shingle sets; expected {:.4})",
+        "{label} recall over distinct texts {:.4} ({} of {} pairs of distinct shingle sets; expected {:.4})",
         d.recall,
         thousands(d.found),
         thousands(d.pairs),
@@ -416,7 +421,7 @@ mod tests {
 
     #[test]
     fn evaluation_as_tables() {
-        let text = render(&evaluation());
+        let text = render(&evaluation(), true);
         let want = "\
 method   time (incl. shingling)   pairs
 lsh                      0.250s   1,203

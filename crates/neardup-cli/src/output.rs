@@ -63,19 +63,29 @@ pub struct PairWriter<'a> {
     out: &'a mut dyn Write,
     docs: &'a Documents,
     format: OutputFormat,
+    /// A SimHash run: TSV has a `hamming` column.
+    hamming: bool,
 }
 
 impl<'a> PairWriter<'a> {
-    /// Writes the TSV header.
+    /// Writes the TSV header; `hamming` (a SimHash run) adds the fingerprints' distance
+    /// as a last column.
     pub fn new(
         out: &'a mut dyn Write,
         docs: &'a Documents,
         format: OutputFormat,
+        hamming: bool,
     ) -> io::Result<Self> {
         if format == OutputFormat::Tsv {
-            out.write_all(b"a\tb\tjaccard\testimate\ttruncated\n")?;
+            out.write_all(b"a\tb\tjaccard\testimate\ttruncated")?;
+            out.write_all(if hamming { b"\thamming\n" } else { b"\n" })?;
         }
-        Ok(PairWriter { out, docs, format })
+        Ok(PairWriter {
+            out,
+            docs,
+            format,
+            hamming,
+        })
     }
 
     /// Writes a chunk of pairs and flushes it.
@@ -86,7 +96,7 @@ impl<'a> PairWriter<'a> {
         let mut docs: Vec<u32> = chunk.iter().flat_map(|p| [p.a, p.b]).collect();
         docs.par_sort_unstable();
         docs.dedup();
-        let (all, format) = (self.docs, self.format);
+        let (all, format, hamming) = (self.docs, self.format, self.hamming);
         let rendered: Vec<Vec<u8>> = docs
             .par_iter()
             .map(|&d| render_id(&all.id(d), format))
@@ -94,7 +104,7 @@ impl<'a> PairWriter<'a> {
         let id = |d: u32| -> &[u8] { &rendered[docs.binary_search(&d).expect("rendered above")] };
         let parts: Vec<Vec<u8>> = chunk
             .par_chunks(FORMAT_TASK)
-            .map(|part| format_pairs(part, &id, format))
+            .map(|part| format_pairs(part, &id, format, hamming))
             .collect::<io::Result<_>>()?;
         parts.iter().try_for_each(|p| self.out.write_all(p))?;
         self.out.flush()
@@ -136,6 +146,7 @@ fn format_pairs<'i>(
     pairs: &[Pair],
     id: &(impl Fn(u32) -> &'i [u8] + Sync),
     format: OutputFormat,
+    hamming: bool,
 ) -> io::Result<Vec<u8>> {
     let mut buf = Vec::with_capacity(pairs.len() * 64);
     for p in pairs {
@@ -160,6 +171,9 @@ fn format_pairs<'i>(
                         serde_json::to_writer(&mut buf, &v)?;
                     }
                 }
+                if let Some(d) = p.similarity.hamming {
+                    write!(buf, ",\"hamming\":{d}")?;
+                }
                 buf.extend_from_slice(b"}\n");
             }
             OutputFormat::Tsv => {
@@ -171,10 +185,17 @@ fn format_pairs<'i>(
                 buf.push(b'\t');
                 push_tsv_number(&mut buf, p.similarity.estimate)?;
                 buf.extend_from_slice(if p.similarity.truncated {
-                    b"\ttrue\n"
+                    b"\ttrue"
                 } else {
-                    b"\tfalse\n"
+                    b"\tfalse"
                 });
+                if hamming {
+                    buf.push(b'\t');
+                    if let Some(d) = p.similarity.hamming {
+                        write!(buf, "{d}")?;
+                    }
+                }
+                buf.push(b'\n');
             }
         }
     }
@@ -195,10 +216,13 @@ struct ClusterLine<'a> {
     /// Removed on an estimate because a document was truncated (`--allow-truncated`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     truncated: bool,
+    /// A SimHash run: the distance of the fingerprints to the kept document's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hamming: Option<u32>,
 }
 
 impl ClusterLine<'_> {
-    fn write(&self, out: &mut dyn Write, format: OutputFormat) -> io::Result<()> {
+    fn write(&self, out: &mut dyn Write, format: OutputFormat, hamming: bool) -> io::Result<()> {
         match format {
             OutputFormat::Jsonl => serde_json::to_writer(&mut *out, self)?,
             OutputFormat::Tsv => {
@@ -215,6 +239,12 @@ impl ClusterLine<'_> {
                 push_tsv_number(&mut buf, self.jaccard)?;
                 buf.push(b'\t');
                 push_tsv_number(&mut buf, self.estimate)?;
+                if hamming {
+                    buf.push(b'\t');
+                    if let Some(d) = self.hamming {
+                        write!(buf, "{d}")?;
+                    }
+                }
                 out.write_all(&buf)?;
             }
         }
@@ -222,15 +252,18 @@ impl ClusterLine<'_> {
     }
 }
 
-/// One line per document of each cluster: the kept one first, then its duplicates.
+/// One line per document of each cluster: the kept one first, then its duplicates;
+/// `hamming` (a SimHash run) adds the fingerprints' distance as a last TSV column.
 pub fn write_clusters(
     out: &mut dyn Write,
     clusters: &Clusters,
     docs: &Documents,
     format: OutputFormat,
+    hamming: bool,
 ) -> io::Result<()> {
     if format == OutputFormat::Tsv {
-        out.write_all(b"id\tcluster\tkept\tduplicate_of\tjaccard\testimate\n")?;
+        out.write_all(b"id\tcluster\tkept\tduplicate_of\tjaccard\testimate")?;
+        out.write_all(if hamming { b"\thamming\n" } else { b"\n" })?;
     }
     for (n, c) in clusters.iter().enumerate() {
         let kept = &docs.id(c.kept());
@@ -242,8 +275,9 @@ pub fn write_clusters(
             jaccard: None,
             estimate: None,
             truncated: false,
+            hamming: None,
         };
-        head.write(out, format)?;
+        head.write(out, format, hamming)?;
         for d in c.duplicates() {
             let line = ClusterLine {
                 id: &docs.id(d.doc),
@@ -253,8 +287,9 @@ pub fn write_clusters(
                 jaccard: round(d.similarity.jaccard),
                 estimate: round(d.similarity.estimate),
                 truncated: d.similarity.truncated,
+                hamming: d.similarity.hamming,
             };
-            line.write(out, format)?;
+            line.write(out, format, hamming)?;
         }
     }
     out.flush()

@@ -30,6 +30,9 @@ pub enum Mode {
 
 /// A validated configuration from the matching options.
 pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<Config> {
+    if m.hamming.is_some() && m.sketch != Some(neardup::SketchKind::SimHash) {
+        usage!("--hamming is the distance of SimHash fingerprints: give --sketch simhash too");
+    }
     Ok(Config::builder()
         .shingle(m.shingle)
         .normalization(if m.no_normalize {
@@ -44,6 +47,7 @@ pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<C
         .allow_truncated(m.allow_truncated)
         .multiset(m.multiset)
         .sketch(m.sketch.unwrap_or_default())
+        .hamming(m.hamming.unwrap_or(neardup::DEFAULT_HAMMING))
         .threshold(m.threshold)
         .bands(m.bands)
         .rows(m.rows)
@@ -265,6 +269,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         Ok(())
     };
     let write_time;
+    let simhash = !config.sketch().is_minhash();
     let (stats, result_line) = match mode {
         Mode::Pairs => {
             let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
@@ -273,7 +278,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             // The exact join's error (outer) comes before any pair; the writer's (inner) stops
             // the stream.
             let streamed = (|| -> neardup::Result<std::io::Result<_>> {
-                let mut writer = match PairWriter::new(&mut out, &docs, format) {
+                let mut writer = match PairWriter::new(&mut out, &docs, format, simhash) {
                     Ok(writer) => writer,
                     Err(e) => return Ok(Err(e)),
                 };
@@ -317,7 +322,8 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             let write_start = Instant::now();
             if mode == Mode::Clusters {
                 let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
-                write_clusters(&mut out, &clusters, &docs, format).map_err(|e| out.error(e))?;
+                write_clusters(&mut out, &clusters, &docs, format, simhash)
+                    .map_err(|e| out.error(e))?;
                 finish(out)?;
             }
             write_time = write_start.elapsed();
@@ -618,6 +624,10 @@ fn choose(
     match args.method() {
         Method::Exact => Ok((true, None)),
         Method::Lsh => Ok((false, None)),
+        Method::Auto if args.matching.sketch == Some(neardup::SketchKind::SimHash) => Ok((
+            false,
+            Some("SimHash (auto: --sketch simhash finds its candidates by fingerprint)".into()),
+        )),
         Method::Auto if lsh_option(args).is_some() => Ok((
             false,
             lsh_option(args).map(|flag| format!("LSH (auto: {flag} is an LSH option)")),

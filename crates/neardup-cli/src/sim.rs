@@ -4,8 +4,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use neardup::{
-    estimate, estimate_std_dev, intersection_size, jaccard_from_counts, meets_threshold,
-    ClassicMinHash, KeepPolicy, Sketch, Verification,
+    estimate, estimate_std_dev, hamming, intersection_size, jaccard_from_counts, meets_threshold,
+    simhash, ClassicMinHash, KeepPolicy, Sketch, Verification,
 };
 use serde_json::json;
 
@@ -54,9 +54,10 @@ fn looks_like_path(arg: &str) -> bool {
 pub fn run(args: &SimArgs) -> Result<String> {
     // The estimate always comes from the classic sketch of the two whole sets, and there
     // is no corpus to look beyond the buckets of.
-    if args.matching.sketch.is_some() {
+    if args.matching.sketch.is_some_and(|s| s.is_minhash()) {
         usage!(
-            "--sketch does not apply to sim: its estimate is the classic MinHash of the two sets"
+            "--sketch {} does not apply to sim: its estimate is the classic MinHash of the two sets (--sketch simhash asks whether SimHash makes them candidates)",
+            args.matching.sketch.map(|s| s.name()).unwrap_or_default()
         );
     }
     if args.matching.no_neighbours {
@@ -79,11 +80,28 @@ pub fn run(args: &SimArgs) -> Result<String> {
     };
     let sd = estimate_std_dev(j, config.num_perm());
     let similar = meets_threshold(j, config.threshold());
-    let p = config.plan().probability(j);
+    // The SimHash of each text, its shingles weighed by their counts as a run weighs them.
+    let fingerprint = |text: &str| {
+        let mut hashes = Vec::new();
+        sh.hashes_into(text, &mut hashes);
+        hashes.sort_unstable();
+        simhash(&hashes, config.seed())
+    };
+    let distance = hamming(fingerprint(&a), fingerprint(&b));
+    let simhash_run = !config.sketch().is_minhash();
+    let p = config.candidate_curve().probability(j);
+    let candidates = if simhash_run {
+        let k = config.hamming();
+        let yes = if distance <= k { "yes" } else { "no" };
+        format!("SimHash within {k} bits makes them candidates: {yes}")
+    } else {
+        format!("LSH makes such a pair a candidate with probability {p:.3}")
+    };
     Ok(if args.json {
         json!({
             "jaccard": j, "estimate": e, "shingles_a": sa.len(), "shingles_b": sb.len(),
             "shared": shared, "similar": similar, "candidate_probability": p,
+            "hamming": distance,
         })
         .to_string()
             + "\n"
@@ -91,13 +109,19 @@ pub fn run(args: &SimArgs) -> Result<String> {
         format!(
             "jaccard   {j:.4} ({shared} shared of {} distinct {} shingles; A has {}, B has {})\n\
              estimate  {e:.4} (K = {}, standard deviation {sd:.4})\n\
-             verdict   {} at threshold {}; LSH makes such a pair a candidate with probability {p:.3}\n",
+             simhash   {distance} of 64 bits apart (seed {})\n\
+             verdict   {} at threshold {}; {candidates}\n",
             sa.len() + sb.len() - shared,
             sh.kind(),
             sa.len(),
             sb.len(),
             config.num_perm(),
-            if similar { "near-duplicates" } else { "not near-duplicates" },
+            config.seed(),
+            if similar {
+                "near-duplicates"
+            } else {
+                "not near-duplicates"
+            },
             config.threshold(),
         )
     })

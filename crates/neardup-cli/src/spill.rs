@@ -76,6 +76,15 @@ pub fn decide(args: &RunArgs, config: &Config) -> Result<Option<Spill>> {
         limit,
         named,
     } = over;
+    if !config.sketch().is_minhash() {
+        usage!(
+            "the input ({}) may need up to {} in memory, more than {named}; a simhash run \
+             holds every set in memory: use a MinHash sketch (which spills to disk) or \
+             raise --memory",
+            bytes(input),
+            bytes(need)
+        );
+    }
     if config.verification() != Verification::Exact {
         usage!(
             "the input ({}) may need up to {} in memory, more than {named}; a run that \

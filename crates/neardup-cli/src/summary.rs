@@ -43,6 +43,26 @@ pub fn plan(config: &Config, exact: bool) -> String {
         out.push_str("exact set-similarity join (no LSH, recall 1)\n");
         return out;
     }
+    if !config.sketch().is_minhash() {
+        let k = config.hamming();
+        let _ = writeln!(
+            out,
+            "simhash sketch, 64-bit fingerprints (seed {}), candidates within {k} bits by permuted tables, verify {}",
+            config.seed(),
+            config.verification()
+        );
+        out.push_str("S-curve   P(candidate | s), sets of equal size:");
+        for (s, at_t) in crate::plan::with_threshold(&CURVE_POINTS, config.threshold()) {
+            let mark = if at_t { "*" } else { "" };
+            let _ = write!(
+                out,
+                "  {s}{mark}: {:.3}",
+                neardup::simhash_probability(s, k)
+            );
+        }
+        out.push('\n');
+        return out;
+    }
     let p = config.plan();
     let _ = writeln!(
         out,

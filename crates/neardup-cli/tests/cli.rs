@@ -529,6 +529,131 @@ fn multiset_counts_repeated_shingles_in_every_command() {
 }
 
 #[test]
+fn simhash_finds_pairs_within_the_distance_in_every_command() {
+    let case =
+        "Two bedroom apartment near the central station, balcony, bright kitchen, available from";
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("listings.jsonl");
+    let lines: Vec<String> = [
+        format!("{case} March"),
+        format!("{case} April"),
+        format!("{case} March").replace("apartment", "apartmnet"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, t)| format!("{{\"id\":{i},\"text\":\"{t}\"}}\n"))
+    .collect();
+    std::fs::write(&input, lines.concat()).unwrap();
+    let p = input.to_str().unwrap();
+    let sim = ["--sketch", "simhash", "-t", "0.6"];
+    // The fingerprints are 8 (0-1), 5 (0-2) and 7 (1-2) bits apart.
+    let found = |k: &str, verify: &str| -> Vec<(u64, u64, u64)> {
+        let args = [
+            &["pairs", p, "-q", "--hamming", k, "--verify", verify][..],
+            &sim,
+        ]
+        .concat();
+        json_lines(&ok(&args))
+            .iter()
+            .map(|v| {
+                let n = |f: &str| v[f].as_u64().unwrap();
+                (n("a"), n("b"), n("hamming"))
+            })
+            .collect()
+    };
+    assert_eq!(found("4", "exact"), []);
+    assert_eq!(found("5", "exact"), [(0, 2, 5)]);
+    assert_eq!(found("7", "exact"), [(0, 2, 5), (1, 2, 7)]);
+    assert_eq!(found("8", "none"), [(0, 1, 8), (0, 2, 5), (1, 2, 7)]);
+    // Verified pairs carry their Jaccard; unverified ones only their distance.
+    let verified = json_lines(&ok(
+        &[&["pairs", p, "-q", "--hamming", "7"][..], &sim].concat()
+    ));
+    assert!(verified
+        .iter()
+        .all(|v| v["jaccard"].as_f64().unwrap() >= 0.6));
+    let raw = json_lines(&ok(
+        &[&["pairs", p, "-q", "--verify", "none"][..], &sim].concat()
+    ));
+    assert!(raw.iter().all(|v| v.get("jaccard").is_none()));
+    // TSV has the distance as its last column.
+    let tsv = ok(&[
+        &["pairs", p, "-q", "--hamming", "5", "--output-format", "tsv"][..],
+        &sim,
+    ]
+    .concat());
+    assert_eq!(
+        tsv,
+        "a\tb\tjaccard\testimate\ttruncated\thamming\n0\t2\t0.873684\t\tfalse\t5\n"
+    );
+    // Clusters check each member against the kept document: 1 is 8 bits from 0.
+    let clusters = json_lines(&ok(
+        &[&["clusters", p, "-q", "--hamming", "7"][..], &sim].concat()
+    ));
+    let members: Vec<(u64, Option<u64>)> = clusters
+        .iter()
+        .map(|v| (v["id"].as_u64().unwrap(), v["hamming"].as_u64()))
+        .collect();
+    assert_eq!(members, [(0, None), (2, Some(5))]);
+    // The summary says how candidates were found.
+    let o = neardup(&[&["pairs", p, "--hamming", "7"][..], &sim].concat());
+    let err = stderr(&o);
+    assert!(err.contains("method    SimHash"), "{err}");
+    assert!(
+        err.contains("candidates within 7 bits by permuted tables, verify exact"),
+        "{err}"
+    );
+    // eval names the method and measures it against the exact join.
+    let eval = ok(&[&["eval", p, "-q", "--hamming", "7"][..], &sim].concat());
+    assert!(
+        eval.contains("SimHash recall 0.6667, precision 1.0000"),
+        "{eval}"
+    );
+    // sim gives the distance.
+    let a = format!("{case} March");
+    let b = format!("{case} April");
+    let v: Value = serde_json::from_str(&ok(&["sim", &a, &b, "--json"])).unwrap();
+    assert_eq!(v["hamming"].as_u64(), Some(8));
+    // What SimHash does not do is refused, before any work.
+    refused(
+        &["pairs", p, "--hamming", "3"],
+        &["--hamming", "--sketch simhash"],
+    );
+    refused(
+        &[&["pairs", p, "--bands", "4", "--rows", "8"][..], &sim].concat(),
+        &["bands and rows: MinHash sketches only"],
+    );
+    refused(
+        &[&["pairs", p, "--verify", "triage"][..], &sim].concat(),
+        &["--verify triage: MinHash sketches only"],
+    );
+    refused(
+        &[&["pairs", p, "--method", "exact"][..], &sim].concat(),
+        &["--sketch is an LSH option"],
+    );
+    refused(
+        &[&["pairs", p, "--memory", "1K"][..], &sim].concat(),
+        &["a simhash run holds every set in memory"],
+    );
+    let index = dir.path().join("index");
+    let o = neardup(&[
+        "index",
+        "build",
+        index.to_str().unwrap(),
+        p,
+        "--sketch",
+        "simhash",
+        "-q",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("an index: MinHash sketches only"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn eval_compares_lsh_with_the_exact_join() {
     let o = neardup(&["eval", "pypi-summaries.jsonl"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -118,6 +118,7 @@ mod tests {
             jaccard: Some(0.123_456_789),
             estimate: None,
             truncated: false,
+            hamming: None,
         };
         let n = Neighbour {
             id: "a",
@@ -133,6 +134,7 @@ mod tests {
                 jaccard: None,
                 estimate: Some(0.9),
                 truncated: true,
+                hamming: None,
             },
         };
         assert_eq!(

@@ -152,6 +152,10 @@ impl IndexWriter {
     /// sketch and band plan. A directory that already holds an index is refused, unless
     /// that index never committed a change (a build that died before its commit).
     pub fn create(dir: impl AsRef<Path>, config: &Config) -> Result<IndexWriter> {
+        if !config.sketch().is_minhash() {
+            // The index looks documents up by their MinHash bands.
+            return Err(neardup::Error::NotForSimHash("an index").into());
+        }
         let dir = dir.as_ref();
         fs::create_dir_all(dir).map_err(io_at(dir))?;
         let lock = WriterLock::acquire(dir)?;

@@ -97,6 +97,11 @@ pub fn band_keys(
     texts: &Bound<'_, PyAny>,
     threads: Option<i64>,
 ) -> PyResult<Buffer> {
+    if !config.config().sketch().is_minhash() {
+        return Err(crate::errors::core(neardup::Error::NotForSimHash(
+            "band keys",
+        )));
+    }
     let threads = threads::parse(threads)?;
     let texts = texts::read(texts, "texts")?;
     let pipeline = config.pipeline();

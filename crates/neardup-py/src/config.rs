@@ -43,7 +43,8 @@ impl NativeConfig {
 impl NativeConfig {
     #[new]
     #[pyo3(signature = (*, shingle, normalize, threshold, num_perm, seed, sketch, bands, rows,
-                        verify, keep, max_shingles, neighbours, allow_truncated, multiset))]
+                        verify, keep, max_shingles, neighbours, allow_truncated, multiset,
+                        hamming))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         shingle: &str,
@@ -60,6 +61,7 @@ impl NativeConfig {
         neighbours: bool,
         allow_truncated: bool,
         multiset: bool,
+        hamming: i64,
     ) -> PyResult<Self> {
         let shingle: ShingleKind = shingle.parse().map_err(core)?;
         let normalization: Normalization = normalize.parse().map_err(core)?;
@@ -89,6 +91,7 @@ impl NativeConfig {
             .neighbours(neighbours)
             .allow_truncated(allow_truncated)
             .multiset(multiset)
+            .hamming(u32::try_from(hamming).unwrap_or(u32::MAX))
             .build()
             .map_err(core)?;
         let pipeline = Pipeline::new(config).map_err(core)?;
@@ -118,6 +121,6 @@ impl NativeConfig {
 
     /// P(candidate | similarity s) of the band plan: 1 − (1 − sʳ)ᵇ.
     fn probability(&self, s: f64) -> f64 {
-        self.config().plan().probability(s)
+        self.config().candidate_curve().probability(s)
     }
 }

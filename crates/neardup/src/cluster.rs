@@ -119,6 +119,8 @@ pub struct Similarity {
     /// removes a document unless the configuration allows it
     /// ([`ConfigBuilder::allow_truncated`](crate::ConfigBuilder::allow_truncated)).
     pub truncated: bool,
+    /// Hamming distance of the two documents' SimHash fingerprints, in a SimHash run.
+    pub hamming: Option<u32>,
 }
 
 impl Similarity {
@@ -489,6 +491,7 @@ mod tests {
             jaccard: Some(1.0),
             estimate: None,
             truncated: false,
+            hamming: None,
         })
     }
 

@@ -28,6 +28,7 @@ pub struct Config {
     sketch: SketchKind,
     neighbours: bool,
     allow_truncated: bool,
+    hamming: u32,
 }
 
 impl Config {
@@ -81,6 +82,21 @@ impl Config {
     pub fn sketch(&self) -> SketchKind {
         self.sketch
     }
+
+    /// How likely a pair is to become a candidate, by its Jaccard: the band plan's
+    /// S-curve, or SimHash's.
+    pub fn candidate_curve(&self) -> crate::metrics::CandidateCurve {
+        match self.sketch {
+            SketchKind::SimHash => crate::metrics::CandidateCurve::SimHash(self.hamming),
+            _ => self.plan.into(),
+        }
+    }
+
+    /// The largest Hamming distance of two SimHash fingerprints that makes them
+    /// candidates (used with [`SketchKind::SimHash`]).
+    pub fn hamming(&self) -> u32 {
+        self.hamming
+    }
 }
 
 /// Builds a [`Config`]; every setting has a sane default.
@@ -100,6 +116,7 @@ pub struct ConfigBuilder {
     neighbours: bool,
     allow_truncated: bool,
     multiset: bool,
+    hamming: u32,
 }
 
 impl Default for ConfigBuilder {
@@ -119,6 +136,7 @@ impl Default for ConfigBuilder {
             neighbours: true,
             allow_truncated: false,
             multiset: false,
+            hamming: crate::simhash::DEFAULT_HAMMING,
         }
     }
 }
@@ -194,6 +212,14 @@ impl ConfigBuilder {
         self
     }
 
+    /// With [`SketchKind::SimHash`], the largest Hamming distance of two fingerprints
+    /// that makes them candidates, in 0..=[`MAX_HAMMING`](crate::MAX_HAMMING) (default
+    /// [`DEFAULT_HAMMING`](crate::DEFAULT_HAMMING)).
+    pub fn hamming(mut self, k: u32) -> Self {
+        self.hamming = k;
+        self
+    }
+
     /// Whether pairs mode also looks beyond the buckets (default on): every pair with one
     /// of the largest groups of identical documents, found exactly, and two documents that
     /// are both verified near-duplicates of a third. Every pair it adds is verified like
@@ -226,6 +252,23 @@ impl ConfigBuilder {
         if self.num_perm == 0 || self.num_perm > crate::sketch::MAX_NUM_PERM {
             return Err(Error::InvalidNumPerm(self.num_perm));
         }
+        if self.hamming > crate::simhash::MAX_HAMMING {
+            return Err(Error::InvalidHamming(self.hamming));
+        }
+        if self.sketch == SketchKind::SimHash {
+            if self.bands.is_some() || self.rows.is_some() {
+                return Err(Error::NotForSimHash("bands and rows"));
+            }
+            if matches!(
+                self.verification,
+                Verification::Estimate | Verification::Triage
+            ) {
+                return Err(Error::NotForSimHash(match self.verification {
+                    Verification::Estimate => "--verify estimate",
+                    _ => "--verify triage",
+                }));
+            }
+        }
         let plan = match (self.bands, self.rows) {
             (Some(b), Some(r)) => BandPlan::new(b, r, self.num_perm)?,
             (None, None) => BandPlan::for_threshold(self.threshold, self.num_perm)?,
@@ -245,6 +288,7 @@ impl ConfigBuilder {
             sketch: self.sketch,
             neighbours: self.neighbours,
             allow_truncated: self.allow_truncated,
+            hamming: self.hamming,
         })
     }
 }

@@ -121,6 +121,8 @@ fn check_count(held: usize, adding: usize) -> Result<()> {
 /// still being read, and each batch's sets go straight into the flat arrays.
 pub(crate) struct CorpusBuilder {
     shingler: Shingler,
+    /// The seed of each set's SimHash, if the run compares fingerprints.
+    simhash: Option<u64>,
     corpus: Corpus,
     /// The 128-bit hash of each distinct non-empty set added, and its index.
     seen: HashMap<u128, u32, foldhash::fast::FixedState>,
@@ -131,12 +133,19 @@ impl CorpusBuilder {
     pub fn new(shingler: Shingler) -> Self {
         CorpusBuilder {
             shingler,
+            simhash: None,
             corpus: Corpus {
                 offsets: vec![0],
                 ..Corpus::default()
             },
             seen: HashMap::default(),
         }
+    }
+
+    /// Also gives each distinct set the SimHash of its first document's shingle counts.
+    pub fn simhash(mut self, seed: Option<u64>) -> Self {
+        self.simhash = seed;
+        self
     }
 
     /// Shingles a batch of texts in parallel and appends them, in order.
@@ -152,8 +161,8 @@ impl CorpusBuilder {
         const TASK: usize = 256;
         struct Part {
             flat: Vec<u64>,
-            /// Each document's set length and hash.
-            sets: Vec<(usize, u128)>,
+            /// Each document's set length, hash and SimHash (0 if not wanted).
+            sets: Vec<(usize, u128, u64)>,
             /// Truncated documents with the sketch of all their shingles.
             whole: Vec<(u32, Vec<u64>)>,
             short: u64,
@@ -170,10 +179,16 @@ impl CorpusBuilder {
                     short: 0,
                 };
                 for (i, t) in chunk.iter().enumerate() {
-                    let info = self.shingler.shingle_info(t.as_ref(), buf);
+                    let mut fingerprint = 0;
+                    let info = self.shingler.shingle_info_with(t.as_ref(), buf, |sorted| {
+                        if let Some(seed) = self.simhash {
+                            fingerprint = crate::simhash::simhash(sorted, seed);
+                        }
+                    });
                     part.short += info.short as u64;
                     part.flat.extend_from_slice(buf);
-                    part.sets.push((buf.len(), set_fingerprint(buf)));
+                    part.sets
+                        .push((buf.len(), set_fingerprint(buf), fingerprint));
                     if info.truncated {
                         // Past the cap: a sketch of every shingle, for the estimate. The
                         // batch was checked to fit in u32 numbering.
@@ -191,7 +206,7 @@ impl CorpusBuilder {
             c.truncated += truncated.len() as u64;
             c.whole.extend(part.whole);
             let mut start = 0;
-            for (len, hash) in part.sets {
+            for (len, hash, fingerprint) in part.sets {
                 let set = &part.flat[start..start + len];
                 start += len;
                 let doc = c.set_of.len() as u32;
@@ -215,6 +230,9 @@ impl CorpusBuilder {
                         c.offsets.push(c.hashes.len());
                         c.first_doc.push(doc);
                         c.set_of.push(index);
+                        if self.simhash.is_some() {
+                            c.simhash.push(fingerprint);
+                        }
                     }
                 }
             }
@@ -282,6 +300,8 @@ pub struct Corpus {
     /// Truncated documents (in order) with the sketch of all their shingles.
     whole: Vec<(u32, Vec<u64>)>,
     short: u64,
+    /// Per distinct set, the SimHash of its first document, if the run compares them.
+    simhash: Vec<u64>,
 }
 
 impl Corpus {
@@ -504,6 +524,18 @@ impl Corpus {
         !self.set(doc).is_empty()
     }
 
+    /// The SimHash of a document's set (of its group's first document), if the corpus
+    /// was shingled for SimHash.
+    pub fn simhash(&self, doc: u32) -> Option<u64> {
+        let set = *self.set_of.get(doc as usize)?;
+        self.simhash.get(set as usize).copied()
+    }
+
+    /// The Hamming distance of two documents' SimHashes, if the corpus has them.
+    pub fn hamming(&self, a: u32, b: u32) -> Option<u32> {
+        Some(crate::simhash::hamming(self.simhash(a)?, self.simhash(b)?))
+    }
+
     /// The documents that take part in LSH, in order: not skipped, and each the
     /// representative of its group of identical sets.
     pub fn members(&self) -> Vec<u32> {
@@ -529,6 +561,9 @@ impl Corpus {
             sub.set_of.push(doc_id(i));
             sub.first_doc.push(doc_id(i));
             sub.total += set.len() as u64;
+            if let Some(f) = self.simhash(d) {
+                sub.simhash.push(f);
+            }
         }
         sub
     }

@@ -32,9 +32,17 @@ pub enum Error {
     /// A method could not be parsed (expected `auto`, `lsh` or `exact`).
     #[error("invalid method {0:?}: expected auto, lsh or exact")]
     InvalidMethod(String),
-    /// A sketch kind could not be parsed (expected `oph` or `classic`).
-    #[error("invalid sketch {0:?}: expected oph or classic")]
+    /// A sketch kind could not be parsed (expected `oph`, `classic` or `simhash`).
+    #[error("invalid sketch {0:?}: expected oph, classic or simhash")]
     InvalidSketch(String),
+    /// The SimHash distance must be in 0..=[`MAX_HAMMING`](crate::MAX_HAMMING).
+    #[error("the Hamming distance must be in 0..=16, got {0}")]
+    InvalidHamming(u32),
+    /// A setting or a use that only MinHash has was asked of SimHash: bands and rows,
+    /// verification by the MinHash estimate (`estimate`, `triage`), spilling to disk, an
+    /// index.
+    #[error("{0}: MinHash sketches only, not simhash (simhash verifies exactly or not at all)")]
+    NotForSimHash(&'static str),
     /// The shingle size must be in 1..=[`MAX_SHINGLE_SIZE`](crate::shingle::MAX_SHINGLE_SIZE).
     #[error("shingle size must be in 1..=1024, got {0}")]
     InvalidShingleSize(usize),

@@ -22,7 +22,7 @@
 //!     lsh: &lsh,
 //!     exact: &exact,
 //!     corpus: corpus.corpus(),
-//!     plan: config.plan(),
+//!     curve: config.candidate_curve(),
 //!     threshold: config.threshold(),
 //!     lsh_seconds: 0.5,
 //!     exact_seconds: 1.0,
@@ -34,8 +34,9 @@
 //! ```
 
 use crate::corpus::Corpus;
-use crate::lsh::BandPlan;
-use crate::metrics::{adjusted_rand_index, expected, pair_metrics, recall_by_similarity};
+use crate::metrics::{
+    adjusted_rand_index, expected, pair_metrics, recall_by_similarity, CandidateCurve,
+};
 use crate::metrics::{BandRecall, Grouping};
 use crate::pairs::Pair;
 
@@ -148,8 +149,9 @@ pub struct Comparison<'a> {
     pub exact: &'a [Pair],
     /// The corpus both ran on (it tells which documents are identical copies).
     pub corpus: &'a Corpus,
-    /// LSH's band plan.
-    pub plan: BandPlan,
+    /// How the method under test finds candidates (LSH's band plan, or SimHash's
+    /// distance): what the expected recall is computed from.
+    pub curve: CandidateCurve,
     /// The similarity threshold.
     pub threshold: f64,
     /// LSH's seconds, shingling included.
@@ -206,9 +208,9 @@ impl Comparison<'_> {
                 recall: ratio(distinct_found, exact_distinct.len()),
                 found: distinct_found as u64,
                 pairs: exact_distinct.len() as u64,
-                expected: expected(self.plan, &exact_distinct),
+                expected: expected(self.curve, &exact_distinct),
             },
-            by_similarity: recall_by_similarity(self.exact, self.lsh, self.plan, self.threshold),
+            by_similarity: recall_by_similarity(self.exact, self.lsh, self.curve, self.threshold),
             labels: None,
         }
     }
@@ -239,7 +241,7 @@ mod tests {
             lsh: &lsh,
             exact: &exact,
             corpus: corpus.corpus(),
-            plan: config.plan(),
+            curve: config.candidate_curve(),
             threshold: 0.7,
             lsh_seconds: 0.0,
             exact_seconds: 2.0,

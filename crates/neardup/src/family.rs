@@ -33,18 +33,34 @@ pub enum SketchKind {
     /// The classic K-permutation sketch for every document (the reference).
     #[cfg_attr(feature = "clap", value(name = "classic"))]
     Classic,
+    /// SimHash: one 64-bit fingerprint per document, candidates within `--hamming` bits.
+    ///
+    /// Charikar's fingerprint of the shingle counts, searched with permuted tables; no
+    /// MinHash signature and no bands. Verified by exact Jaccard unless `--verify none`.
+    #[cfg_attr(feature = "clap", value(name = "simhash"))]
+    SimHash,
 }
 
 impl SketchKind {
     /// Every kind, the default first.
-    pub const ALL: [SketchKind; 2] = [SketchKind::OnePermutation, SketchKind::Classic];
+    pub const ALL: [SketchKind; 3] = [
+        SketchKind::OnePermutation,
+        SketchKind::Classic,
+        SketchKind::SimHash,
+    ];
 
-    /// The kind's name: `oph`, `classic`.
+    /// The kind's name: `oph`, `classic`, `simhash`.
     pub fn name(self) -> &'static str {
         match self {
             SketchKind::OnePermutation => "oph",
             SketchKind::Classic => "classic",
+            SketchKind::SimHash => "simhash",
         }
+    }
+
+    /// True for the MinHash sketches (signatures and bands), false for SimHash.
+    pub fn is_minhash(self) -> bool {
+        self != SketchKind::SimHash
     }
 }
 
@@ -76,6 +92,8 @@ pub fn families(
 ) -> Result<Vec<Family>> {
     let classic = Box::new(ClassicMinHash::new(num_perm, seed)?);
     Ok(match kind {
+        // One fingerprint per document, searched by its own tables: no MinHash family.
+        SketchKind::SimHash => Vec::new(),
         SketchKind::Classic => vec![Family {
             sketch: classic,
             min_size: 0,
@@ -131,7 +149,10 @@ mod tests {
     #[test]
     fn kinds_parse_and_print_by_name() {
         crate::error::assert_named(&SketchKind::ALL);
-        assert_eq!(SketchKind::ALL.map(|k| k.to_string()), ["oph", "classic"]);
+        assert_eq!(
+            SketchKind::ALL.map(|k| k.to_string()),
+            ["oph", "classic", "simhash"]
+        );
         assert_eq!(
             "fast".parse::<SketchKind>(),
             Err(Error::InvalidSketch("fast".into()))

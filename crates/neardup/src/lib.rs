@@ -61,6 +61,7 @@ pub mod plan;
 mod ranks;
 mod rng;
 mod shingle;
+mod simhash;
 mod sketch;
 mod slot;
 pub mod spill;
@@ -91,6 +92,10 @@ pub use ranks::KeepRanks;
 pub use rng::SplitMix64;
 pub use shingle::{
     ShingleInfo, ShingleKind, Shingler, DEFAULT_MAX_SHINGLES, MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE,
+};
+pub use simhash::{
+    hamming, simhash, simhash_probability, SimHashFound, SimHashTables, DEFAULT_HAMMING,
+    MAX_HAMMING,
 };
 pub use sketch::{ClassicMinHash, Sketch, MAX_NUM_PERM};
 pub use slot::MAX_DOCUMENTS;

@@ -491,8 +491,35 @@ pub struct BandRecall {
     pub expected: f64,
 }
 
+/// How likely a pair of a given Jaccard is to become a candidate: by LSH's bands, or by
+/// SimHash fingerprints within a Hamming distance (see
+/// [`simhash_probability`](crate::simhash_probability) for the assumption it rests on).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CandidateCurve {
+    /// LSH with this band plan.
+    Bands(BandPlan),
+    /// SimHash with this Hamming distance.
+    SimHash(u32),
+}
+
+impl CandidateCurve {
+    /// P(candidate | Jaccard s).
+    pub fn probability(&self, s: f64) -> f64 {
+        match *self {
+            CandidateCurve::Bands(plan) => plan.probability(s),
+            CandidateCurve::SimHash(k) => crate::simhash::simhash_probability(s, k),
+        }
+    }
+}
+
+impl From<BandPlan> for CandidateCurve {
+    fn from(plan: BandPlan) -> Self {
+        CandidateCurve::Bands(plan)
+    }
+}
+
 /// The mean S-curve over `pairs`' exact Jaccard; 0 for none.
-pub(crate) fn expected(plan: BandPlan, pairs: &[&Pair]) -> f64 {
+pub(crate) fn expected(plan: CandidateCurve, pairs: &[&Pair]) -> f64 {
     if pairs.is_empty() {
         return 0.0;
     }
@@ -510,9 +537,10 @@ pub(crate) fn expected(plan: BandPlan, pairs: &[&Pair]) -> f64 {
 pub fn recall_by_similarity(
     truth: &[Pair],
     found: &[Pair],
-    plan: BandPlan,
+    plan: impl Into<CandidateCurve>,
     threshold: f64,
 ) -> Vec<BandRecall> {
+    let plan = plan.into();
     let mut out = Vec::new();
     let mut low = threshold;
     for &high in SIMILARITY_BANDS

@@ -157,7 +157,7 @@ impl PairSet {
     /// let pipeline = Pipeline::new(Config::builder().threshold(0.8).build()?)?;
     /// let texts = ["a red bicycle for sale", "a red bicycle for sale", "A red bicycle for sale!"];
     /// let corpus = pipeline.shingle(&texts)?;
-    /// let found = Similarity { jaccard: Some(0.9), estimate: None, truncated: false };
+    /// let found = Similarity { jaccard: Some(0.9), estimate: None, truncated: false, hamming: None };
     /// let identical = Similarity { jaccard: Some(1.0), ..found };
     /// let set = PairSet::from_pairs(corpus.corpus(), [Pair { a: 2, b: 0, similarity: found }], identical)?;
     /// let pairs: Vec<(u32, u32)> = set.to_vec().iter().map(|p| (p.a, p.b)).collect();
@@ -340,6 +340,7 @@ mod tests {
             jaccard: Some(j),
             estimate: None,
             truncated: false,
+            hamming: None,
         };
         let members = c.members();
         let mut rep_pairs = Vec::new();

@@ -220,6 +220,7 @@ pub fn sketch_memory(documents: u64, config: &Config) -> u64 {
     let families: u64 = match config.sketch() {
         SketchKind::OnePermutation => 2,
         SketchKind::Classic => 1,
+        SketchKind::SimHash => 0,
     };
     let signatures = if config.verification() == Verification::Exact {
         0

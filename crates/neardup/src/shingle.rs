@@ -276,11 +276,23 @@ impl Shingler {
     /// assert!(!shingler.shingle_info("three whole words", &mut set).short);
     /// ```
     pub fn shingle_info(&self, text: &str, out: &mut Vec<u64>) -> ShingleInfo {
+        self.shingle_info_with(text, out, |_| {})
+    }
+
+    /// [`Shingler::shingle_info`], handing `sorted` the document's shingle hashes sorted
+    /// with their repeats (the counts a SimHash weighs) before they become a set.
+    pub(crate) fn shingle_info_with(
+        &self,
+        text: &str,
+        out: &mut Vec<u64>,
+        sorted: impl FnOnce(&[u64]),
+    ) -> ShingleInfo {
         out.clear();
         let short = self.hashes_uncapped(text, out, self.max_shingles.saturating_add(1));
         let truncated = out.len() > self.max_shingles;
         out.truncate(self.max_shingles);
         sort_uniform(out);
+        sorted(out);
         if self.multiset {
             number_occurrences(out);
             sort_uniform(out);

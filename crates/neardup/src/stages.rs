@@ -107,9 +107,11 @@ pub struct ShingleBatches {
 }
 
 impl ShingleBatches {
-    pub(crate) fn new(shingler: Shingler) -> Self {
+    /// Batches shingled by `shingler`, each set also given its SimHash under `simhash`'s
+    /// seed if one is given.
+    pub(crate) fn new(shingler: Shingler, simhash: Option<u64>) -> Self {
         ShingleBatches {
-            builder: CorpusBuilder::new(shingler),
+            builder: CorpusBuilder::new(shingler).simhash(simhash),
             elapsed: Duration::ZERO,
         }
     }

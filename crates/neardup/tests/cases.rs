@@ -19,6 +19,11 @@
 //! docs = ["first text", "second text"]
 //! pairs = [[0, 1]]            # every pair (a < b) with Jaccard ≥ threshold
 //! clusters = [[0, 1]]         # kept document first, then its duplicates in input order
+//!
+//! [simhash]                   # optional: what `--sketch simhash --hamming K` finds
+//! hamming = 3                 # K
+//! pairs = [[0, 1]]            # every pair with Jaccard ≥ threshold and fingerprints ≤ K apart
+//! clusters = [[0, 1]]
 //! ```
 //!
 //! Unless a case says `lsh_may_miss`, every expected pair must have a miss probability
@@ -53,6 +58,16 @@ struct Case {
     #[serde(default)]
     lsh_may_miss: bool,
     docs: Vec<String>,
+    pairs: Vec<[u32; 2]>,
+    clusters: Vec<Vec<u32>>,
+    simhash: Option<SimHashCase>,
+}
+
+/// What a SimHash run of a case finds: it has no S-curve to lean on, so its own answer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SimHashCase {
+    hamming: u32,
     pairs: Vec<[u32; 2]>,
     clusters: Vec<Vec<u32>>,
 }
@@ -128,6 +143,7 @@ fn one_at_a_time(pipeline: &Pipeline, texts: &[String]) -> Answer {
         jaccard: Some(1.0),
         estimate: None,
         truncated: false,
+        hamming: None,
     };
     let similar = |a: usize, b: usize| -> Option<Similarity> {
         if docs[a].fingerprint().is_some() && docs[a].fingerprint() == docs[b].fingerprint() {
@@ -248,6 +264,7 @@ fn served(pipeline: &Pipeline, texts: &[String]) -> Answer {
                     jaccard: n["jaccard"].as_f64(),
                     estimate: n["estimate"].as_f64(),
                     truncated: n["truncated"].as_bool().unwrap_or(false),
+                    hamming: None,
                 };
                 (n["id"].as_str().unwrap().parse().unwrap(), similarity)
             })
@@ -475,18 +492,61 @@ fn every_engine_agrees_with_every_case() {
                     None => assert_eq!(engine, Engine::Triage, "{what}: no Jaccard"),
                 }
             }
-            let clusters: Vec<Vec<u32>> = answer
-                .clusters
-                .iter()
-                .map(|c| {
-                    std::iter::once(c.kept)
-                        .chain(c.duplicates.iter().map(|d| d.doc))
-                        .collect()
-                })
-                .collect();
-            assert_eq!(clusters, case.clusters, "{what}: clusters");
+            assert_eq!(members(&answer.clusters), case.clusters, "{what}: clusters");
             checked += 1;
         }
     }
     assert!(checked >= 20, "only {checked} case × engine runs");
+}
+
+/// Each cluster's documents as a case lists them: the kept one, then its duplicates.
+fn members(clusters: &[Cluster]) -> Vec<Vec<u32>> {
+    clusters
+        .iter()
+        .map(|c| {
+            std::iter::once(c.kept)
+                .chain(c.duplicates.iter().map(|d| d.doc))
+                .collect()
+        })
+        .collect()
+}
+
+/// Cases with a `[simhash]` table: its pairs are exactly the brute-force pairs with Jaccard
+/// ≥ t and fingerprints within K bits, and a SimHash run gives them and its clusters.
+#[test]
+fn simhash_agrees_with_its_cases() {
+    let mut checked = 0;
+    for (name, case) in load_cases() {
+        let Some(sim) = &case.simhash else { continue };
+        let config = Config::builder()
+            .shingle(case.shingle.parse().expect("shingle"))
+            .normalization(case.normalize.parse().expect("normalize"))
+            .threshold(case.threshold)
+            .multiset(case.multiset)
+            .sketch(SketchKind::SimHash)
+            .hamming(sim.hamming)
+            .build()
+            .expect("a valid configuration");
+        let pipeline = Pipeline::new(config).expect("pipeline");
+        let shingled = pipeline.shingle(&case.docs).unwrap();
+        let c = shingled.corpus().clone();
+        let truth: Vec<[u32; 2]> = brute_force(&case)
+            .into_iter()
+            .filter(|&(a, b, _)| c.hamming(a, b).is_some_and(|d| d <= sim.hamming))
+            .map(|(a, b, _)| [a, b])
+            .collect();
+        assert_eq!(truth, sim.pairs, "{name}: simhash pairs ≠ brute force");
+        let corpus = pipeline.sketch(shingled, &mut Quiet);
+        let (pairs, _) = pipeline.pairs(&corpus, &mut Quiet);
+        let got: Vec<[u32; 2]> = pairs.iter().map(|p| [p.a, p.b]).collect();
+        assert_eq!(got, sim.pairs, "{name} [simhash]: pairs");
+        let (clusters, _) = pipeline.clusters(&corpus, &mut Quiet);
+        assert_eq!(
+            members(&clusters),
+            sim.clusters,
+            "{name} [simhash]: clusters"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 1, "no case has a [simhash] table");
 }

@@ -30,6 +30,7 @@ _LSH_ONLY = {
     "rows": None,
     "verify": "exact",
     "neighbours": True,
+    "hamming": 3,
 }
 
 
@@ -55,8 +56,10 @@ class Config:
             punctuation removed).
         num_perm: MinHash signature length K, 1..=65536.
         seed: seed of the MinHash permutations.
-        sketch: ``"oph"`` (one-permutation hashing, the classic sketch below 64 shingles)
-            or ``"classic"``.
+        sketch: ``"oph"`` (one-permutation hashing, the classic sketch below 64 shingles),
+            ``"classic"``, or ``"simhash"`` (64-bit SimHash fingerprints; candidates are
+            fingerprints at most `hamming` bits apart, verified by exact Jaccard unless
+            ``verify="none"``).
         bands, rows: the LSH band plan; both or neither (default: chosen from the
             threshold for high recall, 16 x 8 at 0.8).
         verify: how candidates are confirmed: ``"exact"`` Jaccard, ``"estimate"``,
@@ -71,6 +74,8 @@ class Config:
             document from a cluster.
         multiset: count repeated shingles, so similarities are the weighted Jaccard
             (sum of min / sum of max of the shingles' counts).
+        hamming: with ``sketch="simhash"``, the largest Hamming distance of two
+            fingerprints that makes them candidates, 0..=16.
     """
 
     threshold: float = 0.8
@@ -87,6 +92,7 @@ class Config:
     neighbours: bool = True
     allow_truncated: bool = False
     multiset: bool = False
+    hamming: int = 3
     _native: _Config = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -121,8 +127,9 @@ class Config:
         return self._native.families
 
     def probability(self, similarity: float) -> float:
-        """The chance that a pair of this similarity becomes an LSH candidate:
-        1 - (1 - s**rows)**bands."""
+        """The chance that a pair of this similarity becomes a candidate: for LSH
+        1 - (1 - s**rows)**bands; for SimHash, that two sets of equal size are within
+        `hamming` bits."""
         return self._native.probability(similarity)
 
     def _check_exact(self) -> None:

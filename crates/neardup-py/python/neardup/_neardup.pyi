@@ -48,6 +48,7 @@ class _Config:
         neighbours: bool,
         allow_truncated: bool,
         multiset: bool,
+        hamming: int,
     ) -> _Config: ...
     @property
     def bands(self) -> int: ...

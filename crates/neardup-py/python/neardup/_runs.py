@@ -29,6 +29,7 @@ def pairs(
     neighbours: bool = True,
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
+    hamming: int = 3,
     exact: bool = False,
     output: Output = "list",
     threads: Optional[int] = None,
@@ -44,7 +45,7 @@ def pairs(
         ids: one id per text (any objects); results name documents by them. Default: by
             position in `texts`.
         threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
-            neighbours, max_shingles: the run's settings; see `Config`.
+            neighbours, max_shingles, multiset, hamming: the run's settings; see `Config`.
         exact: the exact join instead of LSH (the LSH options must stay at their
             defaults).
         output: ``"list"``: ``[(a, b, similarity), ...]`` sorted by the documents'
@@ -75,6 +76,7 @@ def pairs(
         neighbours=neighbours,
         max_shingles=max_shingles,
         multiset=multiset,
+        hamming=hamming,
     )
     return config.pairs(texts, ids, exact=exact, output=output, threads=threads)
 
@@ -121,6 +123,7 @@ def clusters(
     neighbours: bool = True,
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
+    hamming: int = 3,
     allow_truncated: bool = False,
     exact: bool = False,
     output: Output = "list",
@@ -157,6 +160,7 @@ def clusters(
         neighbours=neighbours,
         max_shingles=max_shingles,
         multiset=multiset,
+        hamming=hamming,
         allow_truncated=allow_truncated,
     )
     return config.clusters(texts, ids, exact=exact, output=output, threads=threads)
@@ -179,6 +183,7 @@ def dedup(
     neighbours: bool = True,
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
+    hamming: int = 3,
     allow_truncated: bool = False,
     exact: bool = False,
     output: Output = "list",
@@ -210,6 +215,7 @@ def dedup(
         neighbours=neighbours,
         max_shingles=max_shingles,
         multiset=multiset,
+        hamming=hamming,
         allow_truncated=allow_truncated,
     )
     return config.dedup(texts, ids, exact=exact, output=output, threads=threads)

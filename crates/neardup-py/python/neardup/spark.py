@@ -74,6 +74,11 @@ def _config(
     allow_truncated: bool,
     multiset: bool,
 ) -> Config:
+    if sketch == "simhash":
+        raise NeardupError(
+            "sketch='simhash': Spark runs group documents by their MinHash bands; "
+            "SimHash runs on one machine (neardup.pairs, neardup.clusters)"
+        )
     return Config(
         threshold=threshold,
         shingle=shingle,

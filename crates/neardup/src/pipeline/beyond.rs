@@ -185,6 +185,7 @@ mod tests {
             jaccard: Some(0.9),
             estimate: None,
             truncated: false,
+            hamming: None,
         };
         for b in 1..400 {
             known.note(&Pair {

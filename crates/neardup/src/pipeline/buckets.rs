@@ -62,6 +62,9 @@ impl Pipeline {
         observer: &mut dyn Observer,
         mut out: impl FnMut(&[Pair]) -> Result<(), E>,
     ) -> Result<Known, E> {
+        if !self.config.sketch().is_minhash() {
+            return self.simhash_walk(sketched, stats, observer, out);
+        }
         let corpus = &sketched.corpus;
         let index = band_index(self.config.plan(), corpus, stats);
         let verifier = Verifier::new(corpus, Policy::new(&self.config));
@@ -101,7 +104,14 @@ impl Pipeline {
         stats.timings.push((Stage::Verify, start.elapsed()));
         observer.finish();
         walked?;
-        let [large, near] = through;
+        record(stats, tally, through);
+        Ok(known)
+    }
+}
+
+/// The counters of a walk: `tally` of the buckets', `large` and `near` of the steps beyond.
+pub(super) fn record(stats: &mut Stats, tally: Tally, [large, near]: [Tally; 2]) {
+    {
         stats.candidates = tally.candidates + large.candidates + near.candidates;
         stats.verified = tally.verified + large.verified + near.verified;
         stats.prefiltered = tally.prefiltered + large.prefiltered + near.prefiltered;
@@ -110,6 +120,5 @@ impl Pipeline {
         (stats.large_group_candidates, stats.large_group_verified) =
             (large.candidates, large.verified);
         (stats.neighbour_candidates, stats.neighbour_verified) = (near.candidates, near.verified);
-        Ok(known)
     }
 }

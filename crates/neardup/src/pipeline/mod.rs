@@ -26,6 +26,7 @@ const PREFILTER_SEED: u64 = 0x7072_6566_696c_7465;
 mod beyond;
 mod buckets;
 mod choose;
+mod fingerprints;
 mod spilled;
 mod stream;
 mod verifier;
@@ -94,7 +95,8 @@ impl Pipeline {
 
     /// Shingles texts batch by batch as they arrive (see [`ShingleBatches`]).
     pub fn shingle_batches(&self) -> ShingleBatches {
-        ShingleBatches::new(*self.config.shingler())
+        let simhash = (!self.config.sketch().is_minhash()).then_some(self.config.seed());
+        ShingleBatches::new(*self.config.shingler(), simhash)
     }
 
     /// Sketches a shingled corpus and keeps each signature's band keys: what LSH needs.
@@ -102,7 +104,10 @@ impl Pipeline {
         let mut shingled = shingled;
         observer.start(Stage::Sketch, 0);
         let Shingled { corpus, stats, .. } = &mut shingled;
-        stats.time(Stage::Sketch, || self.sketch_corpus(corpus));
+        // SimHash fingerprints were taken while shingling: they need the shingles' counts.
+        if self.config.sketch().is_minhash() {
+            stats.time(Stage::Sketch, || self.sketch_corpus(corpus));
+        }
         observer.finish();
         Sketched(shingled)
     }
@@ -245,6 +250,7 @@ impl Pipeline {
             jaccard: (self.config.verification() == Verification::Exact).then_some(1.0),
             estimate: corpus.has_signatures().then_some(1.0),
             truncated: false,
+            hamming: (!self.config.sketch().is_minhash()).then_some(0),
         }
     }
 
@@ -269,10 +275,12 @@ impl Pipeline {
     ) -> (Clusters, Stats) {
         let mut stats = sketched.stats.clone();
         let corpus = &sketched.corpus;
-        let index = buckets::band_index(self.config.plan(), corpus, &mut stats);
-        let links =
-            index.links(|a, b, band| Some(index.family_of(band)) == corpus.shared_family(a, b));
-        drop(index);
+        let links = if self.config.sketch().is_minhash() {
+            let index = buckets::band_index(self.config.plan(), corpus, &mut stats);
+            index.links(|a, b, band| Some(index.family_of(band)) == corpus.shared_family(a, b))
+        } else {
+            self.simhash_links(corpus, &mut stats)
+        };
         let verifier = Verifier::new(corpus, Policy::new(&self.config));
         let mut tally = Tally::default();
         observer.start(Stage::Verify, 0);
@@ -289,7 +297,7 @@ impl Pipeline {
         stats.verified = tally.verified;
         stats.prefiltered = tally.prefiltered;
         stats.merged = tally.merged;
-        if self.config.neighbours() {
+        if self.config.neighbours() && self.config.sketch().is_minhash() {
             // Shared neighbours end up in one cluster anyway; a near-copy of a large group
             // of copies that LSH missed would stay alone.
             use rayon::prelude::*;
@@ -451,6 +459,7 @@ impl Pipeline {
             jaccard: Some(1.0),
             estimate: corpus.has_signatures().then_some(1.0),
             truncated: false,
+            hamming: None,
         }
     }
 

@@ -104,6 +104,9 @@ impl Pipeline {
     /// # Ok::<(), neardup::Error>(())
     /// ```
     pub fn spill_batches(&self, options: SpillOptions) -> Result<SpillBatches<'_>> {
+        if !self.config.sketch().is_minhash() {
+            return Err(Error::NotForSimHash("spilling to disk"));
+        }
         let v = self.config.verification();
         if v != Verification::Exact {
             return Err(Error::SpillNeedsExact(v.name().to_string()));
@@ -547,6 +550,7 @@ impl Spilled<'_> {
             jaccard: Some(1.0),
             estimate: None,
             truncated: false,
+            hamming: None,
         };
         if let Err(e) = emitter.identical(identical) {
             return Ok(Err(e));

@@ -41,6 +41,8 @@ pub(crate) struct Policy {
     threshold: f64,
     verification: Verification,
     num_perm: usize,
+    /// In a SimHash run, the largest distance of a pair's fingerprints.
+    hamming: Option<u32>,
 }
 
 impl Policy {
@@ -50,6 +52,7 @@ impl Policy {
             threshold: config.threshold(),
             verification: config.verification(),
             num_perm: config.num_perm(),
+            hamming: (!config.sketch().is_minhash()).then_some(config.hamming()),
         }
     }
 
@@ -59,6 +62,7 @@ impl Policy {
             threshold,
             verification: Verification::Exact,
             num_perm: 1,
+            hamming: None,
         }
     }
 
@@ -80,6 +84,7 @@ impl Policy {
                     jaccard: None,
                     estimate: Some(e),
                     truncated: true,
+                    hamming: None,
                 },
                 verified: meets_threshold(e, t),
             };
@@ -89,6 +94,7 @@ impl Policy {
                 jaccard,
                 estimate,
                 truncated: false,
+                hamming: None,
             },
             verified,
         };
@@ -167,11 +173,24 @@ impl<'a> Verifier<'a> {
     /// The verdict on documents `a` and `b`.
     pub(crate) fn verdict(&self, a: u32, b: u32) -> Verdict {
         let c = self.corpus;
-        self.policy.judge(
+        let verdict = self.policy.judge(
             |_| Some(jaccard(c.set(a), c.set(b))),
             self.estimate(a, b),
             c.truncated_estimate(a, b),
-        )
+        );
+        self.fingerprints(a, b, verdict)
+    }
+
+    /// In a SimHash run, the verdict with the pair's Hamming distance, failed if the
+    /// fingerprints are too far apart (clusters check each member against the kept
+    /// document, which need not be one of its candidates).
+    fn fingerprints(&self, a: u32, b: u32, mut verdict: Verdict) -> Verdict {
+        if let Some(limit) = self.policy.hamming {
+            let distance = self.corpus.hamming(a, b);
+            verdict.similarity.hamming = distance;
+            verdict.verified &= distance.is_some_and(|d| d <= limit);
+        }
+        verdict
     }
 
     /// The verdict on `a` and `b` with what it cost. Unless `full`, a rejected pair's
@@ -199,7 +218,7 @@ impl<'a> Verifier<'a> {
             self.estimate(a, b),
             c.truncated_estimate(a, b),
         );
-        (verdict, work)
+        (self.fingerprints(a, b, verdict), work)
     }
 
     /// The estimate of the signatures `a` and `b` are compared in, if kept (and wanted).
