@@ -414,6 +414,10 @@ pub struct EvalArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub matching: MatchArgs,
+    /// How the approximate method's candidates are confirmed: with `none` (or `estimate`)
+    /// its precision against the exact join shows what verification removes.
+    #[arg(long, value_enum, default_value_t = Verification::Exact)]
+    pub verify: Verification,
     /// Labelled duplicates to score against: pairs ({"a","b"} / CSV a,b) or cluster ids
     /// ({"id","cluster"} / CSV id,cluster), JSONL or CSV.
     #[arg(long, value_name = "FILE")]

@@ -13,7 +13,7 @@ use anyhow::Result;
 use neardup::evaluation::{Comparison, Evaluation, LabelScore, LabelScores};
 use neardup::jaccard;
 use neardup::metrics::Grouping;
-use neardup::{Corpus, KeepPolicy, Pair, Pipeline, Similarities, Stage, Stats, Verification};
+use neardup::{Corpus, KeepPolicy, Pair, Pipeline, Similarities, Stage, Stats};
 use serde::Serialize;
 
 use crate::args::EvalArgs;
@@ -35,7 +35,7 @@ fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
 }
 
 pub fn run(args: &EvalArgs) -> Result<String> {
-    let config = config(&args.matching, Verification::Exact, KeepPolicy::First)?;
+    let config = config(&args.matching, args.verify, KeepPolicy::First)?;
     let quiet = args.runtime.quiet;
     if !quiet {
         summary::to_stderr(&summary::plan(&config, false));

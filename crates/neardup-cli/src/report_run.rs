@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
-use neardup::{Clusters, Config, Pair, PairTotals, Similarities, Stats};
+use neardup::{Clusters, Config, Pair, PairTotals, Similarities, Similarity, Stats};
 
 use neardup_report::{
     self as report, ClusterView, Count, DocView, DuplicateView, PairView, Parameter, ReportData,
@@ -43,8 +43,16 @@ pub fn base(
         ),
         Parameter::new("threshold", config.threshold().to_string()),
     ];
+    let simhash = !exact && !config.sketch().is_minhash();
     if exact {
         parameters.push(Parameter::new("method", "exact set-similarity join"));
+    } else if simhash {
+        parameters.extend([
+            Parameter::new("sketch", "simhash"),
+            Parameter::new("hamming", config.hamming().to_string()),
+            Parameter::new("seed", config.seed().to_string()),
+            Parameter::new("verify", config.verification().to_string()),
+        ]);
     } else {
         parameters.extend([
             Parameter::new("sketch", config.sketch().to_string()),
@@ -75,7 +83,8 @@ pub fn base(
         generated: format!("neardup {}", env!("CARGO_PKG_VERSION")),
         parameters,
         threshold: Some(config.threshold()),
-        plan: (!exact).then(|| plan.into()),
+        plan: (!exact && !simhash).then(|| plan.into()),
+        simhash: simhash.then(|| config.hamming()),
         counts: vec![
             Count::new("records read", docs.read_count()),
             Count::new("documents", docs.texts.len() as u64),
@@ -141,12 +150,15 @@ fn sample_pairs(mut pairs: Vec<Pair>, docs: &Documents) -> Vec<PairView> {
 /// while pairs stream past: a sample spread over the similarity range in bounded memory.
 pub struct PairSample {
     first: Vec<Option<Pair>>,
+    /// Pairs by the distance of their SimHash fingerprints (a SimHash run's).
+    hamming: Vec<u64>,
 }
 
 impl Default for PairSample {
     fn default() -> Self {
         PairSample {
             first: vec![None; neardup::SIMILARITY_BINS],
+            hamming: Vec::new(),
         }
     }
 }
@@ -159,6 +171,18 @@ impl PairSample {
                 self.first[i].get_or_insert(*p);
             }
         }
+        count_distances(&mut self.hamming, chunk.iter().map(|p| p.similarity));
+    }
+}
+
+/// Adds each similarity's SimHash distance, if it has one, to `counts` (by distance).
+fn count_distances(counts: &mut Vec<u64>, similarities: impl Iterator<Item = Similarity>) {
+    for d in similarities.filter_map(|s| s.hamming) {
+        let d = d as usize;
+        if counts.len() <= d {
+            counts.resize(d + 1, 0);
+        }
+        counts[d] += 1;
     }
 }
 
@@ -177,6 +201,7 @@ pub fn add_pairs(
         .map(|s| s.first.iter().flatten().copied().collect())
         .unwrap_or_default();
     data.sample_pairs = sample_pairs(pool, docs);
+    data.hamming = sample.map(|s| s.hamming.clone()).unwrap_or_default();
 }
 
 /// Adds cluster counts, sizes, the largest clusters and a sample of kept–removed pairs.
@@ -221,6 +246,7 @@ pub fn add_clusters(
             })
         })
         .collect();
+    count_distances(&mut data.hamming, links.iter().map(|p| p.similarity));
     data.sample_pairs = sample_pairs(links, docs);
 }
 

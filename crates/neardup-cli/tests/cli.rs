@@ -595,6 +595,17 @@ fn simhash_finds_pairs_within_the_distance_in_every_command() {
         .map(|v| (v["id"].as_u64().unwrap(), v["hamming"].as_u64()))
         .collect();
     assert_eq!(members, [(0, None), (2, Some(5))]);
+    // The report shows SimHash's curve and the distances of what it found.
+    let report = dir.path().join("report.html");
+    let r = report.to_str().unwrap();
+    ok(&[
+        &["pairs", p, "-q", "--hamming", "7", "--report", r][..],
+        &sim,
+    ]
+    .concat());
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("SimHash plan and candidate curve"));
+    assert!(html.contains("1 pairs 5 bits apart") && html.contains("1 pairs 7 bits apart"));
     // The summary says how candidates were found.
     let o = neardup(&[&["pairs", p, "--hamming", "7"][..], &sim].concat());
     let err = stderr(&o);

@@ -32,8 +32,29 @@ pub struct CurvePlan {
 /// The S-curves of one or more plans, with the threshold marked by a vertical line and each
 /// curve's value at the threshold by a dot (and in the legend).
 pub fn s_curve(plans: &[CurvePlan], threshold: f64) -> String {
-    let mut p = Plot::new(
+    let curves: Vec<Curve> = plans
+        .iter()
+        .map(|plan| {
+            let p = plan.plan;
+            let f: Box<dyn Fn(f64) -> f64> = Box::new(move |s| p.probability(s));
+            (plan.label.clone(), f)
+        })
+        .collect();
+    candidate_curves(
         "LSH S-curve: probability that a pair becomes a candidate, by Jaccard similarity",
+        &curves,
+        threshold,
+    )
+}
+
+/// A curve's legend and P(candidate | s).
+pub type Curve<'a> = (String, Box<dyn Fn(f64) -> f64 + 'a>);
+
+/// Curves of P(candidate | s), each with its legend, the threshold marked as on
+/// [`s_curve`]: for any way of finding candidates (bands, SimHash fingerprints).
+pub fn candidate_curves(title: &str, curves: &[Curve], threshold: f64) -> String {
+    let mut p = Plot::new(
+        title,
         600.0,
         380.0,
         Axis::linear("Jaccard similarity s", 0.0, 1.0, 10),
@@ -41,28 +62,24 @@ pub fn s_curve(plans: &[CurvePlan], threshold: f64) -> String {
     );
     p.vline(threshold, MARKER, &format!("threshold t = {threshold}"));
     let mut legend = Vec::new();
-    for (i, plan) in plans.iter().enumerate() {
+    for (i, (label, probability)) in curves.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let points: Vec<(f64, f64)> = (0..=CURVE_POINTS)
             .map(|j| {
                 let s = j as f64 / CURVE_POINTS as f64;
-                (s, plan.plan.probability(s))
+                (s, probability(s))
             })
             .collect();
         p.line(&points, color, 2.0, i > 0);
         legend.push((
             color,
-            format!(
-                "{}: P({threshold}) = {:.3}",
-                plan.label,
-                plan.plan.probability(threshold)
-            ),
+            format!("{label}: P({threshold}) = {:.3}", probability(threshold)),
             i > 0,
         ));
     }
-    for (i, plan) in plans.iter().enumerate() {
-        let at = plan.plan.probability(threshold);
-        let label = (plans.len() == 1).then(|| format!("{at:.3}"));
+    for (i, (_, probability)) in curves.iter().enumerate() {
+        let at = probability(threshold);
+        let label = (curves.len() == 1).then(|| format!("{at:.3}"));
         p.dot(threshold, at, PALETTE[i % PALETTE.len()], label.as_deref());
     }
     p.legend(&legend);
@@ -156,30 +173,74 @@ pub fn similarity_histogram(
 
 /// Number of clusters per size bin, as columns.
 pub fn cluster_sizes(bins: &[SizeBin]) -> String {
-    let names: Vec<String> = bins.iter().map(SizeBin::label).collect();
-    let max = bins.iter().map(|b| b.clusters).max().unwrap_or(0);
-    let mut p = Plot::new(
-        "Cluster sizes",
-        560.0,
-        320.0,
-        Axis::categories("cluster size (documents)", &names),
-        Axis::counts("clusters", max as f64, 5),
-    );
-    for (i, b) in bins.iter().enumerate() {
-        let x = i as f64;
-        if b.clusters > 0 {
-            let tip = format!(
+    let columns: Vec<Column> = bins
+        .iter()
+        .map(|b| Column {
+            name: b.label(),
+            count: b.clusters,
+            tip: format!(
                 "size {}: {} clusters, {} documents",
                 b.label(),
                 thousands(b.clusters),
                 thousands(b.documents)
-            );
-            p.rect(x + 0.15, x + 0.85, 0.0, b.clusters as f64, PALETTE[2], &tip);
+            ),
+        })
+        .collect();
+    column_chart(
+        "Cluster sizes",
+        ("cluster size (documents)", "clusters"),
+        &columns,
+        PALETTE[2],
+    )
+}
+
+/// Reported pairs by the Hamming distance of their SimHash fingerprints: `counts[d]` pairs
+/// at distance d, as columns.
+pub fn hamming_distances(counts: &[u64]) -> String {
+    let columns: Vec<Column> = counts
+        .iter()
+        .enumerate()
+        .map(|(d, &count)| Column {
+            name: d.to_string(),
+            count,
+            tip: format!("{} pairs {d} bits apart", thousands(count)),
+        })
+        .collect();
+    column_chart(
+        "SimHash: reported pairs by the Hamming distance of their fingerprints",
+        ("bits apart", "pairs"),
+        &columns,
+        PALETTE[0],
+    )
+}
+
+/// One column of a [`column_chart`].
+struct Column {
+    name: String,
+    count: u64,
+    tip: String,
+}
+
+/// Counts per category as columns, each labelled with its count.
+fn column_chart(title: &str, (x, y): (&str, &str), columns: &[Column], color: &str) -> String {
+    let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+    let max = columns.iter().map(|c| c.count).max().unwrap_or(0);
+    let mut p = Plot::new(
+        title,
+        560.0,
+        320.0,
+        Axis::categories(x, &names),
+        Axis::counts(y, max as f64, 5),
+    );
+    for (i, c) in columns.iter().enumerate() {
+        let x = i as f64;
+        if c.count > 0 {
+            p.rect(x + 0.15, x + 0.85, 0.0, c.count as f64, color, &c.tip);
             p.text(
                 x + 0.5,
-                b.clusters as f64,
+                c.count as f64,
                 Anchor::Middle,
-                &compact(b.clusters as f64),
+                &compact(c.count as f64),
                 None,
             );
         }

@@ -272,6 +272,8 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
         largest_clusters,
         sample_pairs,
         eval: Some(evaluation()),
+        simhash: None,
+        hamming: Vec::new(),
     }
 }
 

@@ -52,8 +52,8 @@ pub use neardup::plan::Plan;
 
 use html::escape;
 use sections::{
-    cluster_section, eval_section, pair_section, plan_section, run_section, similarity_section,
-    time_section,
+    cluster_section, eval_section, hamming_section, pair_section, plan_section, run_section,
+    similarity_section, time_section,
 };
 
 /// Largest clusters shown.
@@ -207,6 +207,12 @@ pub struct ReportData {
     pub sample_pairs: Vec<PairView>,
     /// LSH against the exact join (and labels), for `neardup eval`.
     pub eval: Option<Evaluation>,
+    /// A SimHash run's Hamming distance K: the plan section shows SimHash's curve
+    /// instead of a band plan's.
+    pub simhash: Option<u32>,
+    /// A SimHash run's reported pairs (clusters: removed documents) by the distance of
+    /// their fingerprints, `hamming[d]` at distance d; empty otherwise.
+    pub hamming: Vec<u64>,
 }
 
 const STYLE: &str = "\
@@ -273,11 +279,19 @@ pub fn render(data: &ReportData) -> String {
         escape(&data.generated)
     );
     let has_clusters = !data.cluster_sizes.is_empty() || !data.largest_clusters.is_empty();
-    let mut nav: Vec<(&str, &str)> = vec![("run", "Run"), ("plan", "LSH plan"), ("time", "Time")];
+    let plan = if data.simhash.is_some() {
+        "SimHash plan"
+    } else {
+        "LSH plan"
+    };
+    let mut nav: Vec<(&str, &str)> = vec![("run", "Run"), ("plan", plan), ("time", "Time")];
     if data.eval.is_some() {
         nav.push(("eval", "Evaluation"));
     }
     nav.push(("similarities", "Similarities"));
+    if !data.hamming.is_empty() {
+        nav.push(("hamming", "Hamming distances"));
+    }
     if has_clusters {
         nav.push(("clusters", "Clusters"));
     }
@@ -295,6 +309,9 @@ pub fn render(data: &ReportData) -> String {
         eval_section(&mut out, eval);
     }
     similarity_section(&mut out, data);
+    if !data.hamming.is_empty() {
+        hamming_section(&mut out, data);
+    }
     if has_clusters {
         cluster_section(&mut out, data);
     }
@@ -310,6 +327,30 @@ pub fn render(data: &ReportData) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn simhash_runs_show_their_curve_and_distances() {
+        let mut data = example::data(1_000, 10);
+        data.plan = None;
+        data.simhash = Some(6);
+        data.hamming = vec![40, 0, 7, 3];
+        let html = render(&data);
+        assert!(html.contains("SimHash plan and candidate curve"));
+        assert!(html.contains("at most <b>6</b> bits apart"));
+        // The curve at the threshold, in the text and the legend.
+        let at = format!("{:.3}", neardup::simhash_probability(0.8, 6));
+        assert!(html.contains(&format!("<b>{at}</b>")), "{at}");
+        assert!(html.contains(&format!("K = 6: P(0.8) = {at}")));
+        assert!(!html.contains("bands ×"), "no band plan in a SimHash run");
+        // The distances: 50 pairs, a column per distance, the empty one without a bar.
+        assert!(html.contains("<h2>Hamming distances</h2><p>The 50 reported pairs"));
+        assert!(html.contains("40 pairs 0 bits apart") && html.contains("3 pairs 3 bits apart"));
+        assert!(!html.contains("0 pairs 1 bits apart"));
+        assert!(html.contains("href=\"#hamming\""));
+        // A MinHash run has neither.
+        let plain = render(&example::data(1_000, 10));
+        assert!(!plain.contains("SimHash") && !plain.contains("id=\"hamming\""));
+    }
 
     #[test]
     fn injected_markup_is_inert() {

@@ -51,6 +51,9 @@ pub fn run_section(out: &mut String, data: &ReportData) {
 }
 
 pub fn plan_section(out: &mut String, data: &ReportData) {
+    if let (Some(k), Some(t)) = (data.simhash, data.threshold) {
+        return simhash_plan(out, k, t);
+    }
     out.push_str("<section id=\"plan\"><h2>LSH plan and S-curve</h2>");
     let (Some(plan), Some(t)) = (data.plan, data.threshold) else {
         out.push_str(
@@ -77,6 +80,36 @@ pub fn plan_section(out: &mut String, data: &ReportData) {
         }],
         t,
     ));
+    curve_table(out, t, &|s| plan.probability(s));
+}
+
+/// The plan of a SimHash run: its distance, and its candidate curve for sets of equal size.
+fn simhash_plan(out: &mut String, k: u32, t: f64) {
+    let probability = |s: f64| neardup::simhash_probability(s, k);
+    let _ = write!(
+        out,
+        "<section id=\"plan\"><h2>SimHash plan and candidate curve</h2>\
+         <p>Each document has a 64-bit SimHash fingerprint of its shingles, weighted by their \
+         counts; two documents become candidates when their fingerprints are at most \
+         <b>{k}</b> bits apart, found by tables of permuted fingerprints. For two sets of \
+         equal size whose shingles occur once, Jaccard s means each bit differs with \
+         probability arccos(2s / (1 + s)) / π; a pair exactly at the threshold {t} is then \
+         found with probability <b>{:.3}</b>. Repeated shingles move a pair along this \
+         curve, so it is the curve's shape, not a promise for each pair.</p>\
+         <div class=\"grid\"><div>",
+        probability(t)
+    );
+    out.push_str(&charts::candidate_curves(
+        "SimHash: probability that a pair becomes a candidate, by Jaccard similarity",
+        &[(format!("K = {k}"), Box::new(probability))],
+        t,
+    ));
+    curve_table(out, t, &probability);
+}
+
+/// The table beside a candidate curve: P(candidate | s) at [`CURVE_TABLE`] and at `t`;
+/// closes the section.
+fn curve_table(out: &mut String, t: f64, probability: &dyn Fn(f64) -> f64) {
     out.push_str(
         "</div><div><table><thead><tr><th>similarity s</th><th class=\"num\">P(candidate | s)\
          </th></tr></thead><tbody>",
@@ -93,10 +126,24 @@ pub fn plan_section(out: &mut String, data: &ReportData) {
             "<tr><td>{}{s}{}</td><td class=\"num\">{:.3}</td></tr>",
             if mark { "<b>" } else { "" },
             if mark { " (threshold)</b>" } else { "" },
-            plan.probability(s)
+            probability(s)
         );
     }
     out.push_str("</tbody></table></div></div></section>");
+}
+
+/// A SimHash run's reported pairs by the distance of their fingerprints.
+pub fn hamming_section(out: &mut String, data: &ReportData) {
+    let total: u64 = data.hamming.iter().sum();
+    let _ = write!(
+        out,
+        "<section id=\"hamming\"><h2>Hamming distances</h2><p>The {} reported pairs (for \
+         clusters: each removed document and the document it was kept against) by how many \
+         bits of their fingerprints differ.</p>",
+        thousands(total)
+    );
+    out.push_str(&charts::hamming_distances(&data.hamming));
+    out.push_str("</section>");
 }
 
 pub fn time_section(out: &mut String, data: &ReportData) {
