@@ -329,3 +329,88 @@ def templated_pages(data_dir, summaries_path, quick):
         ),
     }
     return _build(data_dir, name, spec, describe, records)
+
+
+# ---------------------------------------------------------------------------------------
+# Fragments planted in long documents: the containment benchmark's corpus
+
+FRAGMENT_PAGES = 80_000
+FRAGMENTS = 15_000
+UNRELATED = 5_000
+# Summaries per long page, and per fragment.
+PAGE_SUMMARIES = (15, 40)
+FRAGMENT_SUMMARIES = (2, 6)
+# Share of a fragment's letters replaced, when it is edited (half of them are).
+EDIT_SHARE = 0.02
+# Summaries shorter than this are left out of the pages.
+MIN_SUMMARY_CHARS = 30
+
+
+def planted_fragments(data_dir, summaries_path):
+    """Long pages of PyPI summaries (a digest of 15-40 packages each, drawn with
+    replacement) and short documents: 15,000 fragments, each 2-6 consecutive summaries of
+    one page (half of them with 2 % of their letters replaced), and 5,000 unrelated ones of
+    summaries no page holds. Shuffled, so that any prefix of the file is a sample of the
+    whole."""
+    summaries_path = os.path.abspath(summaries_path)
+    spec = {
+        "summaries": summaries_path,
+        "summaries_size": os.stat(summaries_path).st_size,
+        "pages": FRAGMENT_PAGES,
+        "fragments": FRAGMENTS,
+        "unrelated": UNRELATED,
+        "page_summaries": list(PAGE_SUMMARIES),
+        "fragment_summaries": list(FRAGMENT_SUMMARIES),
+        "edit_share": EDIT_SHARE,
+        "min_summary_chars": MIN_SUMMARY_CHARS,
+        "seed": SAMPLE_SEED,
+        "version": 3,
+    }
+
+    def records():
+        # Each distinct summary once, none shorter than a short sentence: PyPI repeats a
+        # few boilerplate summaries thousands of times ("A small example package"), which
+        # would make every page contain every short boilerplate document.
+        with open(summaries_path, encoding="utf-8") as f:
+            pool = list(dict.fromkeys(json.loads(line)["text"] for line in f))
+        pool = [p for p in pool if len(p) >= MIN_SUMMARY_CHARS]
+        rng = random.Random(SAMPLE_SEED)
+        rng.shuffle(pool)
+        # The unrelated documents' summaries are kept out of every page; the pages draw
+        # theirs from the rest, with replacement (there are not enough for all of them).
+        reserved = UNRELATED * FRAGMENT_SUMMARIES[1]
+        at, rest = 0, pool[reserved:]
+        pages = [
+            [rng.choice(rest) for _ in range(rng.randint(*PAGE_SUMMARIES))]
+            for _ in range(FRAGMENT_PAGES)
+        ]
+        out = [(f"page-{i}", " ".join(p)) for i, p in enumerate(pages)]
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        for i in range(FRAGMENTS):
+            host = rng.randrange(FRAGMENT_PAGES)
+            page = pages[host]
+            n = min(rng.randint(*FRAGMENT_SUMMARIES), len(page))
+            start = rng.randrange(len(page) - n + 1)
+            text = list(" ".join(page[start:start + n]))
+            if i % 2:
+                for _ in range(int(len(text) * EDIT_SHARE)):
+                    text[rng.randrange(len(text))] = rng.choice(letters)
+            out.append((f"fragment-{i}-of-page-{host}", "".join(text)))
+        for i in range(UNRELATED):
+            n = rng.randint(*FRAGMENT_SUMMARIES)
+            out.append((f"other-{i}", " ".join(pool[at:at + n])))
+            at += n
+        rng.shuffle(out)
+        yield from out
+
+    describe = {
+        "title": "Fragments planted in long pages (from PyPI package summaries)",
+        "origin": (
+            f"{FRAGMENT_PAGES:,} pages, each 15-40 PyPI package summaries (the distinct ones of {MIN_SUMMARY_CHARS} characters or more) drawn with replacement and joined (a digest); "
+            f"{FRAGMENTS:,} fragments, each 2-6 consecutive summaries of one page, every second "
+            f"one with {EDIT_SHARE:.0%} of its letters replaced; {UNRELATED:,} short documents "
+            "of summaries no page holds; shuffled (seed "
+            f"{SAMPLE_SEED}); id = page-N, fragment-I-of-page-N, other-I"
+        ),
+    }
+    return _build(data_dir, "planted-fragments", spec, describe, records)

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use neardup::{KeepPolicy, Method, Normalization, ShingleKind, SketchKind, Verification};
+use neardup::{KeepPolicy, Measure, Method, Normalization, ShingleKind, SketchKind, Verification};
 
 /// The default MinHash signature length.
 pub const DEFAULT_NUM_PERM: usize = 128;
@@ -287,6 +287,11 @@ pub struct MatchArgs {
     /// MinHash, or SimHash fingerprints compared by Hamming distance [default: oph].
     #[arg(long, value_enum)]
     pub sketch: Option<SketchKind>,
+    /// What -t is a threshold of: Jaccard similarity, or the containment |A ∩ B| / |A| of
+    /// the smaller document A in the larger B (pairs, eval, plan: a fragment inside a
+    /// longer document).
+    #[arg(long, value_enum, default_value_t = Measure::Jaccard, value_name = "MEASURE")]
+    pub measure: Measure,
     /// With --sketch simhash: fingerprints at most K bits apart are candidates, 0..=16
     /// [default: 3].
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=16))]

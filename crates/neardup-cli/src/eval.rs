@@ -13,7 +13,7 @@ use anyhow::Result;
 use neardup::evaluation::{Comparison, Evaluation, LabelScore, LabelScores};
 use neardup::jaccard;
 use neardup::metrics::Grouping;
-use neardup::{Corpus, KeepPolicy, Pair, Pipeline, Similarities, Stage, Stats};
+use neardup::{Corpus, KeepPolicy, Measure, Pair, Pipeline, Similarities, Stage, Stats};
 use serde::Serialize;
 
 use crate::args::EvalArgs;
@@ -24,6 +24,7 @@ use crate::progress::Bars;
 use crate::report_run;
 use crate::run::config;
 use crate::summary::{self, secs, thousands, Summary};
+use crate::usage::usage;
 
 fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
     stats
@@ -36,6 +37,14 @@ fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
 
 pub fn run(args: &EvalArgs) -> Result<String> {
     let config = config(&args.matching, args.verify, KeepPolicy::First)?;
+    if config.measure() == Measure::Containment {
+        if args.report.is_some() {
+            usage!("--report does not cover --measure containment yet; the tables and --json do");
+        }
+        if args.verify != neardup::Verification::Exact || args.matching.bands.is_some() {
+            usage!("--measure containment verifies exactly and chooses its rows per size partition: drop --verify, --bands and --rows");
+        }
+    }
     let quiet = args.runtime.quiet;
     if !quiet {
         summary::to_stderr(&summary::plan(&config, false));
@@ -57,13 +66,34 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         &config,
         args.matching.memory,
     )?;
-    let (exact, exact_stats) = pipeline.exact_pairs(&shingled, &mut bars)?;
-    let sketched = pipeline.sketch(shingled, &mut bars);
-    let (lsh_set, lsh_stats) = pipeline.pair_set(&sketched, &mut (&mut bars, &mut recorded));
-    let lsh = lsh_set.to_vec();
+    let containment = config.measure() == Measure::Containment;
+    let (exact, exact_stats) = if containment {
+        let (found, stats) = pipeline.exact_containment_pairs(&shingled, &mut bars);
+        (contained_as_pairs(&found), stats)
+    } else {
+        pipeline.exact_pairs(&shingled, &mut bars)?
+    };
+    // The corpus is held shingled (containment) or sketched (LSH) for the rest of the run.
+    let (held_shingled, held_sketched);
+    let (lsh_set, lsh, lsh_stats, corpus) = if containment {
+        let (found, stats) =
+            pipeline.containment_pairs(&shingled, &mut (&mut bars, &mut recorded))?;
+        held_shingled = shingled;
+        (
+            None,
+            contained_as_pairs(&found),
+            stats,
+            held_shingled.corpus(),
+        )
+    } else {
+        held_sketched = pipeline.sketch(shingled, &mut bars);
+        let (set, stats) = pipeline.pair_set(&held_sketched, &mut (&mut bars, &mut recorded));
+        let pairs = set.to_vec();
+        (Some(set), pairs, stats, held_sketched.corpus())
+    };
     let run = Run {
         docs: &docs,
-        corpus: sketched.corpus(),
+        corpus,
         plan: config.candidate_curve(),
         threshold: config.threshold(),
         lsh: &lsh,
@@ -94,7 +124,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     if let Some(path) = &args.missed {
         run.write_missed(path, labels.as_ref().zip(predicted.as_ref()))?;
     }
-    if let Some(path) = &args.report {
+    if let (Some(path), Some(lsh_set)) = (&args.report, &lsh_set) {
         let title = report_run::title("eval", &args.input.inputs);
         let mut data = report_run::base(
             title,
@@ -144,7 +174,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     Ok(if args.json {
         serde_json::to_string(&eval)? + "\n"
     } else {
-        render(&eval, config.sketch().is_minhash())
+        render(&eval, &Names::of(&config))
     })
 }
 
@@ -294,13 +324,69 @@ impl Run<'_> {
     }
 }
 
-/// The evaluation as tables; the approximate method is LSH if `minhash`, else SimHash.
-pub fn render(e: &Evaluation, minhash: bool) -> String {
-    let (row, label) = if minhash {
-        ("lsh", "LSH")
+/// Containment pairs in the evaluation's form: `a` the contained document, the
+/// containment where the Jaccard goes (what the recall is broken down by).
+fn contained_as_pairs(found: &[neardup::Contained]) -> Vec<Pair> {
+    found
+        .iter()
+        .map(|c| Pair {
+            a: c.a,
+            b: c.b,
+            similarity: neardup::Similarity {
+                jaccard: Some(c.containment),
+                ..Default::default()
+            },
+        })
+        .collect()
+}
+
+/// How the approximate method and the measure are named in the tables.
+pub struct Names {
+    /// The method's row: `lsh`, `simhash`, `ensemble`.
+    row: &'static str,
+    /// The method in sentences.
+    label: &'static str,
+    /// What the recall is broken down by.
+    measure: &'static str,
+}
+
+impl Names {
+    /// The names for a configuration.
+    pub fn of(config: &neardup::Config) -> Names {
+        if config.measure() == Measure::Containment {
+            Names {
+                row: "ensemble",
+                label: "LSH Ensemble",
+                measure: "containment",
+            }
+        } else if config.sketch().is_minhash() {
+            Names {
+                row: "lsh",
+                label: "LSH",
+                measure: "similarity",
+            }
+        } else {
+            Names {
+                row: "simhash",
+                label: "SimHash",
+                measure: "similarity",
+            }
+        }
+    }
+}
+
+/// An expected recall, or `—` where the method has no curve to give one.
+fn expected(x: f64) -> String {
+    if x.is_nan() {
+        "—".to_string()
     } else {
-        ("simhash", "SimHash")
-    };
+        format!("{x:.4}")
+    }
+}
+
+/// The evaluation as tables, the methods and measure named by `names`.
+pub fn render(e: &Evaluation, names: &Names) -> String {
+    let (row, label) = (names.row, names.label);
     let mut out = String::new();
     let _ = writeln!(out, "method   time (incl. shingling)   pairs");
     for (name, m) in [(row, &e.lsh), ("exact", &e.exact)] {
@@ -320,11 +406,11 @@ pub fn render(e: &Evaluation, minhash: bool) -> String {
     let d = &e.distinct;
     let _ = writeln!(
         out,
-        "{label} recall over distinct texts {:.4} ({} of {} pairs of distinct shingle sets; expected {:.4})",
+        "{label} recall over distinct texts {:.4} ({} of {} pairs of distinct shingle sets; expected {})",
         d.recall,
         thousands(d.found),
         thousands(d.pairs),
-        d.expected
+        expected(d.expected)
     );
     if let Some(l) = &e.labels {
         let _ = writeln!(out, "\nagainst the labels in {}:", l.file);
@@ -347,9 +433,14 @@ pub fn render(e: &Evaluation, minhash: bool) -> String {
     }
     let _ = writeln!(
         out,
-        "\nrecall by exact similarity (expected: mean S-curve over the pairs in the band)"
+        "\nrecall by exact {} (expected: mean S-curve over the pairs in the band)",
+        names.measure
     );
-    let _ = writeln!(out, "similarity      pairs     found   recall   expected");
+    let _ = writeln!(
+        out,
+        "{:<14}  pairs     found   recall   expected",
+        names.measure
+    );
     for b in &e.by_similarity {
         let label = if b.closed {
             format!("[{:.2}, {:.2}]", b.low, b.high)
@@ -358,11 +449,11 @@ pub fn render(e: &Evaluation, minhash: bool) -> String {
         };
         let _ = writeln!(
             out,
-            "{label:<14} {:>7} {:>9}   {:.4}     {:.4}",
+            "{label:<14} {:>7} {:>9}   {:.4}     {}",
             thousands(b.pairs),
             thousands(b.found),
             b.recall,
-            b.expected
+            expected(b.expected)
         );
     }
     out
@@ -421,7 +512,10 @@ mod tests {
 
     #[test]
     fn evaluation_as_tables() {
-        let text = render(&evaluation(), true);
+        let text = render(
+            &evaluation(),
+            &Names::of(&neardup::Config::builder().build().unwrap()),
+        );
         let want = "\
 method   time (incl. shingling)   pairs
 lsh                      0.250s   1,203

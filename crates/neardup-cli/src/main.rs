@@ -1,6 +1,7 @@
 //! The `neardup` command: find near-duplicate documents.
 
 mod args;
+mod contain;
 mod eval;
 mod held;
 mod index_args;

@@ -112,7 +112,7 @@ impl<'a> PairWriter<'a> {
 }
 
 /// An id as it appears in the output: JSON, or escaped for TSV.
-fn render_id(id: &DocId, format: OutputFormat) -> io::Result<Vec<u8>> {
+pub(crate) fn render_id(id: &DocId, format: OutputFormat) -> io::Result<Vec<u8>> {
     Ok(match format {
         OutputFormat::Jsonl => serde_json::to_vec(id)?,
         OutputFormat::Tsv => tsv_field(&id.to_string()).into_bytes(),
@@ -135,7 +135,7 @@ fn tsv_field(s: &str) -> String {
 }
 
 /// A similarity in TSV: rounded like the JSON output, empty if absent.
-fn push_tsv_number(buf: &mut Vec<u8>, x: Option<f64>) -> io::Result<()> {
+pub(crate) fn push_tsv_number(buf: &mut Vec<u8>, x: Option<f64>) -> io::Result<()> {
     if let Some(v) = round(x) {
         serde_json::to_writer(&mut *buf, &v)?;
     }

@@ -17,6 +17,9 @@ use crate::summary;
 
 pub fn run(args: &PlanArgs) -> Result<String> {
     let config = config(&args.matching, Verification::Exact, KeepPolicy::First)?;
+    if config.measure() == neardup::Measure::Containment {
+        return containment(args, &config);
+    }
     let t = config.threshold();
     let k = config.num_perm();
     let chosen = Plan::from(config.plan());
@@ -36,30 +39,8 @@ pub fn run(args: &PlanArgs) -> Result<String> {
         return Ok(out);
     }
 
-    // Reservoir sample of the input (Algorithm R), counting every record and its bytes.
-    let opts = read_options(&args.inputs_args());
     let read_start = Instant::now();
-    let (mut seen, mut bytes) = (0u64, 0u64);
-    let mut sample: Vec<String> = Vec::with_capacity(args.sample);
-    // Seeded, so the sample is the same every run.
-    let mut rng = SplitMix64::new(args.matching.seed);
-    for path in &args.input {
-        for entry in neardup_io::open(path, &opts)? {
-            let Some(record) = entry?.into_record() else {
-                continue;
-            };
-            seen += 1;
-            bytes += record.text.len() as u64;
-            if sample.len() < args.sample {
-                sample.push(record.text);
-            } else {
-                let j = rng.below(seen) as usize;
-                if j < args.sample {
-                    sample[j] = record.text;
-                }
-            }
-        }
-    }
+    let (sample, seen, bytes) = read_sample(args)?;
     let read_secs = read_start.elapsed().as_secs_f64();
 
     let pipeline = Pipeline::new(config.clone())?;
@@ -137,6 +118,119 @@ pub fn run(args: &PlanArgs) -> Result<String> {
     if let Some(w) = summary::short_documents_warning(config.shingler().kind(), short, non_empty) {
         let _ = writeln!(out, "\nwarning   {w} (in the sample)");
     }
+    Ok(out)
+}
+
+/// A uniform sample of the input (reservoir sampling, Algorithm R, seeded so that it is
+/// the same every run), with the number of records and text bytes read.
+fn read_sample(args: &PlanArgs) -> Result<(Vec<String>, u64, u64)> {
+    let opts = read_options(&args.inputs_args());
+    let (mut seen, mut bytes) = (0u64, 0u64);
+    let mut sample: Vec<String> = Vec::with_capacity(args.sample);
+    let mut rng = SplitMix64::new(args.matching.seed);
+    for path in &args.input {
+        for entry in neardup_io::open(path, &opts)? {
+            let Some(record) = entry?.into_record() else {
+                continue;
+            };
+            seen += 1;
+            bytes += record.text.len() as u64;
+            if sample.len() < args.sample {
+                sample.push(record.text);
+            } else {
+                let j = rng.below(seen) as usize;
+                if j < args.sample {
+                    sample[j] = record.text;
+                }
+            }
+        }
+    }
+    Ok((sample, seen, bytes))
+}
+
+/// Query sizes (shingles) the containment plan is tabulated for without an input.
+const QUERY_SIZES: [usize; 5] = [16, 64, 256, 1_024, 4_096];
+
+/// `plan --measure containment`: the size partitions and, for queries of each size, the
+/// rows per band and the chance of finding a pair at exactly the threshold in the
+/// partition's worst case; with an input, the partitions of a sample and the recall the
+/// search has on it against the exact containment join.
+fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
+    use neardup::EnsemblePlan;
+    let pipeline = Pipeline::new(config.clone())?;
+    let plan = pipeline.ensemble_plan();
+    let t = config.threshold();
+    let mut out = format!(
+        "Containment at threshold {t} (|A ∩ B| / |A|, A the smaller), {} permutations: \
+         documents are partitioned by set size (powers of two); a query of a shingles looks \
+         in partition j with the rows per band that find a pair at containment t there with \
+         probability {} when one of 1, 2, 4 or 8 rows can (its least Jaccard is \
+         t·a / (a + u − t·a), u the partition's largest size).\n\n",
+        plan.num_perm(),
+        neardup::ENSEMBLE_RECALL
+    );
+    let row = |out: &mut String, a: usize, j: usize| {
+        let _ = writeln!(
+            out,
+            "  query {a:>6} in {:>7}–{:<7}  least Jaccard {:.4}  rows {}  P(found at t) {:.3}",
+            1usize << j,
+            EnsemblePlan::upper(j),
+            plan.jaccard_floor(a, j),
+            plan.rows(a, j),
+            plan.recall_at_threshold(a, j)
+        );
+    };
+    if args.input.is_empty() {
+        for a in QUERY_SIZES {
+            let own = EnsemblePlan::partition(a);
+            for j in [own, own + 2, own + 4, own + 6] {
+                row(&mut out, a, j);
+            }
+        }
+        return Ok(out);
+    }
+    let (sample, seen, _) = read_sample(args)?;
+    let shingled = pipeline.shingle(&sample)?;
+    let corpus = shingled.corpus();
+    let sizes: Vec<usize> = (0..sample.len() as u32)
+        .filter(|&d| corpus.has_shingles(d))
+        .map(|d| corpus.set(d).len())
+        .collect();
+    let mut counts = std::collections::BTreeMap::<usize, usize>::new();
+    for &n in &sizes {
+        *counts.entry(EnsemblePlan::partition(n)).or_default() += 1;
+    }
+    let _ = writeln!(
+        out,
+        "From a uniform sample of {} of the {seen} documents read, by partition: its share of \
+         the documents, and its worst case for the smallest query size in the sample:\n",
+        sample.len()
+    );
+    let smallest = sizes.iter().copied().min().unwrap_or(1);
+    for (&j, &n) in &counts {
+        let _ = write!(
+            out,
+            "partition {:>7}–{:<7} {:>6.1} %",
+            1usize << j,
+            EnsemblePlan::upper(j),
+            100.0 * n as f64 / sizes.len().max(1) as f64
+        );
+        row(&mut out, smallest.min(EnsemblePlan::upper(j)), j);
+    }
+    let (found, _) = pipeline.containment_pairs(&shingled, &mut Quiet)?;
+    let (truth, _) = pipeline.exact_containment_pairs(&shingled, &mut Quiet);
+    let recall = if truth.is_empty() {
+        1.0
+    } else {
+        found.len() as f64 / truth.len() as f64
+    };
+    let _ = writeln!(
+        out,
+        "\nOn the sample: {} pairs contained at {t}, {} found by the search: recall {recall:.4} \
+         (precision 1: every candidate is verified).",
+        truth.len(),
+        found.len()
+    );
     Ok(out)
 }
 

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use neardup::{
-    Clusters, Config, Goal, KeepPolicy, Method, Normalization, Pipeline, Shingled, Similarities,
-    Sketched, Verification,
+    Clusters, Config, Goal, KeepPolicy, Measure, Method, Normalization, Pipeline, Shingled,
+    Similarities, Sketched, Verification,
 };
 use neardup_io::{DedupWriter, Format};
 
@@ -48,6 +48,7 @@ pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<C
         .multiset(m.multiset)
         .sketch(m.sketch.unwrap_or_default())
         .hamming(m.hamming.unwrap_or(neardup::DEFAULT_HAMMING))
+        .measure(m.measure)
         .threshold(m.threshold)
         .bands(m.bands)
         .rows(m.rows)
@@ -59,6 +60,9 @@ pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<C
 /// Refuses options that do not apply to the command, before any work.
 fn refuse_inapplicable(mode: Mode, args: &RunArgs) -> Result<()> {
     let command = name(mode);
+    if args.matching.measure == Measure::Containment {
+        crate::contain::refuse(mode, args)?;
+    }
     if mode == Mode::Pairs {
         if args.keep.is_some() {
             usage!("--keep chooses the document a cluster keeps; pairs has no clusters (use clusters or dedup)");
@@ -222,6 +226,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     }
     let ready = match held {
         Held::Disk(spilled) => Ready::Spilled(spilled),
+        Held::Memory(shingled) if args.matching.measure == Measure::Containment => {
+            Ready::Contained(shingled)
+        }
         Held::Memory(shingled) if exact => Ready::Exact(shingled),
         Held::Memory(shingled) => {
             // Band keys are held per distinct set: copies cost none.
@@ -270,8 +277,28 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     };
     let write_time;
     let simhash = !config.sketch().is_minhash();
-    let (stats, result_line) = match mode {
-        Mode::Pairs => {
+    let (stats, result_line) = match (mode, ready) {
+        (Mode::Pairs, Ready::Contained(shingled)) => {
+            let mut observer = (bars.clone(), &mut recorded);
+            let (pairs, stats) = if exact {
+                pipeline.exact_containment_pairs(&shingled, &mut observer)
+            } else {
+                pipeline.containment_pairs(&shingled, &mut observer)?
+            };
+            let start = Instant::now();
+            let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
+            crate::contain::write(&mut out, &pairs, &docs, format).map_err(|e| out.error(e))?;
+            finish(out)?;
+            write_time = start.elapsed();
+            let line = format!(
+                "{} pairs among {} documents (a contained in b at {} or more)",
+                thousands(pairs.len() as u64),
+                thousands(crate::contain::documents(&pairs, docs.len())),
+                config.threshold()
+            );
+            (stats, line)
+        }
+        (Mode::Pairs, ready) => {
             let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
             let mut written = std::time::Duration::ZERO;
             let mut sample = args.report.is_some().then(report_run::PairSample::default);
@@ -297,6 +324,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                     Ready::Exact(c) => pipeline.exact_for_each_pair_chunk(&c, &mut observer, sink),
                     Ready::Lsh(c) => Ok(pipeline.for_each_pair_chunk(&c, &mut observer, sink)),
                     Ready::Spilled(c) => c.for_each_pair_chunk(&mut observer, sink),
+                    Ready::Contained(_) => unreachable!("containment pairs are written above"),
                 }
             })();
             let (totals, stats) = streamed?.map_err(|e| out.error(e))?;
@@ -312,12 +340,13 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             })?;
             (stats, line)
         }
-        Mode::Clusters | Mode::Dedup => {
+        (Mode::Clusters | Mode::Dedup, ready) => {
             let mut observer = (bars.clone(), &mut recorded);
             let (clusters, stats) = match ready {
                 Ready::Exact(c) => pipeline.exact_cluster_set(&c, &mut observer)?,
                 Ready::Lsh(c) => pipeline.cluster_set(&c, &mut observer),
                 Ready::Spilled(c) => c.cluster_set(spilled_ranks.as_deref(), &mut observer)?,
+                Ready::Contained(_) => unreachable!("containment runs are refused for clusters"),
             };
             let write_start = Instant::now();
             if mode == Mode::Clusters {
@@ -621,6 +650,12 @@ fn choose(
     args: &RunArgs,
     goal: Goal,
 ) -> Result<(bool, Option<String>)> {
+    if args.matching.measure == Measure::Containment {
+        return Ok((
+            args.method() == Method::Exact,
+            crate::contain::method_line(args.method()),
+        ));
+    }
     match args.method() {
         Method::Exact => Ok((true, None)),
         Method::Lsh => Ok((false, None)),
@@ -655,6 +690,8 @@ enum Held<'p> {
 /// or spilled to disk.
 enum Ready<'p> {
     Exact(Shingled),
+    /// `--measure containment`: the exact containment join or the ensemble search.
+    Contained(Shingled),
     Lsh(Sketched),
     Spilled(neardup::Spilled<'p>),
 }
@@ -662,7 +699,7 @@ enum Ready<'p> {
 impl Ready<'_> {
     fn has_shingles(&self, doc: u32) -> bool {
         match self {
-            Ready::Exact(s) => s.corpus().has_shingles(doc),
+            Ready::Exact(s) | Ready::Contained(s) => s.corpus().has_shingles(doc),
             Ready::Lsh(s) => s.corpus().has_shingles(doc),
             Ready::Spilled(s) => s.has_shingles(doc),
         }

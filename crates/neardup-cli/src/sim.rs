@@ -88,9 +88,37 @@ pub fn run(args: &SimArgs) -> Result<String> {
         simhash(&hashes, config.seed())
     };
     let distance = hamming(fingerprint(&a), fingerprint(&b));
+    // Containment of the smaller in the larger (the lower argument on equal sizes).
+    let (small, large) = if neardup::is_smaller(sa.len(), 0, sb.len(), 1) {
+        (&sa, &sb)
+    } else {
+        (&sb, &sa)
+    };
+    let containment = if small.is_empty() {
+        0.0
+    } else {
+        shared as f64 / small.len() as f64
+    };
+    let by_containment = config.measure() == neardup::Measure::Containment;
+    let similar = if by_containment {
+        meets_threshold(containment, config.threshold())
+    } else {
+        similar
+    };
     let simhash_run = !config.sketch().is_minhash();
-    let p = config.candidate_curve().probability(j);
-    let candidates = if simhash_run {
+    let p = if by_containment {
+        let plan = neardup::EnsemblePlan::new(config.threshold(), config.num_perm());
+        plan.probability(
+            small.len(),
+            neardup::EnsemblePlan::partition(large.len()),
+            j,
+        )
+    } else {
+        config.candidate_curve().probability(j)
+    };
+    let candidates = if by_containment {
+        format!("the containment search makes such a pair a candidate with probability {p:.3}")
+    } else if simhash_run {
         let k = config.hamming();
         let yes = if distance <= k { "yes" } else { "no" };
         format!("SimHash within {k} bits makes them candidates: {yes}")
@@ -101,7 +129,7 @@ pub fn run(args: &SimArgs) -> Result<String> {
         json!({
             "jaccard": j, "estimate": e, "shingles_a": sa.len(), "shingles_b": sb.len(),
             "shared": shared, "similar": similar, "candidate_probability": p,
-            "hamming": distance,
+            "hamming": distance, "containment": containment,
         })
         .to_string()
             + "\n"
@@ -109,6 +137,7 @@ pub fn run(args: &SimArgs) -> Result<String> {
         format!(
             "jaccard   {j:.4} ({shared} shared of {} distinct {} shingles; A has {}, B has {})\n\
              estimate  {e:.4} (K = {}, standard deviation {sd:.4})\n\
+             contained {containment:.4} of the smaller text's shingles are in the other's\n\
              simhash   {distance} of 64 bits apart (seed {})\n\
              verdict   {} at threshold {}; {candidates}\n",
             sa.len() + sb.len() - shared,

@@ -76,11 +76,16 @@ pub fn decide(args: &RunArgs, config: &Config) -> Result<Option<Spill>> {
         limit,
         named,
     } = over;
-    if !config.sketch().is_minhash() {
+    let in_memory = if !config.sketch().is_minhash() {
+        Some("a simhash run holds every set in memory: use a MinHash sketch (which spills to disk)")
+    } else if args.matching.measure == neardup::Measure::Containment {
+        Some("a containment run holds every set in memory")
+    } else {
+        None
+    };
+    if let Some(why) = in_memory {
         usage!(
-            "the input ({}) may need up to {} in memory, more than {named}; a simhash run \
-             holds every set in memory: use a MinHash sketch (which spills to disk) or \
-             raise --memory",
+            "the input ({}) may need up to {} in memory, more than {named}; {why} or raise --memory",
             bytes(input),
             bytes(need)
         );

@@ -39,6 +39,24 @@ pub fn plan(config: &Config, exact: bool) -> String {
         sh.normalization_level(),
         config.threshold(),
     );
+    if config.measure() == neardup::Measure::Containment {
+        if exact {
+            out.push_str(
+                "containment of the smaller document, exact containment join (recall 1)\n",
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "containment of the smaller document, LSH Ensemble: {} sketch, {} permutations \
+                 (seed {}), size partitions of powers of two, rows per band (1, 2, 4 or 8) \
+                 chosen per query size and partition, verify exact",
+                config.sketch(),
+                config.num_perm(),
+                config.seed()
+            );
+        }
+        return out;
+    }
     if exact {
         out.push_str("exact set-similarity join (no LSH, recall 1)\n");
         return out;
@@ -166,6 +184,13 @@ impl Summary {
             let what = match stage {
                 neardup::Stage::Shingle => format!("{} shingles", thousands(stats.shingles)),
                 neardup::Stage::Sketch => "signatures".to_string(),
+                neardup::Stage::Group if stats.skipped_buckets > 0 => format!(
+                    "{} buckets of 2+ (largest {}; {} one-row buckets of more than {} passed over)",
+                    thousands(stats.buckets),
+                    thousands(stats.largest_bucket),
+                    thousands(stats.skipped_buckets),
+                    thousands(neardup::MAX_ONE_ROW_BUCKET as u64)
+                ),
                 neardup::Stage::Group => format!(
                     "{} buckets of 2+ (largest {})",
                     thousands(stats.buckets),

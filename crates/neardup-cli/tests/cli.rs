@@ -665,6 +665,145 @@ fn simhash_finds_pairs_within_the_distance_in_every_command() {
 }
 
 #[test]
+fn containment_finds_fragments_inside_longer_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("news.jsonl");
+    let brief =
+        "Markets closed higher on Friday after a quiet week of trading in London and Frankfurt.";
+    let lines = [
+        ("digest", format!("Weather: rain all weekend, clearing on Monday with highs of twelve degrees. {brief} Sport: the cup final ends in a draw after extra time, replay next Sunday.")),
+        ("brief", brief.to_string()),
+        ("edited", brief.replace(" and ", " & ").replace('.', "")),
+        ("other", "A new bakery opens on the high street, selling sourdough and pastries every morning.".to_string()),
+    ];
+    let text: String = lines
+        .iter()
+        .map(|(id, t)| format!("{{\"id\":\"{id}\",\"text\":\"{t}\"}}\n"))
+        .collect();
+    std::fs::write(&input, text).unwrap();
+    let p = input.to_str().unwrap();
+    let run = |extra: &[&str]| -> Vec<(String, String, f64, f64)> {
+        let args = [
+            &["pairs", p, "-q", "--measure", "containment", "-t", "0.8"][..],
+            extra,
+        ]
+        .concat();
+        json_lines(&ok(&args))
+            .iter()
+            .map(|v| {
+                let s = |f: &str| v[f].as_str().unwrap().to_string();
+                (
+                    s("a"),
+                    s("b"),
+                    v["containment"].as_f64().unwrap(),
+                    v["jaccard"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let found = run(&[]);
+    assert_eq!(
+        found,
+        run(&["--method", "exact"]),
+        "the search finds what the exact join finds"
+    );
+    let names: Vec<(&str, &str)> = found
+        .iter()
+        .map(|(a, b, _, _)| (a.as_str(), b.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("brief", "digest"),
+            ("edited", "digest"),
+            ("edited", "brief")
+        ]
+    );
+    // The brief is wholly inside the digest, where Jaccard sees a third of it.
+    assert_eq!(found[0].2, 1.0);
+    assert!(found[0].3 < 0.4, "{found:?}");
+    // Jaccard at the same threshold finds only the edited brief.
+    assert_eq!(json_lines(&ok(&["pairs", p, "-q", "-t", "0.8"])).len(), 1);
+    // TSV.
+    let tsv = ok(&[
+        "pairs",
+        p,
+        "-q",
+        "--measure",
+        "containment",
+        "-t",
+        "0.8",
+        "--output-format",
+        "tsv",
+    ]);
+    assert!(
+        tsv.starts_with("a\tb\tcontainment\tjaccard\nbrief\tdigest\t1.0\t"),
+        "{tsv}"
+    );
+    // The summary names the method; eval measures it; plan shows the partitions.
+    let o = neardup(&["pairs", p, "--measure", "containment", "-t", "0.8"]);
+    assert!(
+        stderr(&o).contains("method    LSH Ensemble"),
+        "{}",
+        stderr(&o)
+    );
+    let eval = ok(&["eval", p, "-q", "--measure", "containment", "-t", "0.8"]);
+    assert!(
+        eval.contains("LSH Ensemble recall 1.0000, precision 1.0000"),
+        "{eval}"
+    );
+    assert!(eval.contains("recall by exact containment"), "{eval}");
+    let plan = ok(&["plan", p, "--measure", "containment", "-t", "0.8"]);
+    assert!(
+        plan.contains("On the sample: 3 pairs contained at 0.8, 3 found"),
+        "{plan}"
+    );
+    assert!(plan.contains("partition "), "{plan}");
+    // sim gives the containment of the smaller text and judges on it.
+    let digest = &lines[0].1;
+    let v: Value = serde_json::from_str(&ok(&[
+        "sim",
+        brief,
+        digest,
+        "--json",
+        "--measure",
+        "containment",
+    ]))
+    .unwrap();
+    assert_eq!(v["containment"].as_f64(), Some(1.0));
+    assert_eq!(v["similar"], true);
+    assert!(v["candidate_probability"].as_f64().unwrap() > 0.99);
+    let v: Value = serde_json::from_str(&ok(&["sim", brief, digest, "--json"])).unwrap();
+    assert_eq!(v["similar"], false, "as Jaccard they are a third alike");
+    // What it does not do is refused before any work.
+    let refused_with = |args: &[&str], needle: &str| {
+        let args = [args, &["--measure", "containment"][..]].concat();
+        refused(&args, &[needle]);
+    };
+    refused_with(&["clusters", p], "is for pairs, eval and plan");
+    refused_with(
+        &["dedup", p, "-o", "/dev/null"],
+        "is for pairs, eval and plan",
+    );
+    refused_with(
+        &["pairs", p, "--sketch", "simhash"],
+        "--sketch simhash has none",
+    );
+    refused_with(
+        &["pairs", p, "--bands", "4", "--rows", "8"],
+        "chosen for each size partition",
+    );
+    refused_with(
+        &["pairs", p, "--verify", "none"],
+        "verifies every candidate exactly",
+    );
+    refused_with(
+        &["pairs", p, "--memory", "1K"],
+        "a containment run holds every set in memory",
+    );
+}
+
+#[test]
 fn eval_compares_lsh_with_the_exact_join() {
     let o = neardup(&["eval", "pypi-summaries.jsonl"]);
     assert!(o.status.success(), "{}", stderr(&o));

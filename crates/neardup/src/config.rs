@@ -29,6 +29,7 @@ pub struct Config {
     neighbours: bool,
     allow_truncated: bool,
     hamming: u32,
+    measure: crate::containment::Measure,
 }
 
 impl Config {
@@ -86,6 +87,9 @@ impl Config {
     /// How likely a pair is to become a candidate, by its Jaccard: the band plan's
     /// S-curve, or SimHash's.
     pub fn candidate_curve(&self) -> crate::metrics::CandidateCurve {
+        if self.measure == crate::containment::Measure::Containment {
+            return crate::metrics::CandidateCurve::Containment;
+        }
         match self.sketch {
             SketchKind::SimHash => crate::metrics::CandidateCurve::SimHash(self.hamming),
             _ => self.plan.into(),
@@ -96,6 +100,11 @@ impl Config {
     /// candidates (used with [`SketchKind::SimHash`]).
     pub fn hamming(&self) -> u32 {
         self.hamming
+    }
+
+    /// What the threshold is a threshold of.
+    pub fn measure(&self) -> crate::containment::Measure {
+        self.measure
     }
 }
 
@@ -117,6 +126,7 @@ pub struct ConfigBuilder {
     allow_truncated: bool,
     multiset: bool,
     hamming: u32,
+    measure: crate::containment::Measure,
 }
 
 impl Default for ConfigBuilder {
@@ -137,6 +147,7 @@ impl Default for ConfigBuilder {
             allow_truncated: false,
             multiset: false,
             hamming: crate::simhash::DEFAULT_HAMMING,
+            measure: crate::containment::Measure::Jaccard,
         }
     }
 }
@@ -220,6 +231,15 @@ impl ConfigBuilder {
         self
     }
 
+    /// What the threshold is a threshold of (default Jaccard): with
+    /// [`Measure::Containment`](crate::Measure::Containment),
+    /// [`Pipeline::containment_pairs`](crate::Pipeline::containment_pairs) finds the
+    /// documents contained at the threshold in larger ones.
+    pub fn measure(mut self, measure: crate::containment::Measure) -> Self {
+        self.measure = measure;
+        self
+    }
+
     /// Whether pairs mode also looks beyond the buckets (default on): every pair with one
     /// of the largest groups of identical documents, found exactly, and two documents that
     /// are both verified near-duplicates of a third. Every pair it adds is verified like
@@ -256,6 +276,9 @@ impl ConfigBuilder {
             return Err(Error::InvalidHamming(self.hamming));
         }
         if self.sketch == SketchKind::SimHash {
+            if self.measure == crate::containment::Measure::Containment {
+                return Err(Error::NotForSimHash("containment"));
+            }
             if self.bands.is_some() || self.rows.is_some() {
                 return Err(Error::NotForSimHash("bands and rows"));
             }
@@ -289,6 +312,7 @@ impl ConfigBuilder {
             neighbours: self.neighbours,
             allow_truncated: self.allow_truncated,
             hamming: self.hamming,
+            measure: self.measure,
         })
     }
 }

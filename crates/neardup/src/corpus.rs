@@ -524,6 +524,20 @@ impl Corpus {
         !self.set(doc).is_empty()
     }
 
+    /// Each document's set if it represents its group of identical sets, else the empty
+    /// set: what the exact joins run on (a copy takes no part, its representative does).
+    pub(crate) fn representative_sets(&self) -> Vec<&[u64]> {
+        (0..self.len() as u32)
+            .map(|d| {
+                if self.representative(d) == d {
+                    self.set(d)
+                } else {
+                    &[]
+                }
+            })
+            .collect()
+    }
+
     /// The SimHash of a document's set (of its group's first document), if the corpus
     /// was shingled for SimHash.
     pub fn simhash(&self, doc: u32) -> Option<u64> {

@@ -35,6 +35,9 @@ pub enum Error {
     /// A sketch kind could not be parsed (expected `oph`, `classic` or `simhash`).
     #[error("invalid sketch {0:?}: expected oph, classic or simhash")]
     InvalidSketch(String),
+    /// A measure could not be parsed (expected `jaccard` or `containment`).
+    #[error("invalid measure {0:?}: expected jaccard or containment")]
+    InvalidMeasure(String),
     /// The SimHash distance must be in 0..=[`MAX_HAMMING`](crate::MAX_HAMMING).
     #[error("the Hamming distance must be in 0..=16, got {0}")]
     InvalidHamming(u32),

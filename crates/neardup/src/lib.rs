@@ -41,6 +41,7 @@
 mod bbit;
 mod cluster;
 mod config;
+mod containment;
 mod corpus;
 mod document;
 mod error;
@@ -75,6 +76,10 @@ pub use cluster::{
     Similarity,
 };
 pub use config::{Config, ConfigBuilder, MIN_THRESHOLD};
+pub use containment::{
+    contained, is_smaller, required_containment, Contained, ContainmentJoin, EnsemblePlan, Measure,
+    COMMON_TOKEN_SHARE, ENSEMBLE_RECALL, ENSEMBLE_ROWS, MAX_ONE_ROW_BUCKET,
+};
 pub use corpus::{set_fingerprint, Corpus, WHOLE_NUM_PERM};
 pub use document::{DocSet, DocSketch, FamilySketch};
 pub use error::{Error, Result};

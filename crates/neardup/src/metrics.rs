@@ -500,6 +500,9 @@ pub enum CandidateCurve {
     Bands(BandPlan),
     /// SimHash with this Hamming distance.
     SimHash(u32),
+    /// A containment search: whether a pair is found depends on both documents' sizes,
+    /// not on one similarity, so there is no curve (NaN).
+    Containment,
 }
 
 impl CandidateCurve {
@@ -508,6 +511,7 @@ impl CandidateCurve {
         match *self {
             CandidateCurve::Bands(plan) => plan.probability(s),
             CandidateCurve::SimHash(k) => crate::simhash::simhash_probability(s, k),
+            CandidateCurve::Containment => f64::NAN,
         }
     }
 }

@@ -59,6 +59,9 @@ pub struct Stats {
     pub buckets: u64,
     /// The largest bucket.
     pub largest_bucket: u64,
+    /// Containment runs: one-row buckets passed over for holding more than
+    /// [`MAX_ONE_ROW_BUCKET`](crate::MAX_ONE_ROW_BUCKET) documents.
+    pub skipped_buckets: u64,
     /// Distinct candidate pairs (pairs mode) or candidate links (clusters) checked.
     pub candidates: u64,
     /// Candidates that passed verification.

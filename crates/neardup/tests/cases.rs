@@ -20,6 +20,9 @@
 //! pairs = [[0, 1]]            # every pair (a < b) with Jaccard ≥ threshold
 //! clusters = [[0, 1]]         # kept document first, then its duplicates in input order
 //!
+//! [containment]               # optional: what `--measure containment` finds
+//! pairs = [[1, 0]]            # (a, b): a, the smaller, contained in b at ≥ threshold
+//!
 //! [simhash]                   # optional: what `--sketch simhash --hamming K` finds
 //! hamming = 3                 # K
 //! pairs = [[0, 1]]            # every pair with Jaccard ≥ threshold and fingerprints ≤ K apart
@@ -61,6 +64,14 @@ struct Case {
     pairs: Vec<[u32; 2]>,
     clusters: Vec<Vec<u32>>,
     simhash: Option<SimHashCase>,
+    containment: Option<ContainmentCase>,
+}
+
+/// What a containment run of a case finds, the exact join and the ensemble search alike.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContainmentCase {
+    pairs: Vec<[u32; 2]>,
 }
 
 /// What a SimHash run of a case finds: it has no S-curve to lean on, so its own answer.
@@ -340,6 +351,15 @@ impl Case {
             .expect("a valid configuration")
     }
 
+    /// The documents' shingle sets under the case's settings.
+    fn sets(&self) -> Vec<Vec<u64>> {
+        let config = self.config(Engine::Exact);
+        self.docs
+            .iter()
+            .map(|d| config.shingler().shingle_set(d))
+            .collect()
+    }
+
     fn run(&self, engine: Engine) -> Answer {
         let pipeline = Pipeline::new(self.config(engine)).expect("pipeline");
         if engine == Engine::Documents {
@@ -409,12 +429,7 @@ fn load_cases() -> Vec<(String, Case)> {
 
 /// The pairs ≥ threshold by brute force over the shingle sets, with their Jaccard.
 fn brute_force(case: &Case) -> Vec<(u32, u32, f64)> {
-    let config = case.config(Engine::Exact);
-    let sets: Vec<Vec<u64>> = case
-        .docs
-        .iter()
-        .map(|d| config.shingler().shingle_set(d))
-        .collect();
+    let sets = case.sets();
     let mut out = Vec::new();
     for a in 0..sets.len() {
         for b in a + 1..sets.len() {
@@ -549,4 +564,45 @@ fn simhash_agrees_with_its_cases() {
         checked += 1;
     }
     assert!(checked >= 1, "no case has a [simhash] table");
+}
+
+/// Cases with a `[containment]` table: its pairs are exactly the brute-force pairs (the
+/// smaller contained in the larger at the threshold), and the exact containment join and
+/// the LSH Ensemble-style search both give them.
+#[test]
+fn containment_agrees_with_its_cases() {
+    let mut checked = 0;
+    for (name, case) in load_cases() {
+        let Some(want) = &case.containment else {
+            continue;
+        };
+        let config = case.config(Engine::Exact);
+        let sets = case.sets();
+        let mut truth = Vec::new();
+        for (a, x) in sets.iter().enumerate() {
+            for (b, y) in sets.iter().enumerate() {
+                let smaller = neardup::is_smaller(x.len(), a as u32, y.len(), b as u32);
+                if a == b || x.is_empty() || !smaller {
+                    continue;
+                }
+                let c = neardup::intersection_size(x, y) as f64 / x.len() as f64;
+                if neardup::meets_threshold(c, case.threshold) {
+                    truth.push([a as u32, b as u32]);
+                }
+            }
+        }
+        truth.sort_unstable();
+        assert_eq!(truth, want.pairs, "{name}: containment pairs ≠ brute force");
+        let pipeline = Pipeline::new(config).expect("pipeline");
+        let shingled = pipeline.shingle(&case.docs).unwrap();
+        let pairs = |found: Vec<neardup::Contained>| -> Vec<[u32; 2]> {
+            found.iter().map(|c| [c.a, c.b]).collect()
+        };
+        let exact = pipeline.exact_containment_pairs(&shingled, &mut Quiet).0;
+        assert_eq!(pairs(exact), want.pairs, "{name} [exact containment]");
+        let search = pipeline.containment_pairs(&shingled, &mut Quiet).unwrap().0;
+        assert_eq!(pairs(search), want.pairs, "{name} [ensemble]");
+        checked += 1;
+    }
+    assert!(checked >= 1, "no case has a [containment] table");
 }

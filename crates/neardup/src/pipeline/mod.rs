@@ -26,6 +26,7 @@ const PREFILTER_SEED: u64 = 0x7072_6566_696c_7465;
 mod beyond;
 mod buckets;
 mod choose;
+mod contained;
 mod fingerprints;
 mod spilled;
 mod stream;
@@ -380,16 +381,7 @@ impl Pipeline {
     ) -> Result<Vec<Pair>> {
         observer.start(Stage::ExactJoin, 0);
         let joined = stats.time(Stage::ExactJoin, || {
-            // Copies take no part (an empty set never pairs): their representative does.
-            let sets: Vec<&[u64]> = (0..corpus.len() as u32)
-                .map(|d| {
-                    if corpus.representative(d) == d {
-                        corpus.set(d)
-                    } else {
-                        &[]
-                    }
-                })
-                .collect();
+            let sets = corpus.representative_sets();
             ExactJoin::new(self.config.threshold()).try_join(&sets)
         });
         observer.finish();

@@ -1,0 +1,110 @@
+//! `--measure containment`: what applies to it, and its pairs as JSON lines or TSV.
+
+use std::io::{self, Write};
+
+use anyhow::Result;
+use neardup::{Contained, Method, SketchKind, Verification};
+
+use crate::args::RunArgs;
+use crate::input::Documents;
+use crate::output::{push_tsv_number, render_id, round, OutputFormat};
+use crate::run::Mode;
+use crate::usage::usage;
+
+/// Refuses what a containment run does not do, before any work.
+pub fn refuse(mode: Mode, args: &RunArgs) -> Result<()> {
+    let m = &args.matching;
+    if mode != Mode::Pairs {
+        usage!(
+            "--measure containment is for pairs, eval and plan: a fragment contained in two \
+             unrelated pages does not make the pages one cluster"
+        );
+    }
+    if m.sketch == Some(SketchKind::SimHash) {
+        usage!("--measure containment searches by MinHash bands; --sketch simhash has none");
+    }
+    if m.bands.is_some() {
+        usage!(
+            "--bands and --rows do not apply to --measure containment: the rows per band are \
+             chosen for each size partition (see `neardup plan --measure containment`)"
+        );
+    }
+    if args.verify != Verification::Exact {
+        usage!("--measure containment verifies every candidate exactly; drop --verify");
+    }
+    if m.no_neighbours {
+        usage!("--no-neighbours does not apply to --measure containment (it has no steps beyond the buckets)");
+    }
+    if args.report.is_some() {
+        usage!("--report does not cover --measure containment yet; `neardup eval --measure containment` measures a run");
+    }
+    if args.method() == Method::Exact && m.sketch.is_some() {
+        usage!("--sketch is an LSH option; --method exact runs the exact containment join");
+    }
+    Ok(())
+}
+
+/// The summary's `method` line of a containment run.
+pub fn method_line(method: Method) -> Option<String> {
+    (method == Method::Auto).then(|| {
+        "LSH Ensemble (auto: --measure containment; --method exact runs the exact \
+         containment join)"
+            .to_string()
+    })
+}
+
+/// Writes the pairs, `a` the contained document: JSON lines `{"a", "b", "containment",
+/// "jaccard"}`, or TSV with those columns.
+pub fn write(
+    out: &mut dyn Write,
+    pairs: &[Contained],
+    docs: &Documents,
+    format: OutputFormat,
+) -> io::Result<()> {
+    if format == OutputFormat::Tsv {
+        out.write_all(b"a\tb\tcontainment\tjaccard\n")?;
+    }
+    let mut buf = Vec::with_capacity(128);
+    for p in pairs {
+        buf.clear();
+        let (a, b) = (
+            render_id(&docs.id(p.a), format)?,
+            render_id(&docs.id(p.b), format)?,
+        );
+        match format {
+            OutputFormat::Jsonl => {
+                buf.extend_from_slice(b"{\"a\":");
+                buf.extend_from_slice(&a);
+                buf.extend_from_slice(b",\"b\":");
+                buf.extend_from_slice(&b);
+                buf.extend_from_slice(b",\"containment\":");
+                serde_json::to_writer(&mut buf, &round(Some(p.containment)))?;
+                buf.extend_from_slice(b",\"jaccard\":");
+                serde_json::to_writer(&mut buf, &round(Some(p.jaccard)))?;
+                buf.extend_from_slice(b"}\n");
+            }
+            OutputFormat::Tsv => {
+                buf.extend_from_slice(&a);
+                buf.push(b'\t');
+                buf.extend_from_slice(&b);
+                buf.push(b'\t');
+                push_tsv_number(&mut buf, Some(p.containment))?;
+                buf.push(b'\t');
+                push_tsv_number(&mut buf, Some(p.jaccard))?;
+                buf.push(b'\n');
+            }
+        }
+        out.write_all(&buf)?;
+    }
+    out.flush()
+}
+
+/// Documents in at least one pair.
+pub fn documents(pairs: &[Contained], n: usize) -> u64 {
+    let mut seen = vec![false; n];
+    for p in pairs {
+        seen[p.a as usize] = true;
+        seen[p.b as usize] = true;
+    }
+    seen.iter().filter(|&&s| s).count() as u64
+}

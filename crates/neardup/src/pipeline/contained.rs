@@ -1,0 +1,302 @@
+//! Containment runs: documents contained in larger ones at the threshold, by the LSH
+//! Ensemble-style search ([`EnsemblePlan`]) or by the exact containment join, both on the
+//! representatives of the groups of identical sets, then expanded to the copies.
+
+use rayon::prelude::*;
+
+use super::Pipeline;
+use crate::containment::{
+    contained, is_smaller, token_counts, Contained, ContainmentJoin, EnsemblePlan,
+    COMMON_TOKEN_SHARE, MAX_ONE_ROW_BUCKET,
+};
+use crate::corpus::Corpus;
+use crate::error::{Error, Result};
+use crate::family::SketchKind;
+use crate::lsh::BandPlan;
+use crate::observer::Observer;
+use crate::oph::OnePermutation;
+use crate::pairs::Groups;
+use crate::sketch::{ClassicMinHash, Sketch};
+use crate::stages::Shingled;
+use crate::stats::{Stage, Stats};
+
+/// What one band gave.
+struct BandLinks {
+    /// Candidates `(a, b)`, indices of representatives, `a` the smaller.
+    links: Vec<(u32, u32)>,
+    /// Buckets of two or more.
+    buckets: u64,
+    /// The largest bucket.
+    largest: usize,
+    /// One-row buckets passed over ([`MAX_ONE_ROW_BUCKET`]).
+    skipped: u64,
+}
+
+/// The band keys of one row count r: K / r keys per representative, back to back.
+struct Keys {
+    rows: usize,
+    bands: usize,
+    keys: Vec<u64>,
+}
+
+impl Keys {
+    fn of(&self, rep: usize) -> &[u64] {
+        &self.keys[rep * self.bands..(rep + 1) * self.bands]
+    }
+}
+
+impl Pipeline {
+    /// The containment search's plan under this configuration: the threshold as a
+    /// containment, the signature length K.
+    pub fn ensemble_plan(&self) -> EnsemblePlan {
+        EnsemblePlan::new(self.config.threshold(), self.config.num_perm())
+    }
+
+    /// Every document contained at the threshold in a larger one (|A ∩ B| / |A| ≥ t, A the
+    /// smaller), found by an LSH Ensemble-style search and verified exactly, sorted by
+    /// `(a, b)`. Identical documents contain each other (the lower number is `a`).
+    ///
+    /// Documents are partitioned by set size; each pair is looked for with the rows per
+    /// band [`EnsemblePlan::rows`] gives its smaller document against the larger's
+    /// partition, in the first band where their keys agree. The signature is the
+    /// configured MinHash sketch over every size (one-permutation hashing, or classic);
+    /// SimHash is refused ([`Error::NotForSimHash`]).
+    ///
+    /// ```
+    /// use neardup::{Config, Pipeline, Quiet};
+    /// let pipeline = Pipeline::new(Config::builder().threshold(0.9).build()?)?;
+    /// let brief = "Markets closed higher on Friday after a quiet week of trading";
+    /// let digest = format!("Weather: rain all weekend, clearing on Monday. {brief}. Sport: the cup final ends in a draw.");
+    /// let corpus = pipeline.shingle(&[digest.as_str(), brief])?;
+    /// let (pairs, _) = pipeline.containment_pairs(&corpus, &mut Quiet)?;
+    /// assert_eq!((pairs[0].a, pairs[0].b), (1, 0)); // the brief is inside the digest
+    /// assert_eq!(pairs[0].containment, 1.0);
+    /// # Ok::<(), neardup::Error>(())
+    /// ```
+    pub fn containment_pairs(
+        &self,
+        shingled: &Shingled,
+        observer: &mut dyn Observer,
+    ) -> Result<(Vec<Contained>, Stats)> {
+        let sketch: Box<dyn Sketch> = match self.config.sketch() {
+            SketchKind::OnePermutation => Box::new(OnePermutation::new(
+                self.config.num_perm(),
+                self.config.seed(),
+            )?),
+            SketchKind::Classic => Box::new(ClassicMinHash::new(
+                self.config.num_perm(),
+                self.config.seed(),
+            )?),
+            SketchKind::SimHash => return Err(Error::NotForSimHash("containment")),
+        };
+        let corpus = &shingled.corpus;
+        let mut stats = shingled.stats.clone();
+        let plan = self.ensemble_plan();
+        let reps = corpus.members();
+        observer.start(Stage::Sketch, 0);
+        // What the search sees of each set: its tokens that are not common to much of the
+        // corpus (the whole set if all of them are).
+        let filtering = std::time::Instant::now();
+        let sets: Vec<Vec<u64>> = {
+            let whole: Vec<&[u64]> = reps.iter().map(|&d| corpus.set(d)).collect();
+            let counts = token_counts(&whole);
+            let common = ((whole.len() as f64 * COMMON_TOKEN_SHARE) as u32).max(16);
+            whole
+                .par_iter()
+                .map(|s| {
+                    let rare: Vec<u64> = s
+                        .iter()
+                        .copied()
+                        .filter(|x| counts.get(x).is_none_or(|&c| c <= common))
+                        .collect();
+                    if rare.is_empty() {
+                        s.to_vec()
+                    } else {
+                        rare
+                    }
+                })
+                .collect()
+        };
+        let filtering = filtering.elapsed();
+        // Filtered sizes place a set in its partition (its keys are of the filtered set);
+        // the whole sizes say which of two documents is the smaller, as the exact join does.
+        let size = |i: usize| sets[i].len();
+        let whole = |i: usize| corpus.set(reps[i]).len();
+        let partitions = sets
+            .iter()
+            .map(|s| EnsemblePlan::partition(s.len()) + 1)
+            .max()
+            .unwrap_or(0);
+        // Per representative and partition, the rows its pairs there are looked for with.
+        let (rows_of, keys) = stats.time(Stage::Sketch, || {
+            let rows_of: Vec<u8> = (0..reps.len())
+                .into_par_iter()
+                .flat_map_iter(|i| {
+                    let a = size(i);
+                    // Every partition: a set smaller in whole may be larger once filtered.
+                    (0..partitions).map(move |j| plan.rows(a, j) as u8)
+                })
+                .collect();
+            let mut used: Vec<usize> = rows_of.iter().map(|&r| r as usize).collect();
+            used.par_sort_unstable();
+            used.dedup();
+            let k = plan.num_perm();
+            let mut keys: Vec<Keys> = used
+                .iter()
+                .map(|&rows| Keys {
+                    rows,
+                    bands: k / rows,
+                    keys: vec![0; reps.len() * (k / rows)],
+                })
+                .collect();
+            let signatures: Vec<Vec<u64>> = sets
+                .par_iter()
+                .map(|set| {
+                    let mut sig = vec![0u64; k];
+                    sketch.sketch_into(set, &mut sig);
+                    sig
+                })
+                .collect();
+            for kind in &mut keys {
+                let bands = BandPlan::new(kind.bands, kind.rows, k).expect("fits the signature");
+                kind.keys
+                    .par_chunks_mut(kind.bands)
+                    .zip(&signatures)
+                    .for_each(|(out, sig)| bands.band_keys_into(sig, out));
+            }
+            (rows_of, keys)
+        });
+        stats.add_time(Stage::Sketch, filtering);
+        observer.finish();
+        let rows_for = |i: usize, j: usize| rows_of[i * partitions + j] as usize;
+        observer.start(Stage::Group, 0);
+        let (links, (buckets, largest, skipped)) = stats.time(Stage::Group, || {
+            let per_band: Vec<BandLinks> = keys
+                .iter()
+                .flat_map(|kind| (0..kind.bands).map(move |band| (kind, band)))
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|(kind, band)| {
+                    let mut records: Vec<(u64, u32)> = (0..reps.len())
+                        .map(|i| (kind.of(i)[band], i as u32))
+                        .collect();
+                    records.sort_unstable();
+                    let (mut out, mut buckets, mut largest) = (Vec::new(), 0u64, 0usize);
+                    let mut skipped = 0u64;
+                    for run in records.chunk_by(|x, y| x.0 == y.0).filter(|r| r.len() > 1) {
+                        buckets += 1;
+                        largest = largest.max(run.len());
+                        if kind.rows == 1 && run.len() > MAX_ONE_ROW_BUCKET {
+                            skipped += 1;
+                            continue;
+                        }
+                        for (n, &(_, x)) in run.iter().enumerate() {
+                            for &(_, y) in &run[n + 1..] {
+                                let (x, y) = (x as usize, y as usize);
+                                let (a, b) = if is_smaller(whole(x), reps[x], whole(y), reps[y]) {
+                                    (x, y)
+                                } else {
+                                    (y, x)
+                                };
+                                let j = EnsemblePlan::partition(size(b));
+                                // Each pair is looked for with one row count, in the
+                                // first band its keys agree in.
+                                if rows_for(a, j) != kind.rows {
+                                    continue;
+                                }
+                                let (ka, kb) = (kind.of(a), kind.of(b));
+                                if (0..band).any(|e| ka[e] == kb[e]) {
+                                    continue;
+                                }
+                                out.push((a as u32, b as u32));
+                            }
+                        }
+                    }
+                    BandLinks {
+                        links: out,
+                        buckets,
+                        largest,
+                        skipped,
+                    }
+                })
+                .collect();
+            let buckets = per_band.iter().map(|b| b.buckets).sum::<u64>();
+            let largest = per_band.iter().map(|b| b.largest).max().unwrap_or(0);
+            let skipped = per_band.iter().map(|b| b.skipped).sum::<u64>();
+            let links: Vec<(u32, u32)> = per_band.into_iter().flat_map(|b| b.links).collect();
+            (links, (buckets, largest, skipped))
+        });
+        observer.finish();
+        stats.buckets = buckets;
+        stats.largest_bucket = largest as u64;
+        stats.skipped_buckets = skipped;
+        observer.start(Stage::Verify, links.len() as u64);
+        let t = self.config.threshold();
+        let found: Vec<Contained> = stats.time(Stage::Verify, || {
+            links
+                .par_iter()
+                .filter_map(|&(a, b)| {
+                    let (a, b) = (reps[a as usize], reps[b as usize]);
+                    contained((a, corpus.set(a)), (b, corpus.set(b)), t)
+                })
+                .collect()
+        });
+        observer.advance(links.len() as u64);
+        observer.finish();
+        stats.candidates = links.len() as u64;
+        stats.verified = found.len() as u64;
+        Ok((expand(corpus, found), stats))
+    }
+
+    /// Every document contained at the threshold in a larger one, by the exact
+    /// containment join ([`ContainmentJoin`]): the ground truth of
+    /// [`Pipeline::containment_pairs`], in the same order and form.
+    pub fn exact_containment_pairs(
+        &self,
+        shingled: &Shingled,
+        observer: &mut dyn Observer,
+    ) -> (Vec<Contained>, Stats) {
+        let corpus = &shingled.corpus;
+        let mut stats = shingled.stats.clone();
+        observer.start(Stage::ExactJoin, 0);
+        let (found, join) = stats.time(Stage::ExactJoin, || {
+            let sets = corpus.representative_sets();
+            ContainmentJoin::new(self.config.threshold()).join(&sets)
+        });
+        observer.finish();
+        stats.candidates = join.candidates;
+        stats.postings = join.postings;
+        stats.merged = join.merged;
+        stats.verified = found.len() as u64;
+        (expand(corpus, found), stats)
+    }
+}
+
+/// The pairs of representatives expanded to their groups of copies (each copy of A in
+/// each copy of B), with every two copies of one set contained in each other; sorted.
+fn expand(corpus: &Corpus, found: Vec<Contained>) -> Vec<Contained> {
+    let groups = Groups::new(corpus);
+    let mut out: Vec<Contained> = Vec::with_capacity(found.len());
+    for g in groups.all() {
+        for (i, &a) in g.iter().enumerate() {
+            out.extend(g[i + 1..].iter().map(|&b| Contained {
+                a,
+                b,
+                containment: 1.0,
+                jaccard: 1.0,
+            }));
+        }
+    }
+    for p in found {
+        let equal = corpus.set(p.a).len() == corpus.set(p.b).len();
+        for &x in groups.members(&p.a) {
+            for &y in groups.members(&p.b) {
+                // Sets of one size contain each other alike: the lower number is `a`.
+                let (a, b) = if equal { (x.min(y), x.max(y)) } else { (x, y) };
+                out.push(Contained { a, b, ..p });
+            }
+        }
+    }
+    out.par_sort_unstable_by_key(|p| (p.a, p.b));
+    out
+}
