@@ -23,17 +23,9 @@ pub fn refuse(mode: Mode, args: &RunArgs) -> Result<()> {
     if m.sketch == Some(SketchKind::SimHash) {
         usage!("--measure containment searches by MinHash bands; --sketch simhash has none");
     }
-    if m.bands.is_some() {
-        usage!(
-            "--bands and --rows do not apply to --measure containment: the rows per band are \
-             chosen for each size partition (see `neardup plan --measure containment`)"
-        );
-    }
+    // --bands and --no-neighbours are refused with the matching options (`run::config`).
     if args.verify != Verification::Exact {
         usage!("--measure containment verifies every candidate exactly; drop --verify");
-    }
-    if m.no_neighbours {
-        usage!("--no-neighbours does not apply to --measure containment (it has no steps beyond the buckets)");
     }
     if args.report.is_some() {
         usage!("--report does not cover --measure containment yet; `neardup eval --measure containment` measures a run");

@@ -41,8 +41,8 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         if args.report.is_some() {
             usage!("--report does not cover --measure containment yet; the tables and --json do");
         }
-        if args.verify != neardup::Verification::Exact || args.matching.bands.is_some() {
-            usage!("--measure containment verifies exactly and chooses its rows per size partition: drop --verify, --bands and --rows");
+        if args.verify != neardup::Verification::Exact {
+            usage!("--measure containment verifies every candidate exactly; drop --verify");
         }
     }
     let quiet = args.runtime.quiet;

@@ -20,6 +20,9 @@ pub fn run(args: &PlanArgs) -> Result<String> {
     if config.measure() == neardup::Measure::Containment {
         return containment(args, &config);
     }
+    if !config.sketch().is_minhash() {
+        return simhash(args, &config);
+    }
     let t = config.threshold();
     let k = config.num_perm();
     let chosen = Plan::from(config.plan());
@@ -146,6 +149,32 @@ fn read_sample(args: &PlanArgs) -> Result<(Vec<String>, u64, u64)> {
         }
     }
     Ok((sample, seen, bytes))
+}
+
+/// `plan --sketch simhash`: SimHash's candidate curve. Its costs are not estimated from a
+/// sample (the estimate models bands); `eval` measures a SimHash run on the input.
+fn simhash(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
+    if !args.input.is_empty() {
+        crate::usage::usage!(
+            "plan estimates what a MinHash run finds and costs from a sample; for --sketch \
+             simhash, `neardup eval --sketch simhash` measures recall and time on the input"
+        );
+    }
+    let (t, k) = (config.threshold(), config.hamming());
+    let mut out = format!(
+        "SimHash at threshold {t}: 64-bit fingerprints of the shingle counts, candidates \
+         within {k} bits. P(candidate | s) for sets of equal size whose shingles occur once \
+         (each bit differs with probability arccos(2s / (1 + s)) / π):\n\n"
+    );
+    for (s, at_t) in plan::with_threshold(&summary::CURVE_POINTS, t) {
+        let mark = if at_t { " (threshold)" } else { "" };
+        let _ = writeln!(
+            out,
+            "  s = {s:<5} {:.3}{mark}",
+            neardup::simhash_probability(s, k)
+        );
+    }
+    Ok(out)
 }
 
 /// Query sizes (shingles) the containment plan is tabulated for without an input.

@@ -33,6 +33,25 @@ pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<C
     if m.hamming.is_some() && m.sketch != Some(neardup::SketchKind::SimHash) {
         usage!("--hamming is the distance of SimHash fingerprints: give --sketch simhash too");
     }
+    if m.sketch == Some(neardup::SketchKind::SimHash) {
+        if m.num_perm != DEFAULT_NUM_PERM {
+            usage!("--num-perm is the length of a MinHash signature; --sketch simhash keeps one 64-bit fingerprint");
+        }
+        if m.no_neighbours {
+            usage!("--no-neighbours does not apply to --sketch simhash: it looks at no pairs beyond its candidates");
+        }
+    }
+    if m.measure == Measure::Containment {
+        if m.bands.is_some() {
+            usage!(
+                "--bands and --rows do not apply to --measure containment: the rows per band are \
+                 chosen for each size partition (see `neardup plan --measure containment`)"
+            );
+        }
+        if m.no_neighbours {
+            usage!("--no-neighbours does not apply to --measure containment (it has no steps beyond the buckets)");
+        }
+    }
     Ok(Config::builder()
         .shingle(m.shingle)
         .normalization(if m.no_normalize {

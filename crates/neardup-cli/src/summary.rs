@@ -7,7 +7,7 @@ use std::time::Duration;
 use neardup::{Config, ShingleKind, Stats};
 
 /// Similarities at which the plan shows the S-curve.
-const CURVE_POINTS: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
+pub const CURVE_POINTS: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
 
 /// Groups digits by thousands: 1234567 → "1,234,567" (the report's formatting).
 pub use neardup_report::html::thousands;

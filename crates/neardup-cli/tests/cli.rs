@@ -643,6 +643,20 @@ fn simhash_finds_pairs_within_the_distance_in_every_command() {
         &["--sketch is an LSH option"],
     );
     refused(
+        &[&["pairs", p, "--num-perm", "64"][..], &sim].concat(),
+        &["one 64-bit fingerprint"],
+    );
+    refused(
+        &[&["clusters", p, "--no-neighbours"][..], &sim].concat(),
+        &["no pairs beyond"],
+    );
+    refused(
+        &["plan", p, "--sketch", "simhash"],
+        &["neardup eval --sketch simhash"],
+    );
+    let plan = ok(&["plan", "--sketch", "simhash", "--hamming", "6"]);
+    assert!(plan.contains("s = 0.8   0.130 (threshold)"), "{plan}");
+    refused(
         &[&["pairs", p, "--memory", "1K"][..], &sim].concat(),
         &["a simhash run holds every set in memory"],
     );
@@ -792,6 +806,14 @@ fn containment_finds_fragments_inside_longer_documents() {
     refused_with(
         &["pairs", p, "--bands", "4", "--rows", "8"],
         "chosen for each size partition",
+    );
+    refused_with(
+        &["plan", "--bands", "4", "--rows", "8"],
+        "chosen for each size partition",
+    );
+    refused_with(
+        &["eval", p, "--no-neighbours"],
+        "no steps beyond the buckets",
     );
     refused_with(
         &["pairs", p, "--verify", "none"],

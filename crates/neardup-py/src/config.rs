@@ -91,7 +91,11 @@ impl NativeConfig {
             .neighbours(neighbours)
             .allow_truncated(allow_truncated)
             .multiset(multiset)
-            .hamming(u32::try_from(hamming).unwrap_or(u32::MAX))
+            .hamming(u32::try_from(hamming).map_err(|_| {
+                crate::errors::refused(format!(
+                    "the Hamming distance must be in 0..=16, got {hamming}"
+                ))
+            })?)
             .build()
             .map_err(core)?;
         let pipeline = Pipeline::new(config).map_err(core)?;

@@ -25,6 +25,7 @@ TEXTS = ["one text here", "another text", "one text here!"]
         ({"verify": "Exact"}, 'invalid verification "Exact": expected exact, estimate, triage or none'),
         ({"sketch": "fast"}, 'invalid sketch "fast": expected oph, classic or simhash'),
         ({"sketch": "simhash", "hamming": 17}, "the Hamming distance must be in 0..=16, got 17"),
+        ({"sketch": "simhash", "hamming": -1}, "the Hamming distance must be in 0..=16, got -1"),
         ({"sketch": "simhash", "bands": 4, "rows": 8}, "bands and rows: MinHash sketches only, not simhash"),
         ({"sketch": "simhash", "verify": "triage"}, "--verify triage: MinHash sketches only, not simhash"),
         ({"num_perm": 0}, "number of permutations must be in 1..=65536, got 0"),

@@ -171,6 +171,27 @@ impl Pipeline {
         let rows_for = |i: usize, j: usize| rows_of[i * partitions + j] as usize;
         observer.start(Stage::Group, 0);
         let (links, (buckets, largest, skipped)) = stats.time(Stage::Group, || {
+            // The keys of each one-row band's oversized buckets, found first: a pair that
+            // shares one of them has not been looked at there, so a later band must.
+            let oversized: Vec<Vec<u64>> = match keys.iter().find(|k| k.rows == 1) {
+                Some(kind) => (0..kind.bands)
+                    .into_par_iter()
+                    .map(|band| {
+                        let mut column: Vec<u64> =
+                            (0..reps.len()).map(|i| kind.of(i)[band]).collect();
+                        column.sort_unstable();
+                        column
+                            .chunk_by(|x, y| x == y)
+                            .filter(|run| run.len() > MAX_ONE_ROW_BUCKET)
+                            .map(|run| run[0])
+                            .collect()
+                    })
+                    .collect(),
+                None => Vec::new(),
+            };
+            let passed_over = |kind: &Keys, band: usize, key: u64| {
+                kind.rows == 1 && oversized[band].binary_search(&key).is_ok()
+            };
             let per_band: Vec<BandLinks> = keys
                 .iter()
                 .flat_map(|kind| (0..kind.bands).map(move |band| (kind, band)))
@@ -186,7 +207,7 @@ impl Pipeline {
                     for run in records.chunk_by(|x, y| x.0 == y.0).filter(|r| r.len() > 1) {
                         buckets += 1;
                         largest = largest.max(run.len());
-                        if kind.rows == 1 && run.len() > MAX_ONE_ROW_BUCKET {
+                        if passed_over(kind, band, run[0].0) {
                             skipped += 1;
                             continue;
                         }
@@ -205,7 +226,9 @@ impl Pipeline {
                                     continue;
                                 }
                                 let (ka, kb) = (kind.of(a), kind.of(b));
-                                if (0..band).any(|e| ka[e] == kb[e]) {
+                                let looked =
+                                    |e: usize| ka[e] == kb[e] && !passed_over(kind, e, ka[e]);
+                                if (0..band).any(looked) {
                                     continue;
                                 }
                                 out.push((a as u32, b as u32));
