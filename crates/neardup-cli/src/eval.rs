@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use neardup::evaluation::{Comparison, Evaluation, LabelScore, LabelScores};
 use neardup::jaccard;
-use neardup::metrics::Grouping;
+use neardup::metrics::{CandidateCurve, Grouping};
 use neardup::{Corpus, KeepPolicy, Measure, Pair, Pipeline, Similarities, Stage, Stats};
 use serde::Serialize;
 
@@ -272,16 +272,23 @@ impl Run<'_> {
             b: &'a str,
             #[serde(skip_serializing_if = "Option::is_none")]
             jaccard: Option<f64>,
+            /// A containment run's: what the pair was judged on (`a` contained in `b`).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            containment: Option<f64>,
         }
         let inputs: Vec<_> = self.docs.inputs.iter().map(|i| i.path.clone()).collect();
         let mut out = open_output(Some(path), &inputs)?;
-        let mut put = |kind, method, a: &str, b: &str, jaccard| -> Result<()> {
+        // Containment pairs carry their containment where the Jaccard goes.
+        let contained = matches!(self.plan, CandidateCurve::Containment);
+        let mut put = |kind, method, a: &str, b: &str, value| -> Result<()> {
+            let value = crate::output::round(value);
             let line = Line {
                 kind,
                 method,
                 a,
                 b,
-                jaccard: crate::output::round(jaccard),
+                jaccard: value.filter(|_| !contained),
+                containment: value.filter(|_| contained),
             };
             serde_json::to_writer(&mut out, &line)?;
             out.write_all(b"\n")?;

@@ -412,6 +412,17 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         for w in &docs.warnings {
             summary.line("warning", w);
         }
+        if config.measure() == Measure::Containment && stats.truncated > 0 {
+            summary.line(
+                "warning",
+                format!(
+                    "{} documents are longer than --max-shingles: their containment is of \
+                     their first {} shingles only",
+                    thousands(stats.truncated),
+                    thousands(config.shingler().shingle_cap() as u64)
+                ),
+            );
+        }
         summary.short_documents(config.shingler().kind(), &stats);
         let (dup_ids, first) = docs.duplicate_ids();
         if let Some(first) = first {

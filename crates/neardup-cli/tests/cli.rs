@@ -767,6 +767,36 @@ fn containment_finds_fragments_inside_longer_documents() {
         "{eval}"
     );
     assert!(eval.contains("recall by exact containment"), "{eval}");
+    // --missed names the containment it judged; a cut document is said to be cut.
+    let missed = dir.path().join("missed.jsonl");
+    let m = missed.to_str().unwrap();
+    let args = [
+        "eval",
+        p,
+        "-q",
+        "--measure",
+        "containment",
+        "-t",
+        "0.95",
+        "--missed",
+        m,
+    ];
+    ok(&[&args[..], &["--num-perm", "1"]].concat());
+    // One permutation misses the brief inside the digest (containment 1).
+    let lines = json_lines(&std::fs::read_to_string(&missed).unwrap());
+    assert!(!lines.is_empty());
+    for line in lines {
+        assert!(line.get("jaccard").is_none() && line["containment"].as_f64().unwrap() >= 0.95);
+    }
+    let o = neardup(&[
+        "pairs",
+        p,
+        "--measure",
+        "containment",
+        "--max-shingles",
+        "40",
+    ]);
+    assert!(stderr(&o).contains("their containment is of their first 40 shingles only"));
     let plan = ok(&["plan", p, "--measure", "containment", "-t", "0.8"]);
     assert!(
         plan.contains("On the sample: 3 pairs contained at 0.8, 3 found"),
