@@ -783,9 +783,9 @@ fn containment_finds_fragments_inside_longer_documents() {
     ];
     ok(&[&args[..], &["--num-perm", "1"]].concat());
     // One permutation misses the brief inside the digest (containment 1).
-    let lines = json_lines(&std::fs::read_to_string(&missed).unwrap());
-    assert!(!lines.is_empty());
-    for line in lines {
+    let missed_lines = json_lines(&std::fs::read_to_string(&missed).unwrap());
+    assert!(!missed_lines.is_empty());
+    for line in missed_lines {
         assert!(line.get("jaccard").is_none() && line["containment"].as_f64().unwrap() >= 0.95);
     }
     let o = neardup(&[
