@@ -270,11 +270,7 @@ impl ContainmentJoin {
         let mut stats = JoinStats::default();
         let mut pairs = Vec::new();
         for (found, s) in per_doc {
-            stats.candidates += s.candidates;
-            stats.verified += s.verified;
-            stats.pairs += s.pairs;
-            stats.postings += s.postings;
-            stats.merged += s.merged;
+            stats += s;
             pairs.extend(found);
         }
         pairs.par_sort_unstable_by_key(|p| (p.a, p.b));

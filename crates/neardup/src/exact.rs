@@ -38,6 +38,17 @@ pub struct JoinStats {
     pub merged: u64,
 }
 
+/// Counters of parts of one join, summed.
+impl std::ops::AddAssign for JoinStats {
+    fn add_assign(&mut self, part: JoinStats) {
+        self.candidates += part.candidates;
+        self.verified += part.verified;
+        self.pairs += part.pairs;
+        self.postings += part.postings;
+        self.merged += part.merged;
+    }
+}
+
 /// Exact set-similarity join: every pair of shingle sets whose Jaccard similarity reaches the
 /// threshold `t`, found without comparing all pairs.
 ///
@@ -167,10 +178,7 @@ impl ExactJoin {
         let mut stats = JoinStats::default();
         let mut pairs = Vec::with_capacity(parts.iter().map(|(p, _)| p.len()).sum());
         for (found, part) in parts {
-            stats.candidates += part.candidates;
-            stats.verified += part.verified;
-            stats.postings += part.postings;
-            stats.merged += part.merged;
+            stats += part;
             pairs.extend(found);
         }
         // Pairs are distinct, so an unstable sort is deterministic.
