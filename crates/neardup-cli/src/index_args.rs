@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use neardup::{Normalization, ShingleKind, SketchKind};
+use neardup::{Measure, Normalization, ShingleKind, SketchKind};
 
 use crate::args::{InputArgs, RuntimeArgs};
 
@@ -20,7 +20,9 @@ pub enum IndexCommand {
     Add(IndexAddArgs),
     /// For each document of the inputs (`-` for standard input), its indexed neighbours
     /// with similarity ≥ the threshold, best first, verified by exact Jaccard: one JSON
-    /// line {"id", "neighbours": [{"id", "jaccard"}]} per document, in input order.
+    /// line {"id", "neighbours": [{"id", "jaccard"}]} per document, in input order. In a
+    /// containment index each neighbour also has "containment" and "inside" ("query" or
+    /// "document": which of the two is inside the other).
     Query(IndexQueryArgs),
     /// Remove documents by id, in one durable commit.
     Remove(IndexRemoveArgs),
@@ -77,6 +79,12 @@ pub struct IndexParamArgs {
     /// counts (pinned at build).
     #[arg(long)]
     pub multiset: bool,
+    /// What the threshold is of [build default: jaccard]. A containment index answers the
+    /// indexed documents a query is inside of, and those inside it (|A ∩ B| / |A| ≥ t, A
+    /// the smaller), from LSH Ensemble-style tables of 1, 2, 4 and 8 rows (pinned at
+    /// build).
+    #[arg(long, value_enum, value_name = "MEASURE")]
+    pub measure: Option<Measure>,
 }
 
 /// An index and the documents a command reads for it.

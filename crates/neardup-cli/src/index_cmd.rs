@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use neardup::{Config, Normalization};
+use neardup::{Config, Measure, Normalization};
 use neardup_index::{check, IndexWriter, Outcome, OutcomeJson, Params, Query, Searcher};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -39,6 +39,10 @@ pub fn run(command: &IndexCommand) -> Result<()> {
 /// The configuration `index build` pins: the given parameters, defaults for the rest.
 fn build_config(p: &IndexParamArgs, threshold: Option<f64>) -> Result<Config> {
     let d = Config::builder().build()?;
+    let measure = p.measure.unwrap_or_default();
+    if measure == Measure::Containment && p.bands.is_some() {
+        usage!("--bands/--rows do not apply to --measure containment: its rows per band are chosen for each pair of sizes");
+    }
     let shingler = d.shingler();
     Ok(Config::builder()
         .shingle(p.shingle.unwrap_or(shingler.kind()))
@@ -51,7 +55,23 @@ fn build_config(p: &IndexParamArgs, threshold: Option<f64>) -> Result<Config> {
         .bands(p.bands)
         .rows(p.rows)
         .multiset(p.multiset)
+        .measure(measure)
         .build()?)
+}
+
+/// The pinned search: the band plan and threshold, or the containment tables.
+fn plan_words(p: &Params) -> String {
+    if p.measure == Measure::Containment.name() {
+        format!(
+            "containment tables of 1, 2, 4 and 8 rows ({} bands), containment threshold {}",
+            p.bands, p.threshold
+        )
+    } else {
+        format!(
+            "{} bands x {} rows, threshold {}",
+            p.bands, p.rows, p.threshold
+        )
+    }
 }
 
 /// Refuses parameters given to `add` or `query` that differ from the index's.
@@ -88,6 +108,9 @@ fn check_given(
     }
     if p.multiset {
         asked.multiset = true;
+    }
+    if let Some(m) = p.measure {
+        asked.measure = m.name().to_string();
     }
     let differences = have.differences(&asked);
     if !differences.is_empty() {
@@ -181,13 +204,13 @@ fn build(a: &IndexInputArgs) -> Result<()> {
     if !a.runtime.quiet {
         let p = writer.searcher().params().clone();
         to_stderr(&format!(
-            "indexed {} documents into {} in {}{}\n{}\nparameters: {} shingles, {} normalization, {} x {} bands of {} {} permutations, seed {}, threshold {}\n",
+            "indexed {} documents into {} in {}{}\n{}\nparameters: {} shingles, {} normalization, {} {} permutations, seed {}, {}\n",
             thousands(report.added as u64),
             a.at.index.display(),
             secs(start.elapsed()),
             skipped_note(&docs, report.empty.len() as u64),
             size_line(writer.searcher()),
-            p.shingle, p.normalization, p.bands, p.rows, p.num_perm, p.sketch, p.seed, p.threshold
+            p.shingle, p.normalization, p.num_perm, p.sketch, p.seed, plan_words(&p)
         ));
         if report.replaced > 0 {
             to_stderr(&format!(
@@ -373,7 +396,7 @@ fn stats(a: &IndexStatsArgs) -> Result<()> {
              shingle sets     {} distinct (copies in a segment share one)\n\
              size on disk     {} bytes: {:.0} per document, of which shingle sets {} bytes; {:.0} per document beyond them\n\
              commit           {}, format {}\n\
-             parameters       {} shingles, {} normalization, max {} shingles, {} {} permutations, seed {}, {} bands x {} rows, threshold {}\n",
+             parameters       {} shingles, {} normalization, max {} shingles, {} {} permutations, seed {}, {}\n",
             thousands(s.documents),
             thousands(s.deleted),
             s.segments,
@@ -390,9 +413,7 @@ fn stats(a: &IndexStatsArgs) -> Result<()> {
             p.num_perm,
             p.sketch,
             p.seed,
-            p.bands,
-            p.rows,
-            p.threshold
+            plan_words(p)
         )
     };
     std::io::stdout().write_all(text.as_bytes())?;

@@ -529,6 +529,109 @@ fn multiset_counts_repeated_shingles_in_every_command() {
 }
 
 #[test]
+fn an_index_built_for_containment_answers_fragments_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("pages.jsonl");
+    let brief =
+        "Markets closed higher on Friday after a quiet week of trading in London and Frankfurt.";
+    std::fs::write(
+        &pages,
+        format!(
+            "{{\"id\":\"digest\",\"text\":\"Weather: rain all weekend, clearing on Monday. {brief} Sport: the cup final ends in a draw.\"}}\n\
+             {{\"id\":\"bakery\",\"text\":\"A new bakery opens on the high street, selling sourdough every morning.\"}}\n"
+        ),
+    )
+    .unwrap();
+    let queries = dir.path().join("queries.jsonl");
+    std::fs::write(
+        &queries,
+        format!(
+            "{{\"id\":\"q-brief\",\"text\":\"{brief}\"}}\n\
+             {{\"id\":\"q-long\",\"text\":\"Today: a new bakery opens on the high street, selling sourdough every morning. And more news.\"}}\n"
+        ),
+    )
+    .unwrap();
+    let index = dir.path().join("index");
+    let (ix, p, q) = (
+        index.to_str().unwrap(),
+        pages.to_str().unwrap(),
+        queries.to_str().unwrap(),
+    );
+    let o = neardup(&[
+        "index",
+        "build",
+        ix,
+        p,
+        "--measure",
+        "containment",
+        "-t",
+        "0.8",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "containment tables of 1, 2, 4 and 8 rows (240 bands), containment threshold 0.8"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let answers = json_lines(&ok(&[
+        "index",
+        "query",
+        ix,
+        q,
+        "-q",
+        "--measure",
+        "containment",
+    ]));
+    let first = |i: usize| answers[i]["neighbours"][0].clone();
+    // The brief is inside the digest, whole; the bakery page is inside the longer query.
+    assert_eq!(
+        (
+            first(0)["id"].clone(),
+            first(0)["inside"].clone(),
+            first(0)["containment"].clone()
+        ),
+        (
+            Value::from("digest"),
+            Value::from("query"),
+            Value::from(1.0)
+        )
+    );
+    assert!(first(0)["jaccard"].as_f64().unwrap() < 0.6, "{answers:?}");
+    assert_eq!(
+        (first(1)["id"].clone(), first(1)["inside"].clone()),
+        (Value::from("bakery"), Value::from("document"))
+    );
+    assert!(first(1)["containment"].as_f64().unwrap() >= 0.8);
+    assert!(ok(&["index", "stats", ix]).contains("containment threshold 0.8"));
+    refused(
+        &["index", "query", ix, q, "--measure", "jaccard", "-q"],
+        &["measure: the index has containment, asked for jaccard"],
+    );
+    refused(
+        &["index", "add", ix, q, "--dedup", "-q"],
+        &["does not apply to a containment index"],
+    );
+    let other = dir.path().join("other");
+    refused(
+        &[
+            "index",
+            "build",
+            other.to_str().unwrap(),
+            p,
+            "--measure",
+            "containment",
+            "--bands",
+            "16",
+            "--rows",
+            "8",
+        ],
+        &["--bands/--rows do not apply to --measure containment"],
+    );
+}
+
+#[test]
 fn simhash_finds_pairs_within_the_distance_in_every_command() {
     let case =
         "Two bedroom apartment near the central station, balcony, bright kitchen, available from";

@@ -71,6 +71,10 @@ pub enum Error {
     /// More documents in one segment than its 32-bit numbering holds.
     #[error("{0} documents in one batch: at most {max} per segment", max = u32::MAX)]
     TooManyDocuments(usize),
+    /// Something a containment index does not do: it has no one band plan, and keeping
+    /// only documents that are not inside others is not what it is for.
+    #[error("{0} does not apply to a containment index (--measure containment)")]
+    NotForContainment(&'static str),
     /// The core refused the parameters.
     #[error(transparent)]
     Core(#[from] neardup::Error),

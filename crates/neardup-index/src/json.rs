@@ -1,6 +1,7 @@
 //! Answers as JSON, one shape for every front end (the CLI's lines, the server's bodies):
 //! a [`Neighbour`] is `{"id", "jaccard"}` (plus `"estimate"` and `"truncated": true` for a
-//! document longer than the shingle cap), an [`OutcomeJson`] what `add_unique` did.
+//! document longer than the shingle cap; `"containment"` and `"inside"` (`"query"` or
+//! `"document"`) in a containment index), an [`OutcomeJson`] what `add_unique` did.
 
 use neardup::Similarity;
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -30,6 +31,10 @@ impl Serialize for Neighbour<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("id", self.id)?;
+        if let Some(c) = &self.containment {
+            map.serialize_entry("containment", &round(Some(c.value)))?;
+            map.serialize_entry("inside", c.inside.name())?;
+        }
         similarity_fields(&mut map, &self.similarity)?;
         map.end()
     }
@@ -111,6 +116,7 @@ impl Serialize for StatsJson<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::searcher::{Containment, Inside};
 
     #[test]
     fn the_shapes_of_answers() {
@@ -123,6 +129,7 @@ mod tests {
         let n = Neighbour {
             id: "a",
             similarity: sim,
+            containment: None,
         };
         assert_eq!(
             serde_json::to_string(&n).unwrap(),
@@ -136,10 +143,23 @@ mod tests {
                 truncated: true,
                 hamming: None,
             },
+            containment: None,
         };
         assert_eq!(
             serde_json::to_string(&long).unwrap(),
             r#"{"id":"b","jaccard":null,"estimate":0.9,"truncated":true}"#
+        );
+        let inside = Neighbour {
+            id: "c",
+            similarity: sim,
+            containment: Some(Containment {
+                value: 0.987_654_321,
+                inside: Inside::Document,
+            }),
+        };
+        assert_eq!(
+            serde_json::to_string(&inside).unwrap(),
+            r#"{"id":"c","containment":0.987654,"inside":"document","jaccard":0.123457}"#
         );
         let json = |o: &Outcome| {
             serde_json::to_string(&OutcomeJson {

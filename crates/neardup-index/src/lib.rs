@@ -15,6 +15,10 @@
 //! process, and a reader sees the last committed state, never a partial one. Segments of
 //! a similar size are merged as they pile up; [`IndexWriter::compact`] merges them all.
 //!
+//! An index created with a containment configuration (`Measure::Containment`) keeps the
+//! LSH Ensemble-style tables instead of one band plan, and answers the documents a query
+//! is inside of and those inside it ([`Neighbour::containment`]), each verified exactly.
+//!
 //! ```
 //! use neardup_index::{check, IndexWriter, Query, Searcher};
 //!
@@ -58,7 +62,7 @@ pub use error::{Error, Result};
 pub use json::{OutcomeJson, StatsJson};
 pub use manifest::{FORMAT_VERSION, OLDEST_FORMAT};
 pub use params::Params;
-pub use searcher::{IndexStats, Neighbour, Query, Searcher};
+pub use searcher::{Containment, IndexStats, Inside, Neighbour, Query, Searcher};
 pub use writer::{AddReport, IndexWriter, Outcome, RemoveReport};
 
 #[cfg(not(target_endian = "little"))]

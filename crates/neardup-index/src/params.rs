@@ -2,7 +2,7 @@
 //! and band keys. They are written into the manifest when the index is created, and every
 //! later open is checked against them.
 
-use neardup::{Config, Normalization, ShingleKind, SketchKind, Verification};
+use neardup::{Config, Measure, Normalization, ShingleKind, SketchKind, Verification};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -25,20 +25,31 @@ pub struct Params {
     /// The similarity threshold the band plan was chosen for: queries may ask for more,
     /// never less.
     pub threshold: f64,
-    /// Bands of the plan.
+    /// Bands of the plan; in a containment index, of all its tables (one per row count).
     pub bands: usize,
-    /// Rows per band.
+    /// Rows per band; 0 in a containment index, whose rows depend on the sizes compared.
     pub rows: usize,
     /// Repeated shingles counted (weighted Jaccard); absent in indexes made before it
     /// existed, which counted none.
     #[serde(default)]
     pub multiset: bool,
+    /// What the threshold is of, by name: `jaccard`, or `containment` (documents inside
+    /// others, looked up by the LSH Ensemble-style tables); absent in indexes made before
+    /// it existed, which were all Jaccard.
+    #[serde(default = "jaccard")]
+    pub measure: String,
+}
+
+fn jaccard() -> String {
+    Measure::Jaccard.name().to_string()
 }
 
 impl Params {
     /// The parameters of a configuration.
     pub fn of(config: &Config) -> Params {
         let shingler = config.shingler();
+        let containment = config.measure() == Measure::Containment;
+        let ensemble = neardup::EnsemblePlan::new(config.threshold(), config.num_perm());
         Params {
             shingle: shingler.kind().to_string(),
             normalization: shingler.normalization_level().name().to_string(),
@@ -47,9 +58,14 @@ impl Params {
             sketch: config.sketch().name().to_string(),
             seed: config.seed(),
             threshold: config.threshold(),
-            bands: config.plan().bands(),
-            rows: config.plan().rows(),
+            bands: if containment {
+                ensemble.table_bands()
+            } else {
+                config.plan().bands()
+            },
+            rows: if containment { 0 } else { config.plan().rows() },
             multiset: shingler.is_multiset(),
+            measure: config.measure().name().to_string(),
         }
     }
 
@@ -59,6 +75,12 @@ impl Params {
         let shingle: ShingleKind = self.shingle.parse()?;
         let normalization: Normalization = self.normalization.parse()?;
         let sketch: SketchKind = self.sketch.parse()?;
+        let measure: Measure = self.measure.parse()?;
+        // A containment index chooses its rows per pair of sizes: no one band plan.
+        let (bands, rows) = match measure {
+            Measure::Jaccard => (Some(self.bands), Some(self.rows)),
+            Measure::Containment => (None, None),
+        };
         Ok(Config::builder()
             .shingle(shingle)
             .normalization(normalization)
@@ -67,8 +89,9 @@ impl Params {
             .sketch(sketch)
             .seed(self.seed)
             .threshold(self.threshold)
-            .bands(Some(self.bands))
-            .rows(Some(self.rows))
+            .bands(bands)
+            .rows(rows)
+            .measure(measure)
             .verification(Verification::Exact)
             .neighbours(false)
             .multiset(self.multiset)
@@ -111,6 +134,7 @@ impl Params {
             format!("{} x {}", self.bands, self.rows),
             format!("{} x {}", asked.bands, asked.rows),
         );
+        differ("measure", self.measure.clone(), asked.measure.clone());
         differ(
             "multiset",
             self.multiset.to_string(),
@@ -139,6 +163,30 @@ mod tests {
         assert!(params.multiset);
         assert_eq!(Params::of(&params.config().unwrap()), params);
         assert!(params.differences(&params).is_empty());
+    }
+
+    #[test]
+    fn a_containment_index_pins_its_tables_and_no_rows() {
+        let config = Config::builder()
+            .measure(Measure::Containment)
+            .threshold(0.8)
+            .build()
+            .unwrap();
+        let params = Params::of(&config);
+        assert_eq!(params.measure, "containment");
+        assert_eq!((params.bands, params.rows), (128 + 64 + 32 + 16, 0));
+        let back = params.config().unwrap();
+        assert_eq!(back.measure(), Measure::Containment);
+        assert_eq!(Params::of(&back), params);
+        // A manifest written before the measure existed reads as Jaccard.
+        let mut json =
+            serde_json::to_value(Params::of(&Config::builder().build().unwrap())).unwrap();
+        json.as_object_mut().unwrap().remove("measure");
+        let old: Params = serde_json::from_value(json).unwrap();
+        assert_eq!(old.measure, "jaccard");
+        assert!(old
+            .differences(&params)
+            .contains(&"measure: the index has jaccard, asked for containment".to_string()));
     }
 
     #[test]

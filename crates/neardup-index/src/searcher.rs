@@ -3,10 +3,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use neardup::{meets_threshold, Config, DocSet, DocSketch, Pipeline, Similarity};
+use neardup::{
+    contained, is_smaller, meets_threshold, Config, DocSet, DocSketch, EnsemblePlan, Measure,
+    Pipeline, Similarity, MAX_ONE_ROW_BUCKET,
+};
 
 use crate::error::{Error, Result};
 use crate::params::Params;
+use crate::segment::Segment;
 use crate::state::State;
 
 /// What a query asks for beyond the document: a threshold at or above the index's, and
@@ -46,13 +50,48 @@ pub struct Neighbour<'a> {
     /// How similar: the exact Jaccard of the shingle sets, or, when either document was
     /// longer than the shingle cap, the estimate of the whole documents' sketches.
     pub similarity: Similarity,
+    /// In a containment index: which of the two is inside the other, and how much of it.
+    pub containment: Option<Containment>,
 }
 
 impl Neighbour<'_> {
-    /// The similarity the neighbour was judged on (Jaccard, else the estimate).
+    /// The similarity the neighbour was judged on: the containment in a containment
+    /// index, else Jaccard, else the estimate.
     pub fn score(&self) -> f64 {
-        self.similarity.value().unwrap_or(0.0)
+        match self.containment {
+            Some(c) => c.value,
+            None => self.similarity.value().unwrap_or(0.0),
+        }
     }
+}
+
+/// Which document of a containment answer is inside the other: the smaller one (on equal
+/// sizes, the query).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inside {
+    /// The query is inside the indexed document.
+    Query,
+    /// The indexed document is inside the query.
+    Document,
+}
+
+impl Inside {
+    /// `query` or `document`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Inside::Query => "query",
+            Inside::Document => "document",
+        }
+    }
+}
+
+/// How much of the smaller document of a containment answer lies in the larger.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Containment {
+    /// |A ∩ B| / |A|, A the smaller shingle set.
+    pub value: f64,
+    /// Which one A is.
+    pub inside: Inside,
 }
 
 /// An indexed document that matched: where it is and how similar.
@@ -62,6 +101,7 @@ pub(crate) struct Hit {
     pub entry: u32,
     pub doc: u32,
     pub similarity: Similarity,
+    pub containment: Option<Containment>,
 }
 
 /// Buckets at least this large are compared with those already walked (see
@@ -80,6 +120,18 @@ pub(crate) struct Probe<'a> {
     pub sketch: &'a DocSketch,
 }
 
+/// The keys an index looks a document up by: its band keys in each of its families, or in
+/// a containment index the tables of every row count (one family).
+pub(crate) fn index_keys(pipeline: &Pipeline, doc: &DocSet) -> DocSketch {
+    match pipeline.config().measure() {
+        // The configuration refuses containment with SimHash, the one sketch without keys.
+        Measure::Containment => pipeline
+            .ensemble_keys(doc)
+            .unwrap_or_else(|_| pipeline.sketch_doc_keys(doc)),
+        Measure::Jaccard => pipeline.sketch_doc_keys(doc),
+    }
+}
+
 /// The families a sketch is in, one bit each.
 pub(crate) fn family_mask(sketch: &DocSketch) -> u8 {
     sketch
@@ -92,6 +144,33 @@ pub(crate) fn family_mask(sketch: &DocSketch) -> u8 {
 pub(crate) fn shared_family(a: u8, b: u8) -> Option<usize> {
     let both = a & b;
     (both != 0).then(|| 7 - both.leading_zeros() as usize)
+}
+
+/// The entries `walk` offers to `first(segment, entry)`, each kept once, in the order
+/// first offered. One bit per stored entry is set while the walk runs (then cleared): an
+/// entry met in many of a query's buckets (a near-copy is in most of them) is taken once
+/// without sorting repeats, and a query allocates nothing.
+fn each_once(state: &State, walk: impl FnOnce(&mut dyn FnMut(usize, u32))) -> Vec<(usize, u32)> {
+    let mut out: Vec<(usize, u32)> = Vec::new();
+    SEEN.with_borrow_mut(|seen| {
+        let (base, total) = (&state.first_entry, state.entries);
+        if seen.len() < total.div_ceil(64) {
+            seen.resize(total.div_ceil(64), 0);
+        }
+        walk(&mut |s, e| {
+            let g = base[s] + e as usize;
+            let (word, bit) = (g / 64, 1u64 << (g % 64));
+            if seen[word] & bit == 0 {
+                seen[word] |= bit;
+                out.push((s, e));
+            }
+        });
+        for &(s, e) in &out {
+            let g = base[s] + e as usize;
+            seen[g / 64] &= !(1u64 << (g % 64));
+        }
+    });
+    out
 }
 
 /// One committed state of an index, ready for queries. Cloning is cheap and every clone
@@ -112,6 +191,8 @@ pub(crate) fn shared_family(a: u8, b: u8) -> Option<usize> {
 pub struct Searcher {
     pub(crate) pipeline: Arc<Pipeline>,
     pub(crate) state: Arc<State>,
+    /// The tables' plan, in a containment index.
+    ensemble: Option<EnsemblePlan>,
 }
 
 impl std::fmt::Debug for Searcher {
@@ -129,9 +210,12 @@ impl Searcher {
     pub fn open(dir: impl AsRef<Path>) -> Result<Searcher> {
         let state = State::load(dir.as_ref(), None)?;
         let pipeline = Pipeline::new(state.manifest.params.config()?)?;
+        let ensemble =
+            (pipeline.config().measure() == Measure::Containment).then(|| pipeline.ensemble_plan());
         Ok(Searcher {
             pipeline: Arc::new(pipeline),
             state: Arc::new(state),
+            ensemble,
         })
     }
 
@@ -146,10 +230,16 @@ impl Searcher {
     /// The last committed state, reusing this one's open segments.
     pub fn reload(&self) -> Result<Searcher> {
         let state = State::load(&self.state.dir, Some(&self.state))?;
-        Ok(Searcher {
+        Ok(self.with_state(state))
+    }
+
+    /// This searcher over another state of the same index.
+    pub(crate) fn with_state(&self, state: State) -> Searcher {
+        Searcher {
             pipeline: Arc::clone(&self.pipeline),
             state: Arc::new(state),
-        })
+            ensemble: self.ensemble,
+        }
     }
 
     /// The parameters the index is pinned to.
@@ -193,7 +283,15 @@ impl Searcher {
         })
     }
 
-    /// The indexed documents similar to `text`, most similar first (ties by id).
+    /// True for an index built with `--measure containment`: its answers are documents
+    /// inside the query or holding it ([`Neighbour::containment`]).
+    pub fn is_containment(&self) -> bool {
+        self.ensemble.is_some()
+    }
+
+    /// The indexed documents similar to `text`, most similar first (ties by id). In a
+    /// containment index: the indexed documents the query is inside of at the threshold,
+    /// and those inside it, most contained first.
     pub fn query(&self, text: &str, query: &Query) -> Result<Vec<Neighbour<'_>>> {
         self.query_doc(&self.pipeline.shingle_doc(text), query)
     }
@@ -201,7 +299,7 @@ impl Searcher {
     /// The same for a document already shingled by [`Searcher::pipeline`].
     pub fn query_doc(&self, doc: &DocSet, query: &Query) -> Result<Vec<Neighbour<'_>>> {
         let threshold = self.query_threshold(query)?;
-        let sketch = self.pipeline.sketch_doc(doc);
+        let sketch = index_keys(&self.pipeline, doc);
         let probe = Probe {
             set: doc.set(),
             whole: doc.whole_signature(),
@@ -218,7 +316,7 @@ impl Searcher {
         let Some(doc) = self.stored(id) else {
             return Ok(None);
         };
-        let sketch = self.pipeline.sketch_doc_keys(&doc);
+        let sketch = index_keys(&self.pipeline, &doc);
         let probe = Probe {
             set: doc.set(),
             whole: doc.whole_signature(),
@@ -254,6 +352,7 @@ impl Searcher {
         Neighbour {
             id: self.state.segments[hit.segment].id(hit.doc),
             similarity: hit.similarity,
+            containment: hit.containment,
         }
     }
 
@@ -271,30 +370,28 @@ impl Searcher {
         let excluded = exclude.and_then(|id| state.find(id));
         let live = |s: usize, d: u32| !state.deletes[s].contains(d) && excluded != Some((s, d));
         let mut hits: Vec<(u64, Hit)> = Vec::new();
-        for (s, e) in self.candidates(probe.sketch) {
+        let candidates = match &self.ensemble {
+            Some(plan) => self.ensemble_candidates(probe, plan),
+            None => self.candidates(probe.sketch),
+        };
+        for (s, e) in candidates {
             let seg = &state.segments[s];
             // An entry whose documents are all deleted is not worth verifying.
             if !seg.members(e).any(|d| live(s, d)) {
                 continue;
             }
             // One verification answers for every copy in the entry.
-            let Some(similarity) = self
-                .pipeline
-                .verify_sets((probe.set, probe.whole), (seg.set(e), seg.whole(e)))
-                .passed()
-            else {
+            let Some((similarity, containment)) = self.judge(probe, seg, e, threshold) else {
                 continue;
             };
-            let score = similarity.value().unwrap_or(0.0);
-            if !meets_threshold(score, threshold) {
-                continue;
-            }
+            let score = containment.map_or(similarity.value().unwrap_or(0.0), |c| c.value);
             hits.extend(seg.members(e).filter(|&d| live(s, d)).map(|doc| {
                 let hit = Hit {
                     segment: s,
                     entry: e,
                     doc,
                     similarity,
+                    containment,
                 };
                 (!score.to_bits(), hit)
             }));
@@ -322,20 +419,50 @@ impl Searcher {
         hits.into_iter().map(|(_, h)| h).collect()
     }
 
+    /// The verdict on one entry at `threshold`: its similarity, and in a containment index
+    /// which of the two is inside the other; `None` if it falls short.
+    fn judge(
+        &self,
+        probe: &Probe<'_>,
+        seg: &Segment,
+        e: u32,
+        threshold: f64,
+    ) -> Option<(Similarity, Option<Containment>)> {
+        if self.ensemble.is_none() {
+            let similarity = self
+                .pipeline
+                .verify_sets((probe.set, probe.whole), (seg.set(e), seg.whole(e)))
+                .passed()?;
+            let score = similarity.value().unwrap_or(0.0);
+            return meets_threshold(score, threshold).then_some((similarity, None));
+        }
+        // Compared on the shingles kept (the first --max-shingles of a longer document).
+        let (query, doc) = (probe.set, seg.set(e));
+        let (found, inside) = if is_smaller(query.len(), 0, doc.len(), 1) {
+            (contained((0, query), (1, doc), threshold)?, Inside::Query)
+        } else {
+            (
+                contained((1, doc), (0, query), threshold)?,
+                Inside::Document,
+            )
+        };
+        let similarity = Similarity {
+            jaccard: Some(found.jaccard),
+            ..Similarity::default()
+        };
+        let containment = Containment {
+            value: found.containment,
+            inside,
+        };
+        Some((similarity, Some(containment)))
+    }
+
     /// The entries that share a bucket with the sketch in the family they are compared
     /// in, each once, as (segment, entry).
     fn candidates(&self, sketch: &DocSketch) -> Vec<(usize, u32)> {
         let state = &*self.state;
         let mask = family_mask(sketch);
-        let mut out: Vec<(usize, u32)> = Vec::new();
-        SEEN.with_borrow_mut(|seen| {
-            // One bit per stored entry, set while this query runs: an entry in many of the
-            // query's buckets (a near-copy is in most of them) is taken once, without
-            // sorting repeats.
-            let (base, total) = (&state.first_entry, state.entries);
-            if seen.len() < total.div_ceil(64) {
-                seen.resize(total.div_ceil(64), 0);
-            }
+        each_once(state, |first| {
             for part in sketch.families() {
                 let f = part.family();
                 // Entries of near-identical sets (one template, many fillings) fill the
@@ -353,30 +480,48 @@ impl Searcher {
                             walked.push((s, bucket));
                         }
                         for &e in bucket {
-                            if e >= seg.entries() {
-                                continue; // damaged; `check` says where
+                            // Not a candidate in this family if it is compared in a later
+                            // one.
+                            if e < seg.entries() && shared_family(mask, seg.mask(e)) == Some(f) {
+                                first(s, e);
                             }
-                            let g = base[s] + e as usize;
-                            let (word, bit) = (g / 64, 1u64 << (g % 64));
-                            if seen[word] & bit != 0 {
-                                continue;
-                            }
-                            if shared_family(mask, seg.mask(e)) == Some(f) {
-                                seen[word] |= bit;
-                                out.push((s, e));
-                            }
-                            // Otherwise not a candidate in this family; it may be in a
-                            // later one.
                         }
                     }
                 }
             }
-            for &(s, e) in &out {
-                let g = base[s] + e as usize;
-                seen[g / 64] &= !(1u64 << (g % 64));
+        })
+    }
+
+    /// The entries a containment query meets in the table of the rows its pair of sizes
+    /// is looked for with ([`EnsemblePlan::rows`], the smaller size against the larger's
+    /// partition), each once, as (segment, entry). One-row buckets of a segment holding
+    /// more than [`MAX_ONE_ROW_BUCKET`] entries are passed over, as the batch search does.
+    fn ensemble_candidates(&self, probe: &Probe<'_>, plan: &EnsemblePlan) -> Vec<(usize, u32)> {
+        let state = &*self.state;
+        let Some(keys) = probe.sketch.band_keys(0) else {
+            return Vec::new(); // an empty document
+        };
+        let a = probe.set.len();
+        each_once(state, |first| {
+            for (band, &key) in keys.iter().enumerate() {
+                let Some(rows) = plan.table_of(band) else {
+                    break;
+                };
+                for (s, seg) in state.segments.iter().enumerate() {
+                    let bucket = seg.bucket(0, band, key);
+                    if rows == 1 && bucket.len() > MAX_ONE_ROW_BUCKET {
+                        continue;
+                    }
+                    for &e in bucket.iter().filter(|&&e| e < seg.entries()) {
+                        let b = seg.set(e).len();
+                        let (small, large) = (a.min(b), a.max(b));
+                        if plan.rows(small, EnsemblePlan::partition(large)) == rows {
+                            first(s, e);
+                        }
+                    }
+                }
             }
-        });
-        out
+        })
     }
 
     /// Counts and sizes.

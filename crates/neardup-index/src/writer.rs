@@ -17,7 +17,7 @@ use crate::files::{
 use crate::manifest::{Manifest, SegmentMeta};
 use crate::parallel;
 use crate::params::Params;
-use crate::searcher::{check_params, family_mask, shared_family, Probe, Searcher};
+use crate::searcher::{check_params, family_mask, index_keys, shared_family, Probe, Searcher};
 use crate::segment::{SegmentData, MAX_ARENA};
 use crate::state::State;
 
@@ -89,7 +89,7 @@ impl Prepared {
     fn new(pipeline: &Pipeline, id: &str, text: &str) -> Prepared {
         let doc = pipeline.shingle_doc(text);
         // Verification is exact: the band keys are all the index needs of the sketch.
-        let sketch = pipeline.sketch_doc_keys(&doc);
+        let sketch = index_keys(pipeline, &doc);
         Prepared {
             id: id.to_string(),
             doc,
@@ -166,7 +166,12 @@ impl IndexWriter {
         }
         let params = Params::of(config);
         let pipeline = Pipeline::new(params.config()?)?;
-        let mut manifest = Manifest::new(params, pipeline.families());
+        // A containment index keeps its tables as one family.
+        let families = match config.measure() {
+            neardup::Measure::Jaccard => pipeline.families(),
+            neardup::Measure::Containment => 1,
+        };
+        let mut manifest = Manifest::new(params, families);
         manifest.write(dir)?;
         sync_dir(dir)?;
         IndexWriter::with_lock(dir, lock)
@@ -251,6 +256,11 @@ impl IndexWriter {
         T: AsRef<str> + Sync,
     {
         self.usable()?;
+        if self.current.is_containment() {
+            return Err(Error::NotForContainment(
+                "adding only the documents that are new",
+            ));
+        }
         let prepared = self.prepare(docs);
         let searcher = &self.current;
         let threshold = searcher.params().threshold;
@@ -489,10 +499,7 @@ impl IndexWriter {
         });
         match moved {
             Ok(state) => {
-                self.current = Searcher {
-                    pipeline: Arc::clone(&self.current.pipeline),
-                    state: Arc::new(state),
-                };
+                self.current = self.current.with_state(state);
                 Ok(())
             }
             Err(e) => {

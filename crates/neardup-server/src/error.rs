@@ -115,6 +115,7 @@ impl ApiError {
             E::ThresholdBelowIndex { .. } | E::InvalidThreshold(_) => {
                 ApiError::bad_request(e.to_string()).field("threshold")
             }
+            E::NotForContainment(_) => ApiError::bad_request(e.to_string()),
             other => {
                 tracing::error!(error = %other, "index error");
                 ApiError::new(

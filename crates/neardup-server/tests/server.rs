@@ -21,13 +21,18 @@ struct Running {
 
 impl Running {
     fn start(config: ServerConfig) -> Running {
-        let dir = tempfile::tempdir().unwrap();
         let index_config = neardup::Config::builder()
             .threshold(0.7)
             .seed(3)
             .build()
             .unwrap();
-        drop(IndexWriter::create(dir.path(), &index_config).unwrap());
+        Running::over(config, &index_config)
+    }
+
+    /// A server over a new index pinned to `index_config`.
+    fn over(config: ServerConfig, index_config: &neardup::Config) -> Running {
+        let dir = tempfile::tempdir().unwrap();
+        drop(IndexWriter::create(dir.path(), index_config).unwrap());
         let server = Server::open(dir.path(), config).unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -222,6 +227,51 @@ fn add_query_get_and_remove() {
         text.contains("neardup_http_request_duration_seconds_bucket"),
         "{text}"
     );
+}
+
+#[test]
+fn a_containment_index_answers_which_document_is_inside_which() {
+    let index_config = neardup::Config::builder()
+        .measure(neardup::Measure::Containment)
+        .threshold(0.8)
+        .build()
+        .unwrap();
+    let s = Running::over(ServerConfig::default(), &index_config);
+    let digest = format!("Weather: rain all weekend, clearing on Monday. {BIKE}. Sport: the cup final ends in a draw.");
+    let (status, body) = s.post(
+        "/v1/documents",
+        &json!([{"id": "digest", "text": digest}, {"id": "chairs", "text": CHAIRS}]),
+        None,
+    );
+    assert_eq!((status, body["added"].clone()), (200, json!(2)), "{body}");
+    let (status, body) = s.post("/v1/query", &json!({"texts": [BIKE, digest]}), None);
+    assert_eq!(status, 200, "{body}");
+    // The listing is inside the digest, whole; its Jaccard with it is low.
+    let n = &body["results"][0]["neighbours"];
+    assert_eq!(ids(&body["results"][0]), ["digest"]);
+    assert_eq!(
+        (n[0]["containment"].clone(), n[0]["inside"].clone()),
+        (json!(1.0), json!("query"))
+    );
+    assert!(n[0]["jaccard"].as_f64().unwrap() < 0.6, "{n}");
+    // The digest is itself, whole: both are the same size, so the query is "inside".
+    assert_eq!(ids(&body["results"][1]), ["digest"]);
+    // Keeping only new documents is not what a containment index does: a 400 naming it.
+    let (status, body) = s.post(
+        "/v1/documents?dedup=true",
+        &json!([{"id": "x", "text": BIKE}]),
+        None,
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("containment index"),
+        "{body}"
+    );
+    let (_, stats) = s.get("/v1/stats", None);
+    assert_eq!(stats["parameters"]["measure"], "containment");
 }
 
 #[test]

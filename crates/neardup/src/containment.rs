@@ -367,6 +367,27 @@ impl EnsemblePlan {
         self.num_perm
     }
 
+    /// The row counts of the plan's tables, fewest first: those of [`ENSEMBLE_ROWS`]
+    /// that fit in K.
+    pub fn tables(&self) -> impl Iterator<Item = usize> {
+        let k = self.num_perm;
+        ENSEMBLE_ROWS.into_iter().filter(move |&r| r <= k)
+    }
+
+    /// The bands of every table back to back: Σ K / r over [`EnsemblePlan::tables`].
+    pub fn table_bands(&self) -> usize {
+        self.tables().map(|r| self.num_perm / r).sum()
+    }
+
+    /// The rows of band `band` of that sequence (`None` past its end).
+    pub fn table_of(&self, band: usize) -> Option<usize> {
+        let mut start = 0;
+        self.tables().find(|&r| {
+            start += self.num_perm / r;
+            band < start
+        })
+    }
+
     /// The containment threshold t.
     pub fn threshold(&self) -> f64 {
         self.threshold
@@ -423,6 +444,23 @@ mod tests {
             s.dedup();
         }
         sets
+    }
+
+    #[test]
+    fn tables_lie_back_to_back() {
+        let plan = EnsemblePlan::new(0.8, 128);
+        assert_eq!(plan.tables().collect::<Vec<_>>(), [1, 2, 4, 8]);
+        assert_eq!(plan.table_bands(), 128 + 64 + 32 + 16);
+        assert_eq!(plan.table_of(0), Some(1));
+        assert_eq!(plan.table_of(127), Some(1));
+        assert_eq!(plan.table_of(128), Some(2));
+        assert_eq!(plan.table_of(192), Some(4));
+        assert_eq!(plan.table_of(239), Some(8));
+        assert_eq!(plan.table_of(240), None);
+        // Rows past K have no table.
+        let short = EnsemblePlan::new(0.8, 3);
+        assert_eq!(short.tables().collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(short.table_bands(), 3 + 1);
     }
 
     #[test]

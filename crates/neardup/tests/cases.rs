@@ -20,7 +20,8 @@
 //! pairs = [[0, 1]]            # every pair (a < b) with Jaccard ≥ threshold
 //! clusters = [[0, 1]]         # kept document first, then its duplicates in input order
 //!
-//! [containment]               # optional: what `--measure containment` finds
+//! [containment]               # optional: what `--measure containment` finds (exact join,
+//!                             # ensemble search, containment index alike)
 //! pairs = [[1, 0]]            # (a, b): a, the smaller, contained in b at ≥ threshold
 //!
 //! [simhash]                   # optional: what `--sketch simhash --hamming K` finds
@@ -221,6 +222,46 @@ fn indexed(pipeline: &Pipeline, texts: &[String]) -> Answer {
     })
 }
 
+/// The containment pairs of a corpus from a containment index of it (two segments, every
+/// document queried), as `(contained, containing)` in the order the batch run gives them.
+fn contained_by_index(pipeline: &Pipeline, texts: &[String]) -> Vec<[u32; 2]> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut writer = IndexWriter::create(dir.path(), pipeline.config()).expect("an index");
+    let docs: Vec<(String, &str)> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i.to_string(), t.as_str()))
+        .collect();
+    let half = docs.len() / 2;
+    writer.add(&docs[..half]).expect("first batch");
+    writer.add(&docs[half..]).expect("second batch");
+    let searcher = writer.searcher();
+    let size = |i: usize| pipeline.shingle_doc(&texts[i]).set().len();
+    let mut pairs = std::collections::BTreeSet::new();
+    for (q, text) in texts.iter().enumerate() {
+        for n in searcher.query(text, &Query::new()).expect("a query") {
+            let d: u32 = n.id.parse().expect("a numeric id");
+            let q = q as u32;
+            let inside = n.containment.expect("a containment answer").inside;
+            let (sq, sd) = (size(q as usize), size(d as usize));
+            if sq != sd {
+                let query_inside = inside == neardup_index::Inside::Query;
+                assert_eq!(
+                    query_inside,
+                    sq < sd,
+                    "query {q}, neighbour {d}: the smaller is inside"
+                );
+            }
+            // The batch run's order: the smaller first, on equal sizes the lower number.
+            let pair = if (sq, q) < (sd, d) { [q, d] } else { [d, q] };
+            if d != q {
+                pairs.insert(pair);
+            }
+        }
+    }
+    pairs.into_iter().collect()
+}
+
 /// The pairs and clusters of a corpus served over HTTP: posted in two batches, every
 /// document queried with `POST /v1/query`.
 fn served(pipeline: &Pipeline, texts: &[String]) -> Answer {
@@ -328,6 +369,11 @@ struct Answer {
 
 impl Case {
     fn config(&self, engine: Engine) -> Config {
+        self.config_with(engine, neardup::Measure::Jaccard)
+    }
+
+    /// The same with what the threshold is of.
+    fn config_with(&self, engine: Engine, measure: neardup::Measure) -> Config {
         let shingle: ShingleKind = self.shingle.parse().expect("shingle");
         let normalize: Normalization = self.normalize.parse().expect("normalize");
         let sketch = match engine {
@@ -347,6 +393,7 @@ impl Case {
             .verification(verification)
             .keep(KeepPolicy::First)
             .multiset(self.multiset)
+            .measure(measure)
             .build()
             .expect("a valid configuration")
     }
@@ -568,7 +615,7 @@ fn simhash_agrees_with_its_cases() {
 
 /// Cases with a `[containment]` table: its pairs are exactly the brute-force pairs (the
 /// smaller contained in the larger at the threshold), and the exact containment join and
-/// the LSH Ensemble-style search both give them.
+/// the LSH Ensemble-style search both give them, and so does a containment index of it.
 #[test]
 fn containment_agrees_with_its_cases() {
     let mut checked = 0;
@@ -602,6 +649,13 @@ fn containment_agrees_with_its_cases() {
         assert_eq!(pairs(exact), want.pairs, "{name} [exact containment]");
         let search = pipeline.containment_pairs(&shingled, &mut Quiet).unwrap().0;
         assert_eq!(pairs(search), want.pairs, "{name} [ensemble]");
+        let index = Pipeline::new(case.config_with(Engine::Exact, neardup::Measure::Containment))
+            .expect("pipeline");
+        assert_eq!(
+            contained_by_index(&index, &case.docs),
+            want.pairs,
+            "{name} [containment index]"
+        );
         checked += 1;
     }
     assert!(checked >= 1, "no case has a [containment] table");

@@ -10,13 +10,12 @@ use crate::containment::{
     COMMON_TOKEN_SHARE, MAX_ONE_ROW_BUCKET,
 };
 use crate::corpus::Corpus;
+use crate::document::{DocSet, DocSketch, FamilySketch};
 use crate::error::{Error, Result};
-use crate::family::SketchKind;
 use crate::lsh::BandPlan;
 use crate::observer::Observer;
-use crate::oph::OnePermutation;
 use crate::pairs::Groups;
-use crate::sketch::{ClassicMinHash, Sketch};
+use crate::sketch::Sketch;
 use crate::stages::Shingled;
 use crate::stats::{Stage, Stats};
 
@@ -52,6 +51,48 @@ impl Pipeline {
         EnsemblePlan::new(self.config.threshold(), self.config.num_perm())
     }
 
+    /// The sketch the containment search signs every size with: the configured MinHash
+    /// sketch of the largest sizes (one-permutation hashing, or classic), the same
+    /// function for every document so that any two can collide.
+    fn ensemble_sketch(&self) -> Result<&dyn Sketch> {
+        match self.families.last() {
+            Some(family) if self.config.sketch().is_minhash() => Ok(family.sketch.as_ref()),
+            _ => Err(Error::NotForSimHash("containment")),
+        }
+    }
+
+    /// One document's keys in every table of the containment search
+    /// ([`EnsemblePlan::table_bands`]: for each row count, K / r band keys, back to back),
+    /// equal to those the batch search gives the same set unfiltered; none for an empty
+    /// document. They are one family, numbered 0. SimHash is refused.
+    ///
+    /// ```
+    /// use neardup::{Config, Measure, Pipeline};
+    /// let config = Config::builder().measure(Measure::Containment).threshold(0.8).build()?;
+    /// let pipeline = Pipeline::new(config)?;
+    /// let keys = pipeline.ensemble_keys(&pipeline.shingle_doc("a short listing of a bike"))?;
+    /// assert_eq!(keys.band_keys(0).unwrap().len(), pipeline.ensemble_plan().table_bands());
+    /// # Ok::<(), neardup::Error>(())
+    /// ```
+    pub fn ensemble_keys(&self, doc: &DocSet) -> Result<DocSketch> {
+        let sketch = self.ensemble_sketch()?;
+        if doc.set().is_empty() {
+            return Ok(DocSketch::new(Vec::new()));
+        }
+        let plan = self.ensemble_plan();
+        let k = plan.num_perm();
+        let mut sig = vec![0u64; k];
+        sketch.sketch_into(doc.set(), &mut sig);
+        let mut keys = vec![0u64; plan.table_bands()];
+        let mut start = 0;
+        for rows in plan.tables() {
+            let bands = BandPlan::new(k / rows, rows, k).expect("fits the signature");
+            bands.band_keys_into(&sig, &mut keys[start..start + k / rows]);
+            start += k / rows;
+        }
+        Ok(DocSketch::new(vec![FamilySketch::new(0, keys, Vec::new())]))
+    }
+
     /// Every document contained at the threshold in a larger one (|A ∩ B| / |A| ≥ t, A the
     /// smaller), found by an LSH Ensemble-style search and verified exactly, sorted by
     /// `(a, b)`. Identical documents contain each other (the lower number is `a`).
@@ -78,17 +119,7 @@ impl Pipeline {
         shingled: &Shingled,
         observer: &mut dyn Observer,
     ) -> Result<(Vec<Contained>, Stats)> {
-        let sketch: Box<dyn Sketch> = match self.config.sketch() {
-            SketchKind::OnePermutation => Box::new(OnePermutation::new(
-                self.config.num_perm(),
-                self.config.seed(),
-            )?),
-            SketchKind::Classic => Box::new(ClassicMinHash::new(
-                self.config.num_perm(),
-                self.config.seed(),
-            )?),
-            SketchKind::SimHash => return Err(Error::NotForSimHash("containment")),
-        };
+        let sketch = self.ensemble_sketch()?;
         let corpus = &shingled.corpus;
         let mut stats = shingled.stats.clone();
         let plan = self.ensemble_plan();

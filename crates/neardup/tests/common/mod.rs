@@ -26,3 +26,37 @@ pub fn tokens_text(tokens: &[u64]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Long documents of random words, fragments cut from them (a few words replaced),
+/// fragments of no document, copies of fragments, and an empty text.
+pub fn planted_fragments(seed: u64, hosts: usize) -> Vec<String> {
+    let mut rng = Rng::new(seed);
+    let word = |rng: &mut Rng| format!("w{}", rng.below(20_000));
+    let mut texts: Vec<String> = Vec::new();
+    let mut hosted: Vec<Vec<String>> = Vec::new();
+    for _ in 0..hosts {
+        let len = 300 + rng.below(2_500) as usize;
+        let words: Vec<String> = (0..len).map(|_| word(&mut rng)).collect();
+        texts.push(words.join(" "));
+        hosted.push(words);
+    }
+    for (i, host) in hosted.iter().enumerate() {
+        let len = 20 + rng.below(200) as usize;
+        let start = rng.below((host.len() - len) as u64) as usize;
+        let mut frag = host[start..start + len].to_vec();
+        for _ in 0..rng.below(len as u64 / 6 + 1) {
+            let at = rng.below(len as u64) as usize;
+            frag[at] = word(&mut rng);
+        }
+        texts.push(frag.join(" "));
+        if i % 10 == 0 {
+            texts.push(frag.join(" "));
+        }
+        if i % 4 == 0 {
+            let own: Vec<String> = (0..len).map(|_| word(&mut rng)).collect();
+            texts.push(own.join(" "));
+        }
+    }
+    texts.push(String::new());
+    texts
+}
