@@ -221,7 +221,7 @@ fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
     }
     let (sample, seen, _) = read_sample(args)?;
     let shingled = pipeline.shingle(&sample)?;
-    let partitions = EnsemblePlan::partitions_of(set_sizes(shingled.corpus()));
+    let partitions = EnsemblePlan::partitions_of(crate::contain::set_sizes(shingled.corpus()));
     let documents: u64 = partitions.iter().map(|p| p.documents).sum();
     let _ = writeln!(
         out,
@@ -256,14 +256,6 @@ fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
         found.len()
     );
     Ok(out)
-}
-
-/// The set size of every document with shingles: what the containment search partitions.
-pub fn set_sizes(corpus: &neardup::Corpus) -> impl Iterator<Item = usize> + '_ {
-    // A corpus holds at most u32::MAX documents (they are numbered by u32).
-    (0..corpus.len() as u32)
-        .filter(|&d| corpus.has_shingles(d))
-        .map(|d| corpus.set(d).len())
 }
 
 /// Pairs among identical copies: LSH never sees them as candidates, but they are pairs.

@@ -317,7 +317,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             );
             let plan = (!exact).then(|| pipeline.ensemble_plan());
             report(&stats, None, &|data| {
-                let sizes = crate::plan_cmd::set_sizes(shingled.corpus());
+                let sizes = crate::contain::set_sizes(shingled.corpus());
                 report_run::add_containment(data, &pairs, &stats, plan, sizes, &docs)
             })?;
             (stats, line)
