@@ -400,7 +400,7 @@ mod tests {
         data.sample_pairs = vec![PairView {
             a: DocView {
                 id: "<b>brief</b>".into(),
-                text: "<script>alert(1)</script> markets closed higher".into(),
+                text: "<script>alert(1)</script> <img src=x onerror=alert(2)> markets".into(),
             },
             b: DocView {
                 id: "digest".into(),
@@ -478,8 +478,13 @@ mod tests {
 
     #[test]
     fn injected_markup_is_inert() {
-        let data = example::data(1_000, 10);
-        let html = render(&data);
+        let containment = containment_data(Some(EnsemblePlan::new(0.8, 128)));
+        for data in [example::data(1_000, 10), containment] {
+            only_the_reports_own_markup(&render(&data));
+        }
+    }
+
+    fn only_the_reports_own_markup(html: &str) {
         // Only the report's own script element, and only the report's own kinds of tags.
         assert_eq!(html.matches("<script").count(), 1, "{html}");
         assert!(html.contains("&lt;script&gt;") && html.contains("&lt;img src=x"));
