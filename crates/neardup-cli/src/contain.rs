@@ -1,4 +1,5 @@
-//! `--measure containment`: what applies to it, and its pairs as JSON lines or TSV.
+//! `--measure containment`: what applies to it, its pairs as JSON lines or TSV, and the
+//! set sizes its plan partitions (for `plan` and the report).
 
 use std::io::{self, Write};
 
@@ -26,9 +27,6 @@ pub fn refuse(mode: Mode, args: &RunArgs) -> Result<()> {
     // --bands and --no-neighbours are refused with the matching options (`run::config`).
     if args.verify != Verification::Exact {
         usage!("--measure containment verifies every candidate exactly; drop --verify");
-    }
-    if args.report.is_some() {
-        usage!("--report does not cover --measure containment yet; `neardup eval --measure containment` measures a run");
     }
     if args.method() == Method::Exact && m.sketch.is_some() {
         usage!("--sketch is an LSH option; --method exact runs the exact containment join");
@@ -99,4 +97,12 @@ pub fn documents(pairs: &[Contained], n: usize) -> u64 {
         seen[p.b as usize] = true;
     }
     seen.iter().filter(|&&s| s).count() as u64
+}
+
+/// The set size of every document with shingles: what the containment search partitions.
+pub fn set_sizes(corpus: &neardup::Corpus) -> impl Iterator<Item = usize> + '_ {
+    // A corpus holds at most u32::MAX documents (they are numbered by u32).
+    (0..corpus.len() as u32)
+        .filter(|&d| corpus.has_shingles(d))
+        .map(|d| corpus.set(d).len())
 }

@@ -199,14 +199,15 @@ fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
         neardup::ENSEMBLE_RECALL
     );
     let row = |out: &mut String, a: usize, j: usize| {
+        let r = plan.row(a, j);
         let _ = writeln!(
             out,
             "  query {a:>6} in {:>7}–{:<7}  least Jaccard {:.4}  rows {}  P(found at t) {:.3}",
-            1usize << j,
-            EnsemblePlan::upper(j),
-            plan.jaccard_floor(a, j),
-            plan.rows(a, j),
-            plan.recall_at_threshold(a, j)
+            r.lower(),
+            r.upper(),
+            r.jaccard_floor,
+            r.rows,
+            r.recall
         );
     };
     if args.input.is_empty() {
@@ -220,29 +221,23 @@ fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
     }
     let (sample, seen, _) = read_sample(args)?;
     let shingled = pipeline.shingle(&sample)?;
-    let corpus = shingled.corpus();
-    let sizes: Vec<usize> = (0..sample.len() as u32)
-        .filter(|&d| corpus.has_shingles(d))
-        .map(|d| corpus.set(d).len())
-        .collect();
-    let mut counts = std::collections::BTreeMap::<usize, usize>::new();
-    for &n in &sizes {
-        *counts.entry(EnsemblePlan::partition(n)).or_default() += 1;
-    }
+    let partitions = EnsemblePlan::partitions_of(crate::contain::set_sizes(shingled.corpus()));
+    let documents: u64 = partitions.iter().map(|p| p.documents).sum();
     let _ = writeln!(
         out,
         "From a uniform sample of {} of the {seen} documents read, by partition: its share of \
          the documents, and its worst case for the smallest query size in the sample:\n",
         sample.len()
     );
-    let smallest = sizes.iter().copied().min().unwrap_or(1);
-    for (&j, &n) in &counts {
+    let smallest = partitions.first().map_or(1, |p| p.smallest);
+    for p in &partitions {
+        let j = p.partition;
         let _ = write!(
             out,
             "partition {:>7}–{:<7} {:>6.1} %",
             1usize << j,
             EnsemblePlan::upper(j),
-            100.0 * n as f64 / sizes.len().max(1) as f64
+            100.0 * p.documents as f64 / documents.max(1) as f64
         );
         row(&mut out, smallest.min(EnsemblePlan::upper(j)), j);
     }

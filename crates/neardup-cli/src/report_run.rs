@@ -4,11 +4,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
-use neardup::{Clusters, Config, Pair, PairTotals, Similarities, Similarity, Stats};
+use neardup::{
+    Clusters, Config, Contained, EnsemblePlan, Measure, Pair, PairTotals, Similarities, Similarity,
+    Stats,
+};
 
 use neardup_report::{
-    self as report, ClusterView, Count, DocView, DuplicateView, PairView, Parameter, ReportData,
-    Timing,
+    self as report, ClusterView, ContainmentData, Count, DocView, DuplicateView, PairView,
+    Parameter, ReportData, Timing,
 };
 
 use crate::input::{Accounts, Documents};
@@ -44,8 +47,23 @@ pub fn base(
         Parameter::new("threshold", config.threshold().to_string()),
     ];
     let simhash = !exact && !config.sketch().is_minhash();
-    if exact {
+    let containment = config.measure() == Measure::Containment;
+    if containment {
+        parameters.push(Parameter::new("measure", "containment |A ∩ B| / |A|"));
+    }
+    if exact && containment {
+        parameters.push(Parameter::new("method", "exact containment join"));
+    } else if exact {
         parameters.push(Parameter::new("method", "exact set-similarity join"));
+    } else if containment {
+        parameters.extend([
+            Parameter::new("method", "LSH Ensemble"),
+            Parameter::new("sketch", config.sketch().to_string()),
+            Parameter::new("permutations", config.num_perm().to_string()),
+            Parameter::new("seed", config.seed().to_string()),
+            Parameter::new("rows per band", "1, 2, 4 or 8 by size partition"),
+            Parameter::new("verify", "exact"),
+        ]);
     } else if simhash {
         parameters.extend([
             Parameter::new("sketch", "simhash"),
@@ -65,7 +83,10 @@ pub fn base(
             Parameter::new("verify", config.verification().to_string()),
         ]);
     }
-    parameters.push(Parameter::new("keep", config.keep().to_string()));
+    if !containment {
+        // Containment has no clusters, so nothing is kept or removed.
+        parameters.push(Parameter::new("keep", config.keep().to_string()));
+    }
     parameters.push(Parameter::new(
         "threads",
         rayon::current_num_threads().to_string(),
@@ -83,7 +104,7 @@ pub fn base(
         generated: format!("neardup {}", env!("CARGO_PKG_VERSION")),
         parameters,
         threshold: Some(config.threshold()),
-        plan: (!exact && !simhash).then(|| plan.into()),
+        plan: (!exact && !simhash && !containment).then(|| plan.into()),
         simhash: simhash.then(|| config.hamming()),
         counts: vec![
             Count::new("records read", docs.read_count()),
@@ -142,6 +163,7 @@ fn sample_pairs(mut pairs: Vec<Pair>, docs: &Documents) -> Vec<PairView> {
             b: doc(docs, p.b),
             jaccard: p.similarity.jaccard,
             estimate: p.similarity.estimate,
+            containment: None,
         })
         .collect()
 }
@@ -202,6 +224,64 @@ pub fn add_pairs(
         .unwrap_or_default();
     data.sample_pairs = sample_pairs(pool, docs);
     data.hamming = sample.map(|s| s.hamming.clone()).unwrap_or_default();
+}
+
+/// Adds a containment run's pairs: their count, their containment and Jaccard binned,
+/// the plan (`plan`, None for the exact join) over the run's set `sizes`, and about
+/// [`SAMPLE_PAIRS`] pairs spread over the containment range, the contained document first.
+pub fn add_containment(
+    data: &mut ReportData,
+    pairs: &[Contained],
+    stats: &Stats,
+    plan: Option<EnsemblePlan>,
+    sizes: impl Iterator<Item = usize>,
+    docs: &Documents,
+) {
+    data.counts.extend([
+        Count::new("pairs", pairs.len() as u64),
+        Count::new(
+            "documents in a pair",
+            crate::contain::documents(pairs, docs.len()),
+        ),
+    ]);
+    if stats.skipped_buckets > 0 {
+        data.counts.push(Count::new(
+            "oversized buckets passed over",
+            stats.skipped_buckets,
+        ));
+    }
+    let t = data.threshold.unwrap_or(1.0);
+    let binned = |value: fn(&Contained) -> f64| {
+        let values: Vec<f64> = pairs.iter().map(value).collect();
+        report::histogram::similarity_bins(&values, neardup::SIMILARITY_BINS)
+    };
+    data.containment = Some(ContainmentData {
+        plan,
+        partitions: EnsemblePlan::partitions_of(sizes),
+        containments: binned(|p| p.containment),
+        jaccards: binned(|p| p.jaccard),
+        below_jaccard_threshold: pairs
+            .iter()
+            .filter(|p| !neardup::meets_threshold(p.jaccard, t))
+            .count() as u64,
+        skipped_buckets: stats.skipped_buckets,
+    });
+    let mut sorted = pairs.to_vec();
+    sorted.sort_by(|x, y| {
+        x.containment
+            .total_cmp(&y.containment)
+            .then((x.a, x.b).cmp(&(y.a, y.b)))
+    });
+    data.sample_pairs = spread(&sorted, SAMPLE_PAIRS)
+        .into_iter()
+        .map(|p| PairView {
+            a: doc(docs, p.a),
+            b: doc(docs, p.b),
+            jaccard: Some(p.jaccard),
+            estimate: None,
+            containment: Some(p.containment),
+        })
+        .collect();
 }
 
 /// Adds cluster counts, sizes, the largest clusters and a sample of kept–removed pairs.

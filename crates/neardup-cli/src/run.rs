@@ -315,6 +315,11 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 thousands(crate::contain::documents(&pairs, docs.len())),
                 config.threshold()
             );
+            let plan = (!exact).then(|| pipeline.ensemble_plan());
+            report(&stats, None, &|data| {
+                let sizes = crate::contain::set_sizes(shingled.corpus());
+                report_run::add_containment(data, &pairs, &stats, plan, sizes, &docs)
+            })?;
             (stats, line)
         }
         (Mode::Pairs, ready) => {

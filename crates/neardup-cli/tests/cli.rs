@@ -841,6 +841,36 @@ fn containment_finds_fragments_inside_longer_documents() {
     assert!(found[0].3 < 0.4, "{found:?}");
     // Jaccard at the same threshold finds only the edited brief.
     assert_eq!(json_lines(&ok(&["pairs", p, "-q", "-t", "0.8"])).len(), 1);
+    // The report holds the run's pairs, for the search and for the exact join.
+    let below = found.iter().filter(|f| f.3 < 0.8).count();
+    assert_eq!(below, 2, "{found:?}");
+    for (method, plan) in [
+        ("lsh", "rows per band"),
+        ("exact", "Exact containment join"),
+    ] {
+        let report = dir.path().join(format!("containment-{method}.html"));
+        let r = report.to_str().unwrap();
+        let pairs = run(&["--report", r, "--method", method]);
+        assert_eq!(pairs, found);
+        let html = std::fs::read_to_string(&report).unwrap();
+        assert!(html.contains(plan), "{method}");
+        for needle in [
+            format!("<b>{}</b><span>pairs</span>", found.len()),
+            format!("The {} reported pairs by their containment", found.len()),
+            format!("<b>{below}</b> of them have a Jaccard below 0.8"),
+            // The first pair shown is the least contained; the brief inside the digest
+            // is among them, with its Jaccard as the output gives it.
+            format!(
+                "containment 1.000 · Jaccard {:.3}</span> <code class=\"nw\">brief</code> in \
+                 <code class=\"nw\">digest</code>",
+                found[0].3
+            ),
+        ] {
+            assert!(html.contains(&needle), "{method}: {needle}");
+        }
+        assert_eq!(html.matches("class=\"pair\"").count(), found.len());
+        assert!(!html.contains("id=\"similarities\""));
+    }
     // TSV.
     let tsv = ok(&[
         "pairs",

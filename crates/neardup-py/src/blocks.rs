@@ -102,6 +102,8 @@ pub fn band_keys(
             "band keys",
         )));
     }
+    // A containment search's keys depend on the query's and the partition's sizes.
+    config.refuse_containment("band_keys")?;
     let threads = threads::parse(threads)?;
     let texts = texts::read(texts, "texts")?;
     let pipeline = config.pipeline();
@@ -159,6 +161,8 @@ pub fn verify<'py>(
     threads: Option<i64>,
     form: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
+    // It judges by Jaccard (or its estimate), never by containment.
+    config.refuse_containment("verify")?;
     let threads = threads::parse(threads)?;
     let texts = texts::read(texts, "texts")?;
     let ids = Ids::new(ids.as_ref(), texts.len())?;

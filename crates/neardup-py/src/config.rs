@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use neardup::{Config, KeepPolicy, Normalization, Pipeline, ShingleKind, SketchKind, Verification};
+use neardup::{
+    Config, KeepPolicy, Measure, Normalization, Pipeline, ShingleKind, SketchKind, Verification,
+};
 use pyo3::prelude::*;
 
 use crate::errors::{core, refused};
@@ -22,7 +24,43 @@ fn count(name: &str, value: i64, range: &str) -> PyResult<usize> {
     usize::try_from(value).map_err(|_| refused(format!("{name} must be in {range}, got {value}")))
 }
 
+/// Refuses the settings a containment search does not take, as the command does, instead
+/// of ignoring them (simhash is refused by the library itself).
+fn refuse_for_containment(banded: bool, neighbours: bool, verify: Verification) -> PyResult<()> {
+    if banded {
+        return Err(refused(
+            "bands and rows do not apply to measure='containment': the rows per band are \
+             chosen for each size partition",
+        ));
+    }
+    if !neighbours {
+        return Err(refused(
+            "neighbours=False does not apply to measure='containment' (it has no steps \
+             beyond the buckets)",
+        ));
+    }
+    if verify != Verification::Exact {
+        return Err(refused(
+            "measure='containment' verifies every candidate exactly: leave verify='exact'",
+        ));
+    }
+    Ok(())
+}
+
 impl NativeConfig {
+    /// Refuses `what` (a run, a building block) with a containment configuration: only
+    /// pairs are found by containment; the message says what to use instead.
+    pub fn refuse_containment(&self, what: &str) -> PyResult<()> {
+        if self.config().measure() == Measure::Containment {
+            return Err(refused(format!(
+                "{what} with measure='containment': containment finds pairs only \
+                 (neardup.pairs(texts, measure='containment'), or `neardup pairs --measure \
+                 containment`)"
+            )));
+        }
+        Ok(())
+    }
+
     /// The pipeline of this configuration (shared, cheap to clone).
     pub fn pipeline(&self) -> Arc<Pipeline> {
         Arc::clone(&self.pipeline)
@@ -44,7 +82,7 @@ impl NativeConfig {
     #[new]
     #[pyo3(signature = (*, shingle, normalize, threshold, num_perm, seed, sketch, bands, rows,
                         verify, keep, max_shingles, neighbours, allow_truncated, multiset,
-                        hamming))]
+                        hamming, measure))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         shingle: &str,
@@ -62,12 +100,17 @@ impl NativeConfig {
         allow_truncated: bool,
         multiset: bool,
         hamming: i64,
+        measure: &str,
     ) -> PyResult<Self> {
         let shingle: ShingleKind = shingle.parse().map_err(core)?;
         let normalization: Normalization = normalize.parse().map_err(core)?;
         let sketch: SketchKind = sketch.parse().map_err(core)?;
         let verification: Verification = verify.parse().map_err(core)?;
         let keep: KeepPolicy = keep.parse().map_err(core)?;
+        let measure: Measure = measure.parse().map_err(core)?;
+        if measure == Measure::Containment {
+            refuse_for_containment(bands.is_some() || rows.is_some(), neighbours, verification)?;
+        }
         let num_perm = count("number of permutations", num_perm, "1..=65536")?;
         let max_shingles = count(
             "the cap on shingles per document",
@@ -91,6 +134,7 @@ impl NativeConfig {
             .neighbours(neighbours)
             .allow_truncated(allow_truncated)
             .multiset(multiset)
+            .measure(measure)
             .hamming(u32::try_from(hamming).map_err(|_| {
                 crate::errors::refused(format!(
                     "the Hamming distance must be in 0..=16, got {hamming}"
@@ -114,6 +158,12 @@ impl NativeConfig {
     #[getter]
     fn rows(&self) -> usize {
         self.config().plan().rows()
+    }
+
+    /// What the threshold is a threshold of: `jaccard` or `containment` (as parsed).
+    #[getter]
+    fn measure(&self) -> &'static str {
+        self.config().measure().name()
     }
 
     /// Sketch families: 2 with the default sketch (classic below 64 shingles, one-permutation

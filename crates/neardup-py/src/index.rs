@@ -173,6 +173,10 @@ impl Index {
                 Err(_) => c.getattr("_native")?.extract()?,
             }),
         };
+        if let Some(n) = &native {
+            // The index bands by Jaccard; a containment search plans per size partition.
+            n.refuse_containment("an Index")?;
+        }
         let config = native.as_ref().map(|n| n.config().clone());
         // Absolute: the handle keeps working after a change of directory, and a pickled
         // one names the same index in a process started elsewhere.

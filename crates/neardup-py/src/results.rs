@@ -2,7 +2,7 @@
 //! tuples, lists of lists) built here, or NumPy columns ([`Buffer`]s) that the package
 //! turns into arrays or a pyarrow table.
 
-use neardup::{Clusters, Corpus, PairSet, Similarity};
+use neardup::{Clusters, Contained, Corpus, PairSet, Similarity};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyTuple};
@@ -164,6 +164,52 @@ impl PairColumns {
         d.set_item("jaccard", Buffer::column(self.jaccard))?;
         d.set_item("estimate", Buffer::column(self.estimate))?;
         d.set_item("truncated", Buffer::column(self.truncated))?;
+        Ok(d)
+    }
+}
+
+/// Containment pairs as columns: `a` contained in `b`, the containment |A ∩ B| / |A| and
+/// the Jaccard of the pair.
+pub struct ContainedColumns {
+    a: Vec<u32>,
+    b: Vec<u32>,
+    containment: Vec<f64>,
+    jaccard: Vec<f64>,
+}
+
+impl ContainedColumns {
+    /// The pairs, in their order.
+    pub fn new(pairs: &[Contained]) -> Self {
+        ContainedColumns {
+            a: pairs.iter().map(|p| p.a).collect(),
+            b: pairs.iter().map(|p| p.b).collect(),
+            containment: pairs.iter().map(|p| p.containment).collect(),
+            jaccard: pairs.iter().map(|p| p.jaccard).collect(),
+        }
+    }
+
+    /// `[(id_a, id_b, containment, jaccard), ...]`.
+    pub fn into_list<'py>(
+        self,
+        py: Python<'py>,
+        ids: &Ids<'_, 'py>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        list_of(py, self.a.len(), |i| {
+            let a = ids.get(py, self.a[i])?;
+            let b = ids.get(py, self.b[i])?;
+            let c = PyFloat::new(py, self.containment[i]).into_any();
+            let j = PyFloat::new(py, self.jaccard[i]).into_any();
+            Ok(PyTuple::new(py, [a, b, c, j])?.into_any())
+        })
+    }
+
+    /// `{"a", "b", "containment", "jaccard"}` as buffers for NumPy.
+    pub fn into_columns(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("a", Buffer::column(self.a))?;
+        d.set_item("b", Buffer::column(self.b))?;
+        d.set_item("containment", Buffer::column(self.containment))?;
+        d.set_item("jaccard", Buffer::column(self.jaccard))?;
         Ok(d)
     }
 }

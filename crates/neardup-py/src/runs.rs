@@ -1,13 +1,14 @@
 //! Whole runs over a list of texts, as the CLI's `pairs`, `clusters` and `dedup` run them
-//! (LSH, or the exact join with `exact`), with the GIL released while the library works.
+//! (LSH, or the exact join with `exact`; for pairs, also by containment), with the GIL
+//! released while the library works.
 
-use neardup::{Pipeline, Quiet, Shingled};
+use neardup::{Measure, Pipeline, Quiet, Shingled};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::config::NativeConfig;
 use crate::errors::{core, refused};
-use crate::results::{ClusterColumns, Ids, PairColumns};
+use crate::results::{ClusterColumns, ContainedColumns, Ids, PairColumns};
 use crate::texts;
 use crate::threads;
 
@@ -68,7 +69,8 @@ enum Prepared {
     Lsh(neardup::Sketched),
 }
 
-/// Every similar pair of `texts`, sorted by `(a, b)`.
+/// Every similar pair of `texts`, sorted by `(a, b)`; with a containment configuration,
+/// every document `a` contained in a larger `b` (see [`run_contained`]).
 #[pyfunction]
 #[pyo3(signature = (config, texts, ids, exact, threads, form))]
 pub fn run_pairs<'py>(
@@ -81,6 +83,9 @@ pub fn run_pairs<'py>(
     form: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let form = Form::parse(form, &[Form::List, Form::Columns])?;
+    if config.config().measure() == Measure::Containment {
+        return run_contained(py, config, texts, ids, exact, threads, form);
+    }
     let (ids, columns) = released(
         py,
         config,
@@ -93,6 +98,40 @@ pub fn run_pairs<'py>(
                 Prepared::Lsh(c) => pipeline.pair_set(&c, &mut Quiet).0,
             };
             Ok(PairColumns::from_set(&set))
+        },
+    )?;
+    Ok(match form {
+        Form::List => columns.into_list(py, &ids)?.into_any(),
+        _ => columns.into_columns(py)?.into_any(),
+    })
+}
+
+/// Every document of `texts` contained at the threshold in a larger one, by the LSH
+/// Ensemble search or (`exact`) the exact containment join: `(a, b, containment,
+/// jaccard)`, `a` the contained document, sorted by `(a, b)`.
+fn run_contained<'py>(
+    py: Python<'py>,
+    config: &NativeConfig,
+    texts: &Bound<'py, PyAny>,
+    ids: Option<Bound<'py, PyList>>,
+    exact: bool,
+    threads: Option<i64>,
+    form: Form,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (ids, columns) = released(
+        py,
+        config,
+        texts,
+        ids.as_ref(),
+        threads,
+        |pipeline, texts| {
+            let shingled = pipeline.shingle(texts)?;
+            let (pairs, _) = if exact {
+                pipeline.exact_containment_pairs(&shingled, &mut Quiet)
+            } else {
+                pipeline.containment_pairs(&shingled, &mut Quiet)?
+            };
+            Ok(ContainedColumns::new(&pairs))
         },
     )?;
     Ok(match form {
@@ -114,6 +153,12 @@ pub fn run_clusters<'py>(
     form: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let form = Form::parse(form, &[Form::List, Form::Columns, Form::Survivors])?;
+    // A fragment inside two unrelated pages does not make the pages one cluster.
+    config.refuse_containment(if form == Form::Survivors {
+        "dedup"
+    } else {
+        "clusters"
+    })?;
     let (ids, clusters) = released(
         py,
         config,

@@ -164,6 +164,7 @@ pub fn spark_sketch<'py>(
     parts: usize,
     threads: Option<i64>,
 ) -> PyResult<Vec<(i32, i32, Bound<'py, PyBytes>)>> {
+    config.refuse_containment("neardup.spark")?;
     let threads = threads::parse(threads)?;
     let positions = i64_vector(positions)?;
     let texts = texts::read(texts, "texts")?;

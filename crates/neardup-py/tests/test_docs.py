@@ -45,6 +45,8 @@ def test_the_readme_examples_run(tmp_path: Path) -> None:
     assert neardup.clusters(texts, ids=["b1", "b2", "s1", "x", "y"]) == [["b1", "b2"]]
     assert neardup.dedup(texts) == [texts[0], texts[2]]
     assert [k for k, _ in scope["index"].query(texts[1])] == ["bike-1"]
+    page, brief = scope["page"], scope["brief"]
+    assert scope["inside"] == [neardup.Contained(1, 0, 1.0, neardup.jaccard(brief, page))]
 
 
 def test_the_readme_parquet_example(tmp_path: Path) -> None:

@@ -102,6 +102,47 @@ pub fn similarity_histogram(
     threshold: Option<f64>,
     color: &str,
 ) -> String {
+    value_histogram(
+        label,
+        "Jaccard similarity",
+        values,
+        identical,
+        bins,
+        threshold,
+        color,
+    )
+}
+
+/// A containment run's pairs by their containment |A ∩ B| / |A|, drawn like
+/// [`similarity_histogram`] (without identical copies: they are pairs like the others).
+pub fn containment_histogram(
+    label: &str,
+    values: &[u64],
+    bins: usize,
+    threshold: Option<f64>,
+    color: &str,
+) -> String {
+    value_histogram(
+        label,
+        "containment |A ∩ B| / |A|",
+        values,
+        0,
+        bins,
+        threshold,
+        color,
+    )
+}
+
+/// [`similarity_histogram`] of values in [0, 1] named `axis`.
+fn value_histogram(
+    label: &str,
+    axis: &str,
+    values: &[u64],
+    identical: u64,
+    bins: usize,
+    threshold: Option<f64>,
+    color: &str,
+) -> String {
     let counts = coarsen(values, bins);
     let last = counts.len() - 1;
     let max = counts
@@ -114,7 +155,7 @@ pub fn similarity_histogram(
         label,
         540.0,
         300.0,
-        Axis::linear("Jaccard similarity", 0.0, 1.0, 10),
+        Axis::linear(axis, 0.0, 1.0, 10),
         Axis::counts("pairs", max as f64, 5),
     );
     let width = 1.0 / counts.len() as f64;

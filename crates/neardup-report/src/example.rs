@@ -185,6 +185,7 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
                     },
                     jaccard: Some(0.81),
                     estimate: None,
+                    containment: None,
                 };
             }
             let (a, b) = if i == 1 {
@@ -215,6 +216,7 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
                 b,
                 jaccard: Some(j),
                 estimate: Some((j + 0.05 * (rng.unit() - 0.5)).clamp(0.0, 1.0)),
+                containment: None,
             }
         })
         .collect();
@@ -274,6 +276,7 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
         eval: Some(evaluation()),
         simhash: None,
         hamming: Vec::new(),
+        containment: None,
     }
 }
 

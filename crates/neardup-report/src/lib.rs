@@ -28,6 +28,7 @@
 //!         b: DocView { id: "2".into(), text: "red bike for sale!".into() },
 //!         jaccard: Some(0.9),
 //!         estimate: None,
+//!         containment: None,
 //!     }],
 //!     ..ReportData::default()
 //! };
@@ -38,6 +39,7 @@
 //! ```
 
 pub mod charts;
+mod containment;
 pub mod diff;
 pub mod example;
 pub mod histogram;
@@ -49,6 +51,7 @@ use std::fmt::Write as _;
 
 pub use neardup::evaluation::Evaluation;
 pub use neardup::plan::Plan;
+pub use neardup::{EnsemblePlan, PartitionCount};
 
 use html::escape;
 use sections::{
@@ -89,6 +92,9 @@ pub struct PairView {
     pub jaccard: Option<f64>,
     /// The MinHash estimate, if kept.
     pub estimate: Option<f64>,
+    /// A containment run's |A ∩ B| / |A|, `a` the contained document and `b` the one
+    /// containing it; None in other runs.
+    pub containment: Option<f64>,
 }
 
 /// A duplicate in a cluster, with its Jaccard similarity to the kept document.
@@ -213,6 +219,27 @@ pub struct ReportData {
     /// A SimHash run's reported pairs (clusters: removed documents) by the distance of
     /// their fingerprints, `hamming[d]` at distance d; empty otherwise.
     pub hamming: Vec<u64>,
+    /// A containment run's own contents: its plan section and its histograms replace the
+    /// band plan's and the similarity histograms.
+    pub containment: Option<ContainmentData>,
+}
+
+/// What a containment run (`--measure containment`) shows of its own.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContainmentData {
+    /// The search's plan; None for the exact containment join (recall 1, no bands).
+    pub plan: Option<EnsemblePlan>,
+    /// The run's documents by size partition ([`EnsemblePlan::partitions_of`]).
+    pub partitions: Vec<PartitionCount>,
+    /// Containment of the reported pairs, counted in [`neardup::SIMILARITY_BINS`] bins.
+    pub containments: Vec<u64>,
+    /// Jaccard of the same pairs, counted alike.
+    pub jaccards: Vec<u64>,
+    /// Of those pairs, the ones whose Jaccard is below the threshold: what a Jaccard
+    /// search at the same threshold would miss.
+    pub below_jaccard_threshold: u64,
+    /// One-row buckets passed over as too large (`Stats::skipped_buckets`).
+    pub skipped_buckets: u64,
 }
 
 const STYLE: &str = "\
@@ -279,7 +306,9 @@ pub fn render(data: &ReportData) -> String {
         escape(&data.generated)
     );
     let has_clusters = !data.cluster_sizes.is_empty() || !data.largest_clusters.is_empty();
-    let plan = if data.simhash.is_some() {
+    let plan = if data.containment.is_some() {
+        "Containment plan"
+    } else if data.simhash.is_some() {
         "SimHash plan"
     } else {
         "LSH plan"
@@ -288,7 +317,11 @@ pub fn render(data: &ReportData) -> String {
     if data.eval.is_some() {
         nav.push(("eval", "Evaluation"));
     }
-    nav.push(("similarities", "Similarities"));
+    if data.containment.is_some() {
+        nav.push(("containment", "Containment"));
+    } else {
+        nav.push(("similarities", "Similarities"));
+    }
     if !data.hamming.is_empty() {
         nav.push(("hamming", "Hamming distances"));
     }
@@ -303,12 +336,18 @@ pub fn render(data: &ReportData) -> String {
     out.push_str("</nav><main>");
 
     run_section(&mut out, data);
-    plan_section(&mut out, data);
+    match &data.containment {
+        Some(c) => containment::plan_section(&mut out, c, data.threshold),
+        None => plan_section(&mut out, data),
+    }
     time_section(&mut out, data);
     if let Some(eval) = &data.eval {
         eval_section(&mut out, eval);
     }
-    similarity_section(&mut out, data);
+    match &data.containment {
+        Some(c) => containment::value_section(&mut out, c, data.threshold),
+        None => similarity_section(&mut out, data),
+    }
     if !data.hamming.is_empty() {
         hamming_section(&mut out, data);
     }
@@ -352,10 +391,100 @@ mod tests {
         assert!(!plain.contains("SimHash") && !plain.contains("id=\"hamming\""));
     }
 
+    /// A containment run of a fragment (hostile text included) in a page.
+    fn containment_data(plan: Option<EnsemblePlan>) -> ReportData {
+        let fine = |v: &[f64]| histogram::similarity_bins(v, neardup::SIMILARITY_BINS);
+        let mut data = example::data(0, 0);
+        data.plan = None;
+        data.threshold = Some(0.8);
+        data.sample_pairs = vec![PairView {
+            a: DocView {
+                id: "<b>brief</b>".into(),
+                text: "<script>alert(1)</script> <img src=x onerror=alert(2)> markets".into(),
+            },
+            b: DocView {
+                id: "digest".into(),
+                text: "weather: rain. <script>alert(1)</script> markets closed higher. sport"
+                    .into(),
+            },
+            jaccard: Some(0.36),
+            estimate: None,
+            containment: Some(1.0),
+        }];
+        data.containment = Some(ContainmentData {
+            plan,
+            partitions: EnsemblePlan::partitions_of([20, 24, 90, 300]),
+            containments: fine(&[1.0, 0.9, 0.85]),
+            jaccards: fine(&[0.36, 0.3, 0.82]),
+            below_jaccard_threshold: 2,
+            skipped_buckets: 1_234,
+        });
+        data
+    }
+
+    #[test]
+    fn containment_runs_show_their_plan_values_and_pairs() {
+        let plan = EnsemblePlan::new(0.8, 128);
+        let html = render(&containment_data(Some(plan)));
+        // The plan: partitions 16–31 (2 documents), 64–127 and 256–511 (one each).
+        assert!(html.contains("<h2>Containment plan</h2>"));
+        assert!(html.contains("href=\"#plan\">Containment plan</a>"));
+        assert!(
+            html.contains("<tr><td>16–31</td><td class=\"num\">2</td><td class=\"num\">20</td>")
+        );
+        assert!(
+            html.contains("<tr><td>256–511</td><td class=\"num\">1</td><td class=\"num\">300</td>")
+        );
+        // Query 20 against the largest partition: the values `neardup plan` prints.
+        let r = plan.row(20, 8);
+        let row = format!(
+            "<tr><td class=\"num\">20</td><td>256–511</td><td class=\"num\">{:.4}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{:.3}</td></tr>",
+            r.jaccard_floor, r.rows, r.recall
+        );
+        assert!(html.contains(&row), "{row}");
+        assert_eq!(
+            r.rows, 1,
+            "a query 25 times smaller than its container gets one row"
+        );
+        // Three query sizes: 3 + 2 + 1 rows against the partitions at or above their own.
+        assert_eq!(html.matches("<tr><td class=\"num\">").count(), 6);
+        // The values: three pairs, two of them below t as Jaccard, bars in both charts.
+        assert!(html.contains("The 3 reported pairs by their containment"));
+        assert!(html.contains("<b>2</b> of them have a Jaccard below 0.8"));
+        assert!(html.contains("containment |A ∩ B| / |A|"));
+        assert!(html.contains("0.84–0.86: 1 pairs") && html.contains("0.36–0.38: 1 pairs"));
+        assert!(html.contains("<b>1,234</b> one-row buckets of more than 1,024"));
+        // No similarity histograms of a Jaccard run, and no band plan.
+        assert!(!html.contains("id=\"similarities\"") && !html.contains("bands ×"));
+        assert!(html.contains("href=\"#containment\""));
+        // The pair: contained first, both values, the text escaped.
+        assert!(html.contains(
+            "<span class=\"sim\">containment 1.000 · Jaccard 0.360</span> \
+             <code class=\"nw\">&lt;b&gt;brief&lt;/b&gt;</code> in <code class=\"nw\">digest</code>"
+        ));
+        assert_eq!(html.matches("<script").count(), 1);
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        // The exact join: no rows per band; no skipped buckets, no notice.
+        let mut exact = containment_data(None);
+        exact.containment.as_mut().unwrap().skipped_buckets = 0;
+        let html = render(&exact);
+        assert!(html.contains("Exact containment join") && html.contains("recall 1"));
+        assert!(!html.contains("rows per band") && !html.contains("one-row buckets"));
+        assert!(
+            html.contains("<tr><td>64–127</td><td class=\"num\">1</td><td class=\"num\">90</td>")
+        );
+    }
+
     #[test]
     fn injected_markup_is_inert() {
-        let data = example::data(1_000, 10);
-        let html = render(&data);
+        let containment = containment_data(Some(EnsemblePlan::new(0.8, 128)));
+        for data in [example::data(1_000, 10), containment] {
+            only_the_reports_own_markup(&render(&data));
+        }
+    }
+
+    fn only_the_reports_own_markup(html: &str) {
         // Only the report's own script element, and only the report's own kinds of tags.
         assert_eq!(html.matches("<script").count(), 1, "{html}");
         assert!(html.contains("&lt;script&gt;") && html.contains("&lt;img src=x"));
@@ -460,6 +589,7 @@ mod tests {
                 },
                 jaccard: Some(1.0),
                 estimate: Some(1.0),
+                containment: None,
             })
             .collect();
         let html = render(&data);
@@ -508,6 +638,7 @@ mod tests {
             },
             jaccard: Some(0.8),
             estimate: None,
+            containment: None,
         }];
         let html = render(&data);
         assert!(html.contains("今天天气很好，我们一起去<mark class=\"a\">公园</mark>散步。"));

@@ -372,7 +372,12 @@ pub fn pair_section(out: &mut String, data: &ReportData) {
         "<button data-open=\"1\" data-target=\"#pairs\">expand all</button>\
          <button data-open=\"0\" data-target=\"#pairs\">collapse all</button>",
     );
-    let key = |p: &PairView| p.jaccard.or(p.estimate).unwrap_or(f64::NAN);
+    let key = |p: &PairView| {
+        p.containment
+            .or(p.jaccard)
+            .or(p.estimate)
+            .unwrap_or(f64::NAN)
+    };
     let mut pairs: Vec<&PairView> = data.sample_pairs.iter().take(MAX_PAIRS).collect();
     pairs.sort_by(|x, y| key(x).total_cmp(&key(y)));
     for (i, p) in pairs.iter().enumerate() {
@@ -381,10 +386,14 @@ pub fn pair_section(out: &mut String, data: &ReportData) {
     out.push_str("</section>");
 }
 
-/// "Jaccard 0.912 · estimate 0.906", leaving out what the pair does not have (exact
+/// "Jaccard 0.912 · estimate 0.906" ("containment 1.000 · Jaccard 0.360" for a contained
+/// pair), leaving out what the pair does not have (exact
 /// verification keeps no estimate; triage accepts some pairs on the estimate alone).
 fn pair_similarity(p: &PairView) -> String {
     let mut parts = Vec::new();
+    if let Some(c) = p.containment {
+        parts.push(format!("containment {}", similarity(Some(c))));
+    }
     if p.jaccard.is_some() || p.estimate.is_none() {
         parts.push(format!("Jaccard {}", similarity(p.jaccard)));
     }
@@ -398,12 +407,14 @@ fn pair_card(out: &mut String, p: &PairView, open: bool) {
     let d = diff::word_diff(&p.a.text, &p.b.text);
     let _ = write!(
         out,
-        "<details class=\"pair\"{}><summary><span class=\"sim\">{}</span> {} ↔ {} \
+        "<details class=\"pair\"{}><summary><span class=\"sim\">{}</span> {} {} {} \
          <span class=\"muted\">· {} shared words of {} and {}</span></summary>\
          <div class=\"cols\">",
         if open { " open" } else { "" },
         pair_similarity(p),
         doc_id(&p.a.id),
+        // A contained pair reads "fragment in page"; other pairs have no direction.
+        if p.containment.is_some() { "in" } else { "↔" },
         doc_id(&p.b.id),
         thousands(d.shared_words as u64),
         thousands((d.a_words + d.a_cut.words) as u64),

@@ -392,6 +392,74 @@ impl EnsemblePlan {
     pub fn threshold(&self) -> f64 {
         self.threshold
     }
+
+    /// What the plan does for a query of `a` shingles against partition `j`: the line
+    /// `neardup plan --measure containment` prints and the report's table shows.
+    pub fn row(&self, a: usize, j: usize) -> EnsembleRow {
+        EnsembleRow {
+            query: a,
+            partition: j,
+            jaccard_floor: self.jaccard_floor(a, j),
+            rows: self.rows(a, j),
+            recall: self.recall_at_threshold(a, j),
+        }
+    }
+
+    /// The partitions that sets of `sizes` shingles fall in, smallest first, each with
+    /// its number of sets and its smallest size (empty sets take no part).
+    pub fn partitions_of(sizes: impl IntoIterator<Item = usize>) -> Vec<PartitionCount> {
+        let mut by = std::collections::BTreeMap::<usize, PartitionCount>::new();
+        for n in sizes.into_iter().filter(|&n| n > 0) {
+            let j = Self::partition(n);
+            let p = by.entry(j).or_insert(PartitionCount {
+                partition: j,
+                documents: 0,
+                smallest: n,
+            });
+            p.documents += 1;
+            p.smallest = p.smallest.min(n);
+        }
+        by.into_values().collect()
+    }
+}
+
+/// A query size against a partition of an [`EnsemblePlan`] ([`EnsemblePlan::row`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EnsembleRow {
+    /// The query's size a, in shingles.
+    pub query: usize,
+    /// The partition j searched: sizes 2ʲ ..= [`EnsemblePlan::upper`]`(j)`.
+    pub partition: usize,
+    /// The least Jaccard of a pair at the threshold there ([`EnsemblePlan::jaccard_floor`]).
+    pub jaccard_floor: f64,
+    /// Rows per band ([`EnsemblePlan::rows`]).
+    pub rows: usize,
+    /// P(found) for a pair exactly at the threshold in the partition's worst case
+    /// ([`EnsemblePlan::recall_at_threshold`]).
+    pub recall: f64,
+}
+
+impl EnsembleRow {
+    /// The smallest set size of the partition.
+    pub fn lower(&self) -> usize {
+        1 << self.partition
+    }
+
+    /// The largest set size of the partition.
+    pub fn upper(&self) -> usize {
+        EnsemblePlan::upper(self.partition)
+    }
+}
+
+/// Sets of one size partition ([`EnsemblePlan::partitions_of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionCount {
+    /// The partition j: sizes 2ʲ ..= [`EnsemblePlan::upper`]`(j)`.
+    pub partition: usize,
+    /// Sets in it.
+    pub documents: u64,
+    /// The smallest of them, in shingles.
+    pub smallest: usize,
 }
 
 #[cfg(test)]
@@ -461,6 +529,22 @@ mod tests {
         let short = EnsemblePlan::new(0.8, 3);
         assert_eq!(short.tables().collect::<Vec<_>>(), [1, 2]);
         assert_eq!(short.table_bands(), 3 + 1);
+    }
+
+    #[test]
+    fn partitions_count_sizes_and_rows_repeat_the_plan() {
+        let parts = EnsemblePlan::partitions_of([0, 3, 1, 2, 20, 17]);
+        let got: Vec<(usize, u64, usize)> = parts
+            .iter()
+            .map(|p| (p.partition, p.documents, p.smallest))
+            .collect();
+        assert_eq!(got, [(0, 1, 1), (1, 2, 2), (4, 2, 17)]);
+        let plan = EnsemblePlan::new(0.8, 128);
+        let r = plan.row(17, 6);
+        assert_eq!((r.query, r.lower(), r.upper()), (17, 64, 127));
+        assert_eq!(r.rows, plan.rows(17, 6));
+        assert_eq!(r.jaccard_floor, plan.jaccard_floor(17, 6));
+        assert_eq!(r.recall, plan.recall_at_threshold(17, 6));
     }
 
     #[test]

@@ -5,7 +5,8 @@ of every candidate, by the Rust library behind the `neardup` command. Every call
 on texts releases the GIL and runs on all cores; results do not depend on the number of
 threads.
 
-Whole runs (the command's `pairs`, `clusters`, `dedup`, `pairs --exact`):
+Whole runs (the command's `pairs`, `clusters`, `dedup`, `pairs --exact`; fragments inside
+longer texts with ``pairs(texts, measure="containment")``, each pair a `Contained`):
 
 >>> import neardup
 >>> texts = ["a red apple on the table", "pears", "A red apple on the table!"]
@@ -22,6 +23,7 @@ workers). Errors: `NeardupError` (a refused value, a `ValueError`) and `IndexFil
 """
 
 from ._config import Config
+from ._output import Contained
 from ._lsh import MinHashLSH
 from ._neardup import (
     DEFAULT_MAX_SHINGLES,
@@ -45,6 +47,7 @@ from ._runs import (
 
 __all__ = [
     "Config",
+    "Contained",
     "DEFAULT_MAX_SHINGLES",
     "Index",
     "IndexFileError",

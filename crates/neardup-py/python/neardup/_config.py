@@ -76,6 +76,13 @@ class Config:
             (sum of min / sum of max of the shingles' counts).
         hamming: with ``sketch="simhash"``, the largest Hamming distance of two
             fingerprints that makes them candidates, 0..=16.
+        measure: what `threshold` is a threshold of: ``"jaccard"``, or ``"containment"``,
+            |A ∩ B| / |A| of the smaller document A in the larger B (a fragment inside a
+            longer document). Containment finds pairs only (`pairs`: an LSH Ensemble
+            search, or with ``exact=True`` the exact containment join), each a `Contained`
+            ``(a, b, containment, jaccard)``, `a` the contained document; `clusters`,
+            `dedup`, `band_keys`, `verify_pairs` and `Index` refuse it. It takes no
+            `bands`, `rows`, ``neighbours=False`` or other `verify` than ``"exact"``.
     """
 
     threshold: float = 0.8
@@ -93,6 +100,7 @@ class Config:
     allow_truncated: bool = False
     multiset: bool = False
     hamming: int = 3
+    measure: str = "jaccard"
     _native: _Config = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -149,7 +157,8 @@ class Config:
         output: Output = "list",
         threads: Optional[int] = None,
     ) -> Any:
-        """Every similar pair of `texts`, sorted by position; see `neardup.pairs`."""
+        """Every similar pair of `texts`, sorted by position (with
+        ``measure="containment"``, every `Contained` pair); see `neardup.pairs`."""
         _output.check_output(output)
         if exact:
             self._check_exact()
@@ -158,6 +167,8 @@ class Config:
         raw = _run_pairs(
             self._native, _output.texts_of(texts), _output.ids_list(ids), exact, threads, form
         )
+        if self._native.measure == "containment":
+            return _output.contained(raw, ids, output)
         return _output.pairs(raw, ids, output)
 
     def exact_pairs(

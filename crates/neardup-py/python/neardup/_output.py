@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, NamedTuple, Sequence
 
 import numpy as np
 
@@ -102,6 +102,40 @@ def pairs(raw: Any, ids: Any, output: str) -> Any:
             "jaccard": _nullable(cols["jaccard"]),
             "estimate": _nullable(cols["estimate"]),
             "truncated": pa.array(cols["truncated"]),
+        }
+    )
+
+
+class Contained(NamedTuple):
+    """A document `a` contained in a larger document `b` (``measure="containment"``)."""
+
+    a: Any
+    """The contained (smaller) document: its id, or its position."""
+    b: Any
+    """The containing document."""
+    containment: float
+    """|A ∩ B| / |A| of their shingle sets."""
+    jaccard: float
+    """|A ∩ B| / |A ∪ B|: low for a fragment of a longer document."""
+
+
+def contained(raw: Any, ids: Any, output: str) -> Any:
+    """A containment run's pairs in the form asked for."""
+    if output == "list":
+        return [Contained._make(t) for t in raw]
+    cols = {k: np.asarray(v) for k, v in raw.items()}
+    a, b = _take(ids, cols["a"]), _take(ids, cols["b"])
+    if output == "numpy":
+        if hasattr(a, "to_numpy"):
+            a, b = a.to_numpy(zero_copy_only=False), b.to_numpy(zero_copy_only=False)
+        return {"a": a, "b": b, "containment": cols["containment"], "jaccard": cols["jaccard"]}
+    pa = pyarrow()
+    return pa.table(
+        {
+            "a": _arrow_column(a),
+            "b": _arrow_column(b),
+            "containment": pa.array(cols["containment"]),
+            "jaccard": pa.array(cols["jaccard"]),
         }
     )
 

@@ -30,6 +30,7 @@ def pairs(
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
     hamming: int = 3,
+    measure: str = "jaccard",
     exact: bool = False,
     output: Output = "list",
     threads: Optional[int] = None,
@@ -46,6 +47,13 @@ def pairs(
             position in `texts`.
         threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
             neighbours, max_shingles, multiset, hamming: the run's settings; see `Config`.
+        measure: ``"jaccard"``, or ``"containment"``: every text contained at the
+            threshold (|A ∩ B| / |A|) in a longer one, by an LSH Ensemble search (every
+            candidate verified exactly) or with ``exact=True`` the exact containment join.
+            Each pair is then a `Contained` ``(a, b, containment, jaccard)``, `a` the
+            contained text (on equal sizes the earlier one), sorted by ``(a, b)``;
+            ``"numpy"`` and ``"arrow"`` give columns ``a``, ``b``, ``containment`` and
+            ``jaccard``.
         exact: the exact join instead of LSH (the LSH options must stay at their
             defaults).
         output: ``"list"``: ``[(a, b, similarity), ...]`` sorted by the documents'
@@ -77,6 +85,7 @@ def pairs(
         max_shingles=max_shingles,
         multiset=multiset,
         hamming=hamming,
+        measure=measure,
     )
     return config.pairs(texts, ids, exact=exact, output=output, threads=threads)
 
@@ -124,6 +133,7 @@ def clusters(
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
     hamming: int = 3,
+    measure: str = "jaccard",
     allow_truncated: bool = False,
     exact: bool = False,
     output: Output = "list",
@@ -133,7 +143,9 @@ def clusters(
     kept (by `keep`) and the documents removed as its duplicates, each verified against
     that very document (a chain A ~ B ~ C with A !~ C is split).
 
-    Arguments as for `pairs`, and `keep`, `allow_truncated` (see `Config`).
+    Arguments as for `pairs`, and `keep`, `allow_truncated` (see `Config`);
+    ``measure="containment"`` is refused (`NeardupError`): a fragment inside two unrelated
+    pages does not make the pages one cluster.
 
     Returns, for ``output="list"``, ``[[kept, duplicate, ...], ...]`` (ids, or positions)
     in order of the kept document, duplicates in input order; for ``"numpy"`` a dict of
@@ -161,6 +173,7 @@ def clusters(
         max_shingles=max_shingles,
         multiset=multiset,
         hamming=hamming,
+        measure=measure,
         allow_truncated=allow_truncated,
     )
     return config.clusters(texts, ids, exact=exact, output=output, threads=threads)
@@ -184,6 +197,7 @@ def dedup(
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
     hamming: int = 3,
+    measure: str = "jaccard",
     allow_truncated: bool = False,
     exact: bool = False,
     output: Output = "list",
@@ -192,10 +206,11 @@ def dedup(
     """What survives deduplication (the `neardup dedup` command): every document that is
     neither removed as a duplicate (see `clusters`) nor empty, in input order.
 
-    Arguments as for `clusters`. Returns, for ``output="list"``, the surviving texts (the
-    input's own objects), or their ids when `ids` is given; for ``"numpy"`` a boolean mask
-    over the input (``df[mask]`` keeps the survivors); for ``"arrow"`` a
-    ``pyarrow.Table`` of the survivors' ``id`` (or position) and ``text``.
+    Arguments as for `clusters` (``measure="containment"`` is refused likewise). Returns,
+    for ``output="list"``, the surviving texts (the input's own objects), or their ids when
+    `ids` is given; for ``"numpy"`` a boolean mask over the input (``df[mask]`` keeps the
+    survivors); for ``"arrow"`` a ``pyarrow.Table`` of the survivors' ``id`` (or position)
+    and ``text``.
 
     >>> import neardup
     >>> neardup.dedup(["a red apple on the table", "pears", "A red apple on the table!", ""])
@@ -216,6 +231,7 @@ def dedup(
         max_shingles=max_shingles,
         multiset=multiset,
         hamming=hamming,
+        measure=measure,
         allow_truncated=allow_truncated,
     )
     return config.dedup(texts, ids, exact=exact, output=output, threads=threads)

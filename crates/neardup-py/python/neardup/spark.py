@@ -73,7 +73,15 @@ def _config(
     max_shingles: int,
     allow_truncated: bool,
     multiset: bool,
+    measure: str = "jaccard",
 ) -> Config:
+    if measure.strip() == "containment":
+        raise NeardupError(
+            "measure='containment': Spark runs group documents by one band plan for every "
+            "size, and containment plans its rows per size partition; find contained "
+            "documents on one machine with neardup.pairs(texts, measure='containment') or "
+            "`neardup pairs --measure containment`"
+        )
     if sketch == "simhash":
         raise NeardupError(
             "sketch='simhash': Spark runs group documents by their MinHash bands; "
@@ -275,6 +283,9 @@ _SETTINGS_DOC = """
             position in input order, a long).
         threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify, keep,
             max_shingles, allow_truncated: as for `neardup.Config` and the command.
+        measure: ``"jaccard"`` only: ``"containment"`` is refused (`NeardupError`), as
+            Spark groups by one band plan for every size; `neardup.pairs` with
+            ``measure="containment"`` finds contained documents on one machine.
         partitions: shuffle partitions of the band rows (default:
             ``spark.sql.shuffle.partitions``). Results do not depend on it.
 """
@@ -302,6 +313,7 @@ def pairs(
     verify: str = "exact",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
+    measure: str = "jaccard",
     partitions: Optional[int] = None,
 ) -> DataFrame:
     """Every pair of near-duplicate documents: a DataFrame of ``a``, ``b`` (ids, ``a``
@@ -309,10 +321,11 @@ def pairs(
     ``truncated``: the pairs `neardup pairs --no-neighbours` gives on one machine.
     Identical documents pair with Jaccard 1.
     """
+    # Settings are refused before pyspark is needed.
+    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
+                     "first", max_shingles, False, multiset, measure)
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
-    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
-                     "first", max_shingles, False, multiset)
     run = _Run(df, text_col, id_col, config, partitions)
     walked = _step("sketch, shuffle, bucket walk", run.walk("pairs").persist())
     verified = _step("verify", run.verified(walked))
@@ -424,6 +437,7 @@ def clusters(
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
     allow_truncated: bool = False,
+    measure: str = "jaccard",
     partitions: Optional[int] = None,
 ) -> DataFrame:
     """Clusters of near-duplicate documents: a DataFrame with one row per document in a
@@ -433,10 +447,11 @@ def clusters(
     `neardup clusters --no-neighbours` on one machine. Every removed document was
     verified against the document it is reported a duplicate of.
     """
+    # Settings are refused before pyspark is needed.
+    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
+                     keep, max_shingles, allow_truncated, multiset, measure)
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
-    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
-                     keep, max_shingles, allow_truncated, multiset)
     run = _Run(df, text_col, id_col, config, partitions)
     found, _ = _cluster_rows(run)
     ids = run.docs.select(F.col(_POS).alias("doc"), run.id_of("id"))
@@ -470,6 +485,7 @@ def dedup(
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
     allow_truncated: bool = False,
+    measure: str = "jaccard",
     partitions: Optional[int] = None,
 ) -> DataFrame:
     """The rows of `df` that survive: neither removed as a near-duplicate of a kept row
@@ -477,10 +493,11 @@ def dedup(
     `neardup dedup --no-neighbours` writes on one machine. `clusters` says which row each
     removed one duplicates.
     """
+    # Settings are refused before pyspark is needed.
+    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
+                     keep, max_shingles, allow_truncated, multiset, measure)
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
-    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
-                     keep, max_shingles, allow_truncated, multiset)
     run = _Run(df, text_col, id_col, config, partitions)
     found, walked = _cluster_rows(run)
     removed = found.filter(~F.col("kept")).select(F.col("doc").alias(_POS))
