@@ -49,7 +49,7 @@ def main():
         "| threshold | pairs (exact) | found | recall | recall, distinct texts | precision | search | exact join | brute force (scaled) | search vs brute force |",
         "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
-    for t in args.thresholds.split(","):
+    for t in filter(None, args.thresholds.split(",")):
         p = subprocess.run([NEARDUP, "eval", path, "--measure", "containment", "-t", t, "--json"],
                            capture_output=True, text=True)
         if p.returncode != 0:
@@ -68,11 +68,20 @@ def main():
         print(row, flush=True)
         lines.append(row)
     lines.append("")
+    if args.thresholds:
+        write("bench/results/RESULTS-containment.md", lines)
     if args.index:
-        lines += index_pass(path, n, args.index.split(","))
-    with open("bench/results/RESULTS-containment.md", "w", encoding="utf-8") as f:
+        head = lines[:6]
+        head[2] = (f"`bench/containment --thresholds '' --index {args.index}`, "
+                   f"{datetime.date.today()}, {platform.machine()}, {os.cpu_count()} cores.")
+        write("bench/results/RESULTS-containment-index.md",
+              head + index_pass(path, n, args.index.split(",")))
+
+
+def write(path, lines):
+    with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
-    print("wrote bench/results/RESULTS-containment.md")
+    print(f"wrote {path}")
 
 
 def pairs_of(path, t, extra):

@@ -59,11 +59,23 @@ fn build_config(p: &IndexParamArgs, threshold: Option<f64>) -> Result<Config> {
         .build()?)
 }
 
-/// The pinned search: the band plan and threshold, or the containment tables.
-fn plan_words(p: &Params) -> String {
+/// The pinned search: the band plan and threshold, or the containment tables (and the
+/// common tokens they leave out, once learned).
+fn plan_words(searcher: &Searcher) -> String {
+    let p = searcher.params();
     if p.measure == Measure::Containment.name() {
+        let common = searcher
+            .stats()
+            .common_tokens
+            .map(|n| {
+                format!(
+                    ", {} common tokens left out of the signatures",
+                    thousands(n)
+                )
+            })
+            .unwrap_or_default();
         format!(
-            "containment tables of 1, 2, 4 and 8 rows ({} bands), containment threshold {}",
+            "containment tables of 1, 2, 4 and 8 rows ({} bands), containment threshold {}{common}",
             p.bands, p.threshold
         )
     } else {
@@ -210,7 +222,7 @@ fn build(a: &IndexInputArgs) -> Result<()> {
             secs(start.elapsed()),
             skipped_note(&docs, report.empty.len() as u64),
             size_line(writer.searcher()),
-            p.shingle, p.normalization, p.num_perm, p.sketch, p.seed, plan_words(&p)
+            p.shingle, p.normalization, p.num_perm, p.sketch, p.seed, plan_words(writer.searcher())
         ));
         if report.replaced > 0 {
             to_stderr(&format!(
@@ -413,7 +425,7 @@ fn stats(a: &IndexStatsArgs) -> Result<()> {
             p.num_perm,
             p.sketch,
             p.seed,
-            plan_words(p)
+            plan_words(&searcher)
         )
     };
     std::io::stdout().write_all(text.as_bytes())?;

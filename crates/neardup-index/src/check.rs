@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::error::Result;
-use crate::files::{deletes_name, is_index_file, segment_name};
+use crate::files::is_index_file;
 use crate::searcher::Searcher;
 
 /// What [`check`] found.
@@ -41,14 +41,10 @@ pub fn check(dir: impl AsRef<Path>) -> Result<CheckReport> {
         segments: state.segments.len(),
         ..CheckReport::default()
     };
-    let mut named = Vec::new();
+    let named = state.manifest.files();
     let mut owners: HashMap<&str, (u64, u32)> = HashMap::new();
     for (s, seg) in state.segments.iter().enumerate() {
         let meta = &state.manifest.segments[s];
-        named.push(segment_name(meta.name));
-        if meta.deletes != 0 {
-            named.push(deletes_name(meta.name, meta.deletes));
-        }
         report.problems.extend(seg.verify());
         if meta.live() == 0 {
             report.problems.push(format!(

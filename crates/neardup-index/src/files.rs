@@ -12,6 +12,8 @@ use crate::error::{io_at, Result};
 
 /// The manifest: the list of live segments and the parameters.
 pub(crate) const MANIFEST: &str = "MANIFEST";
+/// A containment index's common tokens ([`crate::common`]).
+pub(crate) const COMMON: &str = "COMMON";
 /// Held (flock) by the one writer.
 pub(crate) const LOCK: &str = "LOCK";
 const TMP: &str = ".tmp";
@@ -29,7 +31,10 @@ pub(crate) fn deletes_name(name: u64, generation: u64) -> String {
 /// True for a file the index writes (the ones a writer may clean up when no manifest
 /// names them).
 pub(crate) fn is_index_file(file_name: &str) -> bool {
-    file_name.ends_with(".seg") || file_name.ends_with(".del") || file_name.ends_with(TMP)
+    file_name.ends_with(".seg")
+        || file_name.ends_with(".del")
+        || file_name.ends_with(TMP)
+        || file_name == COMMON
 }
 
 /// Writes a file durably: under a temporary name, synced, then renamed into place. The

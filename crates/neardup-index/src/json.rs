@@ -86,7 +86,8 @@ impl<I: Serialize + ?Sized> Serialize for OutcomeJson<'_, I> {
 
 /// An index's counts, sizes, format and parameters:
 /// `{"documents", "deleted", "segments", "sets", "bytes", "set_bytes",
-/// "bytes_per_document", "index_bytes_per_document", "generation", "format", "parameters"}`.
+/// "bytes_per_document", "index_bytes_per_document", "generation", "format", "parameters"}`, and
+/// `"common_tokens"` in a containment index.
 #[derive(Clone, Copy, Debug)]
 pub struct StatsJson<'a>(pub &'a Searcher);
 
@@ -108,6 +109,9 @@ impl Serialize for StatsJson<'_> {
         )?;
         map.serialize_entry("generation", &st.generation)?;
         map.serialize_entry("format", &st.format)?;
+        if let Some(n) = st.common_tokens {
+            map.serialize_entry("common_tokens", &n)?;
+        }
         map.serialize_entry("parameters", self.0.params())?;
         map.end()
     }

@@ -45,6 +45,7 @@
 //! ```
 
 mod check;
+mod common;
 mod deletes;
 mod error;
 mod files;

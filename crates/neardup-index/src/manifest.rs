@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{io_at, Error, Result};
-use crate::files::{write_durably, MANIFEST};
+use crate::files::{deletes_name, segment_name, write_durably, COMMON, MANIFEST};
 use crate::params::Params;
 
 /// The on-disk format this version writes. It reads every earlier one too: each later
@@ -33,6 +33,10 @@ pub(crate) struct Manifest {
     /// The name the next new segment gets.
     pub next_segment: u64,
     pub segments: Vec<SegmentMeta>,
+    /// In a containment index whose first documents are in: how many common tokens its
+    /// `COMMON` file holds (possibly 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub common: Option<u64>,
 }
 
 /// One live segment.
@@ -62,7 +66,23 @@ impl Manifest {
             generation: 0,
             next_segment: 1,
             segments: Vec::new(),
+            common: None,
         }
+    }
+
+    /// The files this state consists of (besides the manifest and the lock).
+    pub(crate) fn files(&self) -> Vec<String> {
+        let mut named: Vec<String> = Vec::new();
+        for m in &self.segments {
+            named.push(segment_name(m.name));
+            if m.deletes != 0 {
+                named.push(deletes_name(m.name, m.deletes));
+            }
+        }
+        if self.common.is_some() {
+            named.push(COMMON.to_string());
+        }
+        named
     }
 
     pub(crate) fn read(dir: &Path) -> Result<Manifest> {

@@ -121,12 +121,13 @@ pub(crate) struct Probe<'a> {
 }
 
 /// The keys an index looks a document up by: its band keys in each of its families, or in
-/// a containment index the tables of every row count (one family).
-pub(crate) fn index_keys(pipeline: &Pipeline, doc: &DocSet) -> DocSketch {
+/// a containment index the tables of every row count (one family), signed without the
+/// index's `common` tokens.
+pub(crate) fn index_keys(pipeline: &Pipeline, doc: &DocSet, common: &[u64]) -> DocSketch {
     match pipeline.config().measure() {
         // The configuration refuses containment with SimHash, the one sketch without keys.
         Measure::Containment => pipeline
-            .ensemble_keys(doc)
+            .ensemble_keys(doc, common)
             .unwrap_or_else(|_| pipeline.sketch_doc_keys(doc)),
         Measure::Jaccard => pipeline.sketch_doc_keys(doc),
     }
@@ -299,7 +300,7 @@ impl Searcher {
     /// The same for a document already shingled by [`Searcher::pipeline`].
     pub fn query_doc(&self, doc: &DocSet, query: &Query) -> Result<Vec<Neighbour<'_>>> {
         let threshold = self.query_threshold(query)?;
-        let sketch = index_keys(&self.pipeline, doc);
+        let sketch = index_keys(&self.pipeline, doc, &self.state.common);
         let probe = Probe {
             set: doc.set(),
             whole: doc.whole_signature(),
@@ -316,7 +317,7 @@ impl Searcher {
         let Some(doc) = self.stored(id) else {
             return Ok(None);
         };
-        let sketch = index_keys(&self.pipeline, &doc);
+        let sketch = index_keys(&self.pipeline, &doc, &self.state.common);
         let probe = Probe {
             set: doc.set(),
             whole: doc.whole_signature(),
@@ -543,6 +544,7 @@ impl Searcher {
             sets: state.entries as u64,
             generation: state.manifest.generation,
             format: state.manifest.format,
+            common_tokens: state.manifest.common,
         }
     }
 }
@@ -580,6 +582,10 @@ pub struct IndexStats {
     pub generation: u64,
     /// The index's on-disk format.
     pub format: u32,
+    /// In a containment index, the common tokens learned from its first documents and
+    /// left out of every signature; `None` before the first documents and in a Jaccard
+    /// index.
+    pub common_tokens: Option<u64>,
 }
 
 impl IndexStats {

@@ -25,6 +25,8 @@ pub(crate) struct State {
     pub first_entry: Vec<usize>,
     /// Entries stored (distinct sets per segment), live or deleted.
     pub entries: usize,
+    /// A containment index's common tokens, sorted (empty otherwise).
+    pub common: Arc<Vec<u64>>,
 }
 
 impl State {
@@ -96,6 +98,12 @@ impl State {
             first_entry.push(entries);
             entries += seg.entries() as usize;
         }
+        // Written once, with the first documents: a previous state that has them has these.
+        let common = match (manifest.common, previous) {
+            (None, _) => Arc::new(Vec::new()),
+            (Some(_), Some(p)) if p.manifest.common.is_some() => Arc::clone(&p.common),
+            (Some(count), _) => Arc::new(crate::common::read(dir, count)?),
+        };
         Ok(State {
             dir: dir.to_path_buf(),
             manifest,
@@ -103,6 +111,7 @@ impl State {
             deletes,
             first_entry,
             entries,
+            common,
         })
     }
 

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use neardup::{Config, DocSet, DocSketch, Pipeline, Similarity};
+use neardup::{Config, DocSet, DocSketch, Pipeline, Similarity, TokenCounter};
 
 use crate::deletes::Deletes;
 use crate::error::{io_at, Error, Result};
@@ -86,10 +86,10 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn new(pipeline: &Pipeline, id: &str, text: &str) -> Prepared {
+    fn new(pipeline: &Pipeline, id: &str, text: &str, common: &[u64]) -> Prepared {
         let doc = pipeline.shingle_doc(text);
         // Verification is exact: the band keys are all the index needs of the sketch.
-        let sketch = index_keys(pipeline, &doc);
+        let sketch = index_keys(pipeline, &doc, common);
         Prepared {
             id: id.to_string(),
             doc,
@@ -209,14 +209,7 @@ impl IndexWriter {
 
     /// Removes what an interrupted commit left: files the manifest does not name.
     fn remove_orphans(&self) -> Result<()> {
-        let manifest = &self.current.state.manifest;
-        let mut named: Vec<String> = Vec::new();
-        for m in &manifest.segments {
-            named.push(segment_name(m.name));
-            if m.deletes != 0 {
-                named.push(deletes_name(m.name, m.deletes));
-            }
-        }
+        let named = self.current.state.manifest.files();
         let entries = fs::read_dir(&self.dir).map_err(io_at(&self.dir))?;
         let orphans = entries.filter_map(|e| {
             let name = e.ok()?.file_name().into_string().ok()?;
@@ -241,9 +234,47 @@ impl IndexWriter {
         self.usable()?;
         let ids: Vec<&str> = docs.iter().map(|(id, _)| id.as_ref()).collect();
         let pipeline = Arc::clone(&self.current.pipeline);
-        self.commit_docs(&ids, |i| {
-            Cow::Owned(Prepared::new(&pipeline, ids[i], docs[i].1.as_ref()))
+        let learned = self.learn_common(docs)?;
+        let common = learned
+            .clone()
+            .unwrap_or_else(|| Arc::clone(&self.current.state.common));
+        let count = learned.map(|c| c.len() as u64);
+        self.commit_docs(&ids, count, |i| {
+            Cow::Owned(Prepared::new(
+                &pipeline,
+                ids[i],
+                docs[i].1.as_ref(),
+                &common,
+            ))
         })
+    }
+
+    /// A containment index's common tokens, learned from its first documents and written
+    /// (the commit that adds them names the file); `None` once learned, or for Jaccard.
+    fn learn_common<I, T>(&self, docs: &[(I, T)]) -> Result<Option<Arc<Vec<u64>>>>
+    where
+        I: AsRef<str> + Sync,
+        T: AsRef<str> + Sync,
+    {
+        if !self.current.is_containment() || self.current.state.manifest.common.is_some() {
+            return Ok(None);
+        }
+        let pipeline = self.current.pipeline();
+        let mut counter = TokenCounter::new();
+        // A chunk at a time, so the batch's sets are never all held at once.
+        for chunk in docs.chunks(PREPARE_CHUNK) {
+            let sets: Vec<DocSet> =
+                parallel::map(chunk, |(_, text)| pipeline.shingle_doc(text.as_ref()));
+            let sets: Vec<&[u64]> = sets
+                .iter()
+                .map(DocSet::set)
+                .filter(|s| !s.is_empty())
+                .collect();
+            counter.add(&sets);
+        }
+        let tokens = counter.common();
+        crate::common::write(&self.dir, &tokens)?;
+        Ok(Some(Arc::new(tokens)))
     }
 
     /// Adds each document that is not a near-duplicate of an indexed document or of one
@@ -309,7 +340,7 @@ impl IndexWriter {
             kept.push(i);
         }
         let ids: Vec<&str> = kept.iter().map(|&i| prepared[i].id.as_str()).collect();
-        self.commit_docs(&ids, |k| Cow::Borrowed(&prepared[kept[k]]))?;
+        self.commit_docs(&ids, None, |k| Cow::Borrowed(&prepared[kept[k]]))?;
         Ok(outcomes)
     }
 
@@ -359,8 +390,9 @@ impl IndexWriter {
         T: AsRef<str> + Sync,
     {
         let pipeline = self.current.pipeline();
+        let common = &self.current.state.common;
         parallel::map(docs, |(id, text)| {
-            Prepared::new(pipeline, id.as_ref(), text.as_ref())
+            Prepared::new(pipeline, id.as_ref(), text.as_ref(), common)
         })
     }
 
@@ -371,6 +403,7 @@ impl IndexWriter {
     fn commit_docs<'p>(
         &mut self,
         ids: &[&str],
+        common: Option<u64>,
         prepare: impl Fn(usize) -> Cow<'p, Prepared> + Sync,
     ) -> Result<AddReport> {
         let mut last: HashMap<&str, usize> = HashMap::with_capacity(ids.len());
@@ -386,6 +419,9 @@ impl IndexWriter {
         let state = Arc::clone(&self.current.state);
         let mut manifest = state.manifest.clone();
         manifest.generation += 1;
+        if common.is_some() {
+            manifest.common = common;
+        }
         let (families, bands) = (manifest.families, manifest.params.bands);
         let mut changed: BTreeMap<usize, Deletes> = BTreeMap::new();
         let mut data = SegmentData::new(families, bands);

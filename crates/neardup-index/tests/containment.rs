@@ -122,6 +122,50 @@ fn a_containment_index_answers_the_exact_join_across_segments_and_merges() {
 }
 
 #[test]
+fn common_tokens_are_learned_from_the_first_documents_pinned_and_checked() {
+    // Boilerplate every listing carries: its word pairs are in every document.
+    let texts: Vec<String> = common::planted_fragments(5, 120)
+        .into_iter()
+        .map(|t| {
+            if t.is_empty() {
+                t
+            } else {
+                format!("posted today by the seller {t}")
+            }
+        })
+        .collect();
+    let t = 0.8;
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = IndexWriter::create(dir.path(), &config(t)).unwrap();
+    assert_eq!(writer.searcher().stats().common_tokens, None);
+    let half = texts.len() / 2;
+    writer.add(&ids(&texts, 0..half)).unwrap();
+    let learned = writer.searcher().stats().common_tokens;
+    assert_eq!(
+        learned,
+        Some(4),
+        "posted today, today by, by the, the seller"
+    );
+    // The second batch is signed without the same tokens, so it meets the first.
+    writer.add(&ids(&texts, half..texts.len())).unwrap();
+    assert_eq!(writer.searcher().stats().common_tokens, learned);
+    let searcher = Searcher::open(dir.path()).unwrap();
+    assert_verified_subset(
+        &answered(&searcher, &texts, &Query::new()),
+        &truth(&texts, t),
+    );
+    assert!(check(dir.path()).unwrap().is_ok());
+    drop(writer);
+    // A damaged COMMON file is named when the index is opened.
+    let path = dir.path().join("COMMON");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[17] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Searcher::open(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("COMMON") && err.contains("checksum"), "{err}");
+}
+
+#[test]
 fn removed_documents_are_no_longer_answered_and_top_keeps_the_most_contained() {
     let host = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi \
                 omicron pi rho sigma tau upsilon phi chi psi omega";

@@ -291,6 +291,71 @@ pub const MAX_ONE_ROW_BUCKET: usize = 1024;
 /// share text.
 pub const COMMON_TOKEN_SHARE: f64 = 0.01;
 
+/// A token held by more than this many of `n` sets is common: [`COMMON_TOKEN_SHARE`] of
+/// them, and at least 16 (in a small corpus no token is common).
+pub fn common_floor(n: usize) -> u32 {
+    ((n as f64 * COMMON_TOKEN_SHARE) as u32).max(16)
+}
+
+/// Counts, batch by batch, how many sets hold each token, to find the common ones: what a
+/// containment search leaves out of its signatures.
+#[derive(Debug, Default)]
+pub struct TokenCounter {
+    counts: HashMap<u64, u32, foldhash::fast::FixedState>,
+    sets: usize,
+}
+
+impl TokenCounter {
+    /// Counts nothing yet.
+    pub fn new() -> Self {
+        TokenCounter::default()
+    }
+
+    /// Counts the tokens of more sets (each sorted and without repeats).
+    pub fn add(&mut self, sets: &[&[u64]]) {
+        let mut more = token_counts(sets);
+        // The smaller map is added into the larger.
+        if more.len() > self.counts.len() {
+            std::mem::swap(&mut more, &mut self.counts);
+        }
+        for (k, v) in more {
+            *self.counts.entry(k).or_insert(0) += v;
+        }
+        self.sets += sets.len();
+    }
+
+    /// The common tokens, sorted: held by more than [`common_floor`] of the sets counted.
+    pub fn common(&self) -> Vec<u64> {
+        let floor = common_floor(self.sets);
+        let mut out: Vec<u64> = self
+            .counts
+            .iter()
+            .filter(|&(_, &c)| c > floor)
+            .map(|(&k, _)| k)
+            .collect();
+        out.sort_unstable();
+        out
+    }
+}
+
+/// What a containment search signs of a set: its tokens not in `common` (sorted), or the
+/// whole set if every token is common.
+pub fn without_common<'a>(set: &'a [u64], common: &[u64]) -> std::borrow::Cow<'a, [u64]> {
+    if common.is_empty() {
+        return std::borrow::Cow::Borrowed(set);
+    }
+    let rare: Vec<u64> = set
+        .iter()
+        .copied()
+        .filter(|x| common.binary_search(x).is_err())
+        .collect();
+    if rare.is_empty() || rare.len() == set.len() {
+        std::borrow::Cow::Borrowed(set)
+    } else {
+        std::borrow::Cow::Owned(rare)
+    }
+}
+
 /// The rows per band a containment search may use: keys are kept for each one in use.
 pub const ENSEMBLE_ROWS: [usize; 4] = [1, 2, 4, 8];
 

@@ -77,9 +77,9 @@ pub use cluster::{
 };
 pub use config::{Config, ConfigBuilder, MIN_THRESHOLD};
 pub use containment::{
-    contained, is_smaller, required_containment, Contained, ContainmentJoin, EnsemblePlan,
-    EnsembleRow, Measure, PartitionCount, COMMON_TOKEN_SHARE, ENSEMBLE_RECALL, ENSEMBLE_ROWS,
-    MAX_ONE_ROW_BUCKET,
+    common_floor, contained, is_smaller, required_containment, without_common, Contained,
+    ContainmentJoin, EnsemblePlan, EnsembleRow, Measure, PartitionCount, TokenCounter,
+    COMMON_TOKEN_SHARE, ENSEMBLE_RECALL, ENSEMBLE_ROWS, MAX_ONE_ROW_BUCKET,
 };
 pub use corpus::{set_fingerprint, Corpus, WHOLE_NUM_PERM};
 pub use document::{DocSet, DocSketch, FamilySketch};

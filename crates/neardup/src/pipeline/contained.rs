@@ -6,8 +6,8 @@ use rayon::prelude::*;
 
 use super::Pipeline;
 use crate::containment::{
-    contained, is_smaller, token_counts, Contained, ContainmentJoin, EnsemblePlan,
-    COMMON_TOKEN_SHARE, MAX_ONE_ROW_BUCKET,
+    common_floor, contained, is_smaller, token_counts, without_common, Contained, ContainmentJoin,
+    EnsemblePlan, MAX_ONE_ROW_BUCKET,
 };
 use crate::corpus::Corpus;
 use crate::document::{DocSet, DocSketch, FamilySketch};
@@ -63,18 +63,20 @@ impl Pipeline {
 
     /// One document's keys in every table of the containment search
     /// ([`EnsemblePlan::table_bands`]: for each row count, K / r band keys, back to back),
-    /// equal to those the batch search gives the same set unfiltered; none for an empty
-    /// document. They are one family, numbered 0. SimHash is refused.
+    /// signed over its tokens not in `common` (sorted; see [`without_common`]): equal to
+    /// those the batch search gives the same set under the same common tokens. None for
+    /// an empty document. They are one family, numbered 0. SimHash is refused.
     ///
     /// ```
     /// use neardup::{Config, Measure, Pipeline};
     /// let config = Config::builder().measure(Measure::Containment).threshold(0.8).build()?;
     /// let pipeline = Pipeline::new(config)?;
-    /// let keys = pipeline.ensemble_keys(&pipeline.shingle_doc("a short listing of a bike"))?;
+    /// let doc = pipeline.shingle_doc("a short listing of a bike");
+    /// let keys = pipeline.ensemble_keys(&doc, &[])?;
     /// assert_eq!(keys.band_keys(0).unwrap().len(), pipeline.ensemble_plan().table_bands());
     /// # Ok::<(), neardup::Error>(())
     /// ```
-    pub fn ensemble_keys(&self, doc: &DocSet) -> Result<DocSketch> {
+    pub fn ensemble_keys(&self, doc: &DocSet, common: &[u64]) -> Result<DocSketch> {
         let sketch = self.ensemble_sketch()?;
         if doc.set().is_empty() {
             return Ok(DocSketch::new(Vec::new()));
@@ -82,7 +84,7 @@ impl Pipeline {
         let plan = self.ensemble_plan();
         let k = plan.num_perm();
         let mut sig = vec![0u64; k];
-        sketch.sketch_into(doc.set(), &mut sig);
+        sketch.sketch_into(&without_common(doc.set(), common), &mut sig);
         let mut keys = vec![0u64; plan.table_bands()];
         let mut start = 0;
         for rows in plan.tables() {
@@ -131,7 +133,7 @@ impl Pipeline {
         let sets: Vec<Vec<u64>> = {
             let whole: Vec<&[u64]> = reps.iter().map(|&d| corpus.set(d)).collect();
             let counts = token_counts(&whole);
-            let common = ((whole.len() as f64 * COMMON_TOKEN_SHARE) as u32).max(16);
+            let common = common_floor(whole.len());
             whole
                 .par_iter()
                 .map(|s| {
