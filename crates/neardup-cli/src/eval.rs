@@ -37,13 +37,8 @@ fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
 
 pub fn run(args: &EvalArgs) -> Result<String> {
     let config = config(&args.matching, args.verify, KeepPolicy::First)?;
-    if config.measure() == Measure::Containment {
-        if args.report.is_some() {
-            usage!("--report does not cover --measure containment yet; the tables and --json do");
-        }
-        if args.verify != neardup::Verification::Exact {
-            usage!("--measure containment verifies every candidate exactly; drop --verify");
-        }
+    if config.measure() == Measure::Containment && args.verify != neardup::Verification::Exact {
+        usage!("--measure containment verifies every candidate exactly; drop --verify");
     }
     let quiet = args.runtime.quiet;
     if !quiet {
@@ -75,13 +70,16 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     };
     // The corpus is held shingled (containment) or sketched (LSH) for the rest of the run.
     let (held_shingled, held_sketched);
+    // The search's pairs as found, for a containment run's report.
+    let mut contained = Vec::new();
     let (lsh_set, lsh, lsh_stats, corpus) = if containment {
         let (found, stats) =
             pipeline.containment_pairs(&shingled, &mut (&mut bars, &mut recorded))?;
         held_shingled = shingled;
+        contained = found;
         (
             None,
-            contained_as_pairs(&found),
+            contained_as_pairs(&contained),
             stats,
             held_shingled.corpus(),
         )
@@ -124,7 +122,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     if let Some(path) = &args.missed {
         run.write_missed(path, labels.as_ref().zip(predicted.as_ref()))?;
     }
-    if let (Some(path), Some(lsh_set)) = (&args.report, &lsh_set) {
+    if let Some(path) = &args.report {
         let title = report_run::title("eval", &args.input.inputs);
         let mut data = report_run::base(
             title,
@@ -135,9 +133,21 @@ pub fn run(args: &EvalArgs) -> Result<String> {
             recorded.as_ref(),
             read_time,
         );
-        let mut sample = report_run::PairSample::default();
-        sample.add(&lsh);
-        report_run::add_pairs(&mut data, &lsh_set.totals(), Some(&sample), &docs);
+        match &lsh_set {
+            Some(lsh_set) => {
+                let mut sample = report_run::PairSample::default();
+                sample.add(&lsh);
+                report_run::add_pairs(&mut data, &lsh_set.totals(), Some(&sample), &docs);
+            }
+            None => report_run::add_containment(
+                &mut data,
+                &contained,
+                &lsh_stats,
+                Some(pipeline.ensemble_plan()),
+                crate::contain::set_sizes(corpus),
+                &docs,
+            ),
+        }
         data.counts.push(neardup_report::Count::new(
             "exact pairs",
             exact.len() as u64,

@@ -81,7 +81,8 @@ pub struct IndexParamArgs {
     pub multiset: bool,
     /// What the threshold is of [build default: jaccard]. A containment index answers the
     /// indexed documents a query is inside of, and those inside it (|A ∩ B| / |A| ≥ t, A
-    /// the smaller), from LSH Ensemble-style tables of 1, 2, 4 and 8 rows (pinned at
+    /// the smaller), from LSH Ensemble-style tables of 1, 2, 4 and 8 rows per band, signed
+    /// without the tokens common to more than 1 % of the build's documents (pinned at
     /// build).
     #[arg(long, value_enum, value_name = "MEASURE")]
     pub measure: Option<Measure>,

@@ -75,8 +75,16 @@ fn plan_words(searcher: &Searcher) -> String {
             })
             .unwrap_or_default();
         format!(
-            "containment tables of 1, 2, 4 and 8 rows ({} bands), containment threshold {}{common}",
-            p.bands, p.threshold
+            "containment tables of {} rows ({} bands), containment threshold {}{common}",
+            searcher
+                .pipeline()
+                .ensemble_plan()
+                .tables()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            p.bands,
+            p.threshold
         )
     } else {
         format!(
@@ -230,8 +238,24 @@ fn build(a: &IndexInputArgs) -> Result<()> {
                 thousands(report.replaced as u64)
             ));
         }
+        common_warning(&report);
     }
     Ok(())
+}
+
+/// Warns when a containment index learned its common tokens from too few documents for a
+/// 1 % share to mean anything: they are pinned, so later documents are signed with them.
+fn common_warning(report: &neardup_index::AddReport) {
+    let few = (16.0 / neardup::COMMON_TOKEN_SHARE) as u64;
+    if let Some(n) = report.common_learned_from.filter(|&n| n < few) {
+        to_stderr(&format!(
+            "warning: the containment index learned its common tokens from {} distinct \
+             documents (fewer than {}): they stay pinned, so build it from a representative \
+             corpus for queries to stay fast\n",
+            thousands(n),
+            thousands(few)
+        ));
+    }
 }
 
 /// One line of `index add --dedup`.
@@ -245,6 +269,13 @@ fn add(a: &IndexAddArgs) -> Result<()> {
         &b.at.params,
         b.threshold,
     )?;
+    if a.dedup && writer.searcher().is_containment() {
+        usage!(
+            "{}: --dedup does not apply to a containment index: it answers which documents are \
+             inside which (`neardup index query`), not which are new",
+            b.at.index.display()
+        );
+    }
     let (docs, items) = read(&b.at.input, b.runtime.quiet, true)?;
     let pairs = ids_and_texts(&items);
     let (added, replaced, duplicates, empty) = if a.dedup {
@@ -271,6 +302,9 @@ fn add(a: &IndexAddArgs) -> Result<()> {
         counts
     } else {
         let r = writer.add(&pairs)?;
+        if !b.runtime.quiet {
+            common_warning(&r);
+        }
         (r.added as u64, r.replaced as u64, 0, r.empty.len() as u64)
     };
     if !b.runtime.quiet {

@@ -570,8 +570,15 @@ fn an_index_built_for_containment_answers_fragments_both_ways() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
-            "containment tables of 1, 2, 4 and 8 rows (240 bands), containment threshold 0.8"
+            "containment tables of 1, 2, 4, 8 rows (240 bands), containment threshold 0.8, \
+             0 common tokens"
         ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o)
+            .contains("learned its common tokens from 2 distinct documents (fewer than 1,600)"),
         "{}",
         stderr(&o)
     );
@@ -900,6 +907,29 @@ fn containment_finds_fragments_inside_longer_documents() {
         "{eval}"
     );
     assert!(eval.contains("recall by exact containment"), "{eval}");
+    // Its report: the evaluation beside the run's containment page.
+    let report = dir.path().join("eval-containment.html");
+    let r = report.to_str().unwrap();
+    ok(&[
+        "eval",
+        p,
+        "-q",
+        "--measure",
+        "containment",
+        "-t",
+        "0.8",
+        "--report",
+        r,
+    ]);
+    let html = std::fs::read_to_string(&report).unwrap();
+    for needle in [
+        "id=\"eval\"",
+        "<th scope=\"row\">LSH recall</th><td class=\"num\">1.0000</td>",
+        "rows per band",
+        &format!("The {} reported pairs by their containment", found.len()),
+    ] {
+        assert!(html.contains(needle), "eval report: {needle}");
+    }
     // --missed names the containment it judged; a cut document is said to be cut.
     let missed = dir.path().join("missed.jsonl");
     let m = missed.to_str().unwrap();

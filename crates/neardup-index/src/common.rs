@@ -41,12 +41,14 @@ pub(crate) fn read(dir: &Path, count: u64) -> Result<Vec<u64>> {
         path: path.clone(),
         reason,
     };
-    let n = usize::try_from(count).map_err(|_| corrupt(format!("{count} tokens")))?;
-    if bytes.len() != 24 + 8 * n || bytes[..8] != MAGIC {
+    let expected = usize::try_from(count)
+        .ok()
+        .and_then(|n| n.checked_mul(8)?.checked_add(24))
+        .ok_or_else(|| corrupt(format!("the manifest says {count} tokens")))?;
+    if bytes.len() != expected || bytes[..8] != MAGIC {
         return Err(corrupt(format!(
-            "{} bytes, expected {} for {count} tokens",
-            bytes.len(),
-            24 + 8 * n
+            "{} bytes, expected {expected} for {count} tokens",
+            bytes.len()
         )));
     }
     let (body, sum) = bytes.split_at(bytes.len() - 8);
@@ -82,6 +84,8 @@ mod tests {
         assert_eq!(read(dir.path(), 3).unwrap(), [3, 9, 1 << 60]);
         let err = read(dir.path(), 2).unwrap_err().to_string();
         assert!(err.contains("expected 40 for 2 tokens"), "{err}");
+        let err = read(dir.path(), u64::MAX).unwrap_err().to_string();
+        assert!(err.contains("the manifest says"), "{err}");
         let path = dir.path().join(COMMON);
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[20] ^= 1;

@@ -64,7 +64,7 @@ pub use json::{OutcomeJson, StatsJson};
 pub use manifest::{FORMAT_VERSION, OLDEST_FORMAT};
 pub use params::Params;
 pub use searcher::{Containment, IndexStats, Inside, Neighbour, Query, Searcher};
-pub use writer::{AddReport, IndexWriter, Outcome, RemoveReport};
+pub use writer::{AddReport, IndexWriter, Outcome, RemoveReport, COMMON_SAMPLE};
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("the index's segments are read in place as little-endian arrays");

@@ -213,6 +213,25 @@ impl Searcher {
         let pipeline = Pipeline::new(state.manifest.params.config()?)?;
         let ensemble =
             (pipeline.config().measure() == Measure::Containment).then(|| pipeline.ensemble_plan());
+        // The segments hold one section per table band: any other count is not this
+        // version's containment index.
+        if let Some(plan) = ensemble {
+            let p = &state.manifest.params;
+            if (p.bands, p.rows) != (plan.table_bands(), 0) || state.manifest.families != 1 {
+                return Err(Error::Corrupt {
+                    path: dir.as_ref().join(crate::files::MANIFEST),
+                    reason: format!(
+                        "a containment index of {} permutations has {} table bands, one family \
+                         and rows 0; the manifest says {} bands x {} rows, {} families",
+                        p.num_perm,
+                        plan.table_bands(),
+                        p.bands,
+                        p.rows,
+                        state.manifest.families
+                    ),
+                });
+            }
+        }
         Ok(Searcher {
             pipeline: Arc::new(pipeline),
             state: Arc::new(state),

@@ -101,7 +101,7 @@ impl State {
         // Written once, with the first documents: a previous state that has them has these.
         let common = match (manifest.common, previous) {
             (None, _) => Arc::new(Vec::new()),
-            (Some(_), Some(p)) if p.manifest.common.is_some() => Arc::clone(&p.common),
+            (Some(count), Some(p)) if p.manifest.common == Some(count) => Arc::clone(&p.common),
             (Some(count), _) => Arc::new(crate::common::read(dir, count)?),
         };
         Ok(State {

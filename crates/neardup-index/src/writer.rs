@@ -2,12 +2,12 @@
 //! commit.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use neardup::{Config, DocSet, DocSketch, Pipeline, Similarity, TokenCounter};
+use neardup::{set_fingerprint, Config, DocSet, DocSketch, Pipeline, Similarity, TokenCounter};
 
 use crate::deletes::Deletes;
 use crate::error::{io_at, Error, Result};
@@ -41,7 +41,17 @@ pub struct AddReport {
     /// Ids of the documents not added because their text has no shingles (they would
     /// match nothing); a document indexed under the same id stays as it was.
     pub empty: Vec<String>,
+    /// In a containment index's first add: the distinct shingle sets its common tokens
+    /// were learned from (the fewer, the less a token's share tells; see
+    /// [`COMMON_SAMPLE`]).
+    pub common_learned_from: Option<u64>,
 }
+
+/// The most documents of the first add a containment index learns its common tokens from:
+/// evenly spaced through the batch. A token held by 1 % of a hundred thousand documents
+/// is met a thousand times, and counting every distinct shingle of a large build would
+/// hold them all in memory.
+pub const COMMON_SAMPLE: usize = 100_000;
 
 /// What [`IndexWriter::add_unique`] did with one document.
 #[derive(Clone, Debug, PartialEq)]
@@ -236,45 +246,59 @@ impl IndexWriter {
         let pipeline = Arc::clone(&self.current.pipeline);
         let learned = self.learn_common(docs)?;
         let common = learned
-            .clone()
+            .as_ref()
+            .map(|(tokens, _)| Arc::clone(tokens))
             .unwrap_or_else(|| Arc::clone(&self.current.state.common));
-        let count = learned.map(|c| c.len() as u64);
-        self.commit_docs(&ids, count, |i| {
+        let count = learned.as_ref().map(|(tokens, _)| tokens.len() as u64);
+        let mut report = self.commit_docs(&ids, count, |i| {
             Cow::Owned(Prepared::new(
                 &pipeline,
                 ids[i],
                 docs[i].1.as_ref(),
                 &common,
             ))
-        })
+        })?;
+        report.common_learned_from = learned.map(|(_, from)| from);
+        Ok(report)
     }
 
     /// A containment index's common tokens, learned from its first documents and written
-    /// (the commit that adds them names the file); `None` once learned, or for Jaccard.
-    fn learn_common<I, T>(&self, docs: &[(I, T)]) -> Result<Option<Arc<Vec<u64>>>>
+    /// (the commit that adds them names the file), with the number of distinct sets they
+    /// were learned from; `None` once learned, or for Jaccard.
+    fn learn_common<I, T>(&self, docs: &[(I, T)]) -> Result<Option<(Arc<Vec<u64>>, u64)>>
     where
         I: AsRef<str> + Sync,
         T: AsRef<str> + Sync,
     {
-        if !self.current.is_containment() || self.current.state.manifest.common.is_some() {
+        let manifest = &self.current.state.manifest;
+        // An index with documents but no tokens (none could be learned) stays without:
+        // its stored keys were signed without any.
+        if !self.current.is_containment()
+            || manifest.common.is_some()
+            || !manifest.segments.is_empty()
+        {
             return Ok(None);
         }
         let pipeline = self.current.pipeline();
+        let step = docs.len().div_ceil(COMMON_SAMPLE).max(1);
+        let sample: Vec<&(I, T)> = docs.iter().step_by(step).collect();
         let mut counter = TokenCounter::new();
+        // Copies count once, as in the batch search (which counts distinct sets).
+        let mut seen: HashSet<u128> = HashSet::new();
         // A chunk at a time, so the batch's sets are never all held at once.
-        for chunk in docs.chunks(PREPARE_CHUNK) {
+        for chunk in sample.chunks(PREPARE_CHUNK) {
             let sets: Vec<DocSet> =
                 parallel::map(chunk, |(_, text)| pipeline.shingle_doc(text.as_ref()));
             let sets: Vec<&[u64]> = sets
                 .iter()
                 .map(DocSet::set)
-                .filter(|s| !s.is_empty())
+                .filter(|s| !s.is_empty() && seen.insert(set_fingerprint(s)))
                 .collect();
             counter.add(&sets);
         }
         let tokens = counter.common();
         crate::common::write(&self.dir, &tokens)?;
-        Ok(Some(Arc::new(tokens)))
+        Ok(Some((Arc::new(tokens), seen.len() as u64)))
     }
 
     /// Adds each document that is not a near-duplicate of an indexed document or of one

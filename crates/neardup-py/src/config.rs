@@ -48,14 +48,15 @@ fn refuse_for_containment(banded: bool, neighbours: bool, verify: Verification) 
 }
 
 impl NativeConfig {
-    /// Refuses `what` (a run, a building block) with a containment configuration: only
-    /// pairs are found by containment; the message says what to use instead.
+    /// Refuses `what` (a run, a building block) with a containment configuration:
+    /// containment finds pairs and answers index queries, nothing else; the message says
+    /// what to use instead.
     pub fn refuse_containment(&self, what: &str) -> PyResult<()> {
         if self.config().measure() == Measure::Containment {
             return Err(refused(format!(
                 "{what} with measure='containment': containment finds pairs only \
                  (neardup.pairs(texts, measure='containment'), or `neardup pairs --measure \
-                 containment`)"
+                 containment`) and answers a containment index's queries (neardup.Index)"
             )));
         }
         Ok(())

@@ -43,6 +43,7 @@ pub fn index(e: neardup_index::Error) -> PyErr {
         | E::ThresholdBelowIndex { .. }
         | E::InvalidThreshold(_)
         | E::TooManyDocuments(_)
+        | E::NotForContainment(_)
         | E::Core(_) => NeardupError::new_err(e.to_string()),
         _ => IndexFileError::new_err(e.to_string()),
     }

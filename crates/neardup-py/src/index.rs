@@ -125,10 +125,15 @@ impl Index {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// `(id, similarity)` each; in a containment index `(id, containment, inside,
+    /// jaccard)`, `inside` naming which one is inside the other (`"query"`, `"document"`).
     fn neighbours<'py>(py: Python<'py>, found: &[Neighbour<'_>]) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
         for n in found {
-            list.append((n.id, n.similarity.value()))?;
+            match n.containment {
+                Some(c) => list.append((n.id, c.value, c.inside.name(), n.similarity.jaccard))?,
+                None => list.append((n.id, n.similarity.value()))?,
+            }
         }
         Ok(list)
     }
@@ -173,10 +178,6 @@ impl Index {
                 Err(_) => c.getattr("_native")?.extract()?,
             }),
         };
-        if let Some(n) = &native {
-            // The index bands by Jaccard; a containment search plans per size partition.
-            n.refuse_containment("an Index")?;
-        }
         let config = native.as_ref().map(|n| n.config().clone());
         // Absolute: the handle keeps working after a change of directory, and a pickled
         // one names the same index in a process started elsewhere.
@@ -309,7 +310,8 @@ impl Index {
     }
 
     /// The indexed documents similar to `text`, most similar first (ties by id), as
-    /// `(id, similarity)`; for a list of texts, one such list per text, answered in
+    /// `(id, similarity)` (in a containment index `(id, containment, inside, jaccard)`,
+    /// the most contained first); for a list of texts, one such list per text, answered in
     /// parallel. `threshold` may ask for more than the index's, never less; `top` keeps the
     /// most similar.
     #[pyo3(signature = (texts, *, threshold=None, top=None))]
@@ -423,8 +425,13 @@ impl Index {
         d.set_item("sketch", &p.sketch)?;
         d.set_item("seed", p.seed)?;
         d.set_item("threshold", p.threshold)?;
-        d.set_item("bands", p.bands)?;
-        d.set_item("rows", p.rows)?;
+        // A containment index has no one band plan: its rows depend on the sizes compared.
+        if searcher.is_containment() {
+            d.set_item("measure", &p.measure)?;
+        } else {
+            d.set_item("bands", p.bands)?;
+            d.set_item("rows", p.rows)?;
+        }
         d.set_item("multiset", p.multiset)?;
         Ok(d)
     }

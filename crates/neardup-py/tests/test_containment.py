@@ -156,7 +156,7 @@ def test_settings_it_does_not_take_are_refused(settings: dict[str, Any], message
         neardup.Config(**settings)
 
 
-def test_clusters_dedup_and_the_jaccard_building_blocks_are_refused(tmp_path: Any) -> None:
+def test_clusters_dedup_and_the_jaccard_building_blocks_are_refused() -> None:
     texts = planted()
     config = neardup.Config(measure="containment")
     refusals = {
@@ -164,7 +164,6 @@ def test_clusters_dedup_and_the_jaccard_building_blocks_are_refused(tmp_path: An
         "dedup": lambda: neardup.dedup(texts, measure="containment"),
         "band_keys": lambda: config.band_keys(texts),
         "verify": lambda: config.verify_pairs([(0, 1)], texts),
-        "an Index": lambda: neardup.Index(str(tmp_path / "index"), config),
     }
     for what, call in refusals.items():
         with pytest.raises(ValueError, match=rf"^{what} with measure='containment': "
@@ -172,7 +171,48 @@ def test_clusters_dedup_and_the_jaccard_building_blocks_are_refused(tmp_path: An
             call()
     # The same calls as Jaccard work.
     assert neardup.clusters(texts)
-    assert not (tmp_path / "index").exists(), "a refused index is not created"
+
+
+def test_a_containment_index_answers_the_exact_join_both_ways(tmp_path: Any) -> None:
+    texts = planted()
+    config = neardup.Config(measure="containment", threshold=T)
+    truth = {(e[0], e[1]): e for e in brute(texts, T)}
+    sizes = [len(s) for s in neardup.shingle_sets(texts)]
+    with neardup.Index(str(tmp_path / "index"), config) as index:
+        half = len(texts) // 2
+        index.add(texts[:half], [str(i) for i in range(half)])
+        index.commit()
+        index.add(texts[half:], [str(i) for i in range(half, len(texts))])
+        index.commit()
+        assert index.params["measure"] == "containment"
+        assert "bands" not in index.params
+        # The parameters rebuild the configuration the index was made with.
+        assert neardup.Config(**index.params).measure == "containment"
+        answered = {}
+        for q, found in enumerate(index.query(texts)):
+            for id_, containment, inside, jaccard in found:
+                d = int(id_)
+                if d == q:
+                    continue
+                small, large = sorted([(sizes[q], q), (sizes[d], d)])
+                if sizes[q] != sizes[d]:
+                    assert inside == ("query" if small[1] == q else "document"), (q, d)
+                answered[(small[1], large[1])] = (containment, jaccard)
+    # Every answer is a pair of the exact join with its values; the plan promises each pair
+    # with probability 0.95 or more, so recall falls more than 3 sigma below it only by a
+    # defect.
+    for pair, (containment, jaccard) in answered.items():
+        assert pair in truth, pair
+        assert containment == pytest.approx(truth[pair][2], rel=1e-12)
+        assert jaccard == pytest.approx(truth[pair][3], rel=1e-12)
+    floor = 0.95 - 3 * (0.95 * 0.05 / len(truth)) ** 0.5
+    assert len(answered) / len(truth) >= floor, (len(answered), len(truth))
+    # Reopened without a configuration it is still a containment index; as Jaccard, refused.
+    again = neardup.Index(str(tmp_path / "index"))
+    a, b = min(answered)
+    assert (str(b), *answered[(a, b)]) in [(n[0], n[1], n[3]) for n in again.query(texts[a])]
+    with pytest.raises(NeardupError, match="measure: the index has containment, asked for jaccard"):
+        neardup.Index(str(tmp_path / "index"), neardup.Config(threshold=T))
 
 
 def test_spark_refuses_containment_and_names_what_to_use() -> None:

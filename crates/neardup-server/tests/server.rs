@@ -256,6 +256,11 @@ fn a_containment_index_answers_which_document_is_inside_which() {
     assert!(n[0]["jaccard"].as_f64().unwrap() < 0.6, "{n}");
     // The digest is itself, whole: both are the same size, so the query is "inside".
     assert_eq!(ids(&body["results"][1]), ["digest"]);
+    let n = &body["results"][1]["neighbours"][0];
+    assert_eq!(
+        (n["containment"].clone(), n["inside"].clone()),
+        (json!(1.0), json!("query"))
+    );
     // Keeping only new documents is not what a containment index does: a 400 naming it.
     let (status, body) = s.post(
         "/v1/documents?dedup=true",
@@ -272,6 +277,8 @@ fn a_containment_index_answers_which_document_is_inside_which() {
     );
     let (_, stats) = s.get("/v1/stats", None);
     assert_eq!(stats["parameters"]["measure"], "containment");
+    // Two documents share no token with more than 16 documents: none is common.
+    assert_eq!(stats["common_tokens"], 0);
 }
 
 #[test]

@@ -78,10 +78,11 @@ class Config:
             fingerprints that makes them candidates, 0..=16.
         measure: what `threshold` is a threshold of: ``"jaccard"``, or ``"containment"``,
             |A ∩ B| / |A| of the smaller document A in the larger B (a fragment inside a
-            longer document). Containment finds pairs only (`pairs`: an LSH Ensemble
+            longer document). Containment finds pairs (`pairs`: an LSH Ensemble
             search, or with ``exact=True`` the exact containment join), each a `Contained`
-            ``(a, b, containment, jaccard)``, `a` the contained document; `clusters`,
-            `dedup`, `band_keys`, `verify_pairs` and `Index` refuse it. It takes no
+            ``(a, b, containment, jaccard)``, `a` the contained document, and makes an
+            `Index` a containment index; `clusters`, `dedup`, `band_keys` and
+            `verify_pairs` refuse it. It takes no
             `bands`, `rows`, ``neighbours=False`` or other `verify` than ``"exact"``.
     """
 

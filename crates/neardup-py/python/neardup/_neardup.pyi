@@ -181,7 +181,9 @@ class Index:
     `config`, or to the defaults) if there is none; an existing index is checked against a
     `config` given. `add` and `remove` stage changes, `commit` makes them durable (each run
     of adds or of removals one atomic commit) and visible to every process; queries read
-    the last commit and notice newer ones. A handle pickles as its path.
+    the last commit and notice newer ones. A handle pickles as its path. Created with
+    ``Config(measure="containment")`` it answers the indexed documents a query is inside
+    of and those inside it, as ``(id, containment, inside, jaccard)``.
     """
 
     def __new__(cls, path: Union[str, PathLike[str]], config: Any = None) -> Index: ...
@@ -200,14 +202,14 @@ class Index:
     @overload
     def query(
         self, texts: str, *, threshold: Optional[float] = None, top: Optional[int] = None
-    ) -> list[tuple[str, float]]: ...
+    ) -> list[_Neighbour]: ...
     @overload
     def query(
         self, texts: Any, *, threshold: Optional[float] = None, top: Optional[int] = None
-    ) -> list[list[tuple[str, float]]]: ...
+    ) -> list[list[_Neighbour]]: ...
     def query_id(
         self, id: str, *, threshold: Optional[float] = None, top: Optional[int] = None
-    ) -> Optional[list[tuple[str, float]]]:
+    ) -> Optional[list[_Neighbour]]:
         """The neighbours of an indexed document (itself left out); None if absent."""
     def compact(self) -> None:
         """Merges every segment into one and drops deleted documents."""
@@ -226,6 +228,10 @@ class Index:
     def __contains__(self, key: str, /) -> bool: ...
     def __enter__(self) -> Index: ...
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool: ...
+
+# A neighbour: (id, similarity); in a containment index (id, containment, inside, jaccard),
+# inside "query" or "document".
+_Neighbour = Union[tuple[str, float], tuple[str, float, str, float]]
 
 # The tasks of neardup.spark.
 def spark_sketch(

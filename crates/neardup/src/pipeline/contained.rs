@@ -64,8 +64,8 @@ impl Pipeline {
     /// One document's keys in every table of the containment search
     /// ([`EnsemblePlan::table_bands`]: for each row count, K / r band keys, back to back),
     /// signed over its tokens not in `common` (sorted; see [`without_common`]): equal to
-    /// those the batch search gives the same set under the same common tokens. None for
-    /// an empty document. They are one family, numbered 0. SimHash is refused.
+    /// those the batch search gives the same set under the same common tokens. They are
+    /// one family, numbered 0; an empty document has none. SimHash is refused.
     ///
     /// ```
     /// use neardup::{Config, Measure, Pipeline};
