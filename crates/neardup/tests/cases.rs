@@ -199,9 +199,9 @@ fn one_at_a_time(pipeline: &Pipeline, texts: &[String]) -> Answer {
     Answer { pairs, clusters }
 }
 
-/// The pairs and clusters of a corpus from an index of it: added in two batches (two
-/// segments), every document queried.
-fn indexed(pipeline: &Pipeline, texts: &[String]) -> Answer {
+/// An index of the corpus under the pipeline's configuration, added in two batches (two
+/// segments), each document under its number; the directory lives as long as it is held.
+fn two_segments(pipeline: &Pipeline, texts: &[String]) -> (tempfile::TempDir, IndexWriter) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let mut writer = IndexWriter::create(dir.path(), pipeline.config()).expect("an index");
     let docs: Vec<(String, &str)> = texts
@@ -212,6 +212,13 @@ fn indexed(pipeline: &Pipeline, texts: &[String]) -> Answer {
     let half = docs.len() / 2;
     writer.add(&docs[..half]).expect("first batch");
     writer.add(&docs[half..]).expect("second batch");
+    (dir, writer)
+}
+
+/// The pairs and clusters of a corpus from an index of it: added in two batches (two
+/// segments), every document queried.
+fn indexed(pipeline: &Pipeline, texts: &[String]) -> Answer {
+    let (_dir, writer) = two_segments(pipeline, texts);
     let searcher = writer.searcher();
     from_neighbours(pipeline, texts, |text| {
         let found = searcher.query(text, &Query::new()).expect("a query");
@@ -225,16 +232,7 @@ fn indexed(pipeline: &Pipeline, texts: &[String]) -> Answer {
 /// The containment pairs of a corpus from a containment index of it (two segments, every
 /// document queried), as `(contained, containing)` in the order the batch run gives them.
 fn contained_by_index(pipeline: &Pipeline, texts: &[String]) -> Vec<[u32; 2]> {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let mut writer = IndexWriter::create(dir.path(), pipeline.config()).expect("an index");
-    let docs: Vec<(String, &str)> = texts
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (i.to_string(), t.as_str()))
-        .collect();
-    let half = docs.len() / 2;
-    writer.add(&docs[..half]).expect("first batch");
-    writer.add(&docs[half..]).expect("second batch");
+    let (_dir, writer) = two_segments(pipeline, texts);
     let searcher = writer.searcher();
     let size = |i: usize| pipeline.shingle_doc(&texts[i]).set().len();
     let mut pairs = std::collections::BTreeSet::new();
