@@ -506,9 +506,10 @@ fn check_cmd(a: &IndexDirArgs) -> Result<()> {
     }
     if report.is_ok() {
         text.push_str(&format!(
-            "ok: {} documents in {} segments\n",
+            "ok: {} documents in {} segment{}\n",
             thousands(report.documents),
-            report.segments
+            report.segments,
+            if report.segments == 1 { "" } else { "s" }
         ));
         std::io::stdout().write_all(text.as_bytes())?;
         Ok(())

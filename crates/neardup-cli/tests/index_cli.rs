@@ -167,7 +167,7 @@ fn add_dedup_remove_stats_compact_and_check_work_together() {
         (stats["documents"].as_u64(), stats["deleted"].as_u64()),
         (Some(2), Some(0))
     );
-    assert!(ok(&["index", "check", idx]).starts_with("ok: 2 documents in 1 segments"));
+    assert!(ok(&["index", "check", idx]).starts_with("ok: 2 documents in 1 segment\n"));
     // --top and a stricter threshold.
     let q = write(
         dir.path(),
