@@ -46,6 +46,12 @@ pub fn base(
         ),
         Parameter::new("threshold", config.threshold().to_string()),
     ];
+    if config.shingler().is_multiset() {
+        parameters.push(Parameter::new(
+            "multiset",
+            "repeated shingles counted (weighted Jaccard)",
+        ));
+    }
     let simhash = !exact && !config.sketch().is_minhash();
     let containment = config.measure() == Measure::Containment;
     if containment {
@@ -124,6 +130,7 @@ pub fn base(
         // pairs of copies in `add_pairs`.
         identical_pairs: stats.identical,
         rejected_similarities: sims.rejected,
+        multiset: config.shingler().is_multiset(),
         ..ReportData::default()
     }
 }

@@ -518,6 +518,13 @@ fn multiset_counts_repeated_shingles_in_every_command() {
     let pairs = json_lines(&ok(&["pairs", p, "-q", "--multiset", "-t", "0.4"]));
     let j = pairs[0]["jaccard"].as_f64().unwrap();
     assert!((0.4..0.55).contains(&j), "{j}");
+    // Its report says the similarities are weighted.
+    let report = dir.path().join("multiset.html");
+    let r = report.to_str().unwrap();
+    ok(&["pairs", p, "-q", "--multiset", "-t", "0.4", "--report", r]);
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("repeated shingles counted (weighted Jaccard)"));
+    assert!(html.contains("Verified pairs by weighted Jaccard"));
     // An index pins it: a query that asks otherwise is refused.
     let index = dir.path().join("index");
     let ix = index.to_str().unwrap();

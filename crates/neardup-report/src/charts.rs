@@ -133,6 +133,27 @@ pub fn containment_histogram(
     )
 }
 
+/// [`similarity_histogram`] for a run that counted repeated shingles: its similarities are
+/// the weighted Jaccard Σ min / Σ max of the shingles' counts.
+pub fn weighted_histogram(
+    label: &str,
+    values: &[u64],
+    identical: u64,
+    bins: usize,
+    threshold: Option<f64>,
+    color: &str,
+) -> String {
+    value_histogram(
+        label,
+        "weighted Jaccard Σ min / Σ max of counts",
+        values,
+        identical,
+        bins,
+        threshold,
+        color,
+    )
+}
+
 /// [`similarity_histogram`] of values in [0, 1] named `axis`.
 fn value_histogram(
     label: &str,

@@ -275,6 +275,7 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
         sample_pairs,
         eval: Some(evaluation()),
         simhash: None,
+        multiset: false,
         hamming: Vec::new(),
         containment: None,
     }

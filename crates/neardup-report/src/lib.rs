@@ -216,6 +216,9 @@ pub struct ReportData {
     /// A SimHash run's Hamming distance K: the plan section shows SimHash's curve
     /// instead of a band plan's.
     pub simhash: Option<u32>,
+    /// Repeated shingles were counted (`--multiset`): every similarity is the weighted
+    /// Jaccard Σ min / Σ max of the shingles' counts, and the histograms say so.
+    pub multiset: bool,
     /// A SimHash run's reported pairs (clusters: removed documents) by the distance of
     /// their fingerprints, `hamming[d]` at distance d; empty otherwise.
     pub hamming: Vec<u64>,
@@ -509,6 +512,25 @@ mod tests {
         }
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.trim_end().ends_with("</html>"));
+    }
+
+    #[test]
+    fn multiset_runs_name_the_weighted_jaccard() {
+        let mut data = example::data(1_000, 3);
+        let sets = render(&data);
+        assert!(sets.contains("Verified pairs by Jaccard similarity"));
+        assert!(!sets.contains("weighted"));
+        data.multiset = true;
+        let html = render(&data);
+        for needle in [
+            "Exact weighted Jaccard similarity (Σ min / Σ max of the shingles' counts",
+            "Verified pairs by weighted Jaccard",
+            "Rejected candidates by weighted Jaccard",
+            "weighted Jaccard Σ min / Σ max of counts",
+        ] {
+            assert!(html.contains(needle), "missing {needle}");
+        }
+        assert!(!html.contains("pairs by Jaccard similarity"));
     }
 
     #[test]

@@ -224,9 +224,24 @@ pub fn similarity_section(out: &mut String, data: &ReportData) {
     } else {
         String::new()
     };
+    // Repeated shingles counted: the weighted Jaccard of the shingles' counts.
+    let (measure, by) = if data.multiset {
+        (
+            "Exact weighted Jaccard similarity (Σ min / Σ max of the shingles' counts: \
+             repeated shingles counted)",
+            "weighted Jaccard",
+        )
+    } else {
+        ("Exact Jaccard similarity", "Jaccard similarity")
+    };
+    let histogram = if data.multiset {
+        charts::weighted_histogram
+    } else {
+        charts::similarity_histogram
+    };
     let _ = write!(
         out,
-        "<section id=\"similarities\"><h2>Similarities</h2><p>Exact Jaccard similarity of \
+        "<section id=\"similarities\"><h2>Similarities</h2><p>{measure} of \
          the {} verified pairs (or cluster links){identical}, and of the {} candidates that \
          verification rejected, in bins of {:.2}.</p><div class=\"grid\"><div><h3>Verified</h3>",
         thousands(data.verified_similarities.iter().sum()),
@@ -249,8 +264,8 @@ pub fn similarity_section(out: &mut String, data: &ReportData) {
     ];
     for (i, (head, what, values, identical)) in panels.into_iter().enumerate() {
         out.push_str(head);
-        out.push_str(&charts::similarity_histogram(
-            &format!("{what} by Jaccard similarity"),
+        out.push_str(&histogram(
+            &format!("{what} by {by}"),
             values,
             identical,
             SIMILARITY_BINS,
