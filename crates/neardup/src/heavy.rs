@@ -226,6 +226,68 @@ mod tests {
     }
 
     #[test]
+    fn the_search_finds_exactly_the_brute_force_pairs_at_every_threshold() {
+        use crate::rng::SplitMix64;
+        let mut rng = SplitMix64::new(11);
+        let words: Vec<String> = (0..400).map(|i| format!("w{i}")).collect();
+        let text = |rng: &mut SplitMix64, len: usize| -> Vec<String> {
+            (0..len)
+                .map(|_| words[rng.below(words.len() as u64) as usize].clone())
+                .collect()
+        };
+        let mut texts: Vec<String> = Vec::new();
+        let mut bases = Vec::new();
+        for g in 0..6 {
+            let base = text(&mut rng, 6 + 3 * g);
+            for _ in 0..MIN_COPIES + g {
+                texts.push(base.join(" "));
+            }
+            bases.push(base);
+        }
+        // Edits of the groups' texts (a word or two replaced, added or dropped), and others.
+        for _ in 0..600 {
+            let mut t = bases[rng.below(bases.len() as u64) as usize].clone();
+            for _ in 0..1 + rng.below(3) {
+                let at = rng.below(t.len() as u64) as usize;
+                match rng.below(3) {
+                    0 => t[at] = text(&mut rng, 1).remove(0),
+                    1 => t.insert(at, text(&mut rng, 1).remove(0)),
+                    _ if t.len() > 2 => {
+                        t.remove(at);
+                    }
+                    _ => {}
+                }
+            }
+            texts.push(t.join(" "));
+        }
+        for _ in 0..200 {
+            texts.push(text(&mut rng, 8).join(" "));
+        }
+        let c = Corpus::shingle(&Shingler::new(ShingleKind::Word(1)), &texts);
+        let large: Vec<u32> = c
+            .identical_groups()
+            .iter()
+            .filter(|g| g.len() >= MIN_COPIES)
+            .map(|g| g[0])
+            .collect();
+        assert_eq!(large.len(), 6);
+        for t in [0.5, 0.7, 0.8, 0.9] {
+            let mut brute: Vec<(u32, u32)> = Vec::new();
+            for d in c.members() {
+                for &r in &large {
+                    if d != r && meets_threshold(jaccard(c.set(d), c.set(r)), t) {
+                        brute.push((d.min(r), d.max(r)));
+                    }
+                }
+            }
+            brute.sort_unstable();
+            brute.dedup();
+            assert!(brute.len() > 50, "t = {t}: {} pairs", brute.len());
+            assert_eq!(pairs_near_large_groups(&c, t), brute, "t = {t}");
+        }
+    }
+
+    #[test]
     fn nothing_to_do_without_large_groups() {
         let c = Corpus::shingle(
             &Shingler::new(ShingleKind::Char(3)),
