@@ -104,7 +104,7 @@ pub fn similarity_histogram(
 ) -> String {
     value_histogram(
         label,
-        "Jaccard similarity",
+        similarity_axis(false),
         values,
         identical,
         bins,
@@ -133,29 +133,18 @@ pub fn containment_histogram(
     )
 }
 
-/// [`similarity_histogram`] for a run that counted repeated shingles: its similarities are
-/// the weighted Jaccard Σ min / Σ max of the shingles' counts.
-pub fn weighted_histogram(
-    label: &str,
-    values: &[u64],
-    identical: u64,
-    bins: usize,
-    threshold: Option<f64>,
-    color: &str,
-) -> String {
-    value_histogram(
-        label,
-        "weighted Jaccard Σ min / Σ max of counts",
-        values,
-        identical,
-        bins,
-        threshold,
-        color,
-    )
+/// The axis of a run's similarities: Jaccard, or for a run that counted repeated shingles
+/// the weighted Jaccard of their counts.
+pub fn similarity_axis(multiset: bool) -> &'static str {
+    if multiset {
+        "weighted Jaccard Σ min / Σ max of counts"
+    } else {
+        "Jaccard similarity"
+    }
 }
 
 /// [`similarity_histogram`] of values in [0, 1] named `axis`.
-fn value_histogram(
+pub fn value_histogram(
     label: &str,
     axis: &str,
     values: &[u64],

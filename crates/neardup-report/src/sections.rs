@@ -234,11 +234,6 @@ pub fn similarity_section(out: &mut String, data: &ReportData) {
     } else {
         ("Exact Jaccard similarity", "Jaccard similarity")
     };
-    let histogram = if data.multiset {
-        charts::weighted_histogram
-    } else {
-        charts::similarity_histogram
-    };
     let _ = write!(
         out,
         "<section id=\"similarities\"><h2>Similarities</h2><p>{measure} of \
@@ -264,8 +259,9 @@ pub fn similarity_section(out: &mut String, data: &ReportData) {
     ];
     for (i, (head, what, values, identical)) in panels.into_iter().enumerate() {
         out.push_str(head);
-        out.push_str(&histogram(
+        out.push_str(&charts::value_histogram(
             &format!("{what} by {by}"),
+            charts::similarity_axis(data.multiset),
             values,
             identical,
             SIMILARITY_BINS,
