@@ -302,15 +302,23 @@ impl Pipeline {
             // Shared neighbours end up in one cluster anyway; a near-copy of a large group
             // of copies that LSH missed would stay alone.
             use rayon::prelude::*;
+            // Verification beyond the buckets: timed and counted with the verify stage.
+            let start = Instant::now();
             verified.sort_unstable();
-            let large: Vec<(u32, u32)> =
+            let proposed: Vec<(u32, u32)> =
                 crate::heavy::pairs_near_large_groups(corpus, self.config.threshold())
                     .into_par_iter()
                     .filter(|l| verified.binary_search(l).is_err())
-                    .filter(|&(a, b)| verifier.check(a, b).is_some())
                     .collect();
+            let large: Vec<(u32, u32)> = proposed
+                .par_iter()
+                .copied()
+                .filter(|&(a, b)| verifier.check(a, b).is_some())
+                .collect();
+            stats.large_group_candidates = proposed.len() as u64;
             stats.large_group_verified = large.len() as u64;
             verified.extend(large);
+            stats.spend(Stage::Verify, start.elapsed());
         }
         let ranks = sketched.keep_ranks.as_deref();
         let clusters = self.cluster_links(
