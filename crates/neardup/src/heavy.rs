@@ -2,9 +2,9 @@
 //!
 //! A representative stands for its whole group: when LSH misses a pair with it, every copy
 //! misses with it, so one unlucky band draw costs thousands of pairs. For the few largest
-//! groups the pairs are found exactly instead, in one pass over all shingles: each
-//! document counts the shingles it shares with each large group's set (the intersection
-//! size), which gives the Jaccard similarity directly.
+//! groups the pairs are found exactly instead, by prefix filtering: a document meets the
+//! groups whose prefixes share a hash with its own ([`prefix_len`]), and each is then
+//! intersected with it exactly.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use rayon::prelude::*;
 
 use crate::corpus::Corpus;
-use crate::verify::{jaccard_from_counts, meets_threshold};
+use crate::verify::{intersection_at_least, required_overlap};
 
 /// Groups of at least this many identical documents are searched exactly.
 pub const MIN_COPIES: usize = 32;
@@ -66,6 +66,8 @@ fn reachable_sizes(n: usize, threshold: f64) -> (usize, usize) {
 pub(crate) struct LargeGroups {
     reps: Vec<u32>,
     sizes: Vec<usize>,
+    /// Each group's set, to count what a document shares with it.
+    sets: Vec<Vec<u64>>,
     owners: HashMap<u64, Vec<u16>, BuildHasherDefault<Identity>>,
     /// Most shingles of most documents belong to no large group: a bit per hash bucket,
     /// small enough to stay in cache, answers them without touching the table.
@@ -97,12 +99,16 @@ impl LargeGroups {
         let reps: Vec<u32> = groups.iter().map(|&(_, r)| r).collect();
         let mut owners: HashMap<u64, Vec<u16>, BuildHasherDefault<Identity>> = HashMap::default();
         let mut sizes = Vec::with_capacity(reps.len());
+        let mut sets = Vec::with_capacity(reps.len());
         for (i, &r) in reps.iter().enumerate() {
             let set = set(r);
-            sizes.push(set.as_ref().len());
-            for &s in set.as_ref() {
+            let set = set.as_ref();
+            sizes.push(set.len());
+            // A group is found through its prefix alone (see `near`).
+            for &s in &set[..prefix_len(set.len(), threshold)] {
                 owners.entry(s).or_default().push(i as u16);
             }
+            sets.push(set.to_vec());
         }
         let mut owned = vec![0u64; OWNED_WORDS];
         for &s in owners.keys() {
@@ -119,6 +125,7 @@ impl LargeGroups {
         Some(LargeGroups {
             reps,
             sizes,
+            sets,
             owners,
             owned,
             threshold,
@@ -132,15 +139,19 @@ impl LargeGroups {
         (self.reach.0..=self.reach.1).contains(&(n as f64))
     }
 
-    /// The pairs `(a, b)`, `a < b`, of document `d` (a representative with set `set`)
-    /// with the groups it reaches the threshold with.
+    /// The pairs `(a, b)`, `a < b`, of document `d` (a representative with set `set`,
+    /// sorted) with the groups it reaches the threshold with.
+    ///
+    /// Prefix filtering in hash order: the groups are indexed by their prefixes, and only
+    /// the prefix of `set` is looked up ([`prefix_len`]); the groups met there are then
+    /// counted exactly.
     pub(crate) fn near(&self, d: u32, set: &[u64], scratch: &mut Scratch) -> Vec<(u32, u32)> {
-        let (counts, touched) = scratch;
-        counts.resize(self.reps.len(), 0);
+        let (seen, touched) = scratch;
+        seen.resize(self.reps.len(), 0);
         let n = set.len();
         let (lo, hi) = reachable_sizes(n, self.threshold);
         let sizes = &self.sizes;
-        for s in set {
+        for s in &set[..prefix_len(n, self.threshold)] {
             let bit = owned_bit(*s);
             if self.owned[bit / 64] & (1 << (bit % 64)) == 0 {
                 continue;
@@ -149,25 +160,36 @@ impl LargeGroups {
             let from = list.partition_point(|&i| sizes[i as usize] < lo);
             let to = list.partition_point(|&i| sizes[i as usize] <= hi);
             for &i in &list[from..to.max(from)] {
-                if counts[i as usize] == 0 {
+                if seen[i as usize] == 0 {
+                    seen[i as usize] = 1;
                     touched.push(i);
                 }
-                counts[i as usize] += 1;
             }
         }
         let mut found = Vec::new();
         for &i in touched.iter() {
-            let shared = counts[i as usize] as usize;
-            counts[i as usize] = 0;
+            seen[i as usize] = 0;
             let r = self.reps[i as usize];
-            let j = jaccard_from_counts(shared, n, sizes[i as usize]);
-            if r != d && meets_threshold(j, self.threshold) {
+            if r == d {
+                continue;
+            }
+            // The merge stops once the overlap the threshold needs is out of reach.
+            let need = required_overlap(n, sizes[i as usize], self.threshold);
+            if intersection_at_least(set, &self.sets[i as usize], need).is_some() {
                 found.push((d.min(r), d.max(r)));
             }
         }
         touched.clear();
         found
     }
+}
+
+/// The smallest hashes of a set of `n` that every set reaching Jaccard `threshold` with it
+/// shares one of with its own: J ≥ t needs ⌈t·max(n, m)⌉ shared shingles, and two sorted
+/// sets sharing α have a common element among their first n − α + 1 and m − α + 1 (the
+/// classic prefix filter). ⌊t·n⌋ in place of ⌈t·n⌉ keeps one more, against rounding.
+fn prefix_len(n: usize, threshold: f64) -> usize {
+    (n - ((n as f64 * threshold).floor() as usize).min(n) + 1).min(n)
 }
 
 /// Pairs `(a, b)`, `a < b`, of representatives with Jaccard ≥ `threshold` where one of
@@ -199,7 +221,7 @@ pub(crate) fn pairs_near_large_groups(corpus: &Corpus, threshold: f64) -> Vec<(u
 mod tests {
     use super::*;
     use crate::shingle::{ShingleKind, Shingler};
-    use crate::verify::jaccard;
+    use crate::verify::{jaccard, meets_threshold};
 
     #[test]
     fn finds_every_pair_with_a_large_group_and_only_those() {

@@ -67,7 +67,7 @@ fn split<T, E>(r: std::result::Result<T, Stop<E>>) -> Result<std::result::Result
     }
 }
 
-/// Builds a spilled corpus batch by batch: see [`Pipeline::spill_batches`].
+/// Builds a spilled corpus batch by batch: see [`Pipeline::spill_batches`](crate::Pipeline::spill_batches).
 pub struct SpillBatches<'p> {
     pipeline: &'p Pipeline,
     options: SpillOptions,
