@@ -1,7 +1,7 @@
 //! Runs larger than memory: what an in-memory run holds per document (shingle sets, band
 //! keys, fingerprints of sets, candidate pairs) goes to temporary files instead, written
-//! in sorted runs and merged back in order. See [`Pipeline::spill_batches`]
-//! (crate::Pipeline::spill_batches).
+//! in sorted runs and merged back in order. See
+//! [`Pipeline::spill_batches`](crate::Pipeline::spill_batches).
 
 pub(crate) mod bands;
 pub(crate) mod runs;
