@@ -6,8 +6,8 @@ use rayon::prelude::*;
 
 use super::Pipeline;
 use crate::containment::{
-    common_floor, contained, is_smaller, token_counts, without_common, Contained, ContainmentJoin,
-    EnsemblePlan, MAX_ONE_ROW_BUCKET,
+    contained, is_smaller, without_common, Contained, ContainmentJoin, EnsemblePlan, TokenCounter,
+    MAX_ONE_ROW_BUCKET,
 };
 use crate::corpus::Corpus;
 use crate::document::{DocSet, DocSketch, FamilySketch};
@@ -132,22 +132,12 @@ impl Pipeline {
         let filtering = std::time::Instant::now();
         let sets: Vec<Vec<u64>> = {
             let whole: Vec<&[u64]> = reps.iter().map(|&d| corpus.set(d)).collect();
-            let counts = token_counts(&whole);
-            let common = common_floor(whole.len());
+            let mut counter = TokenCounter::new();
+            counter.add(&whole);
+            let common = counter.common();
             whole
                 .par_iter()
-                .map(|s| {
-                    let rare: Vec<u64> = s
-                        .iter()
-                        .copied()
-                        .filter(|x| counts.get(x).is_none_or(|&c| c <= common))
-                        .collect();
-                    if rare.is_empty() {
-                        s.to_vec()
-                    } else {
-                        rare
-                    }
-                })
+                .map(|s| without_common(s, &common).into_owned())
                 .collect()
         };
         let filtering = filtering.elapsed();
