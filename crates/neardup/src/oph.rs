@@ -12,6 +12,7 @@
 //! fell into the borrowing bin itself.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::rng::{mix64, SplitMix64};
@@ -31,17 +32,34 @@ const EMPTY: u64 = u64::MAX;
 /// let agree = sa.iter().zip(&sb).filter(|(x, y)| x == y).count() as f64 / 128.0;
 /// assert!((agree - 0.5).abs() < 0.2);
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct OnePermutation {
     num_perm: usize,
     key: u64,
     probe_key: u64,
+    /// The first [`PROBES`] bins each bin looks at when it is empty, `PROBES` per bin:
+    /// the sequence is data-independent, so densifying reads a table instead of hashing.
+    probes: Arc<[u16]>,
 }
+
+impl std::fmt::Debug for OnePermutation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnePermutation")
+            .field("num_perm", &self.num_perm)
+            .field("key", &self.key)
+            .field("probe_key", &self.probe_key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Probes per bin held in the table; an empty bin whose first `PROBES` probes are all
+/// empty too (rare unless most bins are) goes on hashing from there.
+const PROBES: usize = 8;
 
 thread_local! {
     /// Empty bins of the signature being densified and the values they borrow (reused:
     /// no allocation per document).
-    static BORROWED: RefCell<Vec<(u32, u64)>> = const { RefCell::new(Vec::new()) };
+    static BORROWED: RefCell<(Vec<u32>, Vec<u64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
 impl OnePermutation {
@@ -52,11 +70,18 @@ impl OnePermutation {
         }
         // Distinct from the classic sketch's keys for the same seed.
         let mut rng = SplitMix64::new(seed ^ 0x6f70_6864_656e_7369);
-        Ok(OnePermutation {
+        let mut sketch = OnePermutation {
             num_perm,
             key: rng.next_u64(),
             probe_key: rng.next_u64(),
-        })
+            probes: Arc::from([]),
+        };
+        // Bins are below MAX_NUM_PERM = 2^16.
+        sketch.probes = (0..num_perm)
+            .flat_map(|i| (0..PROBES as u64).map(move |a| (i, a)))
+            .map(|(i, a)| sketch.probe(i, a) as u16)
+            .collect();
+        Ok(sketch)
     }
 
     #[inline(always)]
@@ -68,6 +93,26 @@ impl OnePermutation {
     #[inline]
     fn probe(&self, i: usize, attempt: u64) -> usize {
         self.bin(mix64(self.probe_key ^ ((i as u64) << 32) ^ attempt))
+    }
+
+    /// The value empty bin `i` borrows from the filled bins of `out`: that of the first
+    /// filled bin in its probe sequence.
+    #[inline]
+    fn borrowed(&self, out: &[u64], i: usize) -> u64 {
+        let table = &self.probes[i * PROBES..(i + 1) * PROBES];
+        // Which of the first probes are filled, without a branch per probe: whether a
+        // bin is filled is a coin toss the predictor cannot learn.
+        let mut filled = 0u32;
+        for (a, &j) in table.iter().enumerate() {
+            filled |= u32::from(out[j as usize] != EMPTY) << a;
+        }
+        if filled != 0 {
+            return out[table[filled.trailing_zeros() as usize] as usize];
+        }
+        (PROBES as u64..)
+            .map(|attempt| out[self.probe(i, attempt)])
+            .find(|&v| v != EMPTY)
+            .expect("a non-empty set fills some bin")
     }
 }
 
@@ -94,29 +139,25 @@ impl Sketch for OnePermutation {
             // cannot learn, and a conditional move is cheaper than its misses.
             *slot = (*slot).min(h);
         }
-        if shingles.is_empty() {
+        // Long documents fill every bin.
+        if shingles.is_empty() || !out.contains(&EMPTY) {
             return;
         }
         BORROWED.with(|cell| {
-            let mut borrowed = cell.borrow_mut();
-            borrowed.clear();
-            borrowed.extend(
-                (0..self.num_perm as u32)
-                    .filter(|&i| out[i as usize] == EMPTY)
-                    .map(|i| (i, EMPTY)),
-            );
-            // Borrow only from bins the data filled: read them all before writing any.
-            for (i, value) in borrowed.iter_mut() {
-                let mut attempt = 0u64;
-                *value = loop {
-                    let j = self.probe(*i as usize, attempt);
-                    if out[j] != EMPTY {
-                        break out[j];
-                    }
-                    attempt += 1;
-                };
+            let (empty, values) = &mut *cell.borrow_mut();
+            // The empty bins, listed without a branch per bin.
+            empty.clear();
+            empty.resize(self.num_perm, 0);
+            let mut n = 0;
+            for (i, &v) in out.iter().enumerate() {
+                empty[n] = i as u32;
+                n += usize::from(v == EMPTY);
             }
-            for &(i, v) in borrowed.iter() {
+            empty.truncate(n);
+            // Borrow only from bins the data filled: read them all before writing any.
+            values.clear();
+            values.extend(empty.iter().map(|&i| self.borrowed(out, i as usize)));
+            for (&i, &v) in empty.iter().zip(values.iter()) {
                 out[i as usize] = v;
             }
         });
@@ -158,6 +199,38 @@ mod tests {
         // Disjoint sets can agree only where both borrowed... from bins holding different
         // hashes: never.
         assert_eq!(estimate(&s.sketch(&a), &s.sketch(&b)), 0.0);
+    }
+
+    /// Densification as first written: every probe hashed, one at a time.
+    fn reference(s: &OnePermutation, shingles: &[u64]) -> Vec<u64> {
+        let mut out = vec![EMPTY; s.num_perm];
+        for &x in shingles {
+            let h = (x ^ s.key).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let slot = &mut out[s.bin(h)];
+            *slot = (*slot).min(h);
+        }
+        let filled = out.clone();
+        for (i, v) in out.iter_mut().enumerate() {
+            if *v == EMPTY {
+                *v = (0..)
+                    .map(|a| filled[s.probe(i, a)])
+                    .find(|&v| v != EMPTY)
+                    .unwrap();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_probe_table_borrows_what_hashing_each_probe_would() {
+        // From one shingle (most probes past the table) to more than the bins.
+        for (num_perm, seed) in [(128, 1), (64, 7), (200, 3), (1, 5)] {
+            let s = OnePermutation::new(num_perm, seed).unwrap();
+            for n in [1usize, 2, 5, 20, 64, 90, 130, 400] {
+                let set: Vec<u64> = (0..n as u64).map(|i| mix64(i ^ (seed << 20))).collect();
+                assert_eq!(s.sketch(&set), reference(&s, &set), "K {num_perm}, n {n}");
+            }
+        }
     }
 
     #[test]
