@@ -86,33 +86,84 @@ fn fold(x: u64) -> u32 {
     (x ^ (x >> 32)) as u32
 }
 
+/// The minima over `shingles` of every lane's permutation `(x ^ key) * mult`, in blocks
+/// of `WIDEST` lanes, then of half as many, and so on, down to single lanes.
 #[inline(always)]
-fn minima_generic(shingles: &[u64], keys: &[u32], mults: &[u32], minima: &mut [u32]) {
-    for &x in shingles {
-        let x = fold(x);
-        for ((slot, &k), &m) in minima.iter_mut().zip(keys).zip(mults) {
-            *slot = (*slot).min((x ^ k).wrapping_mul(m));
-        }
+fn minima_blocks<const WIDEST: usize>(
+    shingles: &[u64],
+    keys: &[u32],
+    mults: &[u32],
+    minima: &mut [u32],
+) {
+    let mut done = 0;
+    done += blocks::<WIDEST>(shingles, &keys[done..], &mults[done..], &mut minima[done..]);
+    if WIDEST > 64 {
+        done += blocks::<64>(shingles, &keys[done..], &mults[done..], &mut minima[done..]);
     }
+    done += blocks::<32>(shingles, &keys[done..], &mults[done..], &mut minima[done..]);
+    done += blocks::<16>(shingles, &keys[done..], &mults[done..], &mut minima[done..]);
+    done += blocks::<8>(shingles, &keys[done..], &mults[done..], &mut minima[done..]);
+    blocks::<1>(shingles, &keys[done..], &mults[done..], &mut minima[done..]);
+}
+
+/// The minima of the whole blocks of `LANES` lanes at the front of `minima`; returns how
+/// many lanes that was. Each block stays in registers over every shingle: many
+/// independent lanes hide the multiply's latency, and the minima are read and written
+/// once per block, not once per shingle.
+#[inline(always)]
+fn blocks<const LANES: usize>(
+    shingles: &[u64],
+    keys: &[u32],
+    mults: &[u32],
+    minima: &mut [u32],
+) -> usize {
+    let whole = minima.len() / LANES * LANES;
+    let lanes = minima[..whole]
+        .chunks_exact_mut(LANES)
+        .zip(keys.chunks_exact(LANES).zip(mults.chunks_exact(LANES)));
+    for (block, (k, m)) in lanes {
+        let mut acc = [u32::MAX; LANES];
+        acc.copy_from_slice(block);
+        for &x in shingles {
+            let x = fold(x);
+            for lane in 0..LANES {
+                acc[lane] = acc[lane].min((x ^ k[lane]).wrapping_mul(m[lane]));
+            }
+        }
+        block.copy_from_slice(&acc);
+    }
+    whole
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn minima_avx2(shingles: &[u64], keys: &[u32], mults: &[u32], minima: &mut [u32]) {
-    // The same code, compiled for AVX2 (8 lanes of 32-bit multiplies).
-    minima_generic(shingles, keys, mults, minima)
+    // The same code, compiled for AVX2 (8 lanes of 32-bit multiplies per instruction).
+    minima_blocks::<64>(shingles, keys, mults, minima)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn minima_avx512(shingles: &[u64], keys: &[u32], mults: &[u32], minima: &mut [u32]) {
+    // Again for AVX-512 (16 lanes per instruction, 32 registers).
+    minima_blocks::<128>(shingles, keys, mults, minima)
 }
 
 fn minima(shingles: &[u64], keys: &[u32], mults: &[u32], minima: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F, checked just above.
+            unsafe { minima_avx512(shingles, keys, mults, minima) };
+            return;
+        }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, checked just above.
             unsafe { minima_avx2(shingles, keys, mults, minima) };
             return;
         }
     }
-    minima_generic(shingles, keys, mults, minima)
+    minima_blocks::<64>(shingles, keys, mults, minima)
 }
 
 impl Sketch for ClassicMinHash {
@@ -167,6 +218,33 @@ mod tests {
         let s2 = ClassicMinHash::new(64, 2).unwrap().sketch(&a);
         assert_ne!(s1, s2);
         assert_eq!(s1, ClassicMinHash::new(64, 1).unwrap().sketch(&a));
+    }
+
+    #[test]
+    fn every_block_width_computes_each_lanes_minimum() {
+        // Lengths that leave remainders at every block width, down to single lanes.
+        for num_perm in [1, 7, 8, 9, 100, 128, 200, 255, 300] {
+            let s = ClassicMinHash::new(num_perm, 11).unwrap();
+            for n in [1u64, 3, 60, 500] {
+                let set: Vec<u64> = (0..n).map(|i| mix64(i + num_perm as u64)).collect();
+                let expected: Vec<u64> = s
+                    .keys
+                    .iter()
+                    .zip(&s.mults)
+                    .map(|(&k, &m)| {
+                        let lane = set.iter().map(|&x| (fold(x) ^ k).wrapping_mul(m));
+                        u64::from(lane.min().unwrap())
+                    })
+                    .collect();
+                assert_eq!(s.sketch(&set), expected, "K {num_perm}, n {n}");
+                let mut generic = vec![u32::MAX; num_perm];
+                minima_blocks::<64>(&set, &s.keys, &s.mults, &mut generic);
+                assert!(generic
+                    .iter()
+                    .zip(&expected)
+                    .all(|(&g, &e)| u64::from(g) == e));
+            }
+        }
     }
 
     #[test]
