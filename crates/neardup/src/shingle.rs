@@ -360,11 +360,15 @@ fn dedup_sorted(v: &mut Vec<u64>) {
     if v.len() < 2 {
         return;
     }
+    // Compared with the previous value held in a register, not read back from where it
+    // was just stored: that store-to-load round trip made every step wait for the last.
     let mut kept = 1;
+    let mut previous = v[0];
     for i in 1..v.len() {
         let x = v[i];
         v[kept] = x;
-        kept += (x != v[kept - 1]) as usize;
+        kept += (x != previous) as usize;
+        previous = x;
     }
     v.truncate(kept);
 }
