@@ -644,6 +644,8 @@ def main():
     ap = argparse.ArgumentParser(description="neardup vs datasketch, rensa and gaoya (see bench/README.md)")
     ap.add_argument("--neardup", required=True, help="the neardup binary")
     ap.add_argument("--quick", action="store_true", help="small corpora: 50k summaries, two standard libraries")
+    ap.add_argument("--summaries", type=int, default=None, metavar="N",
+                    help="a random sample of N PyPI summaries (default: all of them; 50,000 with --quick)")
     ap.add_argument("--corpus", choices=["all", "pypi", "stdlib", "pages"], default="all")
     ap.add_argument("--pypi-tsv", default=os.path.join(ROOT, "..", ".library", "env", "packages", "pypi.tsv"),
                     help="the PyPI package list (default: ../.library/env/packages/pypi.tsv from the project root)")
@@ -663,7 +665,7 @@ def main():
     todo = []
     try:
         if args.corpus in ("all", "pypi", "pages"):
-            summaries = corpora.pypi_summaries(data_dir, args.pypi_tsv, args.quick)
+            summaries = corpora.pypi_summaries(data_dir, args.pypi_tsv, args.quick, args.summaries)
             if args.corpus != "pages":
                 todo.append(summaries)
         if args.corpus in ("all", "stdlib"):

@@ -78,8 +78,11 @@ def _build(data_dir, name, spec, describe, records):
 # PyPI package summaries
 
 
-def pypi_summaries(data_dir, tsv_path, quick):
-    """Non-empty summaries of the package list, id = package name."""
+def pypi_summaries(data_dir, tsv_path, quick, sample=None):
+    """Non-empty summaries of the package list, id = package name: all of them, or a
+    random sample of `sample` (of QUICK_SUMMARIES with `quick`)."""
+    if sample is None and quick:
+        sample = QUICK_SUMMARIES
     if not os.path.isfile(tsv_path):
         raise CorpusError(
             f"the PyPI package list is missing: {tsv_path}\n"
@@ -88,11 +91,11 @@ def pypi_summaries(data_dir, tsv_path, quick):
         )
     tsv_path = os.path.abspath(tsv_path)
     stat = os.stat(tsv_path)
-    name = "pypi-summaries-50k" if quick else "pypi-summaries"
+    name = f"pypi-summaries-{sample // 1000}k" if sample else "pypi-summaries"
     spec = {
         "source": tsv_path,
         "source_size": stat.st_size,
-        "sample": QUICK_SUMMARIES if quick else None,
+        "sample": sample,
         "seed": SAMPLE_SEED,
         "version": 1,
     }
@@ -111,22 +114,24 @@ def pypi_summaries(data_dir, tsv_path, quick):
                     yield cols[0], cols[4]
 
     def records():
-        if not quick:
+        if not sample:
             yield from rows()
             return
         # A random sample rather than the first N rows: the list is sorted by name, and
         # neighbouring names (foo-1, foo-2, ...) are unusually often near-duplicates.
         everything = list(rows())
-        keep = sorted(random.Random(SAMPLE_SEED).sample(range(len(everything)), QUICK_SUMMARIES))
+        if sample > len(everything):
+            raise CorpusError(f"{tsv_path} has {len(everything):,} non-empty summaries, fewer than the {sample:,} asked for")
+        keep = sorted(random.Random(SAMPLE_SEED).sample(range(len(everything)), sample))
         for i in keep:
             yield everything[i]
 
     describe = {
-        "title": "PyPI package summaries" + (f" (random sample of {QUICK_SUMMARIES:,})" if quick else ""),
+        "title": "PyPI package summaries" + (f" (random sample of {sample:,})" if sample else ""),
         "origin": (
             f"the non-empty `summary` column of {tsv_path} (one line per package on PyPI, "
             "the package authors' own one-line descriptions); id = package name"
-            + (f"; a random sample (seed {SAMPLE_SEED})" if quick else "")
+            + (f"; a random sample (seed {SAMPLE_SEED})" if sample else "")
         ),
     }
     return _build(data_dir, name, spec, describe, records)
