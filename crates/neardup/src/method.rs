@@ -68,8 +68,9 @@ pub fn sample_size(documents: usize) -> usize {
 /// threaded runs of the benchmark corpora (ARCHITECTURE.md, "Choosing the method", has
 /// the runs and how far the predictions fall from them). Only their ratios matter.
 pub(crate) mod cost {
-    /// One unit of [`Sketch::work`](crate::Sketch::work): a hash of the classic sketch.
-    pub const HASH: f64 = 0.29;
+    /// One unit of [`Sketch::work`](crate::Sketch::work): a hash of the classic sketch
+    /// (refitted when it became vectorized in blocks of lanes).
+    pub const HASH: f64 = 0.09;
     /// One shingle of a long set sketched for the prefilter.
     pub const PREFILTER: f64 = 1.5;
     /// One (band key, document) record sorted and grouped.
