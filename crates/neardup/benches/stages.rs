@@ -4,7 +4,7 @@
 //! `cargo bench -p neardup --bench stages`; criterion reports bytes of text per second.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use neardup::bench_internals::BandIndex;
+use neardup::bench_internals::{bucket_key, BandIndex};
 use neardup::jaccard;
 use neardup::OnePermutation;
 use neardup::{BandPlan, ShingleKind, Shingler};
@@ -111,10 +111,11 @@ fn group_and_verify(c: &mut Criterion) {
     let sets: Vec<Vec<u64>> = texts.iter().map(|t| sh.shingle_set(t)).collect();
     let oph = OnePermutation::new(128, 1).unwrap();
     let plan = BandPlan::new(16, 8, 128).unwrap();
-    let mut keys = vec![0u64; sets.len() * 16];
-    for (set, out) in sets.iter().zip(keys.chunks_mut(16)) {
+    let mut wide = vec![0u64; sets.len() * 16];
+    for (set, out) in sets.iter().zip(wide.chunks_mut(16)) {
         plan.band_keys_into(&oph.sketch(set), out);
     }
+    let keys: Vec<_> = wide.into_iter().map(bucket_key).collect();
     let members: Vec<u32> = (0..sets.len() as u32).collect();
     let per_band: Vec<&[u32]> = vec![&members; 16];
     let mut g = c.benchmark_group("group");

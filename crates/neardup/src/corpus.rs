@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use crate::bbit;
 use crate::error::Result;
 use crate::family::Family;
+use crate::group::{bucket_key, BucketKey};
 use crate::lsh::BandPlan;
 use crate::shingle::Shingler;
 use crate::sketch::Sketch;
@@ -23,9 +24,14 @@ pub const WHOLE_NUM_PERM: usize = 256;
 const WHOLE_SEED: u64 = 0x7768_6f6c_6573_6b31;
 
 /// The sketch of whole documents: one-permutation hashing, fixed length and seed, so a
-/// pair is estimated the same way whatever the configuration.
-fn whole_sketch() -> crate::oph::OnePermutation {
-    crate::oph::OnePermutation::new(WHOLE_NUM_PERM, WHOLE_SEED).expect("valid sketch")
+/// pair is estimated the same way whatever the configuration. Made once: its probe table
+/// is built at first use.
+fn whole_sketch() -> &'static crate::oph::OnePermutation {
+    static SKETCH: std::sync::LazyLock<crate::oph::OnePermutation> =
+        std::sync::LazyLock::new(|| {
+            crate::oph::OnePermutation::new(WHOLE_NUM_PERM, WHOLE_SEED).expect("valid sketch")
+        });
+    &SKETCH
 }
 
 /// The sketch ([`WHOLE_NUM_PERM`] values) of every shingle of a text, past the cap.
@@ -64,8 +70,8 @@ struct FamilySketches {
     /// Row of each distinct set (see [`Corpus::set_index`]), if it has one: copies share
     /// their set's row and cost nothing here.
     slot: Vec<Slot>,
-    /// `bands` keys per row, computed from the full 64-bit signature.
-    keys: Vec<u64>,
+    /// `bands` keys per row ([`BucketKey`]s of the keys of the full 64-bit signature).
+    keys: Vec<BucketKey>,
     /// `num_perm` values per row, each the low 32 bits of the signature's value (enough
     /// for estimates: two different values agree by chance with probability 2⁻³²); empty
     /// if signatures are not kept.
@@ -83,7 +89,7 @@ impl FamilySketches {
             .get(row * self.num_perm..(row + 1) * self.num_perm)
     }
 
-    fn band_keys(&self, set: u32) -> Option<&[u64]> {
+    fn band_keys(&self, set: u32) -> Option<&[BucketKey]> {
         let row = self.row(set)?;
         Some(&self.keys[row * self.bands..(row + 1) * self.bands])
     }
@@ -342,7 +348,7 @@ impl Corpus {
                 for (row, &d) in chosen.iter().enumerate() {
                     slot[self.set_of[d as usize] as usize] = Slot::new(doc_id(row));
                 }
-                let mut keys = vec![0u64; chosen.len() * b];
+                let mut keys = vec![0 as BucketKey; chosen.len() * b];
                 let rows = |on: bool, width: usize| if on { chosen.len() * width } else { 0 };
                 let mut signatures = vec![0u32; rows(kept.signatures, k)];
                 let set = |d: u32| self.set(d);
@@ -350,8 +356,13 @@ impl Corpus {
                     .zip(kept_rows(&mut signatures, k, chosen.len()))
                     .zip(chosen.par_iter())
                     .for_each_init(
-                        || vec![0u64; k],
-                        |sig, ((keys, out), &d)| sketch_one(family, plan, set(d), sig, keys, out),
+                        || (vec![0u64; k], vec![0u64; b]),
+                        |(sig, wide), ((keys, out), &d)| {
+                            sketch_one(family, plan, set(d), sig, wide, out);
+                            for (key, &w) in keys.iter_mut().zip(wide.iter()) {
+                                *key = bucket_key(w);
+                            }
+                        },
                     );
                 FamilySketches {
                     num_perm: k,
@@ -434,7 +445,7 @@ impl Corpus {
         let families: usize = self
             .families
             .iter()
-            .map(|f| f.slot.capacity() * 4 + f.keys.capacity() * 8 + f.signatures.capacity() * 4)
+            .map(|f| f.slot.capacity() * 4 + f.keys.capacity() * 4 + f.signatures.capacity() * 4)
             .sum();
         self.offsets.capacity() * size_of_val(&0usize)
             + self.hashes.capacity() * 8
@@ -479,7 +490,7 @@ impl Corpus {
 
     /// A document's band keys in one family (a copy has its representative's), if it
     /// was sketched there.
-    pub(crate) fn band_keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
+    pub(crate) fn band_keys_in(&self, family: usize, doc: u32) -> Option<&[BucketKey]> {
         self.families
             .get(family)?
             .band_keys(self.set_of[doc as usize])
@@ -677,7 +688,7 @@ pub(crate) fn sketch_one(
 
 /// The bucket index reads the corpus's band keys where they are.
 impl crate::group::BandKeys for Corpus {
-    fn keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
+    fn keys_in(&self, family: usize, doc: u32) -> Option<&[BucketKey]> {
         self.band_keys_in(family, doc)
     }
 }
@@ -801,7 +812,7 @@ mod tests {
         // Small documents are in the classic family only.
         assert!(c.signature_in(0, 0).is_some() && c.signature_in(1, 0).is_none());
         assert!(c.in_family(0, 3) && !c.in_family(1, 3));
-        assert_eq!(c.band_keys_in(0, 0).map(<[u64]>::len), Some(4));
+        assert_eq!(c.band_keys_in(0, 0).map(<[BucketKey]>::len), Some(4));
         // Without kept signatures, families and band keys stay; estimates go.
         c.sketch(
             &families(SketchKind::OnePermutation, 16, 3, 0.8).unwrap(),

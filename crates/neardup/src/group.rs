@@ -10,12 +10,25 @@ use rayon::prelude::*;
 
 use crate::slot::{doc_id, Slot};
 
+/// A band key as the bucket index holds it: the top 32 bits of the band's 64-bit key
+/// ([`bucket_key`]). Half the memory of the whole key, in the corpus and in every sorted
+/// record. Two documents whose bands differ share a key with probability 2⁻³²: among
+/// 10⁶ documents that is about 116 chance pairs per band, each only a candidate that
+/// verification (or, without it, the signatures' estimate) then rejects.
+pub type BucketKey = u32;
+
+/// The bucket key of a band's 64-bit key.
+#[inline]
+pub fn bucket_key(key: u64) -> BucketKey {
+    (key >> 32) as u32
+}
+
 /// Where a [`BandIndex`] reads each document's band keys: the corpus's own rows (no
 /// copy), or rows handed to [`BandIndex::build`].
 pub trait BandKeys: Sync {
     /// The keys of `doc` in the bands of `family` (one per band of the family), if it
     /// takes part there.
-    fn keys_in(&self, family: usize, doc: u32) -> Option<&[u64]>;
+    fn keys_in(&self, family: usize, doc: u32) -> Option<&[BucketKey]>;
 }
 
 /// Band keys held as rows, one per document that has keys (see [`BandIndex::build`]).
@@ -25,14 +38,14 @@ struct KeyRows {
     width: usize,
     family_width: usize,
     /// Row-major: `keys[row * width + band]`.
-    keys: Vec<u64>,
+    keys: Vec<BucketKey>,
     /// Each document's row, if it has one: documents without keys (identical copies,
     /// empty documents) cost 4 bytes here, not a row.
     slot: Vec<Slot>,
 }
 
 impl BandKeys for KeyRows {
-    fn keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
+    fn keys_in(&self, family: usize, doc: u32) -> Option<&[BucketKey]> {
         let row = self.slot.get(doc as usize)?.get()? as usize;
         let start = row * self.width + family * self.family_width;
         self.keys.get(start..start + self.family_width)
@@ -62,7 +75,7 @@ pub struct BandIndex<'a> {
     keys: Keys<'a>,
     /// Per band, the `(key, doc)` records of the buckets of two or more documents, sorted
     /// (a record alone in its bucket is never walked, and most are alone).
-    sorted: Vec<Vec<(u64, u32)>>,
+    sorted: Vec<Vec<(BucketKey, u32)>>,
 }
 
 /// A candidate pair `a < b` and the first band in which they collide.
@@ -96,7 +109,7 @@ impl<'a> BandIndex<'a> {
     pub fn build(
         bands: usize,
         family_width: usize,
-        keys: Vec<u64>,
+        keys: Vec<BucketKey>,
         docs: &[u32],
         members: &[&[u32]],
     ) -> BandIndex<'static> {
@@ -148,7 +161,7 @@ impl<'a> BandIndex<'a> {
             .into_par_iter()
             .map(|band| {
                 let (family, offset) = (band / family_width, band % family_width);
-                let mut recs: Vec<(u64, u32)> = members[band]
+                let mut recs: Vec<(BucketKey, u32)> = members[band]
                     .iter()
                     .map(|&d| {
                         let keys = source
@@ -157,7 +170,10 @@ impl<'a> BandIndex<'a> {
                         (keys[offset], d)
                     })
                     .collect();
-                crate::uniform_sort::sort(&mut recs, &mut Default::default(), |r| r.0);
+                // The key's bits on top, the document below: the tuple's own order.
+                crate::uniform_sort::sort(&mut recs, &mut Default::default(), |r| {
+                    (u64::from(r.0) << 32) | u64::from(r.1)
+                });
                 shared_buckets(&recs)
             })
             .collect();
@@ -192,7 +208,7 @@ impl<'a> BandIndex<'a> {
     }
 
     /// The buckets of one band with two or more members, each as a sorted run of records.
-    fn buckets(&self, band: usize) -> impl Iterator<Item = &[(u64, u32)]> {
+    fn buckets(&self, band: usize) -> impl Iterator<Item = &[(BucketKey, u32)]> {
         self.sorted[band]
             .chunk_by(|x, y| x.0 == y.0)
             .filter(|run| run.len() > 1)
@@ -286,8 +302,8 @@ impl<'a> BandIndex<'a> {
 }
 
 /// The records of `sorted` that share their key with another, in order.
-fn shared_buckets(sorted: &[(u64, u32)]) -> Vec<(u64, u32)> {
-    let shared = |run: &&[(u64, u32)]| run.len() > 1;
+fn shared_buckets(sorted: &[(BucketKey, u32)]) -> Vec<(BucketKey, u32)> {
+    let shared = |run: &&[(BucketKey, u32)]| run.len() > 1;
     let len = sorted
         .chunk_by(|x, y| x.0 == y.0)
         .filter(shared)
@@ -365,7 +381,7 @@ mod tests {
     struct Held;
 
     impl BandKeys for Held {
-        fn keys_in(&self, family: usize, doc: u32) -> Option<&[u64]> {
+        fn keys_in(&self, family: usize, doc: u32) -> Option<&[BucketKey]> {
             match (family, doc) {
                 (0, 0 | 1) => Some(&[5]),
                 (1, 1 | 2) => Some(&[7]),

@@ -117,7 +117,7 @@ pub use verify::{
 /// Internals exposed for the crate's own benchmarks only: not part of the API.
 #[doc(hidden)]
 pub mod bench_internals {
-    pub use crate::group::BandIndex;
+    pub use crate::group::{bucket_key, BandIndex};
 }
 
 /// The README's example of the library, run with the doctests so that it stays true.

@@ -12,7 +12,7 @@
 //! fell into the borrowing bin itself.
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::rng::{mix64, SplitMix64};
@@ -39,7 +39,9 @@ pub struct OnePermutation {
     probe_key: u64,
     /// The first [`PROBES`] bins each bin looks at when it is empty, `PROBES` per bin:
     /// the sequence is data-independent, so densifying reads a table instead of hashing.
-    probes: Arc<[u16]>,
+    /// Built at the first densification (a sketch made per document, or that only ever
+    /// sees long documents, never pays for it) and shared by clones.
+    probes: Arc<OnceLock<Box<[u16]>>>,
 }
 
 impl std::fmt::Debug for OnePermutation {
@@ -70,18 +72,23 @@ impl OnePermutation {
         }
         // Distinct from the classic sketch's keys for the same seed.
         let mut rng = SplitMix64::new(seed ^ 0x6f70_6864_656e_7369);
-        let mut sketch = OnePermutation {
+        Ok(OnePermutation {
             num_perm,
             key: rng.next_u64(),
             probe_key: rng.next_u64(),
-            probes: Arc::from([]),
-        };
-        // Bins are below MAX_NUM_PERM = 2^16.
-        sketch.probes = (0..num_perm)
-            .flat_map(|i| (0..PROBES as u64).map(move |a| (i, a)))
-            .map(|(i, a)| sketch.probe(i, a) as u16)
-            .collect();
-        Ok(sketch)
+            probes: Arc::default(),
+        })
+    }
+
+    /// The probe table (see `probes`).
+    fn probe_table(&self) -> &[u16] {
+        self.probes.get_or_init(|| {
+            // Bins are below MAX_NUM_PERM = 2^16.
+            (0..self.num_perm)
+                .flat_map(|i| (0..PROBES as u64).map(move |a| (i, a)))
+                .map(|(i, a)| self.probe(i, a) as u16)
+                .collect()
+        })
     }
 
     #[inline(always)]
@@ -98,8 +105,8 @@ impl OnePermutation {
     /// The value empty bin `i` borrows from the filled bins of `out`: that of the first
     /// filled bin in its probe sequence.
     #[inline]
-    fn borrowed(&self, out: &[u64], i: usize) -> u64 {
-        let table = &self.probes[i * PROBES..(i + 1) * PROBES];
+    fn borrowed(&self, table: &[u16], out: &[u64], i: usize) -> u64 {
+        let table = &table[i * PROBES..(i + 1) * PROBES];
         // Which of the first probes are filled, without a branch per probe: whether a
         // bin is filled is a coin toss the predictor cannot learn.
         let mut filled = 0u32;
@@ -112,13 +119,15 @@ impl OnePermutation {
         (PROBES as u64..)
             .map(|attempt| out[self.probe(i, attempt)])
             .find(|&v| v != EMPTY)
-            .expect("a non-empty set fills some bin")
+            .expect("a non-empty set fills some bin, and every bin is probed in time")
     }
 }
 
 impl Sketch for OnePermutation {
-    /// One 64-bit hash and bin update per shingle, which costs about ten of the classic
-    /// sketch's vectorized 32-bit hashes, plus a step per bin to densify.
+    /// One 64-bit hash and bin update per shingle, priced at ten units of the cost model's
+    /// hash, plus a step per bin to densify (checked against the sketch stage on long
+    /// pages, where one-permutation hashing does nearly all the work: ARCHITECTURE.md,
+    /// "Choosing the method").
     fn work(&self, shingles: usize) -> u64 {
         (10 * shingles + self.num_perm) as u64
     }
@@ -154,9 +163,16 @@ impl Sketch for OnePermutation {
                 n += usize::from(v == EMPTY);
             }
             empty.truncate(n);
+            if n == self.num_perm {
+                // Every shingle hashed to the empty mark itself (a set of the one shingle
+                // that does): nothing to borrow from, and probing would never end.
+                out.fill(EMPTY - 1);
+                return;
+            }
             // Borrow only from bins the data filled: read them all before writing any.
             values.clear();
-            values.extend(empty.iter().map(|&i| self.borrowed(out, i as usize)));
+            let table = self.probe_table();
+            values.extend(empty.iter().map(|&i| self.borrowed(table, out, i as usize)));
             for (&i, &v) in empty.iter().zip(values.iter()) {
                 out[i as usize] = v;
             }
@@ -209,6 +225,9 @@ mod tests {
             let slot = &mut out[s.bin(h)];
             *slot = (*slot).min(h);
         }
+        if out.iter().all(|&v| v == EMPTY) {
+            return vec![EMPTY - 1; s.num_perm];
+        }
         let filled = out.clone();
         for (i, v) in out.iter_mut().enumerate() {
             if *v == EMPTY {
@@ -231,6 +250,19 @@ mod tests {
                 assert_eq!(s.sketch(&set), reference(&s, &set), "K {num_perm}, n {n}");
             }
         }
+    }
+
+    #[test]
+    fn a_shingle_that_hashes_to_the_empty_mark_still_fills_the_sketch() {
+        let s = OnePermutation::new(128, 3).unwrap();
+        // The shingle whose keyed hash is u64::MAX: the multiplier's inverse undoes it.
+        let inverse = (0..6).fold(0x9e37_79b9_7f4a_7c15u64, |y, _| {
+            y.wrapping_mul(2u64.wrapping_sub(0x9e37_79b9_7f4a_7c15u64.wrapping_mul(y)))
+        });
+        let x = u64::MAX.wrapping_mul(inverse) ^ s.key;
+        assert_eq!((x ^ s.key).wrapping_mul(0x9e37_79b9_7f4a_7c15), u64::MAX);
+        let sig = s.sketch(&[x]);
+        assert!(sig.iter().all(|&v| v == EMPTY - 1));
     }
 
     #[test]

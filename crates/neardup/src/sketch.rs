@@ -40,7 +40,8 @@ pub trait Sketch: Send + Sync {
 ///
 /// h_i(x) = (x' ⊕ k_i) · m_i mod 2³², with x' the shingle hash folded to 32 bits, a key k_i
 /// and an odd multiplier m_i drawn from the seed: a bijection of 32-bit words per position.
-/// 32-bit lanes let the loop over positions run 8 wide with AVX2 (chosen at run time).
+/// 32-bit lanes let the loop over positions run 8 wide with AVX2 and 16 wide with AVX-512
+/// (chosen at run time), in blocks of positions kept in registers over every shingle.
 /// Two distinct shingles meet in 32 bits with probability 2⁻³², far below the estimator's
 /// own noise. Work is O(n·K) per document: it is the reference sketch, and the one small
 /// documents get (see `family.rs`).
