@@ -13,8 +13,9 @@ use crate::slot::{doc_id, Slot};
 /// A band key as the bucket index holds it: the top 32 bits of the band's 64-bit key
 /// ([`bucket_key`]). Half the memory of the whole key, in the corpus and in every sorted
 /// record. Two documents whose bands differ share a key with probability 2⁻³²: among
-/// 10⁶ documents that is about 116 chance pairs per band, each only a candidate that
-/// verification (or, without it, the signatures' estimate) then rejects.
+/// 10⁶ documents that is about 116 chance pairs per band. Each is one more candidate,
+/// judged like any other by verification; a run without it (`--verify none`, raw
+/// candidates) reports it as one.
 pub type BucketKey = u32;
 
 /// The bucket key of a band's 64-bit key.
