@@ -3,6 +3,7 @@
 mod args;
 mod contain;
 mod eval;
+mod freed;
 mod held;
 mod index_args;
 mod index_cmd;

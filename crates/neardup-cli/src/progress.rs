@@ -62,6 +62,12 @@ impl Bars {
 
 impl Observer for Bars {
     fn start(&mut self, stage: Stage, total: u64) {
+        // The group stage's sorting buffers are free by now, in the arenas of the
+        // threads that sorted: verification and clustering need them back less than the
+        // system does.
+        if stage == Stage::Verify {
+            crate::freed::trim();
+        }
         if !self.visible {
             return;
         }

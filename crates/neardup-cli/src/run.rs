@@ -194,6 +194,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         }
     };
     let read_time = read_start.elapsed();
+    // What reading freed sits in the reader's and the shingling threads' arenas, which
+    // the later stages hardly allocate from.
+    crate::freed::trim();
     let mut spilled_ranks = None;
     if let Some(keep_by) = &keep_by {
         let values: Vec<Option<&str>> = docs.keys.iter().map(Option::as_deref).collect();

@@ -128,7 +128,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
 /// (ARCHITECTURE.md, "Memory"). Called before the server starts its threads.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn return_freed_memory() {
-    // SAFETY: mallopt and malloc_trim only change and take the allocator's own state.
+    // SAFETY: mallopt only changes the allocator's own settings.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
@@ -136,10 +136,7 @@ fn return_freed_memory() {
         .name("malloc-trim".into())
         .spawn(|| loop {
             std::thread::sleep(Duration::from_secs(1));
-            // SAFETY: as above.
-            unsafe {
-                libc::malloc_trim(0);
-            }
+            crate::freed::trim();
         });
 }
 

@@ -160,23 +160,24 @@ impl<'a> BandIndex<'a> {
         let source = keys.get();
         let sorted = (0..bands)
             .into_par_iter()
-            .map(|band| {
-                let (family, offset) = (band / family_width, band % family_width);
-                let mut recs: Vec<(BucketKey, u32)> = members[band]
-                    .iter()
-                    .map(|&d| {
+            .map_init(
+                || (Vec::new(), crate::uniform_sort::Scratch::default()),
+                |(recs, scratch), band| {
+                    let (family, offset) = (band / family_width, band % family_width);
+                    recs.clear();
+                    recs.extend(members[band].iter().map(|&d| {
                         let keys = source
                             .keys_in(family, d)
                             .expect("every band member has keys in its family");
                         (keys[offset], d)
-                    })
-                    .collect();
-                // The key's bits on top, the document below: the tuple's own order.
-                crate::uniform_sort::sort(&mut recs, &mut Default::default(), |r| {
-                    (u64::from(r.0) << 32) | u64::from(r.1)
-                });
-                shared_buckets(&recs)
-            })
+                    }));
+                    // The key's bits on top, the document below: the tuple's own order.
+                    crate::uniform_sort::sort_compact(recs, scratch, |r| {
+                        (u64::from(r.0) << 32) | u64::from(r.1)
+                    });
+                    shared_buckets(recs)
+                },
+            )
             .collect();
         BandIndex {
             bands,
