@@ -14,9 +14,13 @@ use crate::params::Params;
 
 /// The on-disk format this version writes. It reads every earlier one too: each later
 /// version must open an index of each format and answer as it did (the fixtures
-/// `testdata/index-v1` and `testdata/index-v2`). Format 2 stores copies' shared shingle
-/// set once per segment.
-pub const FORMAT_VERSION: u32 = 2;
+/// `testdata/index-v1` to `testdata/index-v3`). Format 2 stores copies' shared shingle
+/// set once per segment. Format 3 keeps format 2's segments and records in the
+/// parameters what the band keys hash (`sketch_input`): a new index hashes 32-bit
+/// shingle ids, as a batch run does, and an older one keeps hashing the 64-bit hashes.
+/// A version that reads format 2 at most would not know the difference, so it is refused
+/// a format 3 index.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The oldest format this version reads.
 pub const OLDEST_FORMAT: u32 = 1;

@@ -2,7 +2,7 @@
 //! and band keys. They are written into the manifest when the index is created, and every
 //! later open is checked against them.
 
-use neardup::{Config, Measure, Normalization, ShingleKind, SketchKind, Verification};
+use neardup::{Config, Measure, Normalization, ShingleKind, SketchInput, SketchKind, Verification};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -38,10 +38,36 @@ pub struct Params {
     /// it existed, which were all Jaccard.
     #[serde(default = "jaccard")]
     pub measure: String,
+    /// What the band keys hash of each shingle: `ids` (its 32-bit id, as a batch run
+    /// does, since format 3) or `hashes` (its whole 64-bit hash); absent in indexes made
+    /// before ids existed, which hashed the hashes and keep doing so.
+    #[serde(default = "hashes")]
+    pub sketch_input: String,
 }
 
 fn jaccard() -> String {
     Measure::Jaccard.name().to_string()
+}
+
+fn hashes() -> String {
+    input_name(SketchInput::Hashes).to_string()
+}
+
+fn input_name(input: SketchInput) -> &'static str {
+    match input {
+        SketchInput::Ids => "ids",
+        SketchInput::Hashes => "hashes",
+    }
+}
+
+fn parse_input(name: &str) -> Result<SketchInput> {
+    [SketchInput::Ids, SketchInput::Hashes]
+        .into_iter()
+        .find(|&i| input_name(i) == name)
+        .ok_or_else(|| crate::error::Error::Corrupt {
+            path: "MANIFEST".into(),
+            reason: format!("unknown sketch input {name:?} (this version knows ids and hashes)"),
+        })
 }
 
 impl Params {
@@ -66,6 +92,7 @@ impl Params {
             rows: if containment { 0 } else { config.plan().rows() },
             multiset: shingler.is_multiset(),
             measure: config.measure().name().to_string(),
+            sketch_input: input_name(config.sketch_input()).to_string(),
         }
     }
 
@@ -95,6 +122,7 @@ impl Params {
             .verification(Verification::Exact)
             .neighbours(false)
             .multiset(self.multiset)
+            .sketch_input(parse_input(&self.sketch_input)?)
             .build()?)
     }
 
@@ -187,6 +215,22 @@ mod tests {
         assert!(old
             .differences(&params)
             .contains(&"measure: the index has jaccard, asked for containment".to_string()));
+    }
+
+    #[test]
+    fn a_new_index_sketches_ids_and_an_older_one_its_hashes() {
+        let params = Params::of(&Config::builder().build().unwrap());
+        assert_eq!(params.sketch_input, "ids");
+        assert_eq!(params.config().unwrap().sketch_input(), SketchInput::Ids);
+        let mut json = serde_json::to_value(&params).unwrap();
+        json.as_object_mut().unwrap().remove("sketch_input");
+        let old: Params = serde_json::from_value(json).unwrap();
+        assert_eq!(old.config().unwrap().sketch_input(), SketchInput::Hashes);
+        // Not a difference a caller could ask about: the index keeps its own.
+        assert!(old.differences(&params).is_empty());
+        let mut bad = params;
+        bad.sketch_input = "words".into();
+        assert!(bad.config().is_err());
     }
 
     #[test]

@@ -99,7 +99,8 @@ impl Layout {
     fn of(format: u32) -> Option<&'static Layout> {
         match format {
             1 => Some(&V1),
-            2 => Some(&V2),
+            // Format 3 changed the manifest's parameters only.
+            2 | 3 => Some(&V2),
             _ => None,
         }
     }

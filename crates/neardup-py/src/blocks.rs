@@ -60,26 +60,18 @@ pub fn shingle_sets(
     let pipeline = config.pipeline();
     let out = py.detach(|| {
         threads::run(threads, || -> neardup::Result<(Vec<i64>, Vec<u64>)> {
-            let shingled = pipeline.shingle(texts.as_slice())?;
-            let corpus = shingled.corpus();
-            let mut offsets = Vec::with_capacity(corpus.len() + 1);
+            // Each text on its own: a corpus holds 32-bit ids, the caller gets the hashes.
+            let sets: Vec<Vec<u64>> = texts
+                .as_slice()
+                .par_iter()
+                .map(|t| pipeline.config().shingler().shingle_set(t.as_ref()))
+                .collect();
+            let mut offsets = Vec::with_capacity(sets.len() + 1);
             offsets.push(0i64);
-            for d in 0..corpus.len() as u32 {
-                offsets.push(offsets[d as usize] + corpus.set(d).len() as i64);
+            for s in &sets {
+                offsets.push(offsets[offsets.len() - 1] + s.len() as i64);
             }
-            let mut hashes = vec![0u64; *offsets.last().expect("one offset") as usize];
-            // Each document's slice of the output, filled in parallel.
-            let mut parts = Vec::with_capacity(corpus.len());
-            let mut rest = &mut hashes[..];
-            for d in 0..corpus.len() as u32 {
-                let (part, tail) = rest.split_at_mut(corpus.set(d).len());
-                parts.push((d, part));
-                rest = tail;
-            }
-            parts
-                .into_par_iter()
-                .for_each(|(d, part)| part.copy_from_slice(corpus.set(d)));
-            Ok((offsets, hashes))
+            Ok((offsets, sets.concat()))
         })
     })?;
     let (offsets, hashes) = out.map_err(core)?;

@@ -30,6 +30,7 @@ pub struct Config {
     allow_truncated: bool,
     hamming: u32,
     measure: crate::containment::Measure,
+    sketch_input: crate::ids::SketchInput,
 }
 
 impl Config {
@@ -106,6 +107,12 @@ impl Config {
     pub fn measure(&self) -> crate::containment::Measure {
         self.measure
     }
+
+    /// What sketches hash of each shingle of a single document (a corpus always sketches
+    /// ids).
+    pub fn sketch_input(&self) -> crate::ids::SketchInput {
+        self.sketch_input
+    }
 }
 
 /// Builds a [`Config`]; every setting has a sane default.
@@ -127,6 +134,7 @@ pub struct ConfigBuilder {
     multiset: bool,
     hamming: u32,
     measure: crate::containment::Measure,
+    sketch_input: crate::ids::SketchInput,
 }
 
 impl Default for ConfigBuilder {
@@ -148,6 +156,7 @@ impl Default for ConfigBuilder {
             multiset: false,
             hamming: crate::simhash::DEFAULT_HAMMING,
             measure: crate::containment::Measure::Jaccard,
+            sketch_input: crate::ids::SketchInput::Ids,
         }
     }
 }
@@ -257,6 +266,15 @@ impl ConfigBuilder {
         self
     }
 
+    /// What the sketches of single documents hash of each shingle (default
+    /// [`SketchInput::Ids`](crate::SketchInput::Ids), as a corpus does). An index keeps
+    /// [`SketchInput::Hashes`](crate::SketchInput::Hashes), the band keys its on-disk format
+    /// was defined with; a corpus run with it would not match its documents' own sketches.
+    pub fn sketch_input(mut self, input: crate::ids::SketchInput) -> Self {
+        self.sketch_input = input;
+        self
+    }
+
     /// Validates the settings.
     pub fn build(self) -> Result<Config> {
         if !(MIN_THRESHOLD..=1.0).contains(&self.threshold) {
@@ -313,6 +331,7 @@ impl ConfigBuilder {
             allow_truncated: self.allow_truncated,
             hamming: self.hamming,
             measure: self.measure,
+            sketch_input: self.sketch_input,
         })
     }
 }

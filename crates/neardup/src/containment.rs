@@ -20,6 +20,7 @@ use rayon::prelude::*;
 
 use crate::error::{by_name, Error};
 use crate::exact::JoinStats;
+use crate::ids::Shingle;
 use crate::verify::{intersection_at_least, jaccard_from_counts};
 
 /// What the threshold is a threshold of.
@@ -91,7 +92,7 @@ pub fn required_containment(len: usize, threshold: f64) -> usize {
 }
 
 /// The pair of `a` (the smaller) and `b` if A is contained in B at `threshold`.
-pub fn contained(a: (u32, &[u64]), b: (u32, &[u64]), threshold: f64) -> Option<Contained> {
+pub fn contained<S: Shingle>(a: (u32, &[S]), b: (u32, &[S]), threshold: f64) -> Option<Contained> {
     let (sa, sb) = (a.1, b.1);
     if sa.is_empty() {
         return None;
@@ -108,7 +109,7 @@ pub fn contained(a: (u32, &[u64]), b: (u32, &[u64]), threshold: f64) -> Option<C
 
 /// |A ∩ B| if at least `required`: by galloping through B when it is much larger than A
 /// (|A| log |B| instead of |A| + |B|), else by the merge.
-fn overlap_at_least(a: &[u64], b: &[u64], required: usize) -> Option<usize> {
+fn overlap_at_least<S: Shingle>(a: &[S], b: &[S], required: usize) -> Option<usize> {
     if b.len() < 16 * a.len() {
         return intersection_at_least(a, b, required);
     }
@@ -136,9 +137,11 @@ fn overlap_at_least(a: &[u64], b: &[u64], required: usize) -> Option<usize> {
 }
 
 /// How many of `sets` hold each token.
-pub(crate) fn token_counts(sets: &[&[u64]]) -> HashMap<u64, u32, foldhash::fast::FixedState> {
+pub(crate) fn token_counts<S: Shingle>(
+    sets: &[&[S]],
+) -> HashMap<S, u32, foldhash::fast::FixedState> {
     sets.par_iter()
-        .fold(HashMap::default, |mut m: HashMap<u64, u32, _>, s| {
+        .fold(HashMap::default, |mut m: HashMap<S, u32, _>, s| {
             for &x in s.iter() {
                 *m.entry(x).or_insert(0) += 1;
             }
@@ -185,22 +188,22 @@ impl ContainmentJoin {
     /// assert_eq!((pairs[0].a, pairs[0].b, pairs[0].containment), (1, 0, 1.0));
     /// assert!(pairs[0].jaccard < 0.6);
     /// ```
-    pub fn join(&self, sets: &[&[u64]]) -> (Vec<Contained>, JoinStats) {
+    pub fn join<S: Shingle>(&self, sets: &[&[S]]) -> (Vec<Contained>, JoinStats) {
         let t = self.threshold;
         // How many sets hold each token: the rarest come first in every prefix.
         let counts = token_counts(sets);
-        let rank = |x: u64| (counts.get(&x).copied().unwrap_or(0), x);
+        let rank = |x: S| (counts.get(&x).copied().unwrap_or(0), x);
         // Each set's prefix: its |A| − o + k rarest tokens, of which a set containing A
         // at t holds at least k (A's other o − k tokens can give it no more than o − k).
         let matches = |len: usize| required_containment(len, t).min(PREFIX_MATCHES);
-        let prefixes: Vec<Vec<u64>> = sets
+        let prefixes: Vec<Vec<S>> = sets
             .par_iter()
             .map(|s| {
                 if s.is_empty() {
                     return Vec::new();
                 }
                 let keep = s.len() - required_containment(s.len(), t) + matches(s.len());
-                let mut ranked: Vec<(u32, u64)> = s.iter().map(|&x| rank(x)).collect();
+                let mut ranked: Vec<(u32, S)> = s.iter().map(|&x| rank(x)).collect();
                 if keep < ranked.len() {
                     ranked.select_nth_unstable(keep - 1);
                     ranked.truncate(keep);
@@ -209,11 +212,11 @@ impl ContainmentJoin {
             })
             .collect();
         drop(counts);
-        let mut probed: Vec<u64> = prefixes.iter().flatten().copied().collect();
+        let mut probed: Vec<S> = prefixes.iter().flatten().copied().collect();
         probed.par_sort_unstable();
         probed.dedup();
         // Postings of the probed tokens only: (token, document), grouped by token.
-        let mut postings: Vec<(u64, u32)> = sets
+        let mut postings: Vec<(S, u32)> = sets
             .par_iter()
             .enumerate()
             .flat_map_iter(|(d, s)| {
@@ -224,7 +227,7 @@ impl ContainmentJoin {
             })
             .collect();
         postings.par_sort_unstable();
-        let lookup = |x: u64| {
+        let lookup = |x: S| {
             let lo = postings.partition_point(|p| p.0 < x);
             let hi = postings.partition_point(|p| p.0 <= x);
             &postings[lo..hi]
@@ -299,20 +302,30 @@ pub fn common_floor(n: usize) -> u32 {
 
 /// Counts, batch by batch, how many sets hold each token, to find the common ones: what a
 /// containment search leaves out of its signatures.
-#[derive(Debug, Default)]
-pub struct TokenCounter {
-    counts: HashMap<u64, u32, foldhash::fast::FixedState>,
+/// Tokens are 64-bit hashes by default, or a corpus's 32-bit ids.
+#[derive(Debug)]
+pub struct TokenCounter<S: Shingle = u64> {
+    counts: HashMap<S, u32, foldhash::fast::FixedState>,
     sets: usize,
 }
 
-impl TokenCounter {
+impl<S: Shingle> Default for TokenCounter<S> {
+    fn default() -> Self {
+        TokenCounter {
+            counts: HashMap::default(),
+            sets: 0,
+        }
+    }
+}
+
+impl<S: Shingle> TokenCounter<S> {
     /// Counts nothing yet.
     pub fn new() -> Self {
         TokenCounter::default()
     }
 
     /// Counts the tokens of more sets (each sorted and without repeats).
-    pub fn add(&mut self, sets: &[&[u64]]) {
+    pub fn add(&mut self, sets: &[&[S]]) {
         let mut more = token_counts(sets);
         // The smaller map is added into the larger.
         if more.len() > self.counts.len() {
@@ -325,9 +338,9 @@ impl TokenCounter {
     }
 
     /// The common tokens, sorted: held by more than [`common_floor`] of the sets counted.
-    pub fn common(&self) -> Vec<u64> {
+    pub fn common(&self) -> Vec<S> {
         let floor = common_floor(self.sets);
-        let mut out: Vec<u64> = self
+        let mut out: Vec<S> = self
             .counts
             .iter()
             .filter(|&(_, &c)| c > floor)
@@ -340,11 +353,11 @@ impl TokenCounter {
 
 /// What a containment search signs of a set: its tokens not in `common` (sorted), or the
 /// whole set if every token is common.
-pub fn without_common<'a>(set: &'a [u64], common: &[u64]) -> std::borrow::Cow<'a, [u64]> {
+pub fn without_common<'a, S: Shingle>(set: &'a [S], common: &[S]) -> std::borrow::Cow<'a, [S]> {
     if common.is_empty() {
         return std::borrow::Cow::Borrowed(set);
     }
-    let rare: Vec<u64> = set
+    let rare: Vec<S> = set
         .iter()
         .copied()
         .filter(|x| common.binary_search(x).is_err())

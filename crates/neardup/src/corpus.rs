@@ -9,6 +9,7 @@ use crate::bbit;
 use crate::error::Result;
 use crate::family::Family;
 use crate::group::{bucket_key, BucketKey};
+use crate::ids::{extend_ids, Shingle, SketchInput};
 use crate::lsh::BandPlan;
 use crate::shingle::Shingler;
 use crate::sketch::Sketch;
@@ -35,25 +36,26 @@ fn whole_sketch() -> &'static crate::oph::OnePermutation {
 }
 
 /// The sketch ([`WHOLE_NUM_PERM`] values) of every shingle of a text, past the cap.
-pub(crate) fn whole_signature_of(shingler: &Shingler, text: &str) -> Vec<u64> {
+pub(crate) fn whole_signature_of(shingler: &Shingler, text: &str, input: SketchInput) -> Vec<u64> {
     let mut all = Vec::new();
     shingler.all_elements_into(text, &mut all);
-    whole_sketch().sketch(&all)
+    whole_sketch().sketch(&input.values(&all))
 }
 
 /// The estimated Jaccard of two whole documents when either was truncated, `None`
 /// otherwise. Each is given by its set and, if truncated, the sketch of all its shingles;
 /// a document that was not truncated is sketched from its complete set.
-pub(crate) fn whole_estimate(
-    a: (&[u64], Option<&[u64]>),
-    b: (&[u64], Option<&[u64]>),
+pub(crate) fn whole_estimate<S: Shingle>(
+    a: (&[S], Option<&[u64]>),
+    b: (&[S], Option<&[u64]>),
+    input: SketchInput,
 ) -> Option<f64> {
     if a.1.is_none() && b.1.is_none() {
         return None;
     }
-    let sig = |(set, whole): (&[u64], Option<&[u64]>)| match whole {
+    let sig = |(set, whole): (&[S], Option<&[u64]>)| match whole {
         Some(s) => s.to_vec(),
-        None => whole_sketch().sketch(set),
+        None => whole_sketch().sketch(&input.values(set)),
     };
     Some(crate::verify::estimate(&sig(a), &sig(b)))
 }
@@ -166,7 +168,8 @@ impl CorpusBuilder {
         // one allocation per document.
         const TASK: usize = 256;
         struct Part {
-            flat: Vec<u64>,
+            /// The sets' 32-bit ids.
+            flat: Vec<u32>,
             /// Each document's set length, hash and SimHash (0 if not wanted).
             sets: Vec<(usize, u128, u64)>,
             /// Truncated documents with the sketch of all their shingles.
@@ -192,15 +195,17 @@ impl CorpusBuilder {
                         }
                     });
                     part.short += info.short as u64;
-                    part.flat.extend_from_slice(buf);
+                    let start = part.flat.len();
+                    extend_ids(buf, &mut part.flat);
                     part.sets
-                        .push((buf.len(), set_fingerprint(buf), fingerprint));
+                        .push((part.flat.len() - start, set_fingerprint(buf), fingerprint));
                     if info.truncated {
                         // Past the cap: a sketch of every shingle, for the estimate. The
                         // batch was checked to fit in u32 numbering.
                         let doc = first_doc + (task * TASK + i) as u32;
-                        part.whole
-                            .push((doc, whole_signature_of(&self.shingler, t.as_ref())));
+                        let whole =
+                            whole_signature_of(&self.shingler, t.as_ref(), SketchInput::Ids);
+                        part.whole.push((doc, whole));
                     }
                 }
                 part
@@ -232,8 +237,8 @@ impl CorpusBuilder {
                         if whole_set {
                             self.seen.entry(hash).or_insert(index);
                         }
-                        c.hashes.extend_from_slice(set);
-                        c.offsets.push(c.hashes.len());
+                        c.ids.extend_from_slice(set);
+                        c.offsets.push(c.ids.len());
                         c.first_doc.push(doc);
                         c.set_of.push(index);
                         if self.simhash.is_some() {
@@ -278,16 +283,17 @@ pub fn set_fingerprint(set: &[u64]) -> u128 {
     hasher.digest128()
 }
 
-/// Shingle sets (sorted, deduplicated) of all documents, stored back to back, with the
-/// groups of identical sets and the signatures of each group's representative.
+/// Shingle sets of all documents as 32-bit ids ([`shingle_id`](crate::shingle_id); sorted,
+/// deduplicated), stored back to back, with the groups of identical sets and the
+/// signatures of each group's representative.
 ///
 /// Documents are numbered from 0 in the order they were given. A document with no
 /// shingles (empty after normalization) takes no part in matching.
 #[derive(Clone, Debug, Default)]
 pub struct Corpus {
-    /// Per distinct set stored, where it ends in `hashes` (after a leading 0).
+    /// Per distinct set stored, where it ends in `ids` (after a leading 0).
     offsets: Vec<usize>,
-    hashes: Vec<u64>,
+    ids: Vec<u32>,
     /// Each document's text length in bytes (saturating at `u32::MAX`).
     lengths: Vec<u32>,
     /// Each document's distinct set: an index into `offsets` and `first_doc`. A copy
@@ -356,9 +362,10 @@ impl Corpus {
                     .zip(kept_rows(&mut signatures, k, chosen.len()))
                     .zip(chosen.par_iter())
                     .for_each_init(
-                        || (vec![0u64; k], vec![0u64; b]),
-                        |(sig, wide), ((keys, out), &d)| {
-                            sketch_one(family, plan, set(d), sig, wide, out);
+                        || (vec![0u64; k], vec![0u64; b], Vec::new()),
+                        |(sig, wide, values), ((keys, out), &d)| {
+                            SketchInput::Ids.values_into(set(d), values);
+                            sketch_one(family, plan, values, sig, wide, out);
                             for (key, &w) in keys.iter_mut().zip(wide.iter()) {
                                 *key = bucket_key(w);
                             }
@@ -394,7 +401,10 @@ impl Corpus {
         sketches
             .par_chunks_mut(bbit::SKETCH_WORDS)
             .zip(long.par_iter())
-            .for_each(|(out, &d)| bbit::sketch(self.set(d), key, out));
+            .for_each_init(Vec::new, |values, (out, &d)| {
+                SketchInput::Ids.values_into(self.set(d), values);
+                bbit::sketch(values, key, out);
+            });
         self.prefilter_rows = rows;
         self.prefilter = sketches;
     }
@@ -409,15 +419,16 @@ impl Corpus {
         self.len() == 0
     }
 
-    /// The shingle set of a document: sorted, deduplicated.
-    pub fn set(&self, doc: u32) -> &[u64] {
+    /// The shingle set of a document as 32-bit ids ([`shingle_id`](crate::shingle_id)):
+    /// sorted, deduplicated.
+    pub fn set(&self, doc: u32) -> &[u32] {
         self.stored_set(self.set_of[doc as usize])
     }
 
     /// A distinct set by its index.
-    fn stored_set(&self, index: u32) -> &[u64] {
+    fn stored_set(&self, index: u32) -> &[u32] {
         let i = index as usize;
-        &self.hashes[self.offsets[i]..self.offsets[i + 1]]
+        &self.ids[self.offsets[i]..self.offsets[i + 1]]
     }
 
     /// The first document whose shingle set is identical to this one's (itself if none).
@@ -448,7 +459,7 @@ impl Corpus {
             .map(|f| f.slot.capacity() * 4 + f.keys.capacity() * 4 + f.signatures.capacity() * 4)
             .sum();
         self.offsets.capacity() * size_of_val(&0usize)
-            + self.hashes.capacity() * 8
+            + self.ids.capacity() * 4
             + self.lengths.capacity() * 4
             + self.set_of.capacity() * 4
             + self.first_doc.capacity() * 4
@@ -537,7 +548,7 @@ impl Corpus {
 
     /// Each document's set if it represents its group of identical sets, else the empty
     /// set: what the exact joins run on (a copy takes no part, its representative does).
-    pub(crate) fn representative_sets(&self) -> Vec<&[u64]> {
+    pub(crate) fn representative_sets(&self) -> Vec<&[u32]> {
         (0..self.len() as u32)
             .map(|d| {
                 if self.representative(d) == d {
@@ -580,8 +591,8 @@ impl Corpus {
         };
         for (i, &d) in docs.iter().enumerate() {
             let set = self.set(d);
-            sub.hashes.extend_from_slice(set);
-            sub.offsets.push(sub.hashes.len());
+            sub.ids.extend_from_slice(set);
+            sub.offsets.push(sub.ids.len());
             sub.lengths.push(self.lengths[d as usize]);
             sub.set_of.push(doc_id(i));
             sub.first_doc.push(doc_id(i));
@@ -653,7 +664,7 @@ impl Corpus {
             return None;
         }
         let doc = |d: u32| (self.set(d), self.whole_signature(d));
-        whole_estimate(doc(a), doc(b))
+        whole_estimate(doc(a), doc(b), SketchInput::Ids)
     }
 
     /// Documents with fewer than `k` tokens (words for `word:K`, characters for `char:K`),
@@ -668,18 +679,19 @@ impl Corpus {
     }
 }
 
-/// Sketches one set with a family: its band keys under `plan` into `keys` and, if `out` is
-/// given, the low 32 bits of each signature value (enough for estimates: two different
-/// values agree by chance with probability 2⁻³²). `sig` is scratch space.
+/// Sketches one set, given by the values its sketch hashes ([`SketchInput`]), with a
+/// family: its band keys under `plan` into `keys` and, if `out` is given, the low 32 bits
+/// of each signature value (enough for estimates: two different values agree by chance
+/// with probability 2⁻³²). `sig` is scratch space.
 pub(crate) fn sketch_one(
     family: &Family,
     plan: BandPlan,
-    set: &[u64],
+    values: &[u64],
     sig: &mut [u64],
     keys: &mut [u64],
     out: Option<&mut [u32]>,
 ) {
-    family.sketch.sketch_into(set, sig);
+    family.sketch.sketch_into(values, sig);
     plan.band_keys_into(sig, keys);
     for (o, &v) in out.into_iter().flatten().zip(sig.iter()) {
         *o = v as u32;
@@ -710,7 +722,7 @@ mod tests {
         let c = b.finish();
         let one = c.set(0).len();
         assert_eq!(
-            c.hashes.len(),
+            c.ids.len(),
             one + c.set(1002).len(),
             "one set per distinct text"
         );
@@ -762,6 +774,7 @@ mod tests {
         assert!(per_doc(&c) <= 16.0, "{} bytes per document", per_doc(&c));
     }
 
+    use crate::ids::shingle_ids;
     use crate::shingle::ShingleKind;
 
     #[test]
@@ -783,7 +796,7 @@ mod tests {
         let texts = ["abcd", "", "  ", "ABCD", "xyz", "abcd"];
         let mut c = Corpus::shingle(&sh, &texts);
         assert_eq!(c.len(), 6);
-        assert_eq!(c.set(0), sh.shingle_set("abcd").as_slice());
+        assert_eq!(c.set(0), shingle_ids(&sh.shingle_set("abcd")));
         assert_eq!(c.set(0), c.set(3));
         assert!(!c.has_shingles(1) && !c.has_shingles(2));
         // "ABCD" normalizes to "abcd": the same set, represented by document 0.

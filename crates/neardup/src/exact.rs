@@ -3,6 +3,7 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::ids::Shingle;
 use crate::slot::{check_documents, doc_id, doc_ids, Slot};
 use crate::verify::{intersection_at_least, jaccard_from_counts, meets_threshold};
 
@@ -125,7 +126,7 @@ impl ExactJoin {
     /// Documents and shingles are numbered with `u32`: more than `u32::MAX` sets is
     /// [`Error::TooManyDocuments`]; a set of `u32::MAX` shingles or more, or more than
     /// `u32::MAX` distinct shingles shared between sets, is [`Error::TooManyShingles`].
-    pub fn try_join(&self, sets: &[&[u64]]) -> Result<(Vec<ScoredPair>, JoinStats)> {
+    pub fn try_join<S: Shingle>(&self, sets: &[&[S]]) -> Result<(Vec<ScoredPair>, JoinStats)> {
         check_documents(sets.len())?;
         if let Some(set) = sets.iter().find(|s| s.len() > MAX_SET) {
             return Err(Error::TooManyShingles {
@@ -308,7 +309,7 @@ struct SharedToken {
 
 impl Records {
     /// Fails if more than `u32::MAX` distinct tokens are shared: ranks are `u32`.
-    fn build(sets: &[&[u64]], order: Vec<u32>) -> Result<Self> {
+    fn build<S: Shingle>(sets: &[&[S]], order: Vec<u32>) -> Result<Self> {
         let n = order.len();
         let lens: Vec<u32> = order
             .iter()
@@ -334,7 +335,7 @@ impl Records {
         let mut bucket_starts = vec![0usize; (1 << bits) + 1];
         for &i in &order {
             for &token in sets[i as usize] {
-                bucket_starts[bucket(mix(token)) + 1] += 1;
+                bucket_starts[bucket(mix(token.into())) + 1] += 1;
             }
         }
         for b in 1..bucket_starts.len() {
@@ -344,7 +345,7 @@ impl Records {
         let mut cursor = bucket_starts.clone();
         for (record, &i) in order.iter().enumerate() {
             for &token in sets[i as usize] {
-                let key = mix(token);
+                let key = mix(token.into());
                 let c = &mut cursor[bucket(key)];
                 occ[*c] = Occurrence {
                     key,

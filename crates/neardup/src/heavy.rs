@@ -12,6 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use rayon::prelude::*;
 
 use crate::corpus::Corpus;
+use crate::ids::Shingle;
 use crate::verify::{intersection_at_least, required_overlap};
 
 /// Groups of at least this many identical documents are searched exactly.
@@ -39,6 +40,10 @@ impl Hasher for Identity {
     fn write_u64(&mut self, x: u64) {
         self.0 = x;
     }
+    fn write_u32(&mut self, x: u32) {
+        // The table takes its buckets from the low bits and its tags from the top ones.
+        self.0 = u64::from(x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 /// Bits in the filter of shingles owned by a large group: 2^18 (32 KiB), so with the
@@ -46,9 +51,9 @@ impl Hasher for Identity {
 const OWNED_BITS: usize = 1 << 18;
 const OWNED_WORDS: usize = OWNED_BITS / 64;
 
-/// A shingle's bit in the filter: its top bits (the hashes are uniform).
-fn owned_bit(shingle: u64) -> usize {
-    (shingle >> (64 - OWNED_BITS.trailing_zeros())) as usize
+/// A shingle's bit in the filter: its top bits (the hashes and ids are uniform).
+fn owned_bit<S: Shingle>(shingle: S) -> usize {
+    (shingle.sketch_value() >> (64 - OWNED_BITS.trailing_zeros())) as usize
 }
 
 /// The sizes a set of `n` shingles can reach Jaccard `threshold` with, widened to whole
@@ -63,12 +68,12 @@ fn reachable_sizes(n: usize, threshold: f64) -> (usize, usize) {
 
 /// The largest groups of identical documents, ready to be compared with any set: each
 /// group's representative and set size, and which groups own each shingle.
-pub(crate) struct LargeGroups {
+pub(crate) struct LargeGroups<S: Shingle> {
     reps: Vec<u32>,
     sizes: Vec<usize>,
     /// Each group's set, to count what a document shares with it.
-    sets: Vec<Vec<u64>>,
-    owners: HashMap<u64, Vec<u16>, BuildHasherDefault<Identity>>,
+    sets: Vec<Vec<S>>,
+    owners: HashMap<S, Vec<u16>, BuildHasherDefault<Identity>>,
     /// Most shingles of most documents belong to no large group: a bit per hash bucket,
     /// small enough to stay in cache, answers them without touching the table.
     owned: Vec<u64>,
@@ -80,15 +85,15 @@ pub(crate) struct LargeGroups {
 /// What one thread reuses from document to document: counts per group, groups touched.
 pub(crate) type Scratch = (Vec<u32>, Vec<u16>);
 
-impl LargeGroups {
+impl<S: Shingle> LargeGroups<S> {
     /// The groups to search of those given as `(size, representative)`: the
     /// [`MAX_GROUPS`] largest of at least [`MIN_COPIES`] (ties by document, so the choice
     /// does not depend on thread timing); `None` if there are none. `set(rep)` gives a
     /// representative's set.
-    pub(crate) fn new<S: AsRef<[u64]>>(
+    pub(crate) fn new<R: AsRef<[S]>>(
         mut groups: Vec<(usize, u32)>,
         threshold: f64,
-        mut set: impl FnMut(u32) -> S,
+        mut set: impl FnMut(u32) -> R,
     ) -> Option<Self> {
         groups.retain(|g| g.0 >= MIN_COPIES);
         groups.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
@@ -97,7 +102,7 @@ impl LargeGroups {
             return None;
         }
         let reps: Vec<u32> = groups.iter().map(|&(_, r)| r).collect();
-        let mut owners: HashMap<u64, Vec<u16>, BuildHasherDefault<Identity>> = HashMap::default();
+        let mut owners: HashMap<S, Vec<u16>, BuildHasherDefault<Identity>> = HashMap::default();
         let mut sizes = Vec::with_capacity(reps.len());
         let mut sets = Vec::with_capacity(reps.len());
         for (i, &r) in reps.iter().enumerate() {
@@ -145,7 +150,7 @@ impl LargeGroups {
     /// Prefix filtering in hash order: the groups are indexed by their prefixes, and only
     /// the prefix of `set` is looked up ([`prefix_len`]); the groups met there are then
     /// counted exactly.
-    pub(crate) fn near(&self, d: u32, set: &[u64], scratch: &mut Scratch) -> Vec<(u32, u32)> {
+    pub(crate) fn near(&self, d: u32, set: &[S], scratch: &mut Scratch) -> Vec<(u32, u32)> {
         let (seen, touched) = scratch;
         seen.resize(self.reps.len(), 0);
         let n = set.len();

@@ -124,7 +124,7 @@ pub fn required_overlap(len_a: usize, len_b: usize, threshold: f64) -> usize {
 
 /// Exact Jaccard of two sorted, deduplicated sets if it meets `threshold`, else `None`,
 /// stopping the merge as soon as the threshold is out of reach.
-pub fn jaccard_at_least(a: &[u64], b: &[u64], threshold: f64) -> Option<f64> {
+pub fn jaccard_at_least<T: Ord + Copy>(a: &[T], b: &[T], threshold: f64) -> Option<f64> {
     let required = required_overlap(a.len(), b.len(), threshold);
     let n = intersection_at_least(a, b, required)?;
     Some(jaccard_from_counts(n, a.len(), b.len()))
@@ -144,7 +144,7 @@ pub fn jaccard_from_counts(intersection: usize, len_a: usize, len_b: usize) -> f
 }
 
 /// Exact Jaccard similarity of two sorted, deduplicated sets.
-pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+pub fn jaccard<T: Ord + Copy>(a: &[T], b: &[T]) -> f64 {
     jaccard_from_counts(intersection_size(a, b), a.len(), b.len())
 }
 
@@ -239,7 +239,7 @@ mod tests {
         // {1,2,3,4} vs {3,4,5}: 2 shared of 5 distinct.
         assert_eq!(jaccard(&[1, 2, 3, 4], &[3, 4, 5]), 0.4);
         assert_eq!(jaccard(&[7], &[7]), 1.0);
-        assert_eq!(jaccard(&[], &[]), 0.0);
+        assert_eq!(jaccard::<u64>(&[], &[]), 0.0);
         assert_eq!(jaccard(&[1], &[2]), 0.0);
         // Impossible counts give a number, not an overflow.
         assert_eq!(jaccard_from_counts(5, 1, 1), 0.0);

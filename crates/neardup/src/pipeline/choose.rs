@@ -120,7 +120,7 @@ impl Pipeline {
                 ..MethodChoice::cheaper(lsh_ns * 1e-9, ranked_ns * 1e-9, picked.len())
             });
         }
-        let sets: Vec<&[u64]> = doc_ids(picked.len())
+        let sets: Vec<&[u32]> = doc_ids(picked.len())
             .map(|d| sketched.corpus().set(d))
             .collect();
         let (_, join) = ExactJoin::new(self.config.threshold()).try_join(&sets)?;

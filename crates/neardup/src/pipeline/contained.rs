@@ -12,6 +12,7 @@ use crate::containment::{
 use crate::corpus::Corpus;
 use crate::document::{DocSet, DocSketch, FamilySketch};
 use crate::error::{Error, Result};
+use crate::ids::SketchInput;
 use crate::lsh::BandPlan;
 use crate::observer::Observer;
 use crate::pairs::Groups;
@@ -84,7 +85,11 @@ impl Pipeline {
         let plan = self.ensemble_plan();
         let k = plan.num_perm();
         let mut sig = vec![0u64; k];
-        sketch.sketch_into(&without_common(doc.set(), common), &mut sig);
+        let values = self
+            .config
+            .sketch_input()
+            .values(&without_common(doc.set(), common));
+        sketch.sketch_into(&values, &mut sig);
         let mut keys = vec![0u64; plan.table_bands()];
         let mut start = 0;
         for rows in plan.tables() {
@@ -130,8 +135,8 @@ impl Pipeline {
         // What the search sees of each set: its tokens that are not common to much of the
         // corpus (the whole set if all of them are).
         let filtering = std::time::Instant::now();
-        let sets: Vec<Vec<u64>> = {
-            let whole: Vec<&[u64]> = reps.iter().map(|&d| corpus.set(d)).collect();
+        let sets: Vec<Vec<u32>> = {
+            let whole: Vec<&[u32]> = reps.iter().map(|&d| corpus.set(d)).collect();
             let mut counter = TokenCounter::new();
             counter.add(&whole);
             let common = counter.common();
@@ -176,7 +181,7 @@ impl Pipeline {
                 .par_iter()
                 .map(|set| {
                     let mut sig = vec![0u64; k];
-                    sketch.sketch_into(set, &mut sig);
+                    sketch.sketch_into(&SketchInput::Ids.values(set), &mut sig);
                     sig
                 })
                 .collect();

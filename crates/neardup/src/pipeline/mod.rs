@@ -13,6 +13,7 @@ use crate::document::{DocSet, DocSketch, FamilySketch};
 use crate::error::Result;
 use crate::exact::ExactJoin;
 use crate::family::{families, Family};
+use crate::ids::{distinct_ids, jaccard_of_ids, SketchInput};
 use crate::observer::Observer;
 use crate::pairs::{Pair, PairSet};
 use crate::stages::{ShingleBatches, Shingled, Sketched};
@@ -130,7 +131,9 @@ impl Pipeline {
         let shingler = self.config.shingler();
         let mut set = Vec::new();
         let info = shingler.shingle_info(text, &mut set);
-        let whole = info.truncated.then(|| whole_signature_of(shingler, text));
+        let whole = info
+            .truncated
+            .then(|| whole_signature_of(shingler, text, self.config.sketch_input()));
         DocSet::new(set, whole, info.short)
     }
 
@@ -149,11 +152,18 @@ impl Pipeline {
 
     fn sketch_parts(&self, doc: &DocSet, signatures: bool) -> DocSketch {
         let plan = self.config.plan();
+        let input = self.config.sketch_input();
+        let values = input.values(doc.set());
+        // The set's size as a corpus counts it.
+        let size = match input {
+            SketchInput::Ids => distinct_ids(doc.set()),
+            SketchInput::Hashes => doc.set().len(),
+        };
         let parts = self
             .families
             .iter()
             .enumerate()
-            .filter(|(_, family)| !doc.set().is_empty() && family.takes(doc.set().len()))
+            .filter(|(_, family)| size > 0 && family.takes(size))
             .map(|(index, family)| {
                 let k = family.sketch.num_perm();
                 let mut sig = vec![0u64; k];
@@ -162,7 +172,7 @@ impl Pipeline {
                 sketch_one(
                     family,
                     plan,
-                    doc.set(),
+                    &values,
                     &mut sig,
                     &mut band_keys,
                     signatures.then_some(&mut signature[..]),
@@ -207,8 +217,17 @@ impl Pipeline {
         b: (&[u64], Option<&[u64]>),
         estimate: Option<f64>,
     ) -> Verdict {
-        let whole = whole_estimate(a, b);
-        Policy::new(&self.config).judge(|_| Some(jaccard(a.0, b.0)), estimate, whole)
+        let input = self.config.sketch_input();
+        let whole = whole_estimate(a, b, input);
+        // Compared as a corpus compares them: by their ids, unless the sketches are of
+        // the hashes.
+        let exact = |_| {
+            Some(match input {
+                SketchInput::Ids => jaccard_of_ids(a.0, b.0),
+                SketchInput::Hashes => jaccard(a.0, b.0),
+            })
+        };
+        Policy::new(&self.config).judge(exact, estimate, whole)
     }
 
     /// The number of sketch families: a document's [`DocSketch::families`] are numbered

@@ -31,7 +31,9 @@ use crate::cluster::{Clusters, Similarity};
 use crate::corpus::set_fingerprint;
 use crate::document::{DocSet, DocSketch};
 use crate::error::{Error, Result};
+use crate::group::bucket_key;
 use crate::heavy::{LargeGroups, Scratch};
+use crate::ids::shingle_ids;
 use crate::observer::Observer;
 use crate::pairs::{Groups, Pair};
 use crate::slot::check_documents;
@@ -161,7 +163,7 @@ impl<'p> SpillBatches<'p> {
             for part in sketch.families() {
                 for (band, &key) in part.band_keys().iter().enumerate() {
                     let slot = part.family() * bands + band;
-                    self.bands.push(slot, key, doc)?;
+                    self.bands.push(slot, bucket_key(key), doc)?;
                 }
             }
         }
@@ -416,7 +418,7 @@ impl Spilled<'_> {
         let mut failed = None;
         let large = LargeGroups::new(groups, self.pipeline.config.threshold(), |r| {
             match self.doc_sets(&[r]) {
-                Ok(mut s) => s.pop().map(|s| s.set().to_vec()).unwrap_or_default(),
+                Ok(mut s) => s.pop().map(|s| shingle_ids(s.set())).unwrap_or_default(),
                 Err(e) => {
                     failed.get_or_insert(e);
                     Vec::new()
@@ -443,7 +445,7 @@ impl Spilled<'_> {
                     .par_iter()
                     .zip(&sets)
                     .map_init(Scratch::default, |scratch, (&d, set)| {
-                        large.near(d, set.set(), scratch)
+                        large.near(d, &shingle_ids(set.set()), scratch)
                     })
                     .flatten_iter(),
             );
@@ -461,8 +463,12 @@ impl Spilled<'_> {
             Ok(self.pipeline.sketch_doc_keys(&set))
         };
         let (x, y) = (keys(a)?, keys(b)?);
+        // Bucket keys, as the band records hold them.
         Ok(match (x.band_keys(family), y.band_keys(family)) {
-            (Some(p), Some(q)) => p.iter().zip(q).any(|(u, v)| u == v),
+            (Some(p), Some(q)) => p
+                .iter()
+                .zip(q)
+                .any(|(&u, &v)| bucket_key(u) == bucket_key(v)),
             _ => false,
         })
     }

@@ -11,10 +11,12 @@ use rayon::slice::ParallelSliceMut;
 use super::runs::{Fixed, Merged, Sorter};
 use super::spill_error;
 use crate::error::Result;
+use crate::group::BucketKey;
 use crate::uniform_sort;
 
-/// Bytes a record takes in memory (`(u64, u32)` is padded to 16).
-const IN_MEMORY: usize = std::mem::size_of::<(u64, u32)>();
+/// Bytes a record takes in memory: a 32-bit bucket key and a document, as the in-memory
+/// run's band index holds them, so that both put the same documents in a bucket.
+const IN_MEMORY: usize = std::mem::size_of::<(BucketKey, u32)>();
 
 /// The band records of every band, one temporary file each.
 pub(crate) struct BandFiles {
@@ -33,7 +35,7 @@ impl BandFiles {
         }
     }
 
-    pub(crate) fn push(&mut self, band: usize, key: u64, doc: u32) -> Result<()> {
+    pub(crate) fn push(&mut self, band: usize, key: BucketKey, doc: u32) -> Result<()> {
         let out = match &mut self.files[band] {
             Some(out) => out,
             slot @ None => {
@@ -42,7 +44,7 @@ impl BandFiles {
                 slot.insert(BufWriter::with_capacity(1 << 16, file))
             }
         };
-        let mut bytes = [0u8; 12];
+        let mut bytes = [0u8; 8];
         (key, doc).put(&mut bytes);
         out.write_all(&bytes)
             .map_err(|e| spill_error(&self.dir, e))?;
@@ -82,8 +84,8 @@ impl BandFiles {
 
 /// The records of one band, sorted.
 enum Band {
-    Memory(u32, std::vec::IntoIter<(u64, u32)>),
-    Disk(u32, Merged<(u64, u32)>),
+    Memory(u32, std::vec::IntoIter<(BucketKey, u32)>),
+    Disk(u32, Merged<(BucketKey, u32)>),
 }
 
 /// The records of [`BandFiles::finish`], as `(band, key, document)`.
@@ -99,12 +101,12 @@ impl SortedBands {
     /// Reads and sorts the next band.
     fn open(&mut self, band: u32, count: u64, file: File) -> Result<Band> {
         let mut records = BufReader::with_capacity(1 << 20, file);
-        let mut bytes = [0u8; 12];
-        let mut read = |records: &mut BufReader<File>| -> Result<(u64, u32)> {
+        let mut bytes = [0u8; 8];
+        let mut read = |records: &mut BufReader<File>| -> Result<(BucketKey, u32)> {
             records
                 .read_exact(&mut bytes)
                 .map_err(|e| spill_error(&self.dir, e))?;
-            Ok(<(u64, u32)>::get(&bytes))
+            Ok(<(BucketKey, u32)>::get(&bytes))
         };
         let bytes = count.saturating_mul(IN_MEMORY as u64);
         if bytes <= self.memory as u64 {
@@ -114,7 +116,9 @@ impl SortedBands {
             }
             // Keys are uniform: the linear sort when its second buffer fits too.
             if 2 * bytes <= self.memory as u64 {
-                uniform_sort::sort(&mut v, &mut uniform_sort::Scratch::default(), |r| r.0);
+                uniform_sort::sort(&mut v, &mut uniform_sort::Scratch::default(), |r| {
+                    (u64::from(r.0) << 32) | u64::from(r.1)
+                });
             } else {
                 v.par_sort_unstable();
             }
@@ -130,9 +134,9 @@ impl SortedBands {
 }
 
 impl Iterator for SortedBands {
-    type Item = Result<(u32, u64, u32)>;
+    type Item = Result<(u32, BucketKey, u32)>;
 
-    fn next(&mut self) -> Option<Result<(u32, u64, u32)>> {
+    fn next(&mut self) -> Option<Result<(u32, BucketKey, u32)>> {
         loop {
             match &mut self.current {
                 Some(Band::Memory(band, it)) => {
@@ -169,8 +173,13 @@ mod tests {
     #[test]
     fn bands_come_back_sorted_in_memory_and_through_runs() {
         let mut rng = SplitMix64::new(5);
-        let records: Vec<(u32, u64, u32)> = (0..100_000)
-            .map(|i| ((rng.next_u64() % 7) as u32, rng.next_u64() % 5000, i))
+        // Few distinct keys, spread over the range as bucket keys are.
+        let keys: Vec<BucketKey> = (0..5000).map(|_| rng.next_u64() as BucketKey).collect();
+        let records: Vec<(u32, BucketKey, u32)> = (0..100_000)
+            .map(|i| {
+                let key = keys[(rng.next_u64() % 5000) as usize];
+                ((rng.next_u64() % 7) as u32, key, i)
+            })
             .collect();
         let mut want = records.clone();
         want.sort_unstable();

@@ -225,7 +225,8 @@ impl<R: Fixed> Iterator for Merge<R> {
     }
 }
 
-/// A pair of documents, `(a, b)`.
+/// A pair of documents `(a, b)`, or a band record in its band's file: `(bucket key,
+/// document)`.
 impl Fixed for (u32, u32) {
     const WIDTH: usize = 8;
     fn put(&self, out: &mut [u8]) {
@@ -247,18 +248,6 @@ impl Fixed for (u32, u64, u32) {
     }
     fn get(b: &[u8]) -> Self {
         (u32_at(b, 0), u64_at(b, 4), u32_at(b, 12))
-    }
-}
-
-/// A band record in its band's file: `(key, document)`.
-impl Fixed for (u64, u32) {
-    const WIDTH: usize = 12;
-    fn put(&self, out: &mut [u8]) {
-        out[..8].copy_from_slice(&self.0.to_le_bytes());
-        out[8..12].copy_from_slice(&self.1.to_le_bytes());
-    }
-    fn get(b: &[u8]) -> Self {
-        (u64_at(b, 0), u32_at(b, 8))
     }
 }
 
