@@ -9,8 +9,9 @@ use crate::plan::{bytes, memory_limit};
 use crate::usage::usage;
 
 /// Bytes an in-memory run holds per byte of input, at most: each byte of text starts at
-/// most one shingle, held as 8 bytes (the summaries' run holds about 6).
-const HELD_PER_INPUT_BYTE: u64 = 8;
+/// most one shingle, held as a 4-byte id, and each document adds its band keys and places
+/// (the summaries' run holds about 4.2).
+const HELD_PER_INPUT_BYTE: u64 = 5;
 
 /// Inputs predicted to need more memory than the limit.
 pub struct Over {

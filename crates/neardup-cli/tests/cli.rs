@@ -2868,6 +2868,8 @@ fn a_run_predicted_to_exceed_memory_is_refused_at_once() {
             "65536",
             "--rows",
             "1",
+            "--memory",
+            "4G",
         ],
         &["65536 bands", "GiB", "memory"],
     );
@@ -3058,10 +3060,13 @@ fn memory_limit_refuses_a_run_predicted_over_it_and_plan_says_so() {
             && plan.contains("would spill to disk"),
         "{plan}"
     );
-    // The input fits, but the estimate of the whole run does not: refused.
-    let plan = ok(&["plan", p, "--memory", "3.8M"]);
+    // The input fits, but the estimate of the whole run (with twice the bands) does not:
+    // refused.
+    let plan = ok(&[
+        "plan", p, "--memory", "2.5M", "--bands", "32", "--rows", "4",
+    ]);
     assert!(
-        plan.contains("memory fit  refused:") && plan.contains("the --memory limit (3.8 MiB)"),
+        plan.contains("memory fit  refused:") && plan.contains("the --memory limit (2.5 MiB)"),
         "{plan}"
     );
     let plan = ok(&["plan", p, "--memory", "1.5GiB"]);

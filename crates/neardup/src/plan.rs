@@ -207,14 +207,13 @@ pub struct Throughput {
     pub verify_shingles: f64,
 }
 
-/// Bytes the sketch and group stages hold per document, band and sketch family: its band
-/// key in the corpus (8), the key copied for grouping (8) and the sorted (key, doc) record
-/// (16).
-const BAND_BYTES: u64 = 32;
+/// Bytes the sketch and group stages hold per document, band and sketch family, at most:
+/// its 32-bit bucket key in the corpus (4) and the sorted (key, doc) record (8).
+const BAND_BYTES: u64 = 12;
 
 /// Memory the sketch and group stages need for `documents` under `config`, predicted before
-/// sketching: documents × bands × families × 32 bytes (a band key in the corpus, its copy
-/// for grouping, the sorted (key, doc) record), plus K × 4 bytes of signature per document
+/// sketching: documents × bands × families × 12 bytes (a bucket key in the corpus, the
+/// sorted (key, doc) record), plus K × 4 bytes of signature per document
 /// and family when verification uses estimates. Constant time; saturates, never overflows.
 pub fn sketch_memory(documents: u64, config: &Config) -> u64 {
     let families: u64 = match config.sketch() {
@@ -242,11 +241,11 @@ pub struct Memory {
     /// N · K · 4 when verification uses estimates; 0 under exact verification, which
     /// keeps only each signature's band keys.
     pub signatures: u64,
-    /// N · b · 8.
+    /// N · b · 4 (32-bit bucket keys).
     pub band_keys: u64,
-    /// N · b · 16 ((key, doc) records, sorted one band at a time or all at once).
+    /// N · b · 8 ((key, doc) records, sorted one band at a time or all at once).
     pub sort_records: u64,
-    /// Σ |set| · 8.
+    /// Σ |set| · 4 (32-bit shingle ids).
     pub shingle_sets: u64,
     /// The documents' texts.
     pub texts: u64,
@@ -396,9 +395,9 @@ pub fn estimate(
         } else {
             0
         },
-        band_keys: (records * 8.0) as u64,
-        sort_records: (records * 16.0) as u64,
-        shingle_sets: (shingles * 8.0) as u64,
+        band_keys: (records * 4.0) as u64,
+        sort_records: (records * 8.0) as u64,
+        shingle_sets: (shingles * 4.0) as u64,
         texts: texts as u64,
         raw: (sample.raw_bytes as f64 * doc_scale) as u64,
         results: (found_distinct * PAIR_BYTES as f64) as u64,
@@ -524,16 +523,16 @@ mod tests {
 
     #[test]
     fn memory_of_the_sketch_stages() {
-        // One-permutation default: two families, 16 bands × 32 bytes, no signatures.
+        // One-permutation default: two families, 16 bands × 12 bytes, no signatures.
         let config = Config::builder().threshold(0.8).build().unwrap();
-        assert_eq!(sketch_memory(1_000, &config), 1_000 * 2 * 16 * 32);
+        assert_eq!(sketch_memory(1_000, &config), 1_000 * 2 * 16 * 12);
         let estimate = Config::builder()
             .threshold(0.8)
             .sketch(SketchKind::Classic)
             .verification(Verification::Estimate)
             .build()
             .unwrap();
-        assert_eq!(sketch_memory(1_000, &estimate), 1_000 * (16 * 32 + 128 * 4));
+        assert_eq!(sketch_memory(1_000, &estimate), 1_000 * (16 * 12 + 128 * 4));
         assert_eq!(sketch_memory(u64::MAX, &config), u64::MAX);
     }
 
@@ -573,14 +572,14 @@ mod tests {
             1.0 - plan.recall_above(0.8),
             1e-12
         ));
-        // Memory: no signatures under exact verification, 10⁶·16·8, 10⁶·16·16,
-        // 10⁶·100·8, 10⁶·120; with signatures kept, 10⁶·128·4.
+        // Memory: no signatures under exact verification, 10⁶·16·4, 10⁶·16·8,
+        // 10⁶·100·4, 10⁶·120; with signatures kept, 10⁶·128·4.
         assert_eq!(e.memory.signatures, 0);
         let kept = estimate(&sample, plan, 128, true, 0.8, &tp);
         assert_eq!(kept.memory.signatures, 512_000_000);
-        assert_eq!(e.memory.band_keys, 128_000_000);
-        assert_eq!(e.memory.sort_records, 256_000_000);
-        assert_eq!(e.memory.shingle_sets, 800_000_000);
+        assert_eq!(e.memory.band_keys, 64_000_000);
+        assert_eq!(e.memory.sort_records, 128_000_000);
+        assert_eq!(e.memory.shingle_sets, 400_000_000);
         assert_eq!(e.memory.texts, 120_000_000);
         assert_eq!(e.memory.raw, 0);
         // Only the pair at 0.8 is held; the one at 1.0 is between identical sets.

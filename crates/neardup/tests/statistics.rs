@@ -3,7 +3,7 @@
 mod common;
 
 use common::{planted_sets, tokens_text, Rng};
-use neardup::{estimate, jaccard};
+use neardup::{estimate, jaccard, shingle_ids, Shingle};
 use neardup::{ClassicMinHash, Sketch};
 use neardup::{Config, Pipeline, Quiet, ShingleKind, Verification};
 
@@ -112,6 +112,25 @@ fn band_collision_rates(
     pairs: usize,
     seed: u64,
 ) -> Vec<(f64, f64, f64, f64)> {
+    band_collision_rates_of(sketch, size, pairs, seed, |s| s.to_vec())
+}
+
+/// What a corpus's sketch hashes of a set of hashes: the spread of each 32-bit id.
+fn id_values(set: &[u64]) -> Vec<u64> {
+    shingle_ids(set)
+        .iter()
+        .map(|id| id.sketch_value())
+        .collect()
+}
+
+/// As [`band_collision_rates`], each set sketched as `input` gives it.
+fn band_collision_rates_of(
+    sketch: &dyn Sketch,
+    size: usize,
+    pairs: usize,
+    seed: u64,
+    input: impl Fn(&[u64]) -> Vec<u64>,
+) -> Vec<(f64, f64, f64, f64)> {
     let plan = neardup::BandPlan::new(16, 8, 128).unwrap();
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
@@ -125,8 +144,8 @@ fn band_collision_rates(
             let (a, b) = planted_sets(&mut rng, shared, own);
             j = jaccard(&a, &b);
             let (mut ka, mut kb) = ([0u64; 16], [0u64; 16]);
-            plan.band_keys_into(&sketch.sketch(&a), &mut ka);
-            plan.band_keys_into(&sketch.sketch(&b), &mut kb);
+            plan.band_keys_into(&sketch.sketch(&input(&a)), &mut ka);
+            plan.band_keys_into(&sketch.sketch(&input(&b)), &mut kb);
             hits += ka.iter().zip(&kb).any(|(x, y)| x == y) as usize;
         }
         let p = plan.probability(j);
@@ -180,6 +199,64 @@ fn band_collisions_follow_the_s_curve_for_each_sketch_where_it_is_used() {
                 (rate - p).abs() <= tol,
                 "{name} n={size} J={j:.3}: band collision rate {rate:.3} vs S-curve {p:.3} (4 SE = {tol:.3})"
             );
+        }
+        // As a corpus sketches them: the 32-bit ids, spread.
+        let rates = band_collision_rates_of(sketch, size, 1500, 78 + size as u64, id_values);
+        for (j, rate, p, tol) in rates {
+            assert!(
+                (rate - p).abs() <= tol,
+                "{name} on ids n={size} J={j:.3}: band collision rate {rate:.3} vs S-curve {p:.3} (4 SE = {tol:.3})"
+            );
+        }
+    }
+}
+
+/// The estimate from the 32-bit values a corpus keeps of signatures of ids is unbiased
+/// with binomial spread, for both sketches: the spread ids vary in every bit the sketches
+/// use (bins from the top, kept values from the bottom). Tolerances as in
+/// [`classic_minhash_is_unbiased_with_binomial_spread`].
+#[test]
+fn estimates_from_ids_are_unbiased_with_binomial_spread() {
+    const K: usize = 128;
+    const T: usize = 300;
+    let mut rng = Rng::new(31);
+    for &(shared, own) in &[(150, 150), (400, 50)] {
+        let (a, b) = planted_sets(&mut rng, shared, own);
+        let j = jaccard(&shingle_ids(&a), &shingle_ids(&b));
+        let (va, vb) = (id_values(&a), id_values(&b));
+        let low = |sig: Vec<u64>| sig.iter().map(|&v| v as u32).collect::<Vec<u32>>();
+        for name in ["classic", "oph"] {
+            let estimates: Vec<f64> = (0..T as u64)
+                .map(|seed| {
+                    let s: Box<dyn Sketch> = if name == "oph" {
+                        Box::new(neardup::OnePermutation::new(K, seed + 500).unwrap())
+                    } else {
+                        Box::new(ClassicMinHash::new(K, seed + 500).unwrap())
+                    };
+                    estimate(&low(s.sketch(&va)), &low(s.sketch(&vb)))
+                })
+                .collect();
+            let mean = estimates.iter().sum::<f64>() / T as f64;
+            let var = estimates.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (T - 1) as f64;
+            let sigma2 = j * (1.0 - j) / K as f64;
+            assert!(
+                (mean - j).abs() <= 4.0 * (sigma2 / T as f64).sqrt(),
+                "{name} J={j:.3}: mean {mean:.4}"
+            );
+            let kurtosis = (1.0 - 6.0 * j * (1.0 - j)) / (K as f64 * j * (1.0 - j));
+            let rel_se = (2.0 / (T - 1) as f64 + kurtosis / T as f64).sqrt();
+            // One-permutation bins sample without replacement: a smaller spread, never
+            // a larger one.
+            assert!(
+                var / sigma2 <= 1.0 + 4.0 * rel_se,
+                "{name} J={j:.3}: variance {var:.6} against {sigma2:.6}"
+            );
+            if name == "classic" {
+                assert!(
+                    var / sigma2 >= 1.0 - 4.0 * rel_se,
+                    "{name} J={j:.3}: variance {var:.6} against {sigma2:.6}"
+                );
+            }
         }
     }
 }
