@@ -133,6 +133,9 @@ fn band_collision_rates(
     band_collision_rates_of(sketch, size, pairs, seed, |s| s.to_vec())
 }
 
+/// What a sketch is given of a set of hashes.
+type Values = fn(&[u64]) -> Vec<u64>;
+
 /// What a corpus's sketch hashes of a set of hashes: the spread of each 32-bit id.
 fn id_values(set: &[u64]) -> Vec<u64> {
     shingle_ids(set)
@@ -212,8 +215,7 @@ fn band_collisions_follow_the_s_curve_for_each_sketch_where_it_is_used() {
         ("classic", &classic, 40),
     ];
     // As given, and as a corpus sketches them: the 32-bit ids, spread.
-    let inputs: [(&str, fn(&[u64]) -> Vec<u64>); 2] =
-        [("hashes", <[u64]>::to_vec), ("ids", id_values)];
+    let inputs: [(&str, Values); 2] = [("hashes", <[u64]>::to_vec), ("ids", id_values)];
     for (name, sketch, size) in cases {
         for (i, (input, values)) in inputs.iter().enumerate() {
             let seed = 77 + size as u64 + i as u64;
@@ -252,7 +254,7 @@ fn estimates_from_ids_are_unbiased_with_binomial_spread() {
                     estimate(&low(s.sketch(&va)), &low(s.sketch(&vb)))
                 })
                 .collect();
-            let Spread { ratio, rel_se } = unbiased_spread(&estimates, j, K, &format!("{name}"));
+            let Spread { ratio, rel_se } = unbiased_spread(&estimates, j, K, name);
             // One-permutation bins sample without replacement: a smaller spread, never
             // a larger one.
             assert!(
