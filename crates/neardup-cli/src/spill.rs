@@ -8,9 +8,12 @@ use crate::args::RunArgs;
 use crate::plan::{bytes, memory_limit};
 use crate::usage::usage;
 
-/// Bytes an in-memory run holds per byte of input, at most: each byte of text starts at
+/// Bytes an in-memory run is taken to hold per byte of input: each byte of text starts at
 /// most one shingle, held as a 4-byte id, and each document adds its band keys and places
-/// (the summaries' run holds about 4.2).
+/// (the summaries' run holds about 4.2). Not a bound: many very short records (plain
+/// lines of a few words) can hold more, and the check before sketching
+/// (`plan::refuse_over_memory`, on the memory actually held) refuses a run this let
+/// through.
 const HELD_PER_INPUT_BYTE: u64 = 5;
 
 /// Inputs predicted to need more memory than the limit.

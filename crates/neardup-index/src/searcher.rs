@@ -4,8 +4,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use neardup::{
-    contained, is_smaller, meets_threshold, Config, DocSet, DocSketch, EnsemblePlan, Measure,
-    Pipeline, Similarity, MAX_ONE_ROW_BUCKET,
+    contained, distinct_ids, is_smaller, meets_threshold, shingle_ids, Config, Contained, DocSet,
+    DocSketch, EnsemblePlan, Measure, Pipeline, Shingle, Similarity, SketchInput,
+    MAX_ONE_ROW_BUCKET,
 };
 
 use crate::error::{Error, Result};
@@ -456,15 +457,12 @@ impl Searcher {
             let score = similarity.value().unwrap_or(0.0);
             return meets_threshold(score, threshold).then_some((similarity, None));
         }
-        // Compared on the shingles kept (the first --max-shingles of a longer document).
+        // Compared on the shingles kept (the first --max-shingles of a longer document), by
+        // their ids as a batch run compares them, unless the index hashes the hashes.
         let (query, doc) = (probe.set, seg.set(e));
-        let (found, inside) = if is_smaller(query.len(), 0, doc.len(), 1) {
-            (contained((0, query), (1, doc), threshold)?, Inside::Query)
-        } else {
-            (
-                contained((1, doc), (0, query), threshold)?,
-                Inside::Document,
-            )
+        let (found, inside) = match self.pipeline.config().sketch_input() {
+            SketchInput::Ids => inside(&shingle_ids(query), &shingle_ids(doc), threshold)?,
+            SketchInput::Hashes => inside(query, doc, threshold)?,
         };
         let similarity = Similarity {
             jaccard: Some(found.jaccard),
@@ -521,7 +519,11 @@ impl Searcher {
         let Some(keys) = probe.sketch.band_keys(0) else {
             return Vec::new(); // an empty document
         };
-        let a = probe.set.len();
+        let size = |set: &[u64]| match self.pipeline.config().sketch_input() {
+            SketchInput::Ids => distinct_ids(set),
+            SketchInput::Hashes => set.len(),
+        };
+        let a = size(probe.set);
         each_once(state, |first| {
             for (band, &key) in keys.iter().enumerate() {
                 let Some(rows) = plan.table_of(band) else {
@@ -533,7 +535,7 @@ impl Searcher {
                         continue;
                     }
                     for &e in bucket.iter().filter(|&&e| e < seg.entries()) {
-                        let b = seg.set(e).len();
+                        let b = size(seg.set(e));
                         let (small, large) = (a.min(b), a.max(b));
                         if plan.rows(small, EnsemblePlan::partition(large)) == rows {
                             first(s, e);
@@ -617,4 +619,17 @@ impl IndexStats {
     pub fn index_bytes_per_document(&self) -> f64 {
         (self.bytes - self.set_bytes) as f64 / (self.documents + self.deleted).max(1) as f64
     }
+}
+
+/// The containment of the smaller of a query's and a document's sets in the larger (the
+/// query's when the sizes tie), with which of the two is inside, if it meets `threshold`.
+fn inside<S: Shingle>(query: &[S], doc: &[S], threshold: f64) -> Option<(Contained, Inside)> {
+    Some(if is_smaller(query.len(), 0, doc.len(), 1) {
+        (contained((0, query), (1, doc), threshold)?, Inside::Query)
+    } else {
+        (
+            contained((1, doc), (0, query), threshold)?,
+            Inside::Document,
+        )
+    })
 }

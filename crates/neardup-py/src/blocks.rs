@@ -1,8 +1,9 @@
 //! Building blocks for engines written around the library (Spark, Ray, a database): the
-//! shingle sets, the band keys, the exact Jaccard and the verdict on candidate pairs,
-//! each equal to what a corpus run computes for the same documents.
+//! shingle sets (the 64-bit hashes, whose top halves a corpus holds as ids), the band
+//! keys, the exact Jaccard of two texts and the verdict on candidate pairs, each equal to
+//! what a corpus run computes for the same documents.
 
-use neardup::{jaccard, DocSet, DocSketch, Similarity, Verification};
+use neardup::{jaccard, jaccard_of_ids, DocSet, DocSketch, Similarity, Verification};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -122,14 +123,16 @@ pub fn band_keys(
     Ok(Buffer::shaped(keys, vec![n, width]))
 }
 
-/// The exact Jaccard of two texts' shingle sets.
+/// The exact Jaccard of two texts' shingle sets, compared by their 32-bit ids as a corpus
+/// compares them.
 #[pyfunction]
 pub fn jaccard_texts(py: Python<'_>, config: &NativeConfig, a: String, b: String) -> f64 {
     let shingler = *config.config().shingler();
-    py.detach(|| jaccard(&shingler.shingle_set(&a), &shingler.shingle_set(&b)))
+    py.detach(|| jaccard_of_ids(&shingler.shingle_set(&a), &shingler.shingle_set(&b)))
 }
 
-/// The exact Jaccard of two sets of shingle hashes (uint64 arrays, in any order).
+/// The exact Jaccard of two sets of values (uint64 arrays, in any order), compared as
+/// given: a caller's sets need not be shingle hashes.
 #[pyfunction]
 pub fn jaccard_sets(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64> {
     let (mut a, mut b) = (u64_vector(a)?, u64_vector(b)?);

@@ -39,7 +39,9 @@ fn whole_sketch() -> &'static crate::oph::OnePermutation {
 pub(crate) fn whole_signature_of(shingler: &Shingler, text: &str, input: SketchInput) -> Vec<u64> {
     let mut all = Vec::new();
     shingler.all_elements_into(text, &mut all);
-    whole_sketch().sketch(&input.values(&all))
+    // In place: a truncated text's shingles are many, and a copy would double them.
+    input.to_values(&mut all);
+    whole_sketch().sketch(&all)
 }
 
 /// The estimated Jaccard of two whole documents when either was truncated, `None`

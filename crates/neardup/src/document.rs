@@ -1,6 +1,7 @@
-//! One document at a time: its shingle set, its fingerprint and its sketch, computed
-//! exactly as a corpus computes them, for callers that meet documents one by one (an
-//! index answering queries, a worker of a cluster run).
+//! One document at a time: its shingle set (the 64-bit hashes, whose top halves a corpus
+//! holds as ids), its fingerprint and its sketch (of the ids, as a corpus sketches them),
+//! for callers that meet documents one by one (an index answering queries, a worker of a
+//! cluster run).
 //!
 //! ```
 //! use neardup::{Config, Pipeline};

@@ -102,6 +102,11 @@ pub enum Error {
         /// The most the join takes.
         limit: usize,
     },
+    /// A corpus holds 32-bit ids and sketches them: a configuration whose sketches hash
+    /// the 64-bit hashes ([`SketchInput::Hashes`](crate::SketchInput::Hashes), an older
+    /// index's) is for single documents only.
+    #[error("a corpus sketches 32-bit shingle ids; sketch input `hashes` is for indexes made before format 3")]
+    CorpusSketchesIds,
     /// A run that spills to disk verifies exactly: estimates need every signature in
     /// memory. Holds the verification asked for.
     #[error("a run that spills to disk verifies exactly, not by {0}")]

@@ -24,7 +24,8 @@ pub const MAX_GROUPS: usize = 256;
 // Groups are numbered with u16 in the shingle table.
 const _: () = assert!(MAX_GROUPS <= 1 << 16);
 
-/// Shingle hashes are uniform already: the table uses them as they are.
+/// Shingle hashes and ids are uniform already: the table uses a hash as it is, and spreads
+/// an id over 64 bits with one multiply.
 #[derive(Default)]
 struct Identity(u64);
 

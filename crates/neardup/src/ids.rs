@@ -82,6 +82,15 @@ impl SketchInput {
         }
     }
 
+    /// Replaces each hash of `hashes` with the value a sketch hashes for it.
+    pub(crate) fn to_values(self, hashes: &mut [u64]) {
+        if self == SketchInput::Ids {
+            for h in hashes {
+                *h = h.sketch_value();
+            }
+        }
+    }
+
     /// The values a sketch hashes for `set`.
     pub(crate) fn values<S: Shingle>(self, set: &[S]) -> Vec<u64> {
         let mut out = Vec::with_capacity(set.len());
@@ -131,13 +140,20 @@ pub(crate) fn extend_ids(hashes: &[u64], out: &mut Vec<u32>) {
 
 /// The number of distinct ids of a sorted, deduplicated set of hashes: its size as a
 /// corpus holds it.
-pub(crate) fn distinct_ids(hashes: &[u64]) -> usize {
+pub fn distinct_ids(hashes: &[u64]) -> usize {
     Ids::of(hashes).count()
 }
 
 /// The exact Jaccard of the id sets of two sorted, deduplicated sets of hashes: what a
 /// corpus gives the same two documents, without building the id sets.
-pub(crate) fn jaccard_of_ids(a: &[u64], b: &[u64]) -> f64 {
+///
+/// ```
+/// use neardup::{jaccard_of_ids, Shingler};
+/// let s = Shingler::default();
+/// let (a, b) = (s.shingle_set("a bike for sale"), s.shingle_set("a bike for sale!"));
+/// assert!(jaccard_of_ids(&a, &b) > 0.8);
+/// ```
+pub fn jaccard_of_ids(a: &[u64], b: &[u64]) -> f64 {
     let (mut x, mut y) = (Ids::of(a), Ids::of(b));
     let (mut p, mut q) = (x.next(), y.next());
     let (mut common, mut la, mut lb) = (0, 0, 0);
@@ -215,6 +231,25 @@ mod tests {
             proptest::prop_assert_eq!(jaccard_of_ids(&a, &b), expected);
             proptest::prop_assert_eq!(distinct_ids(&a), shingle_ids(&a).len());
         }
+    }
+
+    #[test]
+    fn a_corpus_refuses_to_sketch_hashes() {
+        let config = crate::Config::builder()
+            .sketch_input(SketchInput::Hashes)
+            .build()
+            .unwrap();
+        let p = crate::Pipeline::new(config).unwrap();
+        assert_eq!(
+            p.shingle(&["a text"]).unwrap_err(),
+            crate::Error::CorpusSketchesIds
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let spilled = p.spill_batches(crate::SpillOptions::new(dir.path()));
+        assert!(matches!(spilled, Err(crate::Error::CorpusSketchesIds)));
+        // Single documents are what such a configuration is for.
+        let doc = p.shingle_doc("a text long enough for a few shingles");
+        assert!(p.sketch_doc_keys(&doc).band_keys(0).is_some());
     }
 
     #[test]

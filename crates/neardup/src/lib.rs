@@ -87,7 +87,7 @@ pub use document::{DocSet, DocSketch, FamilySketch};
 pub use error::{Error, Result};
 pub use exact::{ExactJoin, JoinStats, ScoredPair};
 pub use family::SketchKind;
-pub use ids::{shingle_id, shingle_ids, Shingle, SketchInput};
+pub use ids::{distinct_ids, jaccard_of_ids, shingle_id, shingle_ids, Shingle, SketchInput};
 pub use lsh::BandPlan;
 pub use method::{Goal, Method, MethodChoice};
 pub use normalize::{normalize, Normalization};

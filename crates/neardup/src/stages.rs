@@ -102,6 +102,9 @@ impl DerefMut for Sketched {
 /// ```
 pub struct ShingleBatches {
     builder: CorpusBuilder,
+    /// The configuration's sketches hash 64-bit hashes, which a corpus cannot: every
+    /// batch is refused.
+    refused: bool,
     /// Time spent shingling, not waiting for batches.
     elapsed: Duration,
 }
@@ -109,17 +112,22 @@ pub struct ShingleBatches {
 impl ShingleBatches {
     /// Batches shingled by `shingler`, each set also given its SimHash under `simhash`'s
     /// seed if one is given.
-    pub(crate) fn new(shingler: Shingler, simhash: Option<u64>) -> Self {
+    pub(crate) fn new(shingler: Shingler, simhash: Option<u64>, refused: bool) -> Self {
         ShingleBatches {
             builder: CorpusBuilder::new(shingler).simhash(simhash),
+            refused,
             elapsed: Duration::ZERO,
         }
     }
 
     /// Shingles a batch of texts in parallel and appends them in order. A batch that
     /// would take the corpus past [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) is refused
-    /// whole ([`Error::TooManyDocuments`]).
+    /// whole ([`Error::TooManyDocuments`]), and so is every batch under a configuration
+    /// whose sketches hash 64-bit hashes ([`Error::CorpusSketchesIds`]).
     pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) -> Result<()> {
+        if self.refused {
+            return Err(Error::CorpusSketchesIds);
+        }
         let start = Instant::now();
         let added = self.builder.add(texts);
         self.elapsed += start.elapsed();

@@ -1,5 +1,6 @@
 //! Sorting by a uniformly distributed 64-bit key (shingle hashes, band keys): values are
-//! scattered by the key's top bits into 2n to 4n buckets (a counting pass and a placing
+//! scattered by the key's top bits into 2n to 4n buckets (n to 2n for `sort_compact`; a
+//! counting pass and a placing
 //! pass), which leaves each one at most a few places from where it belongs, and one
 //! insertion pass finishes. Linear in expectation, against n log n for a comparison sort.
 

@@ -248,8 +248,9 @@ def shingle_sets(
     threads: Optional[int] = None,
 ) -> Any:
     """Each text's shingle set: the 64-bit hashes of its normalized shingles, sorted and
-    deduplicated, exactly as the library compares them (empty for an empty or missing
-    text).
+    deduplicated (empty for an empty or missing text). A run compares two texts by
+    each hash's top 32 bits, its id (``hashes >> 32``), and so does ``jaccard`` of two
+    texts; ``jaccard`` of two sets compares their values as given.
 
     Returns, for ``output="list"``, one uint64 array per text (views of one buffer); for
     ``"numpy"`` ``(offsets, hashes)``, text i's set being ``hashes[offsets[i]:offsets[i+1]]``;

@@ -98,7 +98,8 @@ impl Pipeline {
     /// Shingles texts batch by batch as they arrive (see [`ShingleBatches`]).
     pub fn shingle_batches(&self) -> ShingleBatches {
         let simhash = (!self.config.sketch().is_minhash()).then_some(self.config.seed());
-        ShingleBatches::new(*self.config.shingler(), simhash)
+        let hashes = self.config.sketch_input() != SketchInput::Ids;
+        ShingleBatches::new(*self.config.shingler(), simhash, hashes)
     }
 
     /// Sketches a shingled corpus and keeps each signature's band keys: what LSH needs.

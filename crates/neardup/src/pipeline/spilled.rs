@@ -33,7 +33,7 @@ use crate::document::{DocSet, DocSketch};
 use crate::error::{Error, Result};
 use crate::group::bucket_key;
 use crate::heavy::{LargeGroups, Scratch};
-use crate::ids::shingle_ids;
+use crate::ids::{distinct_ids, shingle_ids, SketchInput};
 use crate::observer::Observer;
 use crate::pairs::{Groups, Pair};
 use crate::slot::check_documents;
@@ -113,6 +113,9 @@ impl Pipeline {
         if v != Verification::Exact {
             return Err(Error::SpillNeedsExact(v.name().to_string()));
         }
+        if self.config.sketch_input() != SketchInput::Ids {
+            return Err(Error::CorpusSketchesIds);
+        }
         let memory = options.memory_bytes();
         let slots = self.families.len() * self.config.plan().bands();
         Ok(SpillBatches {
@@ -149,10 +152,11 @@ impl<'p> SpillBatches<'p> {
         for (i, (set, sketch, print)) in made.into_iter().enumerate() {
             let doc = (first + i) as u32;
             self.texts.push(texts[i].as_ref())?;
-            // At most `max_shingles`, which is below 2^32.
-            self.sizes.push(set.set().len() as u32);
+            // Its size as a corpus counts it (in ids), at most `max_shingles`, below 2^32.
+            let size = distinct_ids(set.set());
+            self.sizes.push(size as u32);
             let s = &mut self.stats;
-            s.shingles += set.set().len() as u64;
+            s.shingles += size as u64;
             s.empty += set.set().is_empty() as u64;
             s.short_documents += set.is_short() as u64;
             s.truncated += set.is_truncated() as u64;
