@@ -55,11 +55,21 @@ by_name!(Verification, Error::InvalidVerification);
 
 /// Size of the intersection of two sets given as sorted, deduplicated slices.
 pub fn intersection_size<T: Ord + Copy>(a: &[T], b: &[T]) -> usize {
+    intersection_size_by(a, b, |x| x)
+}
+
+/// [`intersection_size`] of the keys of two slices, each sorted by a key that no two of
+/// its elements share.
+pub(crate) fn intersection_size_by<T: Copy, K: Ord>(
+    a: &[T],
+    b: &[T],
+    key: impl Fn(T) -> K,
+) -> usize {
     let (mut i, mut j, mut n) = (0, 0, 0);
     // Without branches on the comparison: near-duplicates interleave their elements at
     // random, so a branch would be mispredicted about every other step.
     while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
+        let (x, y) = (key(a[i]), key(b[j]));
         i += usize::from(x <= y);
         j += usize::from(y <= x);
         n += usize::from(x == y);
