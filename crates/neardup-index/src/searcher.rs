@@ -4,9 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use neardup::{
-    contained, distinct_ids, is_smaller, meets_threshold, shingle_ids, Config, Contained, DocSet,
-    DocSketch, EnsemblePlan, Measure, Pipeline, Shingle, Similarity, SketchInput,
-    MAX_ONE_ROW_BUCKET,
+    contained, is_smaller, meets_threshold, shingle_ids, Config, Contained, DocSet, DocSketch,
+    EnsemblePlan, Measure, Pipeline, Shingle, Similarity, SketchInput, MAX_ONE_ROW_BUCKET,
 };
 
 use crate::error::{Error, Result};
@@ -519,10 +518,7 @@ impl Searcher {
         let Some(keys) = probe.sketch.band_keys(0) else {
             return Vec::new(); // an empty document
         };
-        let size = |set: &[u64]| match self.pipeline.config().sketch_input() {
-            SketchInput::Ids => distinct_ids(set),
-            SketchInput::Hashes => set.len(),
-        };
+        let size = |set: &[u64]| self.pipeline.config().sketch_input().size(set);
         let a = size(probe.set);
         each_once(state, |first| {
             for (band, &key) in keys.iter().enumerate() {

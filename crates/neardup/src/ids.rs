@@ -91,6 +91,24 @@ impl SketchInput {
         }
     }
 
+    /// The size of a sorted, deduplicated set of hashes as this input counts it: its ids,
+    /// as a corpus holds them, or its hashes.
+    pub fn size(self, hashes: &[u64]) -> usize {
+        match self {
+            SketchInput::Ids => distinct_ids(hashes),
+            SketchInput::Hashes => hashes.len(),
+        }
+    }
+
+    /// The exact Jaccard of two sorted, deduplicated sets of hashes as this input compares
+    /// them: by their ids, as a corpus does, or by the hashes.
+    pub fn jaccard(self, a: &[u64], b: &[u64]) -> f64 {
+        match self {
+            SketchInput::Ids => jaccard_of_ids(a, b),
+            SketchInput::Hashes => crate::verify::jaccard(a, b),
+        }
+    }
+
     /// The values a sketch hashes for `set`.
     pub(crate) fn values<S: Shingle>(self, set: &[S]) -> Vec<u64> {
         let mut out = Vec::with_capacity(set.len());

@@ -13,12 +13,12 @@ use crate::document::{DocSet, DocSketch, FamilySketch};
 use crate::error::Result;
 use crate::exact::ExactJoin;
 use crate::family::{families, Family};
-use crate::ids::{distinct_ids, jaccard_of_ids, SketchInput};
+use crate::ids::SketchInput;
 use crate::observer::Observer;
 use crate::pairs::{Pair, PairSet};
 use crate::stages::{ShingleBatches, Shingled, Sketched};
 use crate::stats::{Stage, Stats};
-use crate::verify::{jaccard, Verification};
+use crate::verify::Verification;
 
 /// Mixed into the seed for the prefilter's hash, so its bins are independent of the
 /// sketches'.
@@ -155,11 +155,7 @@ impl Pipeline {
         let plan = self.config.plan();
         let input = self.config.sketch_input();
         let values = input.values(doc.set());
-        // The set's size as a corpus counts it.
-        let size = match input {
-            SketchInput::Ids => distinct_ids(doc.set()),
-            SketchInput::Hashes => doc.set().len(),
-        };
+        let size = input.size(doc.set());
         let parts = self
             .families
             .iter()
@@ -222,12 +218,7 @@ impl Pipeline {
         let whole = whole_estimate(a, b, input);
         // Compared as a corpus compares them: by their ids, unless the sketches are of
         // the hashes.
-        let exact = |_| {
-            Some(match input {
-                SketchInput::Ids => jaccard_of_ids(a.0, b.0),
-                SketchInput::Hashes => jaccard(a.0, b.0),
-            })
-        };
+        let exact = |_| Some(input.jaccard(a.0, b.0));
         Policy::new(&self.config).judge(exact, estimate, whole)
     }
 
