@@ -178,33 +178,8 @@ pub fn jaccard_of_ids(a: &[u64], b: &[u64]) -> f64 {
         let common = crate::verify::intersection_size_by(a, b, shingle_id);
         return crate::verify::jaccard_from_counts(common, a.len(), b.len());
     }
-    let (mut x, mut y) = (Ids::of(a), Ids::of(b));
-    let (mut p, mut q) = (x.next(), y.next());
-    let (mut common, mut la, mut lb) = (0, 0, 0);
-    loop {
-        match (p, q) {
-            (Some(u), Some(v)) => {
-                if u <= v {
-                    la += 1;
-                    p = x.next();
-                }
-                if v <= u {
-                    lb += 1;
-                    q = y.next();
-                }
-                common += usize::from(u == v);
-            }
-            (Some(_), None) => {
-                la += 1;
-                p = x.next();
-            }
-            (None, Some(_)) => {
-                lb += 1;
-                q = y.next();
-            }
-            (None, None) => return crate::verify::jaccard_from_counts(common, la, lb),
-        }
-    }
+    // A set with two hashes of one id: rare enough to build the id sets.
+    crate::verify::jaccard(&shingle_ids(a), &shingle_ids(b))
 }
 
 /// The ids of a sorted, deduplicated set of hashes.
