@@ -172,7 +172,7 @@ impl<'a> BandIndex<'a> {
                         (keys[offset], d)
                     }));
                     // The key's bits on top, the document below: the tuple's own order.
-                    crate::uniform_sort::sort_compact(recs, scratch, |r| {
+                    crate::uniform_sort::sort(recs, scratch, |r| {
                         (u64::from(r.0) << 32) | u64::from(r.1)
                     });
                     shared_buckets(recs)

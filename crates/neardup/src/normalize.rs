@@ -246,23 +246,60 @@ pub(crate) const fn is_ascii_unicode_punctuation(b: u8) -> bool {
 /// [`basic`] for ASCII text, byte by byte (ASCII whitespace is Unicode whitespace
 /// restricted to ASCII, so the result is the same); removes punctuation if `STRIP`.
 fn normalize_ascii<const STRIP: bool>(bytes: &[u8]) -> String {
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut pending_space = false;
-    for &b in bytes {
-        if is_ascii_unicode_whitespace(b) {
-            pending_space = !out.is_empty();
-        } else if STRIP && is_ascii_unicode_punctuation(b) {
-            continue;
-        } else {
-            if pending_space {
-                out.push(b' ');
-                pending_space = false;
-            }
-            out.push(b.to_ascii_lowercase());
-        }
-    }
-    // Only ASCII bytes were pushed.
+    let mut out = Vec::new();
+    normalize_ascii_into::<STRIP>(bytes, &mut out);
+    // Only ASCII bytes were written.
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// Each ASCII byte as the basic level writes it: lowercased, whitespace as a space.
+const NORMALIZED_ASCII: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if is_ascii_unicode_whitespace(c) {
+            b' '
+        } else {
+            c.to_ascii_lowercase()
+        };
+        b += 1;
+    }
+    t
+};
+
+/// The ASCII bytes the aggressive level drops.
+const DROPPED_ASCII: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = is_ascii_unicode_punctuation(b as u8);
+        b += 1;
+    }
+    t
+};
+
+/// Replaces `out` with [`normalize_ascii`]'s bytes. Every byte is written and the length
+/// advanced by a flag, never a branch: which bytes are spaces is as good as random, and a
+/// branch on it was mispredicted once a word.
+pub(crate) fn normalize_ascii_into<const STRIP: bool>(bytes: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.resize(bytes.len(), 0);
+    let mut len = 0;
+    // True at the start too, so leading whitespace writes nothing.
+    let mut after_space = true;
+    for &b in bytes {
+        let c = NORMALIZED_ASCII[b as usize];
+        out[len] = c;
+        let space = c == b' ';
+        let dropped = STRIP && DROPPED_ASCII[b as usize];
+        len += (!dropped & !(space & after_space)) as usize;
+        // A dropped byte leaves a whitespace run unbroken: "a , b" is "a b".
+        after_space = (after_space & dropped) | (space & !dropped);
+    }
+    // A trailing space is the one whitespace run not followed by a kept byte.
+    len -= (after_space && len > 0) as usize;
+    out.truncate(len);
 }
 
 #[cfg(test)]

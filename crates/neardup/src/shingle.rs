@@ -335,9 +335,6 @@ fn occurrence(h: u64, n: u64) -> u64 {
     crate::rng::mix64(h ^ crate::rng::mix64(n.wrapping_mul(0x9e37_79b9_7f4a_7c15)))
 }
 
-/// The hash of one shingle's bytes. Up to 7 bytes are packed into a word with their
-/// length in the top byte (distinct shingles give distinct words) and mixed by a bijection;
-/// longer shingles go through xxh3. Both are fixed for all versions.
 /// Sorts uniformly distributed hashes (see [`crate::uniform_sort`]), with the thread's
 /// own scratch buffers, so a set costs no allocation once the thread has sorted one as
 /// large. Short inputs use the standard sort.
@@ -373,6 +370,9 @@ fn dedup_sorted(v: &mut Vec<u64>) {
     v.truncate(kept);
 }
 
+/// The hash of one shingle's bytes. Up to 7 bytes are packed into a word with their
+/// length in the top byte (distinct shingles give distinct words) and mixed by a bijection;
+/// longer shingles go through xxh3. Both are fixed for all versions.
 fn hash(bytes: &[u8]) -> u64 {
     if bytes.len() <= 7 {
         let mut word = (bytes.len() as u64) << 56;
@@ -390,107 +390,65 @@ fn packed_hash(word: u64) -> u64 {
     crate::rng::mix64(word ^ SHINGLE_SEED)
 }
 
-/// Char shingles of pure-ASCII text, k ≤ 7: one byte in, one shift, one mix per shingle.
+/// Char shingles of pure-ASCII text, k ≤ 7, `bytes` at least `k` long.
 fn ascii_shingles(bytes: &[u8], k: usize, out: &mut Vec<u64>) {
-    let tag = (k as u64) << 56;
-    let mask = if k == 7 {
-        (1u64 << 56) - 1
-    } else {
-        (1u64 << (8 * k)) - 1
-    };
-    out.reserve(bytes.len() + 1 - k);
-    // Little-endian packing: the window's first byte is the lowest.
-    let mut word = 0u64;
-    for (i, &b) in bytes.iter().enumerate() {
-        word = (word >> 8) | ((b as u64) << (8 * (k - 1)));
-        if i + 1 >= k {
-            out.push(packed_hash((word & mask) | tag));
-        }
-    }
+    with_ascii_scratch(|buf| {
+        buf.clear();
+        buf.extend_from_slice(bytes);
+        window_hashes(buf, k, out);
+    });
 }
 
-/// What [`ascii_normalized_shingles`] does with a byte.
-const KEEP: u8 = 0;
-const SPACE: u8 = 1;
-const DROP: u8 = 2;
-
-/// The class of every byte: ASCII whitespace (what `char::is_whitespace` accepts there),
-/// punctuation in the Unicode sense (dropped by the aggressive level), or kept.
-const fn byte_classes(strip: bool) -> [u8; 256] {
-    let mut t = [KEEP; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = if crate::normalize::is_ascii_unicode_whitespace(c) {
-            SPACE
-        } else if strip && crate::normalize::is_ascii_unicode_punctuation(c) {
-            DROP
-        } else {
-            KEEP
-        };
-        b += 1;
-    }
-    t
-}
-
-/// Char k-grams (k ≤ 7) of pure-ASCII text normalized on the fly: lowercased, whitespace
-/// runs as one space, trimmed (and punctuation dropped if `STRIP`), exactly as
-/// [`Normalization::apply`] followed by [`char_shingles`], without building the
-/// normalized text. Returns true if the text is short (some characters, fewer than k).
+/// Char k-grams (k ≤ 7) of pure-ASCII text normalized first into a scratch buffer
+/// (lowercased, whitespace runs as one space, trimmed, and punctuation dropped if
+/// `STRIP`), exactly as [`Normalization::apply`] followed by [`char_shingles`]. Returns
+/// true if the text is short (some characters, fewer than k).
 fn ascii_normalized_shingles<const STRIP: bool>(
     bytes: &[u8],
     k: usize,
     out: &mut Vec<u64>,
 ) -> bool {
-    const CLASSES: [[u8; 256]; 2] = [byte_classes(false), byte_classes(true)];
-    let classes = &CLASSES[STRIP as usize];
+    with_ascii_scratch(|buf| {
+        crate::normalize::normalize_ascii_into::<STRIP>(bytes, buf);
+        let len = buf.len();
+        if len >= k {
+            window_hashes(buf, k, out);
+            return false;
+        }
+        if len > 0 {
+            // The whole normalized text is one shingle.
+            out.push(hash(buf));
+        }
+        len > 0
+    })
+}
+
+/// Runs `f` with the thread's byte buffer for ASCII text, so shingling allocates nothing
+/// once the thread has seen a text as long.
+fn with_ascii_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with_borrow_mut(f)
+}
+
+/// Appends the hash of every k-byte window (k ≤ 7) of `text`, which is at least `k` long;
+/// pads `text` with zeros. Each window is one unaligned 8-byte load, masked to its `k`
+/// bytes: no byte-by-byte packing, no branch.
+fn window_hashes(text: &mut Vec<u8>, k: usize, out: &mut Vec<u64>) {
+    let windows = text.len() + 1 - k;
+    text.extend_from_slice(&[0; 8]);
     let tag = (k as u64) << 56;
-    let top = 8 * (k - 1);
     let mask = u64::MAX >> (64 - 8 * k);
+    let start = out.len();
     // Written by index into room made up front: pushing would reload the length from
     // memory every time (it sits behind `out`), a dependency chain through every shingle.
-    let start = out.len();
-    out.resize(start + bytes.len(), 0);
-    let room = &mut out[start..];
-    let mut n = 0;
-    // Little-endian packing, as `hash` does: the window's first byte is the lowest.
-    let mut word = 0u64;
-    let mut count = 0usize;
-    let mut pending_space = false;
-    for &b in bytes {
-        let class = classes[b as usize];
-        if class == SPACE {
-            pending_space = count > 0;
-            continue;
-        }
-        if STRIP && class == DROP {
-            continue;
-        }
-        if pending_space {
-            // A whitespace byte came before, so there is room for this extra position.
-            word = (word >> 8) | ((b' ' as u64) << top);
-            count += 1;
-            if count >= k {
-                room[n] = packed_hash((word & mask) | tag);
-                n += 1;
-            }
-            pending_space = false;
-        }
-        word = (word >> 8) | ((b.to_ascii_lowercase() as u64) << top);
-        count += 1;
-        if count >= k {
-            room[n] = packed_hash((word & mask) | tag);
-            n += 1;
-        }
+    out.resize(start + windows, 0);
+    for (slot, window) in out[start..].iter_mut().zip(text.windows(8)) {
+        let word = u64::from_le_bytes(window.try_into().unwrap_or_default());
+        // Little-endian, as `hash` packs: the window's first byte is the lowest.
+        *slot = packed_hash((word & mask) | tag);
     }
-    let short = count > 0 && count < k;
-    if short {
-        // The whole normalized text is one shingle: its bytes are the top `count` of the window.
-        room[n] = packed_hash(((count as u64) << 56) | (word >> (8 * (k - count))));
-        n += 1;
-    }
-    out.truncate(start + n);
-    short
 }
 
 /// Appends the char k-gram hashes; returns true if the text is short (fewer than k chars).
