@@ -66,7 +66,8 @@ pub(crate) fn sort<T: Copy + Ord + Default>(
 }
 
 /// Insertion sort, linear when every element is a few places from where it belongs;
-/// gives up (returning false, `v` permuted but unsorted) after `budget` moves.
+/// gives up (returning false, `v` permuted but unsorted) after `budget` moves (the
+/// bubble steps below are free; only shifts past them count).
 ///
 /// Each step first orders the new value against the largest so far without a branch
 /// (a bubble step: the larger is carried on, the smaller written behind it). After the
@@ -147,6 +148,33 @@ mod tests {
                 .collect(),
             |&x| x,
         );
+    }
+
+    /// Every arrangement of up to six values from three (repeats, pairs, reversed runs)
+    /// under every budget: always a permutation of the input, sorted when it says so,
+    /// and it says so when the budget is ample.
+    #[test]
+    fn insertion_sort_keeps_every_value_under_any_budget() {
+        for len in 0..=6u32 {
+            for code in 0..3usize.pow(len) {
+                let input: Vec<u8> = (0..len).map(|i| (code / 3usize.pow(i) % 3) as u8).collect();
+                let mut expected = input.clone();
+                expected.sort_unstable();
+                for budget in 0..=20 {
+                    let mut v = input.clone();
+                    let sorted = insertion_sort_within(&mut v, budget);
+                    let mut permuted = v.clone();
+                    permuted.sort_unstable();
+                    assert_eq!(permuted, expected, "{input:?}, budget {budget}");
+                    if sorted {
+                        assert_eq!(v, expected, "{input:?}, budget {budget}");
+                    }
+                    if budget >= 15 {
+                        assert!(sorted, "{input:?}, budget {budget}");
+                    }
+                }
+            }
+        }
     }
 
     proptest::proptest! {
