@@ -125,8 +125,14 @@ impl Default for Shingler {
 }
 
 impl Shingler {
-    /// A shingler of the given kind, with the default normalization (NFKC).
+    /// A shingler of the given kind, with the default normalization (NFKC). A shingle is
+    /// at least one token: a `k` of 0 (which parsing a spec refuses) is taken as 1.
     pub fn new(kind: ShingleKind) -> Self {
+        let kind = match kind {
+            ShingleKind::Char(0) => ShingleKind::Char(1),
+            ShingleKind::Word(0) => ShingleKind::Word(1),
+            other => other,
+        };
         Shingler {
             kind,
             normalization: Normalization::default(),
@@ -1096,6 +1102,23 @@ mod tests {
                 .shingle_info("abcdef", &mut set)
                 .truncated
         );
+    }
+
+    #[test]
+    fn a_k_of_zero_is_one() {
+        for (zero, one) in [
+            (ShingleKind::Char(0), ShingleKind::Char(1)),
+            (ShingleKind::Word(0), ShingleKind::Word(1)),
+        ] {
+            let shingler = Shingler::new(zero);
+            assert_eq!(shingler.kind(), one);
+            for text in ["", "a", "hello world", "héllo wörld"] {
+                assert_eq!(
+                    shingler.shingle_set(text),
+                    Shingler::new(one).shingle_set(text)
+                );
+            }
+        }
     }
 
     #[test]
