@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import random
+import sys
+import threading
+
 import numpy as np
 import pytest
 
@@ -169,3 +173,56 @@ def test_an_empty_minhash_matches_nothing() -> None:
     lsh.insert("x", words("a b c"))
     assert lsh.query(MinHash()) == []
     assert lsh.query(words("a b c")) == ["x"]
+
+
+def test_threads_sharing_a_table_see_it_whole() -> None:
+    # Four threads insert, replace, query and remove the same keys at once. A query once
+    # mapped its slots to keys after another thread had dropped them (KeyError), and two
+    # inserts of one key both passed the check, leaving a set no key removes.
+    minhashes = MinHash.from_texts(corpus(48, seed=5))
+    lsh = MinHashLSH(threshold=0.5)
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for _ in range(1500):
+                k = rng.randrange(len(minhashes))
+                op = rng.randrange(4)
+                if op == 0:
+                    try:
+                        lsh.insert(k, minhashes[k])
+                    except ValueError as e:
+                        assert str(e) == "The given key already exists"
+                elif op == 1:
+                    lsh.insert(k, minhashes[k], check_duplication=False)
+                elif op == 2:
+                    try:
+                        lsh.remove(k)
+                    except ValueError as e:
+                        assert str(e) == "The given key does not exist"
+                else:
+                    found = lsh.query_with_similarity(minhashes[k])
+                    assert all(minhashes[key].jaccard(minhashes[k]) == j >= 0.5 for key, j in found)
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    # Switching threads often makes the interleavings that broke it common.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    # The keys and the table agree: each key's set is found, nothing else is left.
+    assert len(lsh) == len(lsh._table)
+    for k in lsh.keys():
+        assert k in lsh.query(minhashes[k])
+    for k in lsh.keys():
+        lsh.remove(k)
+    assert len(lsh._table) == 0 and all(lsh.query(m) == [] for m in minhashes)

@@ -3,10 +3,66 @@ verified by exact Jaccard unless asked otherwise."""
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from typing import Any, Hashable, Iterator, Optional
 
 from ._config import Config
 from ._neardup import MinHash, _LshTable
+
+
+class _SharedLock:
+    """Many readers or one writer, writers first: queries of threads sharing a table run
+    side by side (the native calls release the GIL), while a change waits for them and
+    holds off new ones, so the keys a query maps its slots to are those of the table it
+    read. Not reentrant."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writing = False
+        self._writers_waiting = 0
+
+    # Each count is undone in a `finally` entered before it is made, so a
+    # KeyboardInterrupt at any point leaves no reader or writer behind.
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        counted = False
+        try:
+            with self._cond:
+                while self._writing or self._writers_waiting:
+                    self._cond.wait()
+                self._readers += 1
+                counted = True
+            yield
+        finally:
+            if counted:
+                with self._cond:
+                    self._readers -= 1
+                    if not self._readers:
+                        self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        writing = False
+        try:
+            with self._cond:
+                self._writers_waiting += 1
+                try:
+                    while self._writing or self._readers:
+                        self._cond.wait()
+                finally:
+                    self._writers_waiting -= 1
+                    # Readers held off by this writer may go on if it gives up.
+                    self._cond.notify_all()
+                self._writing = writing = True
+            yield
+        finally:
+            if writing:
+                with self._cond:
+                    self._writing = False
+                    self._cond.notify_all()
 
 
 class MinHashLSH:
@@ -29,7 +85,8 @@ class MinHashLSH:
         sketch: ``"oph"`` or ``"classic"``, as in `Config`.
         verify: verify answers by exact Jaccard (default) or return the raw candidates.
 
-    The table and its keys pickle (sets included).
+    The table and its keys pickle (sets included). Threads may share a table: each
+    change is atomic, and a query answers from the table as it was between two changes.
     """
 
     def __init__(
@@ -50,6 +107,8 @@ class MinHashLSH:
         self._table = _LshTable(self._config._native)
         self._slots: dict[Hashable, int] = {}
         self._keys: dict[int, Hashable] = {}
+        # Guards the key maps and the table together: they change as one.
+        self._lock = _SharedLock()
 
     @property
     def threshold(self) -> float:
@@ -76,28 +135,30 @@ class MinHashLSH:
         unless ``check_duplication=False``, which replaces its set."""
         if not isinstance(minhash, MinHash):
             raise TypeError(f"insert takes a neardup.MinHash, not {type(minhash).__name__}")
-        if key in self._slots:
-            if check_duplication:
-                raise ValueError("The given key already exists")
-            self.remove(key)
-        slot = self._table.insert(minhash)
-        self._slots[key] = slot
-        self._keys[slot] = key
+        with self._lock.write():
+            if key in self._slots:
+                if check_duplication:
+                    raise ValueError("The given key already exists")
+                self._remove(key)
+            slot = self._table.insert(minhash)
+            self._slots[key] = slot
+            self._keys[slot] = key
 
     def insert_many(self, items: Any) -> None:
         """Inserts ``(key, minhash)`` pairs at once, sketched in parallel with the GIL
         released; duplicate keys are refused before anything is inserted."""
         items = list(items)
         keys = [k for k, _ in items]
-        seen: set[Hashable] = set()
-        for k in keys:
-            if k in self._slots or k in seen:
-                raise ValueError("The given key already exists")
-            seen.add(k)
-        slots = self._table.insert_many([m for _, m in items])
-        for k, s in zip(keys, slots):
-            self._slots[k] = s
-            self._keys[s] = k
+        with self._lock.write():
+            seen: set[Hashable] = set()
+            for k in keys:
+                if k in self._slots or k in seen:
+                    raise ValueError("The given key already exists")
+                seen.add(k)
+            slots = self._table.insert_many([m for _, m in items])
+            for k, s in zip(keys, slots):
+                self._slots[k] = s
+                self._keys[s] = k
 
     def insertion_session(self, buffer_size: int = 50000) -> _InsertionSession:
         """A context manager that buffers inserts and adds them in batches (datasketch's
@@ -108,37 +169,55 @@ class MinHashLSH:
         """The keys of the inserted sets similar to `minhash`: verified, most similar
         first (ties in insertion order); with ``verify=False`` the raw candidates in
         insertion order."""
-        slots, _ = self._table.query(minhash, self.verify)
-        return [self._keys[s] for s in slots]
+        with self._lock.read():
+            slots, _ = self._table.query(minhash, self.verify)
+            return [self._keys[s] for s in slots]
 
     def query_with_similarity(self, minhash: MinHash) -> list[tuple[Any, float]]:
         """`query` with each key's exact Jaccard (NaN when not verified)."""
-        slots, sims = self._table.query(minhash, self.verify)
-        return [(self._keys[s], j) for s, j in zip(slots, sims)]
+        with self._lock.read():
+            slots, sims = self._table.query(minhash, self.verify)
+            return [(self._keys[s], j) for s, j in zip(slots, sims)]
 
     def remove(self, key: Hashable) -> None:
         """Removes a key (``ValueError`` if it is not there, as in datasketch)."""
-        slot = self._slots.pop(key, None)
+        with self._lock.write():
+            self._remove(key)
+
+    def _remove(self, key: Hashable) -> None:
+        """`remove`, the lock held for writing."""
+        slot = self._slots.get(key)
         if slot is None:
             raise ValueError("The given key does not exist")
-        del self._keys[slot]
         self._table.remove(slot)
+        del self._slots[key]
+        del self._keys[slot]
+
+    def _discard(self, key: Hashable) -> None:
+        """Removes a key if it is there."""
+        with self._lock.write():
+            if key in self._slots:
+                self._remove(key)
 
     def keys(self) -> list[Any]:
         """The keys, in insertion order."""
-        return list(self._slots)
+        with self._lock.read():
+            return list(self._slots)
 
     def is_empty(self) -> bool:
-        return not self._slots
+        with self._lock.read():
+            return not self._slots
 
     def __contains__(self, key: Hashable) -> bool:
-        return key in self._slots
+        with self._lock.read():
+            return key in self._slots
 
     def __len__(self) -> int:
-        return len(self._slots)
+        with self._lock.read():
+            return len(self._slots)
 
     def __iter__(self) -> Iterator[Hashable]:
-        return iter(list(self._slots))
+        return iter(self.keys())
 
     def __repr__(self) -> str:
         return (
@@ -147,12 +226,13 @@ class MinHashLSH:
         )
 
     def __getstate__(self) -> dict[str, Any]:
-        return {
-            "config": self._config,
-            "verify": self.verify,
-            "slots": self._slots,
-            "table": self._table.export(),
-        }
+        with self._lock.read():
+            return {
+                "config": self._config,
+                "verify": self.verify,
+                "slots": dict(self._slots),
+                "table": self._table.export(),
+            }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._config = state["config"]
@@ -161,10 +241,12 @@ class MinHashLSH:
         self._keys = {s: k for k, s in self._slots.items()}
         self._table = _LshTable(self._config._native)
         self._table.restore(state["table"])
+        self._lock = _SharedLock()
 
 
 class _InsertionSession:
-    """Buffers `insert` calls and adds them in batches."""
+    """Buffers `insert` calls and adds them in batches. A session belongs to the thread
+    that opened it; the table it fills may be shared."""
 
     def __init__(self, lsh: MinHashLSH, buffer_size: int) -> None:
         self._lsh = lsh
@@ -176,8 +258,7 @@ class _InsertionSession:
             if check_duplication:
                 raise ValueError("The given key already exists")
             self._buffer.pop(key, None)
-            if key in self._lsh:
-                self._lsh.remove(key)
+            self._lsh._discard(key)
         self._buffer[key] = minhash
         if len(self._buffer) >= self._size:
             self.flush()
