@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 /// An index error: every variant names the file or the parameter it is about.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Reading or writing a file of the index failed.
     #[error("{path}: {source}")]
@@ -29,6 +30,57 @@ pub enum Error {
         path: PathBuf,
         /// What is wrong.
         reason: String,
+    },
+    /// `create` was asked for a directory that holds files of its own: an index is only
+    /// made in a new or empty directory, so that no file of the user's is ever taken for
+    /// one of the index's (and removed with them).
+    #[error("{path}: the directory is not empty and holds no index (it has {example:?}); an index is created only in a new or empty directory")]
+    NotEmpty {
+        /// The directory.
+        path: PathBuf,
+        /// One of the files in it that are not the index's.
+        example: String,
+    },
+    /// Another writer (a server, another command) held the index's lock for longer than
+    /// this writer was willing to wait.
+    #[error("{}: another writer{} holds the index's lock; gave up after {:.1} s", path.display(), holder.map(|p| format!(" (process {p})")).unwrap_or_default(), waited.as_secs_f64())]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+        /// The process id its holder wrote into it, if it could be read.
+        holder: Option<u32>,
+        /// How long this writer waited.
+        waited: std::time::Duration,
+    },
+    /// A document id that is the empty string: it could not be fetched or removed by id.
+    #[error("document {position} of the batch has an empty id")]
+    EmptyId {
+        /// Its 0-based position in the batch.
+        position: usize,
+    },
+    /// [`IndexWriter::commit_unique`](crate::IndexWriter::commit_unique) was handed a
+    /// batch judged against another commit than the writer's last.
+    #[error("{}: the batch was judged against commit {judged}, the index is at {now}: judge it again", path.display())]
+    StaleBatch {
+        /// The index.
+        path: PathBuf,
+        /// The commit the batch was judged against.
+        judged: u64,
+        /// The writer's last commit.
+        now: u64,
+    },
+    /// A counter in the manifest (commits, segment names) is at its largest value: the
+    /// manifest was edited or damaged, and going on would reuse names.
+    #[error("{0}: the manifest's commit or segment counter is exhausted (the manifest was edited or damaged)")]
+    CounterExhausted(PathBuf),
+    /// A merge met a segment whose bytes do not match its checksum, or whose layout does
+    /// not add up, and refused to carry the damage into a new segment.
+    #[error("{}: refusing to merge a damaged segment: {}; restore the index from a backup or rebuild it (`index check` lists every problem)", path.display(), problems.join("; "))]
+    Damaged {
+        /// The segment.
+        path: PathBuf,
+        /// What `check` says of it.
+        problems: Vec<String>,
     },
     /// The index was written by a format this version cannot read.
     #[error("{path}: index format {found}, this version reads formats {oldest} to {newest}")]

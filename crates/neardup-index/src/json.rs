@@ -43,7 +43,8 @@ impl Serialize for Neighbour<'_> {
 /// What [`IndexWriter::add_unique`](crate::IndexWriter::add_unique) did with the document
 /// `id`: `{"id", "added": true}` (with `"replaced": true` if it replaced an indexed
 /// document), `{"id", "added": false, "duplicate_of", "of_indexed", "jaccard"}`, or
-/// `{"id", "added": false, "skipped": "empty"}`.
+/// `{"id", "added": false, "skipped": "empty"}`, or `{"id", "added": false, "skipped":
+/// "superseded"}` when a later document of the batch has the same id.
 /// The id is any serializable value (a front end may echo its input's own id, a number
 /// as a number).
 #[derive(Clone, Copy, Debug)]
@@ -78,6 +79,10 @@ impl<I: Serialize + ?Sized> Serialize for OutcomeJson<'_, I> {
             Outcome::Empty => {
                 map.serialize_entry("added", &false)?;
                 map.serialize_entry("skipped", "empty")?;
+            }
+            Outcome::Superseded => {
+                map.serialize_entry("added", &false)?;
+                map.serialize_entry("skipped", "superseded")?;
             }
         }
         map.end()

@@ -138,6 +138,27 @@ impl Manifest {
         Ok(())
     }
 
+    /// The next commit's manifest: this one with the generation counted up. A counter at
+    /// its largest value (an edited or damaged manifest) is refused rather than wrapped to
+    /// a number that names older files.
+    pub(crate) fn next(&self, dir: &Path) -> Result<Manifest> {
+        let mut next = self.clone();
+        next.generation = self
+            .generation
+            .checked_add(1)
+            .ok_or_else(|| Error::CounterExhausted(dir.join(MANIFEST)))?;
+        Ok(next)
+    }
+
+    /// Takes the next segment name.
+    pub(crate) fn take_segment_name(&mut self, dir: &Path) -> Result<u64> {
+        let name = self.next_segment;
+        self.next_segment = name
+            .checked_add(1)
+            .ok_or_else(|| Error::CounterExhausted(dir.join(MANIFEST)))?;
+        Ok(name)
+    }
+
     pub(crate) fn live(&self) -> u64 {
         self.segments.iter().map(|s| u64::from(s.live())).sum()
     }

@@ -606,14 +606,15 @@ pub struct IndexStats {
 }
 
 impl IndexStats {
-    /// Bytes on disk per stored document (live or deleted).
+    /// Bytes on disk per live document: what each searchable document costs, deleted
+    /// ones included in the bytes until `compact` returns their space.
     pub fn bytes_per_document(&self) -> f64 {
-        self.bytes as f64 / (self.documents + self.deleted).max(1) as f64
+        self.bytes as f64 / self.documents.max(1) as f64
     }
 
-    /// Bytes per stored document beyond the shingle sets: ids, postings, offsets.
+    /// Bytes per live document beyond the shingle sets: ids, postings, offsets.
     pub fn index_bytes_per_document(&self) -> f64 {
-        (self.bytes - self.set_bytes) as f64 / (self.documents + self.deleted).max(1) as f64
+        (self.bytes - self.set_bytes) as f64 / self.documents.max(1) as f64
     }
 }
 

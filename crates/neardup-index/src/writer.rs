@@ -6,13 +6,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use neardup::{set_fingerprint, Config, DocSet, DocSketch, Pipeline, Similarity, TokenCounter};
 
 use crate::deletes::Deletes;
 use crate::error::{io_at, Error, Result};
 use crate::files::{
-    deletes_name, is_index_file, remove_files, segment_name, sync_dir, WriterLock, MANIFEST,
+    belongs_to_index, deletes_name, is_index_file, remove_files, segment_name, sync_dir,
+    WriterLock, LOCK, MANIFEST, MANIFEST_TMP,
 };
 use crate::manifest::{Manifest, SegmentMeta};
 use crate::parallel;
@@ -33,11 +35,13 @@ const PREPARE_CHUNK: usize = 1 << 16;
 /// What an [`IndexWriter::add`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AddReport {
-    /// Documents added.
+    /// Documents added (live after the commit: one per distinct id of the batch).
     pub added: usize,
-    /// Of those, how many replaced a document with the same id (indexed, or earlier in
-    /// the same batch: the last one wins).
+    /// Of those, how many replaced an indexed document with the same id.
     pub replaced: usize,
+    /// Documents of the batch not added because a later one of the batch has the same id
+    /// (the last one wins).
+    pub superseded: usize,
     /// Ids of the documents not added because their text has no shingles (they would
     /// match nothing); a document indexed under the same id stays as it was.
     pub empty: Vec<String>,
@@ -73,6 +77,9 @@ pub enum Outcome {
     },
     /// Not added: its text has no shingles.
     Empty,
+    /// Not added: a later document of the batch has the same id and was added in its
+    /// place (the last of an id wins, as in [`IndexWriter::add`]).
+    Superseded,
 }
 
 /// What an [`IndexWriter::remove`] did.
@@ -80,8 +87,38 @@ pub enum Outcome {
 pub struct RemoveReport {
     /// Documents removed.
     pub removed: usize,
-    /// Ids asked for that no live document has.
+    /// Ids asked for that no live document has (each once, in the order first asked).
     pub missing: Vec<String>,
+    /// Ids asked for more than once: counted once.
+    pub repeated: usize,
+}
+
+/// The judgement of [`IndexWriter::judge_unique`]: what each document of a batch would
+/// become, ready to commit with [`IndexWriter::commit_unique`]. Nothing is written until
+/// then, so a caller can first put the outcomes somewhere safe (a file) and commit only
+/// once that worked.
+pub struct UniqueBatch {
+    outcomes: Vec<Outcome>,
+    prepared: Vec<Prepared>,
+    kept: Vec<usize>,
+    /// The commit the judgement was made against.
+    generation: u64,
+}
+
+impl UniqueBatch {
+    /// What each document becomes, in batch order.
+    pub fn outcomes(&self) -> &[Outcome] {
+        &self.outcomes
+    }
+}
+
+impl std::fmt::Debug for UniqueBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UniqueBatch")
+            .field("outcomes", &self.outcomes)
+            .field("generation", &self.generation)
+            .finish()
+    }
 }
 
 /// Where the indexed document with the same id is, if any: (segment, document).
@@ -144,8 +181,11 @@ impl Prepared {
 pub struct IndexWriter {
     dir: PathBuf,
     current: Searcher,
-    /// A commit failed after its manifest was in place (see `commit`).
+    /// A commit failed after its manifest was in place and the state could not be read
+    /// back (see `commit`).
     failed: bool,
+    /// Why the last merge after a change failed, until one succeeds.
+    merge_failure: Option<String>,
     _lock: WriterLock,
 }
 
@@ -162,13 +202,28 @@ impl IndexWriter {
     /// sketch and band plan. A directory that already holds an index is refused, unless
     /// that index never committed a change (a build that died before its commit).
     pub fn create(dir: impl AsRef<Path>, config: &Config) -> Result<IndexWriter> {
+        IndexWriter::create_within(dir, config, None)
+    }
+
+    /// [`create`](IndexWriter::create), waiting at most `wait` for another writer of the
+    /// directory (`None`: as long as it takes): [`Error::Locked`] after that.
+    ///
+    /// A directory holding anything but an index's own files is refused
+    /// ([`Error::NotEmpty`]): a writer removes the files of its own that no commit names,
+    /// and must never mistake a user's file for one.
+    pub fn create_within(
+        dir: impl AsRef<Path>,
+        config: &Config,
+        wait: Option<Duration>,
+    ) -> Result<IndexWriter> {
         if !config.sketch().is_minhash() {
             // The index looks documents up by their MinHash bands.
             return Err(neardup::Error::NotForSimHash("an index").into());
         }
         let dir = dir.as_ref();
         fs::create_dir_all(dir).map_err(io_at(dir))?;
-        let lock = WriterLock::acquire(dir)?;
+        refuse_foreign_files(dir)?;
+        let lock = WriterLock::acquire(dir, wait)?;
         // An index that never committed anything (its creator died before its first
         // commit) holds nothing to keep: it is created anew.
         if dir.join(MANIFEST).exists() && Manifest::read(dir).map_or(true, |m| m.generation > 0) {
@@ -189,11 +244,18 @@ impl IndexWriter {
 
     /// Opens the index in `dir` for writing, waiting for another writer to finish.
     pub fn open(dir: impl AsRef<Path>) -> Result<IndexWriter> {
+        IndexWriter::open_within(dir, None)
+    }
+
+    /// [`open`](IndexWriter::open), waiting at most `wait` for another writer (`None`: as
+    /// long as it takes; `Some(Duration::ZERO)`: not at all): [`Error::Locked`] after that,
+    /// naming the process that holds the lock when it can.
+    pub fn open_within(dir: impl AsRef<Path>, wait: Option<Duration>) -> Result<IndexWriter> {
         let dir = dir.as_ref();
         if !dir.join(MANIFEST).exists() {
             return Err(Error::NotAnIndex(dir.to_path_buf()));
         }
-        let lock = WriterLock::acquire(dir)?;
+        let lock = WriterLock::acquire(dir, wait)?;
         IndexWriter::with_lock(dir, lock)
     }
 
@@ -211,6 +273,7 @@ impl IndexWriter {
             dir: dir.to_path_buf(),
             current,
             failed: false,
+            merge_failure: None,
             _lock: lock,
         };
         writer.remove_orphans()?;
@@ -243,6 +306,7 @@ impl IndexWriter {
     {
         self.usable()?;
         let ids: Vec<&str> = docs.iter().map(|(id, _)| id.as_ref()).collect();
+        refuse_empty_ids(ids.iter().copied())?;
         let pipeline = Arc::clone(&self.current.pipeline);
         let learned = self.learn_common(docs)?;
         let common = learned
@@ -310,12 +374,24 @@ impl IndexWriter {
         I: AsRef<str> + Sync,
         T: AsRef<str> + Sync,
     {
+        let batch = self.judge_unique(docs)?;
+        self.commit_unique(batch)
+    }
+
+    /// The first half of [`add_unique`](IndexWriter::add_unique): decides what each
+    /// document becomes against the last commit, and writes nothing.
+    pub fn judge_unique<I, T>(&self, docs: &[(I, T)]) -> Result<UniqueBatch>
+    where
+        I: AsRef<str> + Sync,
+        T: AsRef<str> + Sync,
+    {
         self.usable()?;
         if self.current.is_containment() {
             return Err(Error::NotForContainment(
                 "adding only the documents that are new",
             ));
         }
+        refuse_empty_ids(docs.iter().map(|(id, _)| id.as_ref()))?;
         let prepared = self.prepare(docs);
         let searcher = &self.current;
         let threshold = searcher.params().threshold;
@@ -337,6 +413,9 @@ impl IndexWriter {
             parallel::map(&prepared, |p| searcher.state.find(&p.id).is_some());
         let mut outcomes = Vec::with_capacity(prepared.len());
         let mut kept: Vec<usize> = Vec::new();
+        // The kept document of each id so far: a later one of the same id supersedes it.
+        let mut kept_of: HashMap<&str, usize> = HashMap::new();
+        let mut superseded = vec![false; prepared.len()];
         let mut buckets: HashMap<(usize, usize, u64), Vec<usize>> = HashMap::new();
         for (i, p) in prepared.iter().enumerate() {
             if let Some(outcome) = in_index[i].clone() {
@@ -351,8 +430,22 @@ impl IndexWriter {
                 });
                 continue;
             }
-            let replaced = replaces[i] || kept.iter().any(|&k| prepared[k].id == p.id);
-            outcomes.push(Outcome::Added { replaced });
+            if let Some(earlier) = kept_of.insert(&p.id, i) {
+                // The earlier text is not going into the index: nothing later may be
+                // dropped as its duplicate.
+                outcomes[earlier] = Outcome::Superseded;
+                superseded[earlier] = true;
+                for part in prepared[earlier].sketch.families() {
+                    for (band, &key) in part.band_keys().iter().enumerate() {
+                        if let Some(docs) = buckets.get_mut(&(part.family(), band, key)) {
+                            docs.retain(|&d| d != earlier);
+                        }
+                    }
+                }
+            }
+            outcomes.push(Outcome::Added {
+                replaced: replaces[i],
+            });
             for part in p.sketch.families() {
                 for (band, &key) in part.band_keys().iter().enumerate() {
                     buckets
@@ -363,6 +456,34 @@ impl IndexWriter {
             }
             kept.push(i);
         }
+        drop(kept_of);
+        kept.retain(|&k| !superseded[k]);
+        Ok(UniqueBatch {
+            outcomes,
+            prepared,
+            kept,
+            generation: self.current.generation(),
+        })
+    }
+
+    /// The second half of [`add_unique`](IndexWriter::add_unique): commits the documents
+    /// `batch` keeps, and hands back its outcomes. A batch judged against another commit
+    /// than this writer's last is judged again first.
+    pub fn commit_unique(&mut self, batch: UniqueBatch) -> Result<Vec<Outcome>> {
+        self.usable()?;
+        if batch.generation != self.current.generation() {
+            return Err(Error::StaleBatch {
+                path: self.dir.clone(),
+                judged: batch.generation,
+                now: self.current.generation(),
+            });
+        }
+        let UniqueBatch {
+            outcomes,
+            prepared,
+            kept,
+            ..
+        } = batch;
         let ids: Vec<&str> = kept.iter().map(|&i| prepared[i].id.as_str()).collect();
         self.commit_docs(&ids, None, |k| Cow::Borrowed(&prepared[kept[k]]))?;
         Ok(outcomes)
@@ -437,12 +558,11 @@ impl IndexWriter {
         let kept: Vec<usize> = (0..ids.len()).filter(|&i| last[ids[i]] == i).collect();
         drop(last);
         let mut report = AddReport {
-            replaced: ids.len() - kept.len(),
+            superseded: ids.len() - kept.len(),
             ..AddReport::default()
         };
         let state = Arc::clone(&self.current.state);
-        let mut manifest = state.manifest.clone();
-        manifest.generation += 1;
+        let mut manifest = state.manifest.next(&self.dir)?;
         if common.is_some() {
             manifest.common = common;
         }
@@ -500,8 +620,24 @@ impl IndexWriter {
         let obsolete = self.apply_deletions(&mut manifest, &changed)?;
         manifest.segments.retain(|m| m.live() > 0);
         self.commit(manifest, obsolete)?;
-        self.merge_tiers()?;
+        // The add stands from here on, whatever becomes of the merge.
+        self.merge_after_change();
         Ok(report)
+    }
+
+    /// Merges what piled up after a committed change. A failure (a full disk, a damaged
+    /// segment) does not undo the change: it is kept for [`merge_failure`] and the merge
+    /// is tried again after the next change.
+    ///
+    /// [`merge_failure`]: IndexWriter::merge_failure
+    fn merge_after_change(&mut self) {
+        self.merge_failure = self.merge_tiers().err().map(|e| e.to_string());
+    }
+
+    /// Why the merge after the last change failed, if it did: the change itself was
+    /// committed, and the index is sound with more segments than it would have had.
+    pub fn merge_failure(&self) -> Option<&str> {
+        self.merge_failure.as_deref()
     }
 
     /// Writes the new deletion files of the changed segments into `manifest`; returns
@@ -533,8 +669,7 @@ impl IndexWriter {
     /// Writes a new segment and lists it in `manifest`.
     fn push_segment(&self, manifest: &mut Manifest, data: SegmentData) -> Result<SegmentMeta> {
         let docs = u32::try_from(data.len()).map_err(|_| Error::TooManyDocuments(data.len()))?;
-        let name = manifest.next_segment;
-        manifest.next_segment += 1;
+        let name = manifest.take_segment_name(&self.dir)?;
         data.write(&self.dir, name)?;
         let meta = SegmentMeta {
             name,
@@ -563,7 +698,12 @@ impl IndexWriter {
                 Ok(())
             }
             Err(e) => {
-                self.failed = true;
+                // The commit is in place or not: what is on disk says which, and a writer
+                // that reads it back goes on from there without reusing a live name.
+                match State::load(&self.dir, Some(&self.current.state)) {
+                    Ok(state) => self.current = self.current.with_state(state),
+                    Err(_) => self.failed = true,
+                }
                 Err(e)
             }
         }
@@ -585,8 +725,13 @@ impl IndexWriter {
         let state = Arc::clone(&self.current.state);
         let mut changed: BTreeMap<usize, Deletes> = BTreeMap::new();
         let mut report = RemoveReport::default();
+        let mut asked: HashSet<&str> = HashSet::with_capacity(ids.len());
         for id in ids {
             let id = id.as_ref();
+            if !asked.insert(id) {
+                report.repeated += 1;
+                continue;
+            }
             let removed = state.find(id).is_some_and(|(s, d)| {
                 changed
                     .entry(s)
@@ -600,8 +745,7 @@ impl IndexWriter {
             }
         }
         if report.removed > 0 {
-            let mut manifest = state.manifest.clone();
-            manifest.generation += 1;
+            let mut manifest = state.manifest.next(&self.dir)?;
             let obsolete = self.apply_deletions(&mut manifest, &changed)?;
             manifest.segments.retain(|m| m.live() > 0);
             self.commit(manifest, obsolete)?;
@@ -661,13 +805,21 @@ impl IndexWriter {
     /// only, in one commit.
     fn merge(&mut self, group: Vec<usize>) -> Result<()> {
         let state = Arc::clone(&self.current.state);
-        let mut manifest = state.manifest.clone();
-        manifest.generation += 1;
+        let mut manifest = state.manifest.next(&self.dir)?;
         let (families, bands) = (manifest.families, manifest.params.bands);
         let mut data = SegmentData::new(families, bands);
         let mut obsolete = Vec::new();
         for &s in &group {
             let (seg, deletes) = (&state.segments[s], &state.deletes[s]);
+            // A merge reads every byte it copies anyway: it checks them first, so damage
+            // is never carried into a new segment under a fresh checksum.
+            let problems = seg.verify();
+            if !problems.is_empty() {
+                return Err(Error::Damaged {
+                    path: seg.path().to_path_buf(),
+                    problems,
+                });
+            }
             // Each entry with a live member becomes a new entry, or joins one with the same
             // set from a segment merged before it (which has the band keys already).
             let mut renumber = vec![u32::MAX; seg.entries() as usize];
@@ -724,4 +876,37 @@ impl IndexWriter {
         manifest.segments = segments;
         self.commit(manifest, obsolete)
     }
+}
+
+/// Refuses a batch with an empty id: no request could name that document afterwards.
+fn refuse_empty_ids<'a>(mut ids: impl Iterator<Item = &'a str>) -> Result<()> {
+    match ids.position(str::is_empty) {
+        Some(position) => Err(Error::EmptyId { position }),
+        None => Ok(()),
+    }
+}
+
+/// Refuses to create an index in a directory that holds anything but an index's own
+/// files. A build that died before its first commit leaves only those: before its
+/// manifest was in place, only the lock and the manifest's temporary file; after, files
+/// the writer may have written. So a user's `00000001.seg` is never taken for a segment.
+fn refuse_foreign_files(dir: &Path) -> Result<()> {
+    let has_manifest = dir.join(MANIFEST).exists();
+    let entries = fs::read_dir(dir).map_err(io_at(dir))?;
+    for entry in entries {
+        let name = entry.map_err(io_at(dir))?.file_name();
+        let name = name.to_string_lossy();
+        let ours = if has_manifest {
+            belongs_to_index(&name)
+        } else {
+            name == LOCK || name == MANIFEST_TMP
+        };
+        if !ours {
+            return Err(Error::NotEmpty {
+                path: dir.to_path_buf(),
+                example: name.into_owned(),
+            });
+        }
+    }
+    Ok(())
 }
