@@ -1,6 +1,7 @@
 //! Arguments of `neardup index ...`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use neardup::{Measure, Normalization, ShingleKind, SketchKind};
@@ -29,7 +30,7 @@ pub enum IndexCommand {
     /// Documents live and deleted, segments, size on disk, and the pinned parameters.
     Stats(IndexStatsArgs),
     /// Merge every segment into one and drop deleted documents, in one durable commit.
-    Compact(IndexDirArgs),
+    Compact(IndexCompactArgs),
     /// Read every byte of the index and report anything that does not add up (exit
     /// code 3 if something does).
     Check(IndexDirArgs),
@@ -109,7 +110,35 @@ pub struct IndexInputArgs {
     #[arg(short, long, value_name = "T")]
     pub threshold: Option<f64>,
     #[command(flatten)]
+    pub wait: WaitArgs,
+    #[command(flatten)]
     pub runtime: RuntimeArgs,
+}
+
+/// How long a writing command waits for another writer of the index.
+#[derive(Args, Debug, Clone, Default)]
+pub struct WaitArgs {
+    /// While another writer holds the index (a `neardup serve`, another command), wait at
+    /// most this many seconds for it, then give up (exit code 4); 0 fails at once
+    /// [default: wait as long as it takes, saying whom for].
+    #[arg(long, value_name = "SECONDS", value_parser = parse_wait)]
+    pub wait: Option<Duration>,
+}
+
+fn parse_wait(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("{text:?} is not a number of seconds (0 or more)"))
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IndexCompactArgs {
+    /// The index directory.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -122,9 +151,15 @@ pub struct IndexAddArgs {
     /// "skipped": "empty"}.
     #[arg(long)]
     pub dedup: bool,
-    /// Where --dedup's lines go (default: standard output).
+    /// Where --dedup's lines go (default: standard output). Written before the commit: if
+    /// it cannot be written, nothing is added.
     #[arg(short, long, value_name = "FILE", requires = "dedup")]
     pub output: Option<PathBuf>,
+    /// Let documents without ids (named by their line or record number) replace indexed
+    /// documents of the same number. Without it such an add is refused: a file read
+    /// without its ids would silently overwrite the index's documents.
+    #[arg(long)]
+    pub replace_numbered: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -155,6 +190,8 @@ pub struct IndexRemoveArgs {
     /// A file of ids to remove, one per line (`-` for standard input).
     #[arg(long, value_name = "FILE")]
     pub ids: Option<PathBuf>,
+    #[command(flatten)]
+    pub wait: WaitArgs,
     /// No summary.
     #[arg(short, long)]
     pub quiet: bool,

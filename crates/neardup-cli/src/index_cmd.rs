@@ -1,8 +1,8 @@
 //! `neardup index ...`: build, add to, query and maintain a persistent index.
 
 use std::io::{BufRead, Write};
-use std::path::Path;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use neardup::{Config, Measure, Normalization};
@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::index_args::{
-    IndexAddArgs, IndexCommand, IndexDirArgs, IndexInputArgs, IndexParamArgs, IndexQueryArgs,
-    IndexRemoveArgs, IndexStatsArgs,
+    IndexAddArgs, IndexCommand, IndexCompactArgs, IndexDirArgs, IndexInputArgs, IndexParamArgs,
+    IndexQueryArgs, IndexRemoveArgs, IndexStatsArgs, WaitArgs,
 };
 use crate::input::{DocId, Documents};
 use crate::output::{finish, open_output};
@@ -143,8 +143,9 @@ fn check_given(
     Ok(())
 }
 
-/// Reads the inputs: the documents' ids (as text) and texts, and what was skipped.
-/// Reads the inputs; `stored`: the documents go into the index (so ids matter).
+/// Reads the inputs: the documents' ids and texts, and what was skipped. `stored`: the
+/// documents go into the index, so their ids must name them: an empty id, or a JSON number
+/// and a string with the same text (`12` and `"12"`, one id in the index), are refused.
 fn read(
     input: &crate::args::InputArgs,
     quiet: bool,
@@ -158,19 +159,161 @@ fn read(
         .enumerate()
         .map(|(d, t)| (docs.id(d as u32), t))
         .collect();
-    let numbered = pairs
-        .iter()
-        .filter(|(id, _)| matches!(id, DocId::Number(_)))
-        .count();
-    if stored && numbered > 0 && !quiet {
-        to_stderr(&format!(
-            "warning: {} documents have no ids and go by their line or record numbers, which \
-             the documents of another input would replace; give ids (--id-field, --id-column, \
-             or ID<TAB>TEXT lines)\n",
-            thousands(numbered as u64)
-        ));
+    if stored {
+        check_ids(&docs, &pairs)?;
     }
     Ok((docs, pairs))
+}
+
+/// Where document `d` is, for messages: `file:line`.
+fn place_words(docs: &Documents, d: usize) -> String {
+    format!("{}:{}", docs.source_of(d as u32), docs.place(d as u32).line)
+}
+
+/// Refuses ids an index cannot tell apart or name.
+fn check_ids(docs: &Documents, pairs: &[(DocId, String)]) -> Result<()> {
+    if let Some(d) = pairs
+        .iter()
+        .position(|(id, _)| matches!(id, DocId::Text(t) if t.is_empty()))
+    {
+        return Err(crate::input::BadRecord(format!(
+            "{}: the record's id is empty; an indexed document needs an id to be found or removed by",
+            place_words(docs, d)
+        ))
+        .into());
+    }
+    let json_numbers = pairs
+        .iter()
+        .any(|(id, _)| matches!(id, DocId::JsonNumber(_)));
+    let texts = pairs.iter().any(|(id, _)| matches!(id, DocId::Text(_)));
+    if json_numbers && texts {
+        // Only a mixed input pays for the map.
+        let mut seen: std::collections::HashMap<&str, (usize, bool)> =
+            std::collections::HashMap::new();
+        for (d, (id, _)) in pairs.iter().enumerate() {
+            let (text, number) = match id {
+                DocId::JsonNumber(t) => (t.as_str(), true),
+                DocId::Text(t) => (t.as_str(), false),
+                DocId::Number(_) => continue,
+            };
+            match seen.get(text) {
+                Some(&(first, was_number)) if was_number != number => {
+                    return Err(crate::input::BadRecord(format!(
+                        "{}: the id {} and the id {} at {} are one id in an index (ids are text there); \
+                         make the input's ids all strings or all numbers",
+                        place_words(docs, d),
+                        if number { text.to_string() } else { format!("{text:?}") },
+                        if was_number { text.to_string() } else { format!("{text:?}") },
+                        place_words(docs, first)
+                    ))
+                    .into());
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert(text, (d, number));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The documents named by their line or record number, for the warning (and refusal)
+/// that they may replace documents of another input with the same number.
+fn numbered(pairs: &[(DocId, String)]) -> u64 {
+    pairs
+        .iter()
+        .filter(|(id, _)| matches!(id, DocId::Number(_)))
+        .count() as u64
+}
+
+/// The warning for documents without ids, printed even with --quiet: it is about what
+/// goes into the index, not about progress.
+fn numbered_warning(count: u64) {
+    if count > 0 {
+        to_stderr(&format!(
+            "warning: {} without ids go{} by {} line or record number{}, which the documents of \
+             another input would replace; give ids (--id-field, --id-column, or ID<TAB>TEXT lines)\n",
+            documents(count),
+            if count == 1 { "es" } else { "" },
+            if count == 1 { "its" } else { "their" },
+            if count == 1 { "" } else { "s" },
+        ));
+    }
+}
+
+/// "1 document", "2 documents".
+fn documents(n: u64) -> String {
+    format!("{} document{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
+/// Refuses an output inside the index's directory: it would replace the index's own files
+/// (`-o INDEX/MANIFEST`), or leave a file a writer may take for one of its own.
+fn refuse_output_in_index(index: &Path, output: Option<&Path>) -> Result<()> {
+    let Some(output) = output.filter(|o| *o != Path::new("-")) else {
+        return Ok(());
+    };
+    let Ok(index) = std::fs::canonicalize(index) else {
+        return Ok(());
+    };
+    // The output need not exist: its directory does (else writing it fails anyway).
+    let parent = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let Ok(parent) = std::fs::canonicalize(&parent) else {
+        return Ok(());
+    };
+    let resolved = match output.file_name() {
+        Some(name) => std::fs::canonicalize(parent.join(name)).unwrap_or(parent.join(name)),
+        None => parent,
+    };
+    if resolved.starts_with(&index) {
+        usage!(
+            "-o {}: the output is inside the index {}; write it elsewhere (the index's files are its own)",
+            output.display(),
+            index.display()
+        );
+    }
+    Ok(())
+}
+
+/// Opens the index for writing. When another writer holds it, says so (and whom, when the
+/// lock names it) before waiting, up to --wait.
+fn open_writer(index: &Path, wait: &WaitArgs) -> Result<IndexWriter> {
+    writer_waiting(index, wait, |w| IndexWriter::open_within(index, w))
+}
+
+fn writer_waiting(
+    index: &Path,
+    wait: &WaitArgs,
+    open: impl Fn(Option<Duration>) -> neardup_index::Result<IndexWriter>,
+) -> Result<IndexWriter> {
+    match open(Some(Duration::ZERO)) {
+        Err(neardup_index::Error::Locked { holder, .. }) if wait.wait != Some(Duration::ZERO) => {
+            to_stderr(&format!(
+                "waiting for {}: another writer{} holds it (a `neardup serve` or another index command){}\n",
+                index.display(),
+                holder.map(|p| format!(", process {p},")).unwrap_or_default(),
+                match wait.wait {
+                    Some(w) => format!("; giving up after {}", secs(w)),
+                    None => "; --wait SECONDS gives up after that long".to_string(),
+                }
+            ));
+            Ok(open(wait.wait)?)
+        }
+        other => Ok(other?),
+    }
+}
+
+/// Tells that a change was committed but the merge after it was not.
+fn merge_warning(writer: &IndexWriter) {
+    if let Some(why) = writer.merge_failure() {
+        to_stderr(&format!(
+            "warning: the change is committed, but merging segments after it failed ({why}); \
+             the index is sound and the merge is tried again after the next change\n"
+        ));
+    }
 }
 
 fn ids_and_texts(docs: &[(DocId, String)]) -> Vec<(String, &str)> {
@@ -197,8 +340,8 @@ fn skipped_note(docs: &Documents, empty: u64) -> String {
 fn size_line(searcher: &Searcher) -> String {
     let s = searcher.stats();
     format!(
-        "{} documents in {} segment{}, {} bytes on disk ({:.0} bytes per document, {:.0} beyond the shingle sets)",
-        thousands(s.documents),
+        "{} in {} segment{}, {} bytes on disk ({:.0} bytes per live document, {:.0} beyond the shingle sets)",
+        documents(s.documents),
         s.segments,
         if s.segments == 1 { "" } else { "s" },
         thousands(s.bytes),
@@ -219,25 +362,29 @@ fn build(a: &IndexInputArgs) -> Result<()> {
         );
     }
     let (docs, items) = read(&a.at.input, a.runtime.quiet, true)?;
-    let mut writer = IndexWriter::create(&a.at.index, &config)?;
+    let mut writer = writer_waiting(&a.at.index, &a.wait, |w| {
+        IndexWriter::create_within(&a.at.index, &config, w)
+    })?;
+    numbered_warning(numbered(&items));
     let report = writer.add(&ids_and_texts(&items))?;
+    merge_warning(&writer);
+    if report.superseded > 0 {
+        to_stderr(&format!(
+            "{} had an id that came again later in the input: the last one was kept\n",
+            documents(report.superseded as u64)
+        ));
+    }
     if !a.runtime.quiet {
         let p = writer.searcher().params().clone();
         to_stderr(&format!(
-            "indexed {} documents into {} in {}{}\n{}\nparameters: {} shingles, {} normalization, {} {} permutations, seed {}, {}\n",
-            thousands(report.added as u64),
+            "indexed {} into {} in {}{}\n{}\nparameters: {} shingles, {} normalization, {} {} permutations, seed {}, {}\n",
+            documents(report.added as u64),
             a.at.index.display(),
             secs(start.elapsed()),
             skipped_note(&docs, report.empty.len() as u64),
             size_line(writer.searcher()),
             p.shingle, p.normalization, p.num_perm, p.sketch, p.seed, plan_words(writer.searcher())
         ));
-        if report.replaced > 0 {
-            to_stderr(&format!(
-                "{} documents had an id that came again later in the input: the last one was kept\n",
-                thousands(report.replaced as u64)
-            ));
-        }
         common_warning(&report);
     }
     Ok(())
@@ -258,11 +405,12 @@ fn common_warning(report: &neardup_index::AddReport) {
     }
 }
 
-/// One line of `index add --dedup`.
+/// `index add`, with or without --dedup.
 fn add(a: &IndexAddArgs) -> Result<()> {
     let start = Instant::now();
     let b = &a.build;
-    let mut writer = IndexWriter::open(&b.at.index)?;
+    refuse_output_in_index(&b.at.index, a.output.as_deref())?;
+    let mut writer = open_writer(&b.at.index, &b.wait)?;
     check_given(
         &b.at.index,
         writer.searcher().params(),
@@ -277,20 +425,42 @@ fn add(a: &IndexAddArgs) -> Result<()> {
         );
     }
     let (docs, items) = read(&b.at.input, b.runtime.quiet, true)?;
+    let numbered_count = numbered(&items);
+    if numbered_count > 0 {
+        let searcher = writer.searcher();
+        let replacing = items
+            .iter()
+            .filter(|(id, _)| matches!(id, DocId::Number(_)) && searcher.contains(&id.to_string()))
+            .count() as u64;
+        if replacing > 0 && !a.replace_numbered {
+            usage!(
+                "{}: {} without ids would replace indexed documents of the same line or record \
+                 number ({} of them); give the input's ids (--id-field, --id-column, ID<TAB>TEXT \
+                 lines, or a .jsonl/.csv name), or pass --replace-numbered if that is what you want",
+                b.at.index.display(),
+                documents(numbered_count),
+                thousands(replacing)
+            );
+        }
+        numbered_warning(numbered_count);
+    }
     let pairs = ids_and_texts(&items);
-    let (added, replaced, duplicates, empty) = if a.dedup {
+    let (added, replaced, superseded, duplicates, empty) = if a.dedup {
+        let batch = writer.judge_unique(&pairs)?;
+        // The lines are written (to a temporary file, for a file) before the commit: if
+        // they cannot be, nothing is added, and once the commit is made it stands.
         let mut out = open_output(a.output.as_deref(), &b.at.input.inputs)?;
-        let outcomes = writer.add_unique(&pairs)?;
-        let mut counts = (0u64, 0u64, 0u64, 0u64);
+        let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64);
         let mut w = std::io::BufWriter::new(&mut out);
-        for ((id, _), outcome) in items.iter().zip(&outcomes) {
+        for ((id, _), outcome) in items.iter().zip(batch.outcomes()) {
             match outcome {
                 Outcome::Added { replaced } => {
                     counts.0 += 1;
                     counts.1 += u64::from(*replaced);
                 }
-                Outcome::Duplicate { .. } => counts.2 += 1,
-                Outcome::Empty => counts.3 += 1,
+                Outcome::Superseded => counts.2 += 1,
+                Outcome::Duplicate { .. } => counts.3 += 1,
+                Outcome::Empty => counts.4 += 1,
             }
             let line = OutcomeJson { id, outcome };
             serde_json::to_writer(&mut w, &line)?;
@@ -298,25 +468,45 @@ fn add(a: &IndexAddArgs) -> Result<()> {
         }
         w.flush()?;
         drop(w);
-        finish(out)?;
+        out.flush()?;
+        writer.commit_unique(batch)?;
+        finish(out).context(
+            "the documents were added (the commit is durable), but their lines could not be put in place",
+        )?;
         counts
     } else {
         let r = writer.add(&pairs)?;
         if !b.runtime.quiet {
             common_warning(&r);
         }
-        (r.added as u64, r.replaced as u64, 0, r.empty.len() as u64)
+        (
+            r.added as u64,
+            r.replaced as u64,
+            r.superseded as u64,
+            0,
+            r.empty.len() as u64,
+        )
     };
+    merge_warning(&writer);
     if !b.runtime.quiet {
+        let mut notes = vec![format!("{} replaced an indexed id", thousands(replaced))];
+        if superseded > 0 {
+            notes.push(format!(
+                "{} not added: a later one had the same id",
+                thousands(superseded)
+            ));
+        }
+        if a.dedup {
+            notes.push(format!(
+                "{} near-duplicate{} not added",
+                thousands(duplicates),
+                if duplicates == 1 { "" } else { "s" }
+            ));
+        }
         to_stderr(&format!(
-            "added {} documents ({} replaced an indexed id){} in {}{}\n{}\n",
-            thousands(added),
-            thousands(replaced),
-            if a.dedup {
-                format!(", {} near-duplicates not added", thousands(duplicates))
-            } else {
-                String::new()
-            },
+            "added {} ({}) in {}{}\n{}\n",
+            documents(added),
+            notes.join("; "),
             secs(start.elapsed()),
             skipped_note(&docs, empty),
             size_line(writer.searcher())
@@ -347,6 +537,7 @@ fn query(a: &IndexQueryArgs) -> Result<()> {
     if let Some(k) = a.top {
         q = q.top(k);
     }
+    refuse_output_in_index(&a.at.index, a.output.as_deref())?;
     let (docs, items) = read(&a.at.input, a.runtime.quiet, false)?;
     let mut out = open_output(a.output.as_deref(), &a.at.input.inputs)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
@@ -409,8 +600,9 @@ fn remove(a: &IndexRemoveArgs) -> Result<()> {
             }
         }
     }
-    let mut writer = IndexWriter::open(&a.index)?;
+    let mut writer = open_writer(&a.index, &a.wait)?;
     let report = writer.remove(&ids)?;
+    merge_warning(&writer);
     if !a.quiet {
         let missing = match report.missing.first() {
             Some(first) => format!(
@@ -419,9 +611,20 @@ fn remove(a: &IndexRemoveArgs) -> Result<()> {
             ),
             None => String::new(),
         };
+        let repeated = match report.repeated {
+            0 => String::new(),
+            n => format!(
+                "; {} asked for again, counted once",
+                if n == 1 {
+                    "1 id".to_string()
+                } else {
+                    format!("{} ids", thousands(n as u64))
+                }
+            ),
+        };
         to_stderr(&format!(
-            "removed {} documents{missing}\n{}\n",
-            thousands(report.removed as u64),
+            "removed {}{missing}{repeated}\n{}\n",
+            documents(report.removed as u64),
             size_line(writer.searcher())
         ));
     }
@@ -466,15 +669,16 @@ fn stats(a: &IndexStatsArgs) -> Result<()> {
     Ok(())
 }
 
-fn compact(a: &IndexDirArgs) -> Result<()> {
+fn compact(a: &IndexCompactArgs) -> Result<()> {
     let start = Instant::now();
-    let mut writer = IndexWriter::open(&a.index)?;
+    let mut writer = open_writer(&a.index, &a.wait)?;
     let before = writer.searcher().stats();
     writer.compact()?;
     to_stderr(&format!(
-        "compacted {} segments and {} deleted documents in {}\n{}\n",
+        "compacted {} segment{} and {} deleted in {}\n{}\n",
         before.segments,
-        thousands(before.deleted),
+        if before.segments == 1 { "" } else { "s" },
+        documents(before.deleted),
         secs(start.elapsed()),
         size_line(writer.searcher())
     ));

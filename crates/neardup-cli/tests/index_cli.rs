@@ -158,7 +158,7 @@ fn add_dedup_remove_stats_compact_and_check_work_together() {
     assert!(removed.status.success());
     let said = String::from_utf8_lossy(&removed.stderr);
     assert!(
-        said.contains("removed 1 documents; 1 not in the index (the first: \"nobody\")"),
+        said.contains("removed 1 document; 1 not in the index (the first: \"nobody\")"),
         "{said}"
     );
     ok(&["index", "compact", idx]);
@@ -256,7 +256,7 @@ fn documents_without_ids_are_indexed_under_their_line_numbers_with_a_warning() {
     ]);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no ids"), "{err}");
+    assert!(err.contains("without ids"), "{err}");
     let q = ok(&[
         "index",
         "query",

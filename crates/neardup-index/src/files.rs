@@ -152,9 +152,38 @@ impl WriterLock {
     }
 }
 
-/// The process id the writer holding `dir`'s lock wrote into it, if any.
+impl Drop for WriterLock {
+    fn drop(&mut self) {
+        // The next writer must not name a process that is gone (the lock itself goes
+        // with the descriptor, however this process ends).
+        let _ = self._file.set_len(0);
+    }
+}
+
+/// The process id the writer holding `dir`'s lock wrote into it, if that process is
+/// still running (a writer killed before it could clear the file left its id behind).
 pub(crate) fn lock_holder(dir: &Path) -> Option<u32> {
-    fs::read_to_string(dir.join(LOCK)).ok()?.trim().parse().ok()
+    let pid: u32 = fs::read_to_string(dir.join(LOCK))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    is_running(pid).then_some(pid)
+}
+
+#[cfg(unix)]
+fn is_running(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    alive || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn is_running(_pid: u32) -> bool {
+    true
 }
 
 #[cfg(unix)]
