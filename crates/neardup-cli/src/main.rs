@@ -138,9 +138,10 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         if let Some(e) = c.downcast_ref::<neardup_server::Error>() {
             use neardup_server::Error as E;
             match e {
-                E::Insecure(_) => return EXIT_USAGE,
                 E::Io { .. } => return EXIT_IO,
                 E::Index(e) => return index_exit_code(e),
+                // Insecure, Config: the command line asks for what cannot work.
+                _ => return EXIT_USAGE,
             }
         }
         if let Some(e) = c.downcast_ref::<neardup_index::Error>() {

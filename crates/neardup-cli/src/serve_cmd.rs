@@ -19,9 +19,9 @@ const READ_TOKEN_ENV: &str = "NEARDUP_READ_TOKEN";
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     /// The index directory (made by `neardup index build`). The server is its writer while
-    /// it runs.
+    /// it runs (unless --read-only).
     pub index: PathBuf,
-    /// Address to listen on. Anything but loopback needs a write token (or --insecure).
+    /// Address to listen on. Anything but loopback needs a token (or --insecure).
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub addr: std::net::SocketAddr,
     /// File holding the token every write needs (`Authorization: Bearer TOKEN`); else the
@@ -29,13 +29,17 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
     /// File holding a token every read needs (the write token is accepted too); else the
-    /// NEARDUP_READ_TOKEN environment variable, if set. Without it reads are open.
+    /// NEARDUP_READ_TOKEN environment variable, if set. Without a write token, writes need
+    /// it too. Without it reads are open.
     #[arg(long, value_name = "FILE")]
     pub read_token_file: Option<PathBuf>,
-    /// Serve a non-loopback address without a write token: anyone who reaches it can
-    /// write.
+    /// Serve a non-loopback address without a token: anyone who reaches it can write.
     #[arg(long)]
     pub insecure: bool,
+    /// Serve the index without writing it: no writer lock (an `index add` may run beside
+    /// it, the directory may be read-only), writes answer 403, new commits are picked up.
+    #[arg(long)]
+    pub read_only: bool,
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
     pub max_body: usize,
@@ -48,6 +52,23 @@ pub struct ServeArgs {
     /// Requests served at once; more are answered 503 with Retry-After.
     #[arg(long, default_value_t = 256, value_name = "N")]
     pub max_concurrent: usize,
+    /// Connections open at once; more wait until one closes. Keep it below the open-file
+    /// limit (`ulimit -n`).
+    #[arg(long, default_value_t = 512, value_name = "N")]
+    pub max_connections: usize,
+    /// Seconds a client has to send a request's line and headers.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub header_timeout: f64,
+    /// Seconds an idle connection stays open between requests (0: one request each).
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub keep_alive: f64,
+    /// Seconds the requests in flight have to finish after SIGTERM or Ctrl-C.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub shutdown_timeout: f64,
+    /// Memory budget of the requests in flight, in MiB: each request with a body holds 16
+    /// times its size until answered; past it 503 with Retry-After.
+    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    pub memory: usize,
     /// Milliseconds the writer waits for more adds before a commit, so that adds arriving
     /// close together share one (0: commit each group at once).
     #[arg(long, default_value_t = 5.0, value_name = "MS")]
@@ -55,39 +76,70 @@ pub struct ServeArgs {
 }
 
 fn token(file: Option<&Path>, env: &str) -> Result<Option<String>> {
-    let raw = match file {
-        Some(path) => Some(
+    let (raw, source) = match file {
+        Some(path) => (
             std::fs::read_to_string(path)
                 .with_context(|| format!("{}: cannot read the token", path.display()))?,
+            format!("{}: the token file", path.display()),
         ),
-        None => std::env::var(env).ok(),
+        None => match std::env::var(env) {
+            Ok(t) => (t, format!("the {env} environment variable")),
+            Err(std::env::VarError::NotPresent) => return Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => {
+                usage!("the {env} environment variable is not UTF-8")
+            }
+        },
     };
-    let token = raw.map(|t| t.trim().to_string());
-    if let (Some(t), Some(path)) = (&token, file) {
-        if t.is_empty() {
-            usage!("{}: the token file is empty", path.display());
-        }
+    let token = raw.trim();
+    if token.is_empty() {
+        // An empty token would silently mean no token at all.
+        usage!("{source} is empty: give a secret, or no token");
     }
-    Ok(token.filter(|t| !t.is_empty()))
+    Ok(Some(token.to_string()))
+}
+
+/// A duration flag: a finite number of seconds from 0 (if allowed) to a day.
+fn seconds(flag: &str, value: f64, zero_ok: bool) -> Result<Duration> {
+    let max = neardup_server::MAX_DURATION.as_secs_f64();
+    let low = if zero_ok { value >= 0.0 } else { value > 0.0 };
+    if !(low && value <= max) {
+        let from = if zero_ok { "from 0" } else { "more than 0" };
+        usage!("{flag} {value}: give {from} up to {max} seconds");
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
+/// A count flag: at least 1 (0 would mean nothing is ever served).
+fn count(flag: &str, value: usize) -> Result<usize> {
+    if value == 0 {
+        usage!("{flag} 0: give at least 1");
+    }
+    Ok(value)
 }
 
 pub fn run(a: &ServeArgs) -> Result<()> {
     return_freed_memory();
-    if !(a.timeout > 0.0 && a.timeout.is_finite()) {
-        usage!("--timeout {}: give a positive number of seconds", a.timeout);
-    }
     if !(a.commit_delay >= 0.0 && a.commit_delay <= 10_000.0) {
         usage!(
             "--commit-delay {}: give milliseconds from 0 to 10000",
             a.commit_delay
         );
     }
+    let Some(memory) = count("--memory", a.memory)?.checked_mul(1 << 20) else {
+        usage!("--memory {}: too large for this machine", a.memory);
+    };
     let mut config = ServerConfig::builder()
         .insecure(a.insecure)
-        .max_body(a.max_body)
-        .max_batch(a.max_batch)
-        .timeout(Duration::from_secs_f64(a.timeout))
-        .max_concurrent(a.max_concurrent)
+        .read_only(a.read_only)
+        .max_body(count("--max-body", a.max_body)?)
+        .max_batch(count("--max-batch", a.max_batch)?)
+        .timeout(seconds("--timeout", a.timeout, false)?)
+        .max_concurrent(count("--max-concurrent", a.max_concurrent)?)
+        .max_connections(count("--max-connections", a.max_connections)?)
+        .header_timeout(seconds("--header-timeout", a.header_timeout, false)?)
+        .keep_alive(seconds("--keep-alive", a.keep_alive, true)?)
+        .shutdown_timeout(seconds("--shutdown-timeout", a.shutdown_timeout, true)?)
+        .memory(memory)
         .commit_delay(Duration::from_secs_f64(a.commit_delay / 1000.0));
     if let Some(t) = token(a.token_file.as_deref(), TOKEN_ENV)? {
         config = config.write_token(t);
@@ -96,6 +148,19 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         config = config.read_token(t);
     }
     let config = config.build();
+    let amplification = neardup_server::AMPLIFICATION;
+    if memory / amplification < a.max_body {
+        usage!(
+            "--memory {} cannot hold one largest body: --max-body {} needs {} MiB ({amplification} \
+             times it)",
+            a.memory,
+            a.max_body,
+            (a.max_body.saturating_mul(amplification) >> 20) + 1
+        );
+    }
+    if let Err(e) = config.check() {
+        usage!("{e}");
+    }
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(tracing::Level::INFO)
@@ -104,7 +169,9 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         .try_init();
     let server = Server::open(&a.index, config.clone())?;
     server.check_address(a.addr)?;
-    let writes = if config.has_write_token() {
+    let writes = if a.read_only {
+        "read-only"
+    } else if config.has_write_token() {
         "writes need the token"
     } else {
         "writes open to anyone who can reach it"

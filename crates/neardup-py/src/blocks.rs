@@ -58,24 +58,27 @@ pub fn shingle_sets(
 ) -> PyResult<(Buffer, Buffer)> {
     let threads = threads::parse(threads)?;
     let texts = texts::read(texts, "texts")?;
+    let texts = texts.as_slice();
     let pipeline = config.pipeline();
-    let out = py.detach(|| {
-        threads::run(threads, || -> neardup::Result<(Vec<i64>, Vec<u64>)> {
-            // Each text on its own: a corpus holds 32-bit ids, the caller gets the hashes.
-            let sets: Vec<Vec<u64>> = texts
-                .as_slice()
-                .par_iter()
-                .map(|t| pipeline.config().shingler().shingle_set(t.as_ref()))
-                .collect();
-            let mut offsets = Vec::with_capacity(sets.len() + 1);
-            offsets.push(0i64);
-            for s in &sets {
-                offsets.push(offsets[offsets.len() - 1] + s.len() as i64);
-            }
-            Ok((offsets, sets.concat()))
-        })
+    let watch = threads::worth_watching(texts.len(), threads::bytes_of(texts));
+    let (offsets, hashes) = threads::interruptible(py, threads, watch, |stop| {
+        // Each text on its own: a corpus holds 32-bit ids, the caller gets the hashes.
+        let mut sets: Vec<Vec<u64>> = Vec::with_capacity(texts.len());
+        for chunk in threads::text_chunks(texts) {
+            stop.checkpoint();
+            sets.par_extend(
+                chunk
+                    .par_iter()
+                    .map(|t| pipeline.config().shingler().shingle_set(t)),
+            );
+        }
+        let mut offsets = Vec::with_capacity(sets.len() + 1);
+        offsets.push(0i64);
+        for s in &sets {
+            offsets.push(offsets[offsets.len() - 1] + s.len() as i64);
+        }
+        (offsets, sets.concat())
     })?;
-    let (offsets, hashes) = out.map_err(core)?;
     Ok((Buffer::column(offsets), Buffer::column(hashes)))
 }
 
@@ -91,22 +94,27 @@ pub fn band_keys(
     threads: Option<i64>,
 ) -> PyResult<Buffer> {
     if !config.config().sketch().is_minhash() {
-        return Err(crate::errors::core(neardup::Error::NotForSimHash(
-            "band keys",
-        )));
+        return Err(core(neardup::Error::NotForSimHash("band keys")));
     }
     // A containment search's keys depend on the query's and the partition's sizes.
     config.refuse_containment("band_keys")?;
     let threads = threads::parse(threads)?;
     let texts = texts::read(texts, "texts")?;
+    let texts = texts.as_slice();
     let pipeline = config.pipeline();
     let bands = config.config().plan().bands();
     let width = pipeline.families() * bands;
-    let keys = py.detach(|| {
-        threads::run(threads, || {
-            let mut keys = vec![0u64; texts.len() * width];
-            keys.par_chunks_mut(width.max(1))
-                .zip(texts.as_slice().par_iter())
+    let watch = threads::worth_watching(texts.len(), threads::bytes_of(texts));
+    let keys = threads::interruptible(py, threads, watch, |stop| {
+        let mut keys = vec![0u64; texts.len() * width];
+        let mut rows = keys.as_mut_slice();
+        for chunk in threads::text_chunks(texts) {
+            stop.checkpoint();
+            let (these, rest) = std::mem::take(&mut rows).split_at_mut(chunk.len() * width);
+            rows = rest;
+            these
+                .par_chunks_mut(width.max(1))
+                .zip(chunk.par_iter())
                 .for_each(|(row, text)| {
                     let sketch = pipeline.sketch_doc_keys(&pipeline.shingle_doc(text));
                     for part in sketch.families() {
@@ -116,8 +124,8 @@ pub fn band_keys(
                         }
                     }
                 });
-            keys
-        })
+        }
+        keys
     })?;
     let n = texts.len();
     Ok(Buffer::shaped(keys, vec![n, width]))
@@ -142,6 +150,9 @@ pub fn jaccard_sets(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<f64>
     }
     Ok(jaccard(&a, &b))
 }
+
+/// Pairs verified between two checks for Ctrl-C.
+const PAIRS_CHUNK: usize = 1 << 18;
 
 /// The pairs of `pairs` (an int64 array of rows `(a, b)`, positions in `texts`) that
 /// pass verification, in their order, with their similarity.
@@ -172,60 +183,66 @@ pub fn verify<'py>(
     let pipeline = config.pipeline();
     let estimates = config.config().verification() != Verification::Exact;
     let n = texts.len();
-    let columns = py.detach(|| {
-        threads::run(threads, || -> Result<PairColumns, String> {
-            // SAFETY: a contiguous (m, 2) int64 array that `pairs` keeps alive.
-            let flat: &[i64] = if m == 0 {
-                &[]
-            } else {
-                unsafe { std::slice::from_raw_parts(address as *const i64, m * 2) }
-            };
-            let mut needed = vec![false; n];
-            for (i, p) in flat.chunks_exact(2).enumerate() {
-                let (a, b) = (p[0], p[1]);
-                for d in [a, b] {
-                    if !(0..n as i64).contains(&d) {
-                        return Err(format!(
+    let watch = threads::worth_watching(n.max(m), threads::bytes_of(texts.as_slice()));
+    let columns =
+        threads::interruptible(py, threads, watch, |stop| {
+            (|| -> Result<PairColumns, String> {
+                // SAFETY: a contiguous (m, 2) int64 array that `pairs` keeps alive.
+                let flat: &[i64] = if m == 0 {
+                    &[]
+                } else {
+                    unsafe { std::slice::from_raw_parts(address as *const i64, m * 2) }
+                };
+                let mut needed = vec![false; n];
+                for (i, p) in flat.chunks_exact(2).enumerate() {
+                    let (a, b) = (p[0], p[1]);
+                    for d in [a, b] {
+                        if !(0..n as i64).contains(&d) {
+                            return Err(format!(
                             "pairs[{i}] = ({a}, {b}) names document {d}, but there are {n} texts"
                         ));
+                        }
+                    }
+                    if a == b {
+                        return Err(format!("pairs[{i}] = ({a}, {b}) names one document twice"));
+                    }
+                    needed[a as usize] = true;
+                    needed[b as usize] = true;
+                }
+                // In chunks of texts, then of pairs, so Ctrl-C stops it between two.
+                let mut docs: Vec<Option<(DocSet, Option<DocSketch>)>> = Vec::with_capacity(n);
+                for chunk in threads::text_chunks(texts.as_slice()) {
+                    stop.checkpoint();
+                    let needed = &needed[docs.len()..docs.len() + chunk.len()];
+                    docs.par_extend(chunk.par_iter().zip(needed.par_iter()).map(
+                        |(text, &needed)| {
+                            needed.then(|| {
+                                let doc = pipeline.shingle_doc(text);
+                                let sketch = estimates.then(|| pipeline.sketch_doc(&doc));
+                                (doc, sketch)
+                            })
+                        },
+                    ));
+                }
+                let mut verdicts: Vec<Option<Similarity>> = Vec::with_capacity(m);
+                for chunk in flat.chunks(2 * PAIRS_CHUNK) {
+                    stop.checkpoint();
+                    verdicts.par_extend(chunk.par_chunks_exact(2).map(|p| {
+                        let (a, b) = (&docs[p[0] as usize], &docs[p[1] as usize]);
+                        let (a, b) = (a.as_ref().expect("needed"), b.as_ref().expect("needed"));
+                        let sketches = a.1.as_ref().zip(b.1.as_ref());
+                        pipeline.verify_docs(&a.0, &b.0, sketches).passed()
+                    }));
+                }
+                let mut out = PairColumns::with_capacity(verdicts.iter().flatten().count());
+                for (p, v) in flat.chunks_exact(2).zip(verdicts) {
+                    if let Some(s) = v {
+                        out.push(p[0] as u32, p[1] as u32, s);
                     }
                 }
-                if a == b {
-                    return Err(format!("pairs[{i}] = ({a}, {b}) names one document twice"));
-                }
-                needed[a as usize] = true;
-                needed[b as usize] = true;
-            }
-            let docs: Vec<Option<(DocSet, Option<DocSketch>)>> = texts
-                .as_slice()
-                .par_iter()
-                .zip(needed.par_iter())
-                .map(|(text, &needed)| {
-                    needed.then(|| {
-                        let doc = pipeline.shingle_doc(text);
-                        let sketch = estimates.then(|| pipeline.sketch_doc(&doc));
-                        (doc, sketch)
-                    })
-                })
-                .collect();
-            let verdicts: Vec<Option<Similarity>> = flat
-                .par_chunks_exact(2)
-                .map(|p| {
-                    let (a, b) = (&docs[p[0] as usize], &docs[p[1] as usize]);
-                    let (a, b) = (a.as_ref().expect("needed"), b.as_ref().expect("needed"));
-                    let sketches = a.1.as_ref().zip(b.1.as_ref());
-                    pipeline.verify_docs(&a.0, &b.0, sketches).passed()
-                })
-                .collect();
-            let mut out = PairColumns::with_capacity(verdicts.iter().flatten().count());
-            for (p, v) in flat.chunks_exact(2).zip(verdicts) {
-                if let Some(s) = v {
-                    out.push(p[0] as u32, p[1] as u32, s);
-                }
-            }
-            Ok(out)
-        })
-    })?;
+                Ok(out)
+            })()
+        })?;
     let columns = columns.map_err(refused)?;
     Ok(match form {
         "list" => columns.into_list(py, &ids)?.into_any(),

@@ -23,6 +23,23 @@ use crate::threads;
 /// The file whose replacement is a commit (neardup-index's layout).
 const MANIFEST: &str = "MANIFEST";
 
+/// A staged text handed to the index's writer, which reads it only while it prepares the
+/// documents of a commit, before it writes the manifest: reading it once Ctrl-C was
+/// pressed unwinds out of the commit (see `threads::Stop::checkpoint`), leaving the index
+/// at the commit before. The segment files the writer wrote meanwhile are named by no
+/// manifest, and the next commit removes them.
+struct Watched<'a> {
+    text: &'a str,
+    stop: &'a threads::Stop,
+}
+
+impl AsRef<str> for Watched<'_> {
+    fn as_ref(&self) -> &str {
+        self.stop.checkpoint();
+        self.text
+    }
+}
+
 /// A staged change.
 enum Change {
     Add(Vec<(String, String)>),
@@ -240,54 +257,76 @@ impl Index {
     /// `replaced`, `removed`, the ids `missing` from the index and those `empty` (texts
     /// with no shingles, not added).
     fn commit<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let report = threads::detached(py, || -> neardup_index::Result<Report> {
-            let mut state = self.lock();
-            let mut report = Report::default();
-            if state.staged.is_empty() {
-                return Ok(report);
-            }
-            let mut writer = IndexWriter::open(&self.path)?;
-            while !state.staged.is_empty() {
-                // Consecutive changes of one kind go in one commit.
-                let first_add = matches!(state.staged[0], Change::Add(_));
-                let run = state
-                    .staged
-                    .iter()
-                    .take_while(|c| matches!(c, Change::Add(_)) == first_add)
-                    .count();
-                let changes: Vec<Change> = state.staged.drain(..run).collect();
-                let done = if first_add {
-                    let docs: Vec<(String, String)> = changes
-                        .into_iter()
-                        .flat_map(|c| match c {
-                            Change::Add(d) => d,
-                            Change::Remove(_) => unreachable!("a run of adds"),
-                        })
-                        .collect();
-                    writer.add(&docs).map(|r| {
-                        report.added += r.added;
-                        report.replaced += r.replaced;
-                        report.empty.extend(r.empty);
-                    })
-                } else {
-                    let ids: Vec<String> = changes
-                        .into_iter()
-                        .flat_map(|c| match c {
-                            Change::Remove(ids) => ids,
-                            Change::Add(_) => unreachable!("a run of removals"),
-                        })
-                        .collect();
-                    writer.remove(&ids).map(|r| {
-                        report.removed += r.removed;
-                        report.missing.extend(r.missing);
-                    })
-                };
-                done?;
-            }
-            drop(writer);
-            state.refresh(&self.path, true)?;
-            Ok(report)
+        // Ctrl-C stops it before a commit or while one prepares its documents, before
+        // anything of that commit is in the manifest: the commits made stand, the rest
+        // stays staged. (A few documents, which cannot take long, are not watched.)
+        let watch = py.detach(|| {
+            let state = self.lock();
+            let bytes = state
+                .staged
+                .iter()
+                .map(|c| match c {
+                    Change::Add(d) => d.iter().map(|(_, t)| t.len()).sum(),
+                    Change::Remove(_) => 0,
+                })
+                .sum();
+            threads::worth_watching(state.staged_items(), bytes)
         });
+        let report =
+            threads::interruptible(py, None, watch, |stop| -> neardup_index::Result<Report> {
+                let mut state = self.lock();
+                let mut report = Report::default();
+                if state.staged.is_empty() {
+                    return Ok(report);
+                }
+                stop.checkpoint();
+                let mut writer = IndexWriter::open(&self.path)?;
+                while !state.staged.is_empty() {
+                    stop.checkpoint();
+                    // Consecutive changes of one kind go in one commit.
+                    let first_add = matches!(state.staged[0], Change::Add(_));
+                    let run = state
+                        .staged
+                        .iter()
+                        .take_while(|c| matches!(c, Change::Add(_)) == first_add)
+                        .count();
+                    // Borrowed, and unstaged once committed: an interrupted commit leaves them.
+                    let changes = &state.staged[..run];
+                    let done = if first_add {
+                        let docs: Vec<(&str, Watched<'_>)> = changes
+                            .iter()
+                            .flat_map(|c| match c {
+                                Change::Add(d) => d,
+                                Change::Remove(_) => unreachable!("a run of adds"),
+                            })
+                            .map(|(id, text)| (id.as_str(), Watched { text, stop }))
+                            .collect();
+                        writer.add(&docs).map(|r| {
+                            report.added += r.added;
+                            report.replaced += r.replaced;
+                            report.empty.extend(r.empty);
+                        })
+                    } else {
+                        let ids: Vec<&str> = changes
+                            .iter()
+                            .flat_map(|c| match c {
+                                Change::Remove(ids) => ids,
+                                Change::Add(_) => unreachable!("a run of removals"),
+                            })
+                            .map(String::as_str)
+                            .collect();
+                        writer.remove(&ids).map(|r| {
+                            report.removed += r.removed;
+                            report.missing.extend(r.missing);
+                        })
+                    };
+                    state.staged.drain(..run);
+                    done?;
+                }
+                drop(writer);
+                state.refresh(&self.path, true)?;
+                Ok(report)
+            });
         let report = report?.map_err(index_error)?;
         let d = PyDict::new(py);
         d.set_item("added", report.added)?;
@@ -330,12 +369,20 @@ impl Index {
         };
         let query = Index::query_of(threshold, top)?;
         let searcher = self.searcher(py)?;
-        let found = threads::detached(py, || {
-            texts
-                .as_slice()
-                .par_iter()
-                .map(|t| searcher.query(t, &query))
-                .collect::<neardup_index::Result<Vec<_>>>()
+        let texts = texts.as_slice();
+        let watch = threads::worth_watching(texts.len(), threads::bytes_of(texts));
+        // A chunk at a time, so Ctrl-C stops it between two.
+        let found = threads::interruptible(py, None, watch, |stop| {
+            let mut found = Vec::with_capacity(texts.len());
+            for chunk in threads::text_chunks(texts) {
+                stop.checkpoint();
+                let part = chunk
+                    .par_iter()
+                    .map(|t| searcher.query(t, &query))
+                    .collect::<neardup_index::Result<Vec<_>>>()?;
+                found.extend(part);
+            }
+            Ok(found)
         })?;
         let found = found.map_err(index_error)?;
         if one {

@@ -4,7 +4,8 @@
 //! their documented signatures and result forms.
 //!
 //! Every call that works on texts releases the GIL while the library works (rayon inside),
-//! and touches Python objects only to read the texts and to build the results.
+//! and touches Python objects only to read the texts and to build the results. A long
+//! call stops on Ctrl-C between chunks of its work (`threads::interruptible`).
 //!
 //! | module | job |
 //! |---|---|

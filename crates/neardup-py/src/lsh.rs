@@ -19,6 +19,12 @@ use crate::errors::refused;
 use crate::minhash::MinHash;
 use crate::threads;
 
+/// The most sets, and elements of sets, sketched between two checks for Ctrl-C: under a
+/// millisecond with one-permutation hashing, under a second with classic MinHash's
+/// thousands of permutations.
+const CHUNK_SETS: usize = 1 << 12;
+const CHUNK_ELEMENTS: usize = 1 << 18;
+
 /// Candidates past this many are verified in parallel.
 const PARALLEL_VERIFY: usize = 64;
 
@@ -186,8 +192,25 @@ impl LshTable {
         minhashes: Vec<PyRef<'_, MinHash>>,
     ) -> PyResult<Vec<u32>> {
         let docs: Vec<DocSet> = minhashes.iter().map(|m| m.doc()).collect();
-        threads::detached(py, || {
-            let entries = docs.into_par_iter().map(|d| self.prepare(d)).collect();
+        let elements: usize = docs.iter().map(|d| d.set().len()).sum();
+        let watch = threads::worth_watching(docs.len(), elements);
+        // Sketched a chunk at a time, so Ctrl-C stops it between two; put in the table all
+        // at once, or not at all.
+        threads::interruptible(py, None, watch, |stop| {
+            let mut entries = Vec::with_capacity(docs.len());
+            let mut docs = docs.into_iter().peekable();
+            while docs.peek().is_some() {
+                let (mut chunk, mut elements) = (Vec::new(), 0);
+                while let Some(d) =
+                    docs.next_if(|_| chunk.len() < CHUNK_SETS && elements < CHUNK_ELEMENTS)
+                {
+                    elements += d.set().len();
+                    chunk.push(d);
+                }
+                stop.checkpoint();
+                entries.par_extend(chunk.into_par_iter().map(|d| self.prepare(d)));
+            }
+            stop.checkpoint();
             self.put(entries)
         })
     }

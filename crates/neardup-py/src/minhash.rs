@@ -248,12 +248,16 @@ impl MinHash {
         let pipeline =
             shingling_pipeline(&shingle, &normalize, max_shingles, num_perm, seed, kind)?;
         let texts = texts::read(texts, "texts")?;
-        let docs: Vec<DocSet> = threads::detached(py, || {
-            texts
-                .as_slice()
-                .par_iter()
-                .map(|t| pipeline.shingle_doc(t))
-                .collect()
+        let texts = texts.as_slice();
+        let watch = threads::worth_watching(texts.len(), threads::bytes_of(texts));
+        // A chunk at a time, so Ctrl-C stops it between two.
+        let docs: Vec<DocSet> = threads::interruptible(py, None, watch, |stop| {
+            let mut docs = Vec::with_capacity(texts.len());
+            for chunk in threads::text_chunks(texts) {
+                stop.checkpoint();
+                docs.par_extend(chunk.par_iter().map(|t| pipeline.shingle_doc(t)));
+            }
+            docs
         })?;
         Ok(docs
             .into_iter()

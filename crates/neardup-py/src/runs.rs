@@ -1,8 +1,9 @@
 //! Whole runs over a list of texts, as the CLI's `pairs`, `clusters` and `dedup` run them
 //! (LSH, or the exact join with `exact`; for pairs, also by containment), with the GIL
-//! released while the library works.
+//! released while the library works, and stopped by Ctrl-C between batches of texts and
+//! between the library's stages and chunks of candidates.
 
-use neardup::{Measure, Pipeline, Quiet, Shingled};
+use neardup::{Measure, Pipeline, Shingled};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
@@ -10,7 +11,7 @@ use crate::config::NativeConfig;
 use crate::errors::{core, refused};
 use crate::results::{ClusterColumns, ContainedColumns, Ids, PairColumns};
 use crate::texts;
-use crate::threads;
+use crate::threads::{self, Stop};
 
 /// How a result is handed back: plain Python objects, or columns for NumPy.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -36,30 +37,50 @@ impl Form {
     }
 }
 
+/// Shingles the texts a batch at a time (as `Pipeline::shingle` does in one), stopping
+/// between batches if asked.
+fn shingle(pipeline: &Pipeline, texts: &[&str], stop: &Stop) -> neardup::Result<Shingled> {
+    let mut batches = pipeline.shingle_batches();
+    for chunk in threads::text_chunks(texts) {
+        stop.checkpoint();
+        batches.add(chunk)?;
+    }
+    Ok(batches.finish())
+}
+
 /// Shingles the texts, and sketches them unless the exact join is asked for.
-fn prepare(pipeline: &Pipeline, texts: &[&str], exact: bool) -> neardup::Result<Prepared> {
+fn prepare(
+    pipeline: &Pipeline,
+    texts: &[&str],
+    exact: bool,
+    stop: &Stop,
+) -> neardup::Result<Prepared> {
+    let shingled = shingle(pipeline, texts, stop)?;
     Ok(if exact {
-        Prepared::Exact(pipeline.shingle(texts)?)
+        Prepared::Exact(shingled)
     } else {
-        Prepared::Lsh(pipeline.sketch_texts(texts)?)
+        Prepared::Lsh(pipeline.sketch(shingled, &mut stop.observer()))
     })
 }
 
 /// What every run shares: the threads and texts read and the ids checked against them,
-/// then `work` on the texts with the GIL released, on the threads asked for.
+/// then `work` on the texts with the GIL released, on the threads asked for, until it
+/// ends or Ctrl-C stops it.
 fn released<'a, 'py, T: Send>(
     py: Python<'py>,
     config: &NativeConfig,
     texts: &Bound<'py, PyAny>,
     ids: Option<&'a Bound<'py, PyList>>,
     threads: Option<i64>,
-    work: impl FnOnce(&Pipeline, &[&str]) -> neardup::Result<T> + Send,
+    work: impl FnOnce(&Pipeline, &[&str], &Stop) -> neardup::Result<T> + Send,
 ) -> PyResult<(Ids<'a, 'py>, T)> {
     let threads = threads::parse(threads)?;
     let texts = texts::read(texts, "texts")?;
     let ids = Ids::new(ids, texts.len())?;
     let pipeline = config.pipeline();
-    let done = py.detach(|| threads::run(threads, || work(&pipeline, texts.as_slice())))?;
+    let texts = texts.as_slice();
+    let watch = threads::worth_watching(texts.len(), threads::bytes_of(texts));
+    let done = threads::interruptible(py, threads, watch, |stop| work(&pipeline, texts, stop))?;
     Ok((ids, done.map_err(core)?))
 }
 
@@ -92,10 +113,10 @@ pub fn run_pairs<'py>(
         texts,
         ids.as_ref(),
         threads,
-        |pipeline, texts| {
-            let set = match prepare(pipeline, texts, exact)? {
-                Prepared::Exact(c) => pipeline.exact_pair_set(&c, &mut Quiet)?.0,
-                Prepared::Lsh(c) => pipeline.pair_set(&c, &mut Quiet).0,
+        |pipeline, texts, stop| {
+            let set = match prepare(pipeline, texts, exact, stop)? {
+                Prepared::Exact(c) => pipeline.exact_pair_set(&c, &mut stop.observer())?.0,
+                Prepared::Lsh(c) => pipeline.pair_set(&c, &mut stop.observer()).0,
             };
             Ok(PairColumns::from_set(&set))
         },
@@ -124,12 +145,12 @@ fn run_contained<'py>(
         texts,
         ids.as_ref(),
         threads,
-        |pipeline, texts| {
-            let shingled = pipeline.shingle(texts)?;
+        |pipeline, texts, stop| {
+            let shingled = shingle(pipeline, texts, stop)?;
             let (pairs, _) = if exact {
-                pipeline.exact_containment_pairs(&shingled, &mut Quiet)
+                pipeline.exact_containment_pairs(&shingled, &mut stop.observer())
             } else {
-                pipeline.containment_pairs(&shingled, &mut Quiet)?
+                pipeline.containment_pairs(&shingled, &mut stop.observer())?
             };
             Ok(ContainedColumns::new(&pairs))
         },
@@ -165,14 +186,14 @@ pub fn run_clusters<'py>(
         texts,
         ids.as_ref(),
         threads,
-        |pipeline, texts| {
-            Ok(match prepare(pipeline, texts, exact)? {
+        |pipeline, texts, stop| {
+            Ok(match prepare(pipeline, texts, exact, stop)? {
                 Prepared::Exact(c) => {
-                    let (clusters, _) = pipeline.exact_cluster_set(&c, &mut Quiet)?;
+                    let (clusters, _) = pipeline.exact_cluster_set(&c, &mut stop.observer())?;
                     ClusterColumns::new(&clusters, c.corpus())
                 }
                 Prepared::Lsh(c) => {
-                    let (clusters, _) = pipeline.cluster_set(&c, &mut Quiet);
+                    let (clusters, _) = pipeline.cluster_set(&c, &mut stop.observer());
                     ClusterColumns::new(&clusters, c.corpus())
                 }
             })

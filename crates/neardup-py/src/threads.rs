@@ -2,15 +2,22 @@
 //! `RAYON_NUM_THREADS`), or a pool of the size a caller asks for, built once per size.
 //! Results do not depend on it (the library's determinism).
 //!
+//! A long call can be interrupted (Ctrl-C): see [`interruptible`].
+//!
 //! A process forked from one that used rayon (`multiprocessing` with the `fork` start
 //! method) inherits the pools but not their threads: work sent to them would wait forever.
 //! So every parallel step of the package goes through [`run`], which in a forked process
 //! uses pools of its own.
 
 use std::collections::HashMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
-use pyo3::PyResult;
+use neardup::{Observer, Stage};
+use pyo3::{PyResult, Python};
 use rayon::ThreadPool;
 
 use crate::errors::refused;
@@ -90,4 +97,151 @@ fn pool(n: usize) -> PyResult<Arc<ThreadPool>> {
 /// Runs `work` with the GIL released, its parallel steps on the global pool (see [`run`]).
 pub fn detached<T: Send>(py: pyo3::Python<'_>, work: impl FnOnce() -> T + Send) -> PyResult<T> {
     py.detach(|| run(None, work))
+}
+
+/// How often a caller waiting for an interruptible call runs Python's signal handlers.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// The most texts and bytes of text a chunk of work holds between two checks: some
+/// milliseconds of work on plain text, a few seconds on the slowest (text that NFKC makes
+/// many times longer).
+const CHUNK_ITEMS: usize = 1 << 12;
+const CHUNK_BYTES: usize = 4 << 20;
+
+/// Work stopped because the caller asked it to (carried by unwinding: see
+/// [`Stop::checkpoint`]).
+struct Interrupted;
+
+/// A request to stop, set when a signal handler raised in the caller (Ctrl-C's
+/// `KeyboardInterrupt`); the work looks at it between chunks.
+#[derive(Default)]
+pub struct Stop(AtomicBool);
+
+impl Stop {
+    /// Stops the work here once a stop is asked, by unwinding to [`interruptible`] (with
+    /// `resume_unwind`, which prints nothing): the library's stages, called back through an
+    /// [`Observer`] or a text they read, have no way to return early, and everything the
+    /// work builds is its own, so unwinding drops it all. Call it between chunks.
+    pub fn checkpoint(&self) {
+        if self.0.load(Ordering::Relaxed) {
+            panic::resume_unwind(Box::new(Interrupted));
+        }
+    }
+
+    /// An observer that stops a library run at its next report: between stages, and
+    /// between the chunks of candidates it verifies.
+    pub fn observer(&self) -> StopObserver<'_> {
+        StopObserver(self)
+    }
+}
+
+/// See [`Stop::observer`].
+pub struct StopObserver<'a>(&'a Stop);
+
+impl Observer for StopObserver<'_> {
+    fn start(&mut self, _stage: Stage, _total: u64) {
+        self.0.checkpoint();
+    }
+    fn advance(&mut self, _n: u64) {
+        self.0.checkpoint();
+    }
+    fn finish(&mut self) {
+        self.0.checkpoint();
+    }
+    /// Asked once per chunk of candidates verified.
+    fn wants_scores(&self) -> bool {
+        self.0.checkpoint();
+        false
+    }
+}
+
+/// Whether a call on `items` of `bytes` in all (of text, or elements of sets) takes long
+/// enough to watch for Ctrl-C: a small one ends soon anyway, and a thread started per call
+/// would slow small calls made in a loop.
+pub fn worth_watching(items: usize, bytes: usize) -> bool {
+    items >= CHUNK_ITEMS / 4 || bytes >= CHUNK_BYTES / 4
+}
+
+/// Texts in chunks of at most [`CHUNK_ITEMS`] texts and about [`CHUNK_BYTES`], to check
+/// for a stop between.
+pub fn text_chunks<'a, T: AsRef<str>>(texts: &'a [T]) -> impl Iterator<Item = &'a [T]> + 'a {
+    let mut rest = texts;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut bytes = 0;
+        let n = rest
+            .iter()
+            .take(CHUNK_ITEMS)
+            .take_while(|t| {
+                let fits = bytes < CHUNK_BYTES;
+                bytes += t.as_ref().len();
+                fits
+            })
+            .count();
+        let (chunk, tail) = rest.split_at(n);
+        rest = tail;
+        Some(chunk)
+    })
+}
+
+/// The total length of texts.
+pub fn bytes_of<T: AsRef<str>>(texts: &[T]) -> usize {
+    texts.iter().map(|t| t.as_ref().len()).sum()
+}
+
+/// Runs `work` with the GIL released on `threads` threads (see [`run`]) so that Ctrl-C
+/// interrupts it, if `watch` (see [`worth_watching`]). Python runs signal handlers only on
+/// the main thread, between bytecodes, so the calling thread waits for `work` on a thread
+/// of its own and every [`SIGNAL_POLL`] takes the GIL to run them; when one raises
+/// (`KeyboardInterrupt`) it asks `work` to stop, waits for it to reach a
+/// [`Stop::checkpoint`], and raises that exception, whatever `work` came to (a caller that
+/// pressed Ctrl-C gets it even if the work was just finishing).
+pub fn interruptible<T: Send>(
+    py: Python<'_>,
+    threads: Option<usize>,
+    watch: bool,
+    work: impl FnOnce(&Stop) -> T + Send,
+) -> PyResult<T> {
+    let stop = Stop::default();
+    if !watch {
+        return py.detach(|| run(threads, || work(&stop)));
+    }
+    py.detach(|| {
+        let (done, finished) = mpsc::channel::<()>();
+        std::thread::scope(|scope| {
+            let worker = std::thread::Builder::new()
+                .name("neardup-call".into())
+                // As much stack as the main thread the work would otherwise run on.
+                .stack_size(8 << 20)
+                .spawn_scoped(scope, || {
+                    // Dropped when the work ends, however it ends: the caller stops waiting.
+                    let _done = done;
+                    run(threads, || {
+                        panic::catch_unwind(AssertUnwindSafe(|| work(&stop)))
+                    })
+                })
+                .map_err(|e| crate::errors::refused(format!("cannot start a thread: {e}")))?;
+            let mut raised = None;
+            while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(SIGNAL_POLL) {
+                if raised.is_none() {
+                    if let Err(e) = Python::attach(|py| py.check_signals()) {
+                        stop.0.store(true, Ordering::Relaxed);
+                        raised = Some(e);
+                    }
+                }
+            }
+            let outcome = match worker.join() {
+                Ok(ran) => ran?,
+                Err(payload) => panic::resume_unwind(payload),
+            };
+            match (outcome, raised) {
+                (Err(payload), _) if !payload.is::<Interrupted>() => panic::resume_unwind(payload),
+                (_, Some(e)) => Err(e),
+                (Ok(done), None) => Ok(done),
+                (Err(_), None) => unreachable!("only a raised signal asks for a stop"),
+            }
+        })
+    })
 }

@@ -1,37 +1,176 @@
 //! The request and response bodies of `/v1`, and how a body is read.
 
-use serde::de::DeserializeOwned;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 
 /// One document to add.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(from = "Object<DocumentFields>")]
 pub(crate) struct NewDocument {
     pub id: String,
     pub text: String,
 }
 
-/// `POST /v1/query`.
-#[derive(Debug, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct DocumentFields {
+    id: Lossy,
+    text: Lossy,
+}
+
+impl From<Object<DocumentFields>> for NewDocument {
+    fn from(Object(d): Object<DocumentFields>) -> Self {
+        NewDocument {
+            id: d.id.0,
+            text: d.text.0,
+        }
+    }
+}
+
+/// `POST /v1/query`.
+#[derive(Debug)]
 pub(crate) struct QueryRequest {
-    #[serde(default)]
     pub texts: Option<Vec<String>>,
-    #[serde(default)]
     pub ids: Option<Vec<String>>,
-    #[serde(default)]
     pub threshold: Option<f64>,
-    #[serde(default)]
     pub top: Option<usize>,
 }
 
-/// `POST /v1/documents/delete`.
-#[derive(Debug, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct QueryFields {
+    #[serde(default)]
+    texts: Option<Vec<Lossy>>,
+    #[serde(default)]
+    ids: Option<Vec<Lossy>>,
+    #[serde(default)]
+    threshold: Option<f64>,
+    #[serde(default)]
+    top: Option<usize>,
+}
+
+impl<'de> Deserialize<'de> for QueryRequest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Object(q) = Object::<QueryFields>::deserialize(d)?;
+        Ok(QueryRequest {
+            texts: q.texts.map(Lossy::strings),
+            ids: q.ids.map(Lossy::strings),
+            threshold: q.threshold,
+            top: q.top,
+        })
+    }
+}
+
+/// `POST /v1/documents/delete`.
+#[derive(Debug)]
 pub(crate) struct DeleteRequest {
     pub ids: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteFields {
+    ids: Vec<Lossy>,
+}
+
+impl<'de> Deserialize<'de> for DeleteRequest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Object(r) = Object::<DeleteFields>::deserialize(d)?;
+        Ok(DeleteRequest {
+            ids: Lossy::strings(r.ids),
+        })
+    }
+}
+
+/// A struct read from a JSON object only: serde's derived structs also take an array of
+/// their fields in order (`[["a", "b"]]` would have been `{"ids": ["a", "b"]}`), which
+/// the OpenAPI description does not allow.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Fields(PhantomData)).map(Object)
+    }
+}
+
+/// A JSON string whose lone surrogate escapes (`"\ud800"`: valid JSON, but no Unicode
+/// text) become U+FFFD, as the command line reads them, instead of failing the request.
+struct Lossy(String);
+
+impl Lossy {
+    fn strings(v: Vec<Lossy>) -> Vec<String> {
+        v.into_iter().map(|s| s.0).collect()
+    }
+}
+
+impl<'de> Deserialize<'de> for Lossy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl Visitor<'_> for Text {
+            type Value = Lossy;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Lossy, E> {
+                Ok(Lossy(s.to_string()))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Lossy, E> {
+                Ok(Lossy(s))
+            }
+            fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<Lossy, E> {
+                Ok(Lossy(lossy_utf8(b.to_vec())))
+            }
+            fn visit_byte_buf<E: de::Error>(self, b: Vec<u8>) -> Result<Lossy, E> {
+                Ok(Lossy(lossy_utf8(b)))
+            }
+        }
+        // serde_json hands over a string's bytes unchecked when asked for bytes: a lone
+        // surrogate escape as its three-byte (WTF-8) form.
+        d.deserialize_bytes(Text)
+    }
+}
+
+/// Bytes as text: valid UTF-8 as it is (the usual case, no copy); a surrogate's
+/// three-byte form as one U+FFFD; anything else invalid as `from_utf8_lossy` does.
+fn lossy_utf8(bytes: Vec<u8>) -> String {
+    let bytes = match String::from_utf8(bytes) {
+        Ok(s) => return s,
+        Err(e) => e.into_bytes(),
+    };
+    let mut out = String::with_capacity(bytes.len());
+    let mut rest = &bytes[..];
+    while !rest.is_empty() {
+        let surrogate = rest
+            .windows(3)
+            .position(|w| w[0] == 0xED && (0xA0..=0xBF).contains(&w[1]) && w[2] & 0xC0 == 0x80);
+        let (valid_or_not, next) = match surrogate {
+            Some(at) => (&rest[..at], Some(at + 3)),
+            None => (rest, None),
+        };
+        out.push_str(&String::from_utf8_lossy(valid_or_not));
+        match next {
+            Some(n) => {
+                out.push('\u{FFFD}');
+                rest = &rest[n..];
+            }
+            None => break,
+        }
+    }
+    out
 }
 
 /// `?dedup=true`.
@@ -94,5 +233,33 @@ mod tests {
             (e.code, e.field.as_deref()),
             ("bad_request", Some("[1].id"))
         );
+    }
+
+    #[test]
+    fn objects_are_not_read_from_arrays() {
+        for e in [
+            parse::<DeleteRequest>(br#"[["a", "b"]]"#).unwrap_err(),
+            parse::<QueryRequest>(br#"[["a"]]"#).unwrap_err(),
+            parse::<Vec<NewDocument>>(br#"[["a", "b"]]"#).unwrap_err(),
+        ] {
+            assert_eq!(e.code, "bad_request");
+            assert!(e.message.contains("expected a JSON object"), "{}", e.message);
+        }
+        let e = parse::<DeleteRequest>(br#"{"ids": [1]}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("ids[0]"));
+        assert!(e.message.contains("expected a string"), "{}", e.message);
+    }
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters() {
+        let docs: Vec<NewDocument> =
+            parse(br#"[{"id": "a\ud800b", "text": "x\udc00\ud83d\ude00 \u00e9"}]"#).unwrap();
+        assert_eq!(docs[0].id, "a\u{FFFD}b");
+        assert_eq!(docs[0].text, "x\u{FFFD}\u{1F600} \u{e9}");
+        let q: QueryRequest = parse(br#"{"ids": ["\ud800\ud800"]}"#).unwrap();
+        assert_eq!(q.ids.unwrap(), ["\u{FFFD}\u{FFFD}"]);
+        // Raw invalid UTF-8 too, as the command line reads it.
+        let r: DeleteRequest = parse(b"{\"ids\": [\"a\xffb\"]}").unwrap();
+        assert_eq!(r.ids, ["a\u{FFFD}b"]);
     }
 }

@@ -1,30 +1,31 @@
 //! The server: its shared state, the router with its layers, and its life from bind to
-//! graceful shutdown.
+//! graceful shutdown: connections accepted up to a cap, each with a deadline for its
+//! request heads and for idling between requests.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::{header, HeaderValue};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use neardup_index::{IndexWriter, Searcher};
-use subtle::ConstantTimeEq;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower_http::request_id::{
     MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
 };
 use tower_http::trace::{DefaultOnRequest, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, AMPLIFICATION};
 use crate::error::{ApiError, Error, ErrorCode, Result};
 use crate::handlers;
 use crate::metrics::Metrics;
@@ -32,23 +33,28 @@ use crate::metrics::Metrics;
 /// What every request shares.
 pub(crate) struct AppState {
     pub config: ServerConfig,
-    /// The one writer; writes take turns.
-    pub writer: Mutex<IndexWriter>,
+    /// The one writer (none when read-only); writes take turns through `pending`.
+    pub writer: Option<Mutex<IndexWriter>>,
     /// The last committed state, replaced after each commit.
     pub searcher: RwLock<Searcher>,
-    /// Plain adds waiting to be committed together.
-    pub pending: Mutex<Vec<handlers::AddJob>>,
-    /// Set while a blocking thread commits the queue, so that one thread does it and
-    /// waiting adds don't each hold a thread of their own.
+    /// Writes waiting for the writer, in order.
+    pub pending: Mutex<Vec<handlers::Job>>,
+    /// Set while a blocking thread runs the queue, so that one thread does it and
+    /// waiting writes don't each hold a thread of their own.
     pub flushing: AtomicBool,
     pub metrics: Metrics,
     slots: Arc<Semaphore>,
+    /// The memory budget, in KiB.
+    memory: Arc<Semaphore>,
 }
 
 impl AppState {
     /// Makes the writer's last commit the state new requests read; answers its number.
     pub fn publish(&self, writer: &IndexWriter) -> u64 {
-        let searcher = writer.searcher().clone();
+        self.publish_searcher(writer.searcher().clone())
+    }
+
+    fn publish_searcher(&self, searcher: Searcher) -> u64 {
         self.metrics.documents(searcher.len());
         let generation = searcher.generation();
         *self.searcher.write().unwrap_or_else(|p| p.into_inner()) = searcher;
@@ -62,7 +68,25 @@ impl AppState {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
+
+    /// Read-only: picks up the index's last commit, if it is new.
+    fn reload(&self) {
+        let current = self.searcher();
+        match current.reload() {
+            Ok(next) if next.generation() != current.generation() => {
+                let generation = self.publish_searcher(next);
+                tracing::info!(generation, "serving a new commit");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "could not reload the index; serving the last commit read"),
+        }
+    }
 }
+
+/// Memory a request holds from the budget, shared by the request and the write it
+/// queued: it goes back when both are done.
+#[derive(Clone)]
+pub(crate) struct Budget(#[allow(dead_code)] Arc<OwnedSemaphorePermit>);
 
 /// An index served over HTTP.
 ///
@@ -94,31 +118,41 @@ impl std::fmt::Debug for Server {
 
 impl Server {
     /// Opens the index in `dir` for writing (holding its writer lock while the server
-    /// lives) and for reading.
+    /// lives) and for reading; read-only, for reading only (no lock). Refuses a
+    /// configuration whose [`check`](ServerConfig::check) fails.
     pub fn open(dir: impl AsRef<Path>, config: ServerConfig) -> Result<Server> {
-        let writer = IndexWriter::open(dir)?;
-        let searcher = writer.searcher().clone();
+        config.check()?;
+        let (writer, searcher) = if config.read_only {
+            (None, Searcher::open(dir)?)
+        } else {
+            let writer = IndexWriter::open(dir)?;
+            let searcher = writer.searcher().clone();
+            (Some(Mutex::new(writer)), searcher)
+        };
         let metrics = Metrics::new();
         metrics.documents(searcher.len());
         let slots = Arc::new(Semaphore::new(config.max_concurrent));
+        let kib = (config.memory >> 10).clamp(1, u32::MAX as usize);
+        let memory = Arc::new(Semaphore::new(kib));
         Ok(Server {
             state: Arc::new(AppState {
                 config,
-                writer: Mutex::new(writer),
+                writer,
                 searcher: RwLock::new(searcher),
                 pending: Mutex::new(Vec::new()),
                 flushing: AtomicBool::new(false),
                 metrics,
                 slots,
+                memory,
             }),
         })
     }
 
-    /// Refuses to serve a non-loopback address without a write token, unless the
+    /// Refuses to serve a non-loopback address without a token for writes, unless the
     /// configuration says `insecure`.
     pub fn check_address(&self, addr: SocketAddr) -> Result<()> {
         let c = &self.state.config;
-        if !addr.ip().is_loopback() && c.write_token.is_none() && !c.insecure {
+        if !addr.ip().is_loopback() && !c.has_write_token() && !c.read_only && !c.insecure {
             return Err(Error::Insecure(addr));
         }
         Ok(())
@@ -127,40 +161,31 @@ impl Server {
     /// The routes with their layers.
     pub fn router(&self) -> Router {
         let state = Arc::clone(&self.state);
-        let reads = Router::new()
+        Router::new()
             .route("/v1/query", post(handlers::query))
-            .route("/v1/documents/{id}", get(handlers::get_document))
-            .route("/v1/stats", get(handlers::stats))
-            .route("/metrics", get(handlers::metrics))
-            .route_layer(middleware::from_fn_with_state(
-                Arc::clone(&state),
-                require_read,
-            ));
-        let writes = Router::new()
-            .route("/v1/documents", post(handlers::add))
             .route(
                 "/v1/documents/{id}",
-                axum::routing::delete(handlers::delete_document),
+                get(handlers::get_document).delete(handlers::delete_document),
             )
-            .route("/v1/documents/delete", post(handlers::delete_documents))
-            .route_layer(middleware::from_fn_with_state(
-                Arc::clone(&state),
-                require_write,
-            ));
-        let open = Router::new()
+            .route("/v1/documents", post(handlers::add))
+            // POST only is the batch removal: the document whose id is "delete" is still
+            // read and removed by id.
+            .route(
+                "/v1/documents/delete",
+                post(handlers::delete_documents)
+                    .get(handlers::get_document_delete)
+                    .delete(handlers::delete_document_delete),
+            )
+            .route("/v1/compact", post(handlers::compact))
+            .route("/v1/stats", get(handlers::stats))
+            .route("/metrics", get(handlers::metrics))
             .route("/healthz", get(handlers::healthz))
             .route("/readyz", get(handlers::readyz))
-            .route("/v1/openapi.json", get(handlers::openapi));
-        Router::new()
-            .merge(reads)
-            .merge(writes)
-            .merge(open)
+            .route("/v1/openapi.json", get(handlers::openapi))
             .fallback(handlers::fallback)
             .layer(DefaultBodyLimit::max(state.config.max_body))
-            .layer(middleware::from_fn_with_state(
-                Arc::clone(&state),
-                limit_and_time,
-            ))
+            .layer(middleware::from_fn_with_state(Arc::clone(&state), admit))
+            .layer(middleware::from_fn(json_errors))
             .layer(middleware::from_fn_with_state(Arc::clone(&state), measure))
             .layer(PropagateRequestIdLayer::x_request_id())
             .layer(
@@ -182,21 +207,74 @@ impl Server {
     }
 
     /// Serves on `listener` until `shutdown` completes; then stops accepting, lets the
-    /// requests in flight finish (a write in flight commits whole or not at all), and
-    /// returns.
+    /// requests in flight finish for up to the shutdown timeout (a write in flight commits
+    /// whole or not at all, answered or not), and returns.
     pub async fn serve(
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<()> {
-        let addr = listener
-            .local_addr()
-            .map_or_else(|_| "listener".to_string(), |a| a.to_string());
         let router = self.router();
-        axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown)
-            .await
-            .map_err(|source| Error::Io { addr, source })
+        let config = self.state.config.clone();
+        let reload = config.read_only.then(|| {
+            let state = Arc::clone(&self.state);
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(state.config.reload_every);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let state = Arc::clone(&state);
+                    let _ = tokio::task::spawn_blocking(move || state.reload()).await;
+                }
+            })
+        });
+        let (stop, stopping) = tokio::sync::watch::channel(false);
+        let connections = Arc::new(Semaphore::new(config.max_connections));
+        let mut tasks = tokio::task::JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            // At the cap, new connections wait in the kernel's queue: the header timeout
+            // frees the slots of clients that send nothing.
+            let permit = tokio::select! {
+                () = &mut shutdown => break,
+                p = Arc::clone(&connections).acquire_owned() => p.expect("the semaphore is never closed"),
+            };
+            let stream = tokio::select! {
+                () = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of file descriptors, or a connection reset before it was
+                        // accepted: wait a little rather than spin.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            while tasks.try_join_next().is_some() {}
+            tasks.spawn(connection(
+                stream,
+                router.clone(),
+                config.clone(),
+                stopping.clone(),
+                permit,
+            ));
+        }
+        drop(listener);
+        let _ = stop.send(true);
+        let all_closed = async { while tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(config.shutdown_timeout, all_closed).await.is_err() {
+            tracing::warn!(
+                connections = tasks.len(),
+                "shutdown timeout: closing connections whose requests are still in flight"
+            );
+            tasks.shutdown().await;
+        }
+        if let Some(reload) = reload {
+            reload.abort();
+        }
+        Ok(())
     }
 
     /// Binds `addr` and serves until SIGTERM or SIGINT, on a runtime of its own; `ready`
@@ -221,6 +299,142 @@ impl Server {
             self.serve(listener, stop).await
         })
         // Dropping the runtime waits for index work already running on blocking threads.
+    }
+}
+
+/// What a connection's task knows of its requests: how many are being answered, how
+/// many were, and when the last answer was given.
+struct Activity {
+    in_flight: AtomicUsize,
+    answered: AtomicU64,
+    /// Milliseconds from `start` to the end of the last answer.
+    last_answer: AtomicU64,
+    start: Instant,
+    idle: tokio::sync::Notify,
+}
+
+impl Activity {
+    /// When an idle connection is to be closed: `keep_alive` after its last answer, if it
+    /// has had one and has no request in flight.
+    fn idle_deadline(&self, keep_alive: Duration) -> Option<tokio::time::Instant> {
+        if self.in_flight.load(Ordering::Acquire) > 0 || self.answered.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let last = self.start + Duration::from_millis(self.last_answer.load(Ordering::Acquire));
+        Some(tokio::time::Instant::from_std(last + keep_alive))
+    }
+}
+
+/// Counts a request in flight until its answer's body is dropped (sent).
+struct InFlight(Arc<Activity>);
+
+impl InFlight {
+    fn enter(activity: &Arc<Activity>) -> InFlight {
+        activity.in_flight.fetch_add(1, Ordering::AcqRel);
+        InFlight(Arc::clone(activity))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let a = &self.0;
+        let ms = u64::try_from(a.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        a.last_answer.store(ms, Ordering::Release);
+        a.answered.fetch_add(1, Ordering::AcqRel);
+        if a.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            a.idle.notify_one();
+        }
+    }
+}
+
+/// A response body that keeps its request counted in flight until it is dropped.
+struct Tracked {
+    body: Body,
+    _in_flight: InFlight,
+}
+
+impl axum::body::HttpBody for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<std::result::Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Serves one connection: HTTP/1.1 with a deadline for each request's head, an idle
+/// connection closed after the keep-alive time, a graceful close when the server stops.
+async fn connection(
+    stream: TcpStream,
+    router: Router,
+    config: ServerConfig,
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+    _slot: OwnedSemaphorePermit,
+) {
+    let _ = stream.set_nodelay(true);
+    let activity = Arc::new(Activity {
+        in_flight: AtomicUsize::new(0),
+        answered: AtomicU64::new(0),
+        last_answer: AtomicU64::new(0),
+        start: Instant::now(),
+        idle: tokio::sync::Notify::new(),
+    });
+    let service = {
+        let activity = Arc::clone(&activity);
+        hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+            let in_flight = InFlight::enter(&activity);
+            let router = router.clone();
+            async move {
+                let response = tower::ServiceExt::oneshot(router, req.map(Body::new)).await?;
+                Ok::<_, std::convert::Infallible>(response.map(|body| {
+                    Body::new(Tracked {
+                        body,
+                        _in_flight: in_flight,
+                    })
+                }))
+            }
+        })
+    };
+    let keep_alive = config.keep_alive;
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(config.header_timeout)
+        .keep_alive(!keep_alive.is_zero());
+    let conn = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    let mut closing = false;
+    loop {
+        let idle = activity.idle_deadline(keep_alive).filter(|_| !keep_alive.is_zero());
+        tokio::select! {
+            done = conn.as_mut() => {
+                if let Err(e) = done {
+                    tracing::debug!(error = %e, "connection closed");
+                }
+                return;
+            }
+            _ = stopping.wait_for(|stop| *stop), if !closing => {
+                closing = true;
+                conn.as_mut().graceful_shutdown();
+            }
+            () = activity.idle.notified() => {}
+            () = async { tokio::time::sleep_until(idle.unwrap_or_else(tokio::time::Instant::now)).await }, if idle.is_some() => {
+                if activity.idle_deadline(keep_alive).is_some_and(|d| d <= tokio::time::Instant::now()) {
+                    // Idle past the keep-alive time: closed with no request in flight.
+                    return;
+                }
+            }
+        }
     }
 }
 
@@ -271,47 +485,27 @@ impl MakeRequestId for Counter {
     }
 }
 
-/// True if the request carries `Authorization: Bearer` with one of `tokens`, compared in
-/// constant time.
-fn bearer_matches(req: &Request, tokens: &[&str]) -> bool {
-    let Some(given) = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
-    else {
-        return false;
-    };
-    tokens
-        .iter()
-        .fold(false, |ok, t| ok | bool::from(given.ct_eq(t.as_bytes())))
-}
-
-async fn require_write(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    match &state.config.write_token {
-        Some(t) if !bearer_matches(&req, &[t]) => ApiError::unauthorized().into_response(),
-        _ => next.run(req).await,
+/// Before a request runs: `/healthz` always; past `max_concurrent` requests `503`; a
+/// URI or headers too long, a compressed body: JSON errors; a body takes its share of
+/// the memory budget (`503` when it is spent); then the request runs within `timeout`.
+async fn admit(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
+    // Liveness stays cheap and is never refused for load: a busy server is alive.
+    if req.uri().path() == "/healthz" {
+        return next.run(req).await;
     }
-}
-
-async fn require_read(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let c = &state.config;
-    match (&c.read_token, &c.write_token) {
-        (Some(r), w) => {
-            let tokens: Vec<&str> = std::iter::once(r.as_str()).chain(w.as_deref()).collect();
-            if bearer_matches(&req, &tokens) {
-                next.run(req).await
-            } else {
-                ApiError::unauthorized().into_response()
-            }
-        }
-        (None, _) => next.run(req).await,
-    }
-}
-
-/// At most `max_concurrent` requests at once (`503` past it), each within `timeout`.
-async fn limit_and_time(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let Ok(_slot) = Arc::clone(&state.slots).try_acquire_owned() else {
         return ApiError::overloaded().into_response();
+    };
+    if let Some(e) = refuse_head(&req) {
+        return e.into_response();
+    }
+    let _held = match hold_memory(&state, &req) {
+        Ok(Some(budget)) => {
+            req.extensions_mut().insert(budget.clone());
+            Some(budget)
+        }
+        Ok(None) => None,
+        Err(e) => return e.into_response(),
     };
     match tokio::time::timeout(state.config.timeout, next.run(req)).await {
         Ok(response) => response,
@@ -319,7 +513,124 @@ async fn limit_and_time(State(state): State<Arc<AppState>>, req: Request, next: 
     }
 }
 
-/// Counts each request by route and status, its time, and its error code.
+/// The longest URI and the most header bytes answered with a JSON error (the HTTP layer
+/// itself refuses, without a body, URIs past 64 KiB and heads past ~400 KiB or 100
+/// fields).
+const MAX_URI: usize = 8 << 10;
+const MAX_HEADERS: usize = 16 << 10;
+
+fn refuse_head(req: &Request) -> Option<ApiError> {
+    let uri = req.uri().to_string().len();
+    if uri > MAX_URI {
+        return Some(ApiError::new(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            format!("the URI has {uri} bytes; at most {MAX_URI}"),
+        ));
+    }
+    let headers: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len() + 4)
+        .sum();
+    if headers > MAX_HEADERS {
+        return Some(ApiError::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers_too_large",
+            format!("the headers have {headers} bytes; at most {MAX_HEADERS}"),
+        ));
+    }
+    if let Some(encoding) = req.headers().get(header::CONTENT_ENCODING) {
+        if !encoding.as_bytes().eq_ignore_ascii_case(b"identity") {
+            return Some(
+                ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported_encoding",
+                    format!(
+                        "Content-Encoding {:?}: send the JSON uncompressed",
+                        String::from_utf8_lossy(encoding.as_bytes())
+                    ),
+                )
+                .field("Content-Encoding"),
+            );
+        }
+    }
+    None
+}
+
+/// A request with a body holds `AMPLIFICATION` times its size (the largest body's when
+/// the size is not given) from the memory budget until it is answered.
+fn hold_memory(state: &AppState, req: &Request) -> std::result::Result<Option<Budget>, ApiError> {
+    let length = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let chunked = req.headers().contains_key(header::TRANSFER_ENCODING);
+    let max = state.config.max_body as u64;
+    let bytes = match length {
+        Some(n) => n.min(max),
+        None if chunked => max,
+        None => 0,
+    };
+    if bytes == 0 {
+        return Ok(None);
+    }
+    let kib = (bytes.saturating_mul(AMPLIFICATION as u64)).div_ceil(1024);
+    let kib = u32::try_from(kib).unwrap_or(u32::MAX);
+    match Arc::clone(&state.memory).try_acquire_many_owned(kib) {
+        Ok(permit) => Ok(Some(Budget(Arc::new(permit)))),
+        Err(_) => Err(ApiError::memory_full()),
+    }
+}
+
+/// Every error answered as JSON: those the router makes itself (`405` for a method a
+/// route does not take, a path it cannot decode) come without a body of ours.
+async fn json_errors(req: Request, next: Next) -> Response {
+    let response = next.run(req).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 << 10).await.unwrap_or_default();
+    let mut message = String::from_utf8_lossy(&text).trim().to_string();
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        if let Some(allow) = parts.headers.get(header::ALLOW).and_then(|v| v.to_str().ok()) {
+            message = format!("this route takes {allow}");
+        }
+    }
+    let mut json = ApiError::from_status(status, message).into_response();
+    for name in [header::ALLOW, header::RETRY_AFTER, header::WWW_AUTHENTICATE] {
+        if let Some(v) = parts.headers.get(&name) {
+            json.headers_mut().insert(name, v.clone());
+        }
+    }
+    json
+}
+
+/// The HTTP methods counted by name in the metrics; any other is `other`, so that made-up
+/// methods cannot grow the label set without bound.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        Method::TRACE => "TRACE",
+        Method::CONNECT => "CONNECT",
+        _ => "other",
+    }
+}
+
+/// Counts each request by route template (never the raw path: ids would each make a
+/// series), method and status, its time, and its error code.
 async fn measure(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let route = req
@@ -327,12 +638,12 @@ async fn measure(State(state): State<Arc<AppState>>, req: Request, next: Next) -
         .get::<MatchedPath>()
         .map_or("other", |m| m.as_str())
         .to_string();
-    let method = req.method().to_string();
+    let method = method_label(req.method());
     let response = next.run(req).await;
     let status = response.status().as_u16();
     state
         .metrics
-        .request(&route, &method, status, start.elapsed().as_secs_f64());
+        .request(&route, method, status, start.elapsed().as_secs_f64());
     if let Some(ErrorCode(code)) = response.extensions().get::<ErrorCode>() {
         state.metrics.error(code);
         if status >= 500 {

@@ -9,7 +9,11 @@ use serde::Serialize;
 
 /// Why a server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
+    /// A setting that cannot work (named, with why).
+    #[error("server configuration: {0}")]
+    Config(String),
     /// The index could not be opened for writing.
     #[error(transparent)]
     Index(#[from] neardup_index::Error),
@@ -91,6 +95,22 @@ impl ApiError {
         )
     }
 
+    pub(crate) fn read_only() -> Self {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "read_only",
+            "this server serves the index read-only (--read-only): it takes no writes",
+        )
+    }
+
+    pub(crate) fn memory_full() -> Self {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "overloaded",
+            "the requests in flight use the server's memory budget; retry after a second",
+        )
+    }
+
     pub(crate) fn overloaded() -> Self {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -125,6 +145,30 @@ impl ApiError {
                 )
             }
         }
+    }
+
+    /// An error the router or the HTTP layer answered without a body of ours (a method
+    /// the route does not take, a URI it cannot decode), as JSON.
+    pub(crate) fn from_status(status: StatusCode, message: String) -> Self {
+        let code = match status {
+            StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+            StatusCode::NOT_FOUND => "not_found",
+            StatusCode::PAYLOAD_TOO_LARGE => "body_too_large",
+            StatusCode::URI_TOO_LONG => "uri_too_long",
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "headers_too_large",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            s if s.is_server_error() => "internal",
+            _ => "bad_request",
+        };
+        let message = if message.trim().is_empty() {
+            status
+                .canonical_reason()
+                .unwrap_or("request refused")
+                .to_string()
+        } else {
+            message
+        };
+        ApiError::new(status, code, message)
     }
 
     /// The code, for metrics and tests.

@@ -1,19 +1,22 @@
 //! The `/v1` routes and the probes. Index work runs on tokio's blocking threads, never on
-//! the threads that accept and read requests.
+//! the threads that accept and read requests; every write goes through one queue served
+//! by one blocking thread at a time, so writes waiting for the writer hold no thread.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query as QueryParams, State};
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{FromRequestParts, Path, Query as QueryParams, State};
+use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use neardup_index::{OutcomeJson, Query};
+use neardup_index::{IndexWriter, OutcomeJson, Query};
 use serde::Serialize;
+use subtle::ConstantTimeEq;
 
 use crate::api::{parse, AddParams, AddResult, DeleteRequest, NewDocument, QueryRequest};
-use crate::app::AppState;
+use crate::app::{AppState, Budget};
 use crate::error::ApiError;
 
 type Answer = Result<Response, ApiError>;
@@ -32,6 +35,77 @@ struct Found<'a> {
     neighbours: Vec<neardup_index::Neighbour<'a>>,
 }
 
+/// The bearer token of a request: the scheme is case-insensitive (RFC 9110 §11.1).
+fn bearer(parts: &Parts) -> Option<&[u8]> {
+    let value = parts.headers.get(header::AUTHORIZATION)?.as_bytes();
+    let space = value.iter().position(|&b| b == b' ')?;
+    let (scheme, rest) = value.split_at(space);
+    scheme
+        .eq_ignore_ascii_case(b"bearer")
+        .then(|| rest.trim_ascii())
+}
+
+/// True if the request carries one of `tokens`, compared in constant time.
+fn bearer_matches(parts: &Parts, tokens: &[&str]) -> bool {
+    let Some(given) = bearer(parts) else {
+        return false;
+    };
+    tokens
+        .iter()
+        .fold(false, |ok, t| ok | bool::from(given.ct_eq(t.as_bytes())))
+}
+
+/// A request allowed to write: it carries the write token (or the read token when it is
+/// the only one), and the server is not read-only. An extractor, so that the router's
+/// method check (`405`) comes before it.
+pub(crate) struct Write;
+
+impl FromRequestParts<Arc<AppState>> for Write {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Write, ApiError> {
+        if let Some(t) = state.config.write_tokens() {
+            if !bearer_matches(parts, &[t]) {
+                return Err(ApiError::unauthorized());
+            }
+        }
+        if state.config.read_only {
+            return Err(ApiError::read_only());
+        }
+        Ok(Write)
+    }
+}
+
+/// A request allowed to read: it carries the read or the write token, if the server has a
+/// read token.
+pub(crate) struct Read;
+
+impl FromRequestParts<Arc<AppState>> for Read {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Read, ApiError> {
+        let c = &state.config;
+        if let Some(r) = &c.read_token {
+            let tokens: Vec<&str> = std::iter::once(r.as_str()).chain(c.write_token.as_deref()).collect();
+            if !bearer_matches(parts, &tokens) {
+                return Err(ApiError::unauthorized());
+            }
+        }
+        Ok(Read)
+    }
+}
+
+/// The memory a request holds (see `app::admit`), kept by a write until it is committed.
+pub(crate) struct Held(Option<Budget>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Held {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Held, Self::Rejection> {
+        Ok(Held(parts.extensions.get::<Budget>().cloned()))
+    }
+}
+
 /// A body already serialized.
 fn bytes_response(body: Vec<u8>) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
@@ -48,6 +122,12 @@ fn body(bytes: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
     })
 }
 
+/// The `{id}` of the path, or a JSON `400` naming it (`%FF` is no UTF-8).
+fn path_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    id.map(|Path(id)| id)
+        .map_err(|e| ApiError::bad_request(e.body_text()).field("id"))
+}
+
 fn check_batch(state: &AppState, n: usize, field: &str) -> Result<(), ApiError> {
     let max = state.config.max_batch;
     if n > max {
@@ -60,17 +140,21 @@ fn check_batch(state: &AppState, n: usize, field: &str) -> Result<(), ApiError> 
     Ok(())
 }
 
+fn internal() -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        "internal error; the server's log says why",
+    )
+}
+
 /// Runs index work on a blocking thread.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
         tracing::error!(error = %e, "index work panicked");
-        Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "internal error; the server's log says why",
-        ))
+        Err(internal())
     })
 }
 
@@ -85,6 +169,8 @@ fn json_response<T: Serialize + ?Sized>(value: &T) -> Response {
 /// `POST /v1/documents[?dedup=true]`: adds a batch in one durable commit.
 pub(crate) async fn add(
     State(state): State<Arc<AppState>>,
+    _: Write,
+    Held(held): Held,
     params: Result<QueryParams<AddParams>, axum::extract::rejection::QueryRejection>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Answer {
@@ -97,30 +183,178 @@ pub(crate) async fn add(
             return Err(ApiError::bad_request("an id must not be empty").field(format!("[{i}].id")));
         }
     }
-    if !params.dedup {
-        return add_grouped(state, docs).await.map(bytes_response);
+    let work = if params.dedup {
+        Work::Dedup(docs)
+    } else {
+        Work::Add(docs)
+    };
+    Ok(bytes_response(queue(state, work, held).await?.body))
+}
+
+/// What waits for the writer.
+pub(crate) enum Work {
+    /// A plain add: consecutive ones share one commit.
+    Add(Vec<NewDocument>),
+    /// `?dedup=true`: one commit of its own.
+    Dedup(Vec<NewDocument>),
+    Remove(Vec<String>),
+    Compact,
+}
+
+/// What the writer did for a job.
+pub(crate) struct Done {
+    body: Vec<u8>,
+    removed: usize,
+}
+
+/// A write waiting for the writer, with its answer's channel and the memory it holds.
+pub(crate) struct Job {
+    work: Work,
+    reply: tokio::sync::oneshot::Sender<Result<Done, ApiError>>,
+    _held: Option<Budget>,
+}
+
+/// Queues a write and has a blocking thread run the queue when it gets the writer: plain
+/// adds queued together share one durable commit (group commit) and each request is
+/// answered as if they had been committed one after another, in queue order. Waiting
+/// writes hold no thread, so a slow writer cannot starve the reads of blocking threads.
+async fn queue(state: Arc<AppState>, work: Work, held: Option<Budget>) -> Result<Done, ApiError> {
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    {
+        let mut pending = state.pending.lock().unwrap_or_else(|p| p.into_inner());
+        // A job whose request is gone (timed out, disconnected) is not done: it was not
+        // acknowledged, and its memory goes back now.
+        pending.retain(|j| !j.reply.is_closed());
+        pending.push(Job {
+            work,
+            reply,
+            _held: held,
+        });
     }
-    let value = blocking(move || {
-        let pairs: Vec<(&str, &str)> = docs
-            .iter()
-            .map(|d| (d.id.as_str(), d.text.as_str()))
-            .collect();
-        let mut writer = state.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let outcomes = writer.add_unique(&pairs).map_err(ApiError::index)?;
-        let added = outcomes
-            .iter()
-            .filter(|o| matches!(o, neardup_index::Outcome::Added { .. }))
-            .count();
-        let results: Vec<AddItem<'_>> = pairs
-            .iter()
-            .zip(&outcomes)
-            .map(|(&(id, _), outcome)| AddItem::Dedup(OutcomeJson { id, outcome }))
-            .collect();
-        let generation = state.publish(&writer);
-        Ok(added_body(added, generation, results))
-    })
-    .await?;
-    Ok(bytes_response(value))
+    schedule_flush(&state);
+    answer.await.unwrap_or_else(|_| Err(internal()))
+}
+
+/// Starts a blocking thread that runs the queue until it is empty, unless one is at it.
+/// (One thread per waiting write would pile up threads behind a long merge, each with its
+/// share of memory.)
+fn schedule_flush(state: &Arc<AppState>) {
+    if state.flushing.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || loop {
+        // Adds that arrive meanwhile share this commit (one segment, one set of syncs).
+        let delay = state.config.commit_delay;
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
+        {
+            // Lowers the flag even if the work panics, so later writes start a thread.
+            struct Lower<'a>(&'a AtomicBool);
+            impl Drop for Lower<'_> {
+                fn drop(&mut self) {
+                    self.0.store(false, Ordering::Release);
+                }
+            }
+            let _lower = Lower(&state.flushing);
+            run_queue(&state);
+        }
+        // A write queued after the last take but before the flag fell saw it raised and
+        // counts on this thread; one queued after it fell started a thread of its own.
+        let more = !state
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty();
+        if !more || state.flushing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+    });
+}
+
+/// Runs every queued write in order and answers each; nothing to do if another thread
+/// took them first.
+fn run_queue(state: &AppState) {
+    let Some(writer) = &state.writer else {
+        return;
+    };
+    let mut writer = writer.lock().unwrap_or_else(|p| p.into_inner());
+    let mut jobs = std::mem::take(&mut *state.pending.lock().unwrap_or_else(|p| p.into_inner()));
+    jobs.retain(|j| !j.reply.is_closed());
+    let mut jobs = jobs.into_iter().peekable();
+    while let Some(job) = jobs.next() {
+        match job.work {
+            Work::Add(_) => {
+                let mut group = vec![job];
+                while let Some(next) = jobs.next_if(|j| matches!(j.work, Work::Add(_))) {
+                    group.push(next);
+                }
+                commit_adds(state, &mut writer, group);
+            }
+            Work::Dedup(docs) => {
+                let pairs: Vec<(&str, &str)> = docs
+                    .iter()
+                    .map(|d| (d.id.as_str(), d.text.as_str()))
+                    .collect();
+                let done = writer.add_unique(&pairs);
+                let generation = state.publish(&writer);
+                let answer = done.map_err(ApiError::index).map(|outcomes| {
+                    let added = outcomes
+                        .iter()
+                        .filter(|o| matches!(o, neardup_index::Outcome::Added { .. }))
+                        .count();
+                    let results: Vec<AddItem<'_>> = pairs
+                        .iter()
+                        .zip(&outcomes)
+                        .map(|(&(id, _), outcome)| AddItem::Dedup(OutcomeJson { id, outcome }))
+                        .collect();
+                    Done {
+                        body: added_body(added, generation, results),
+                        removed: 0,
+                    }
+                });
+                let _ = job.reply.send(answer);
+            }
+            Work::Remove(ids) => {
+                let done = writer.remove(&ids);
+                let generation = state.publish(&writer);
+                let answer = done.map_err(ApiError::index).map(|report| Done {
+                    removed: report.removed,
+                    body: serde_json::to_vec(&Removed {
+                        removed: report.removed,
+                        missing: report.missing,
+                        generation,
+                    })
+                    .unwrap_or_default(),
+                });
+                let _ = job.reply.send(answer);
+            }
+            Work::Compact => {
+                let done = writer.compact();
+                let generation = state.publish(&writer);
+                let answer = done.map_err(ApiError::index).map(|()| {
+                    let stats = writer.searcher().stats();
+                    #[derive(Serialize)]
+                    struct Compacted {
+                        generation: u64,
+                        documents: u64,
+                        segments: usize,
+                    }
+                    Done {
+                        body: serde_json::to_vec(&Compacted {
+                            generation,
+                            documents: stats.documents,
+                            segments: stats.segments,
+                        })
+                        .unwrap_or_default(),
+                        removed: 0,
+                    }
+                });
+                let _ = job.reply.send(answer);
+            }
+        }
+    }
 }
 
 /// The body of an add's answer.
@@ -139,107 +373,40 @@ fn added_body(added: usize, generation: u64, results: Vec<AddItem<'_>>) -> Vec<u
     .unwrap_or_default()
 }
 
-/// A plain add waiting for the writer.
-pub(crate) struct AddJob {
-    docs: Vec<NewDocument>,
-    reply: tokio::sync::oneshot::Sender<Result<Vec<u8>, ApiError>>,
-}
-
-/// Queues a plain add and has a blocking thread commit every queued add at once when it
-/// gets the writer (group commit): concurrent small adds share one durable commit
-/// instead of taking turns at one each. Each request is answered as if the adds had
-/// been committed one after another, in queue order.
-async fn add_grouped(state: Arc<AppState>, docs: Vec<NewDocument>) -> Result<Vec<u8>, ApiError> {
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    state
-        .pending
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(AddJob { docs, reply });
-    schedule_flush(&state);
-    answer.await.unwrap_or_else(|_| {
-        Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "internal error; the server's log says why",
-        ))
-    })
-}
-
-/// Starts a blocking thread that commits the queue until it is empty, unless one is at it.
-/// (One thread per waiting add would pile up threads behind a long merge, each with its
-/// share of memory.)
-fn schedule_flush(state: &Arc<AppState>) {
-    if state.flushing.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || loop {
-        // Adds that arrive meanwhile share this commit (one segment, one set of syncs).
-        let delay = state.config.commit_delay;
-        if !delay.is_zero() {
-            std::thread::sleep(delay);
-        }
-        {
-            // Lowers the flag even if the commit panics, so later adds start a thread.
-            struct Lower<'a>(&'a AtomicBool);
-            impl Drop for Lower<'_> {
-                fn drop(&mut self) {
-                    self.0.store(false, Ordering::Release);
-                }
-            }
-            let _lower = Lower(&state.flushing);
-            flush_adds(&state);
-        }
-        // An add queued after the last take but before the flag fell saw it raised and
-        // counts on this thread; one queued after it fell started a thread of its own.
-        let more = !state
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty();
-        if !more || state.flushing.swap(true, Ordering::AcqRel) {
-            return;
-        }
-    });
-}
-
-/// Commits every queued add in one commit and answers each; nothing to do if another
-/// thread took them first.
-fn flush_adds(state: &AppState) {
-    let mut writer = state.writer.lock().unwrap_or_else(|p| p.into_inner());
-    let jobs = std::mem::take(&mut *state.pending.lock().unwrap_or_else(|p| p.into_inner()));
-    if jobs.is_empty() {
-        return;
-    }
+/// Commits queued plain adds in one commit and answers each.
+fn commit_adds(state: &AppState, writer: &mut IndexWriter, jobs: Vec<Job>) {
     let before = writer.searcher().clone();
+    fn docs(j: &Job) -> &[NewDocument] {
+        match &j.work {
+            Work::Add(docs) => docs,
+            _ => &[],
+        }
+    }
     let pairs: Vec<(&str, &str)> = jobs
         .iter()
-        .flat_map(|j| j.docs.iter().map(|d| (d.id.as_str(), d.text.as_str())))
+        .flat_map(|j| docs(j).iter().map(|d| (d.id.as_str(), d.text.as_str())))
         .collect();
     let committed = writer.add(&pairs);
     drop(pairs);
-    let generation = match committed {
-        Ok(_) => state.publish(&writer),
-        Err(e) => {
-            let e = ApiError::index(e);
-            for job in jobs {
-                let _ = job.reply.send(Err(e.clone()));
-            }
-            return;
+    // Published whatever the outcome: an error after the commit was durable (a failed
+    // merge) must not leave readers on the generation before it.
+    let generation = state.publish(writer);
+    if let Err(e) = committed {
+        let e = ApiError::index(e);
+        for job in jobs {
+            let _ = job.reply.send(Err(e.clone()));
         }
-    };
-    drop(writer);
+        return;
+    }
     let pipeline = before.pipeline();
     let mut earlier: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut answers = Vec::with_capacity(jobs.len());
     for job in &jobs {
         let mut last = std::collections::HashMap::new();
-        for (i, d) in job.docs.iter().enumerate() {
+        for (i, d) in docs(job).iter().enumerate() {
             last.insert(d.id.as_str(), i);
         }
-        let results: Vec<AddItem<'_>> = job
-            .docs
+        let results: Vec<AddItem<'_>> = docs(job)
             .iter()
             .enumerate()
             .map(|(i, d)| {
@@ -264,16 +431,17 @@ fn flush_adds(state: &AppState) {
             .filter(|r| matches!(r, AddItem::Plain(AddResult { added: true, .. })))
             .count();
         answers.push(added_body(added, generation, results));
-        earlier.extend(job.docs.iter().map(|d| d.id.as_str()));
+        earlier.extend(docs(job).iter().map(|d| d.id.as_str()));
     }
     for (job, body) in jobs.into_iter().zip(answers) {
-        let _ = job.reply.send(Ok(body));
+        let _ = job.reply.send(Ok(Done { body, removed: 0 }));
     }
 }
 
 /// `POST /v1/query`: neighbours of texts, or of indexed documents by id.
 pub(crate) async fn query(
     State(state): State<Arc<AppState>>,
+    _: Read,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Answer {
     let req: QueryRequest = parse(&body(bytes)?)?;
@@ -343,11 +511,24 @@ fn answer_queries(
     Ok(serde_json::to_vec(&Answers { results }).unwrap_or_default())
 }
 
-/// `GET /v1/documents/{id}`: what the index holds for a live document.
+/// `GET /v1/documents/{id}`: what the index keeps of a live document (its shingle set's
+/// size, not its text: the index stores no texts).
 pub(crate) async fn get_document(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    _: Read,
+    id: Result<Path<String>, PathRejection>,
 ) -> Answer {
+    let id = path_id(id)?;
+    document(state, id).await
+}
+
+/// `GET /v1/documents/delete`: the document whose id is `delete` (the path is also the
+/// batch removal's, which is POST only).
+pub(crate) async fn get_document_delete(State(state): State<Arc<AppState>>, _: Read) -> Answer {
+    document(state, "delete".to_string()).await
+}
+
+async fn document(state: Arc<AppState>, id: String) -> Answer {
     let searcher = state.searcher();
     let value = blocking(move || {
         let doc = searcher
@@ -372,25 +553,44 @@ pub(crate) async fn get_document(
 /// `DELETE /v1/documents/{id}`.
 pub(crate) async fn delete_document(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    _: Write,
+    id: Result<Path<String>, PathRejection>,
 ) -> Answer {
-    let removed = remove(state, vec![id.clone()]).await?;
-    if removed.removed == 0 {
+    let id = path_id(id)?;
+    remove_one(state, id).await
+}
+
+/// `DELETE /v1/documents/delete`: the document whose id is `delete`.
+pub(crate) async fn delete_document_delete(State(state): State<Arc<AppState>>, _: Write) -> Answer {
+    remove_one(state, "delete".to_string()).await
+}
+
+async fn remove_one(state: Arc<AppState>, id: String) -> Answer {
+    let done = queue(state, Work::Remove(vec![id.clone()]), None).await?;
+    if done.removed == 0 {
         return Err(ApiError::not_found(format!(
             "no live document has the id {id:?}"
         )));
     }
-    Ok(json_response(&removed))
+    Ok(bytes_response(done.body))
 }
 
 /// `POST /v1/documents/delete`: `{"ids": [...]}` in one durable commit.
 pub(crate) async fn delete_documents(
     State(state): State<Arc<AppState>>,
+    _: Write,
+    Held(held): Held,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Answer {
     let req: DeleteRequest = parse(&body(bytes)?)?;
     check_batch(&state, req.ids.len(), "ids")?;
-    Ok(json_response(&remove(state, req.ids).await?))
+    Ok(bytes_response(queue(state, Work::Remove(req.ids), held).await?.body))
+}
+
+/// `POST /v1/compact`: merges every segment into one without the deleted documents, on
+/// the writer, in one durable commit.
+pub(crate) async fn compact(State(state): State<Arc<AppState>>, _: Write) -> Answer {
+    Ok(bytes_response(queue(state, Work::Compact, None).await?.body))
 }
 
 /// What a removal did.
@@ -401,22 +601,8 @@ struct Removed {
     generation: u64,
 }
 
-async fn remove(state: Arc<AppState>, ids: Vec<String>) -> Result<Removed, ApiError> {
-    blocking(move || {
-        let mut writer = state.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let report = writer.remove(&ids).map_err(ApiError::index)?;
-        let generation = state.publish(&writer);
-        Ok(Removed {
-            removed: report.removed,
-            missing: report.missing,
-            generation,
-        })
-    })
-    .await
-}
-
 /// `GET /v1/stats`.
-pub(crate) async fn stats(State(state): State<Arc<AppState>>) -> Answer {
+pub(crate) async fn stats(State(state): State<Arc<AppState>>, _: Read) -> Answer {
     let searcher = state.searcher();
     Ok(json_response(&neardup_index::StatsJson(&searcher)))
 }
@@ -441,7 +627,7 @@ pub(crate) async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 }
 
 /// `GET /metrics`.
-pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+pub(crate) async fn metrics(State(state): State<Arc<AppState>>, _: Read) -> Response {
     (
         [(
             header::CONTENT_TYPE,

@@ -1,132 +1,16 @@
 //! The real server on a free loopback port, spoken to over HTTP by a real client.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use common::{ids, Running, BIKE, BIKE2, CHAIRS};
 use neardup_index::IndexWriter;
 use neardup_server::{Server, ServerConfig, OPENAPI};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-
-/// A server on its own runtime, stopped when dropped.
-struct Running {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    _dir: tempfile::TempDir,
-    client: reqwest::Client,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl Running {
-    fn start(config: ServerConfig) -> Running {
-        let index_config = neardup::Config::builder()
-            .threshold(0.7)
-            .seed(3)
-            .build()
-            .unwrap();
-        Running::over(config, &index_config)
-    }
-
-    /// A server over a new index pinned to `index_config`.
-    fn over(config: ServerConfig, index_config: &neardup::Config) -> Running {
-        let dir = tempfile::tempdir().unwrap();
-        drop(IndexWriter::create(dir.path(), index_config).unwrap());
-        let server = Server::open(dir.path(), config).unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Runtime::new().unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(listener.local_addr().unwrap()).unwrap();
-                server
-                    .serve(listener, async {
-                        let _ = stopped.await;
-                    })
-                    .await
-                    .unwrap();
-            });
-        });
-        let addr = rx.recv().unwrap();
-        Running {
-            addr,
-            stop: Some(stop),
-            thread: Some(thread),
-            _dir: dir,
-            client: reqwest::Client::new(),
-            // Several test threads may send at once.
-            runtime: tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .unwrap(),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    /// Sends a request; answers (status, body as JSON or as a string).
-    fn send(
-        &self,
-        method: &str,
-        path: &str,
-        body: Option<Vec<u8>>,
-        token: Option<&str>,
-    ) -> (u16, Value) {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let mut req = self.client.request(method, self.url(path));
-        if let Some(b) = body {
-            req = req.header("content-type", "application/json").body(b);
-        }
-        if let Some(t) = token {
-            req = req.bearer_auth(t);
-        }
-        self.runtime.block_on(async {
-            let resp = req.send().await.unwrap();
-            let status = resp.status().as_u16();
-            let bytes = resp.bytes().await.unwrap();
-            let value = serde_json::from_slice(&bytes)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-            (status, value)
-        })
-    }
-
-    fn post(&self, path: &str, body: &Value, token: Option<&str>) -> (u16, Value) {
-        self.send("POST", path, Some(serde_json::to_vec(body).unwrap()), token)
-    }
-
-    fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
-        self.send("GET", path, None, token)
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-const BIKE: &str = "Vintage road bike, 56 cm steel frame, new tyres and brakes";
-const BIKE2: &str = "Vintage road bike, 56 cm steel frame, new tyres and brakes!";
-const CHAIRS: &str = "Set of four ladder-back chairs in beech, lightly used";
-
-fn ids(result: &Value) -> Vec<&str> {
-    result["neighbours"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["id"].as_str().unwrap())
-        .collect()
-}
 
 #[test]
 fn add_query_get_and_remove() {
@@ -348,7 +232,8 @@ fn a_public_address_needs_a_token_or_insecure() {
         (ServerConfig::default(), false),
         (ServerConfig::builder().insecure(true).build(), true),
         (ServerConfig::builder().write_token("t").build(), true),
-        (ServerConfig::builder().read_token("t").build(), false),
+        // The read token alone guards writes too.
+        (ServerConfig::builder().read_token("t").build(), true),
     ] {
         let server = Server::open(dir.path(), config).unwrap();
         assert_eq!(server.check_address(public).is_ok(), ok);

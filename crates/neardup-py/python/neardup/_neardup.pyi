@@ -193,7 +193,9 @@ class Index:
         """Stages removals by id."""
     def commit(self) -> dict[str, Any]:
         """Makes the staged changes durable; returns ``added``, ``replaced``, ``removed``,
-        ``missing`` (ids not in the index) and ``empty`` (texts with no shingles)."""
+        ``missing`` (ids not in the index) and ``empty`` (texts with no shingles). Ctrl-C
+        stops it before the commit it is preparing is made: the commits made stand, the
+        rest stays staged."""
     def discard(self) -> None:
         """Drops the staged changes."""
     @property
