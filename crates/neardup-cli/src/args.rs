@@ -95,6 +95,7 @@ impl InputArgs {
             globs: Vec::new(),
             follow: false,
             key_field: None,
+            empty_under: None,
         }
     }
 }
@@ -160,6 +161,10 @@ pub struct InputArgs {
     /// (set from --keep-by; not an option of its own).
     #[arg(skip)]
     pub key_field: Option<String>,
+    /// The shingler the documents will be compared with, when reading may skip as
+    /// `empty` a record it gives no shingles (set by the run; not an option of its own).
+    #[arg(skip)]
+    pub empty_under: Option<neardup::Shingler>,
 }
 
 /// Parses --quote: one ASCII character that is not a tab or a line end.

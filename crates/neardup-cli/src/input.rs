@@ -132,6 +132,14 @@ pub fn skipped_by_pipeline(has_shingles: &dyn Fn(u32) -> bool, doc: u32) -> Opti
     (!has_shingles(doc)).then_some(SkipReason::Empty)
 }
 
+/// True if `text` has no shingles under `shingler`: the pipeline would skip it as empty.
+/// Only a text without a letter or digit is shingled to find out (blank lines, spaces,
+/// punctuation for word shingles), so reading stays as fast; the rare text that loses all
+/// its letters to normalization is still skipped by the pipeline.
+pub fn has_no_shingles(shingler: &neardup::Shingler, text: &str) -> bool {
+    !text.chars().any(char::is_alphanumeric) && shingler.shingle_set(text).is_empty()
+}
+
 /// All documents of all inputs, in input order.
 #[derive(Default)]
 pub struct Documents {
@@ -241,6 +249,23 @@ impl Documents {
                     fail_on_bad(&entry)?;
                 }
                 tally.count(&entry);
+                // A record with nothing to compare is skipped here rather than by the
+                // pipeline: so it costs what a blank line costs (a count, and a line of the
+                // skipped list's file), not a document's place in every table.
+                let entry = match entry {
+                    Entry::Record(r)
+                        if args
+                            .empty_under
+                            .is_some_and(|s| has_no_shingles(&s, &r.text)) =>
+                    {
+                        Entry::Skipped(Skipped {
+                            location: r.location,
+                            id: r.id,
+                            reason: SkipReason::Empty,
+                        })
+                    }
+                    entry => entry,
+                };
                 match entry {
                     Entry::Record(mut record) => {
                         // Held per document, so only what later steps use, compactly.
@@ -827,6 +852,80 @@ mod tests {
         assert_eq!(raw.read(3).unwrap(), line.as_bytes());
         assert_eq!(raw.read(n as u32 - 1).unwrap(), line.as_bytes());
         assert!(raw.read(5).is_err(), "asked out of order");
+    }
+
+    /// A record with nothing to compare costs what a blank JSONL line costs: it is counted
+    /// and listed as `empty` while reading, and holds no place among the documents.
+    #[test]
+    fn records_without_shingles_are_skipped_while_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 100_000;
+        for (name, blank, text) in [
+            (
+                "spaces.jsonl",
+                "{\"text\": \"   \"}\n",
+                "{\"text\": \"a b c d e f\"}\n",
+            ),
+            ("blank.txt", "\n", "a b c d e f\n"),
+            ("tabs.txt", " \t \n", "a b c d e f\n"),
+        ] {
+            let path = dir.path().join(name);
+            let mut content = text.to_string();
+            content.push_str(&blank.repeat(n));
+            content.push_str(text);
+            std::fs::write(&path, content).unwrap();
+            let mut args = InputArgs::new(vec![path.clone()]);
+            args.empty_under = Some(neardup::Shingler::default());
+            let mut texts = Vec::new();
+            let mut docs =
+                Documents::read_batches(&args, true, true, &Bars::new(true), 1 << 14, |b| {
+                    texts.extend(b);
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(docs.len(), 2, "{name}");
+            assert_eq!(texts.len(), 2, "{name}");
+            assert_eq!(
+                docs.skip_counts(0).get("empty"),
+                Some(&(n as u64)),
+                "{name}"
+            );
+            assert_eq!(docs.read_count(), n as u64 + 2, "{name}");
+            assert_eq!(
+                docs.accounts(1, 0),
+                Accounts {
+                    read: n as u64 + 2,
+                    kept: 1,
+                    removed: 1,
+                    skipped: n as u64
+                }
+            );
+            // The second document is the last line, as its place and id say.
+            assert_eq!(docs.place(1).record, n as u64 + 2, "{name}");
+            assert!(docs.heap_bytes() < 1 << 20, "{name}: {}", docs.heap_bytes());
+            let mut list = Vec::new();
+            docs.write_skipped(&|_| true, &mut list).unwrap();
+            let records: Vec<u64> = String::from_utf8(list)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .inspect(|v| assert_eq!(v["code"], "empty"))
+                .map(|v| v["record"].as_u64().unwrap())
+                .collect();
+            assert_eq!(records, (2..n as u64 + 2).collect::<Vec<_>>(), "{name}");
+        }
+        // Without the shingler (a caller that shingles nothing), the records stay documents.
+        let path = dir.path().join("blank.txt");
+        assert_eq!(read(&path, false).len(), n + 2);
+        // Punctuation has shingles of characters, none of words.
+        let words = neardup::Shingler::new(neardup::ShingleKind::Word(2));
+        assert!(has_no_shingles(&words, "-- !! --"));
+        assert!(!has_no_shingles(&neardup::Shingler::default(), "-- !! --"));
+        assert!(!has_no_shingles(&words.normalize(false), "x"));
+        assert!(!has_no_shingles(
+            &neardup::Shingler::default().normalize(false),
+            " "
+        ));
     }
 
     /// Ids and places computed from the jumps in numbering match what the reader said.

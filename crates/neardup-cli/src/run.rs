@@ -178,6 +178,7 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let keep_by = args.keep_by.as_deref().map(KeepBy::parse).transpose()?;
     let mut input = args.input.clone();
     input.key_field = keep_by.as_ref().map(|k| k.field.clone());
+    input.empty_under = Some(*config.shingler());
     let spill = crate::spill::decide(args, &config)?;
     let read_start = Instant::now();
     let (mut docs, mut held) = match &spill {
