@@ -22,10 +22,11 @@
 //! | [`Lines`](Format::Lines) | a line | the line, or what follows the first tab | what precedes the first tab |
 //! | [`Dir`](Format::Dir) | a regular file of a directory tree (hidden ones and those not matching the globs left out and counted) | the file's content (`.gz` decompressed) | the relative path |
 //!
-//! The format is guessed from the file name ([`Format::detect`]) or, for standard input,
+//! The format is guessed from the file name's extension ([`Format::from_extension`]) or,
+//! for standard input and a file without a known extension (`batch_aa` from `split`),
 //! from the first non-whitespace byte after any UTF-8 BOM (`{` means JSONL, anything else
-//! lines). `.gz` files are decompressed. Text that is not valid UTF-8 is decoded lossily
-//! and the record is marked [`Record::lossy`].
+//! lines; [`Reader::sniffed`] says so). `.gz` files are decompressed. Text that is not
+//! valid UTF-8 is decoded lossily and the record is marked [`Record::lossy`].
 //!
 //! # Dirty input
 //!

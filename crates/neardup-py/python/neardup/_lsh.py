@@ -156,9 +156,10 @@ class MinHashLSH:
                     raise ValueError("The given key already exists")
                 seen.add(k)
             slots = self._table.insert_many([m for _, m in items])
-            for k, s in zip(keys, slots):
-                self._slots[k] = s
-                self._keys[s] = k
+            # Without a Python-level loop, where a KeyboardInterrupt could leave some
+            # inserted sets without their keys.
+            self._slots.update(zip(keys, slots))
+            self._keys.update(zip(slots, keys))
 
     def insertion_session(self, buffer_size: int = 50000) -> _InsertionSession:
         """A context manager that buffers inserts and adds them in batches (datasketch's
