@@ -22,7 +22,8 @@ create_exception!(
     IndexFileError,
     PyOSError,
     "An index's files could not be used: none at the path, a corrupt or unreadable file, \
-     a format this version does not read, or a commit that failed half way."
+     a format this version does not read, or a commit that failed half way; or an index \
+     cannot be created where asked: a directory that is not empty and holds no index."
 );
 
 /// A refusal of the core library.
@@ -35,7 +36,8 @@ pub fn refused(message: impl Into<String>) -> PyErr {
     NeardupError::new_err(message.into())
 }
 
-/// An index error: parameters and thresholds are refused values, the rest is about files.
+/// An index error: parameters, thresholds and ids are refused values, the rest is about
+/// files (a directory that is not empty and holds no index among them).
 pub fn index(e: neardup_index::Error) -> PyErr {
     use neardup_index::Error as E;
     match e {
@@ -44,6 +46,7 @@ pub fn index(e: neardup_index::Error) -> PyErr {
         | E::InvalidThreshold(_)
         | E::TooManyDocuments(_)
         | E::NotForContainment(_)
+        | E::EmptyId { .. }
         | E::Core(_) => NeardupError::new_err(e.to_string()),
         _ => IndexFileError::new_err(e.to_string()),
     }

@@ -184,7 +184,8 @@ fn ids_of(ids: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
 impl Index {
     /// Opens the index in the directory `path`, creating it (pinned to `config`, or to the
     /// defaults) if there is none. An existing index is checked against `config` when one
-    /// is given: each differing parameter is named.
+    /// is given: each differing parameter is named. A directory that holds other files
+    /// and no index is refused (`IndexFileError`): none of them is taken for the index's.
     #[new]
     #[pyo3(signature = (path, config=None))]
     fn new(py: Python<'_>, path: PathBuf, config: Option<&Bound<'_, PyAny>>) -> PyResult<Index> {
@@ -230,6 +231,13 @@ impl Index {
                 "{} ids for {} texts: give one id per text",
                 ids.len(),
                 texts.len()
+            )));
+        }
+        // Refused here rather than by the commit, which would fail with it everything
+        // staged since.
+        if let Some(i) = ids.iter().position(String::is_empty) {
+            return Err(refused(format!(
+                "ids[{i}] is the empty string: a document needs an id to be fetched or removed by"
             )));
         }
         // The texts are copied (they are written at the commit), and the lock waited for

@@ -93,6 +93,29 @@ def test_a_file_is_not_an_index(tmp_path: Path) -> None:
     assert issubclass(neardup.IndexFileError, OSError)
 
 
+def test_a_directory_of_other_files_is_left_alone(tmp_path: Path) -> None:
+    # An index was once created in it, and its first commit removed every `*.tmp` and
+    # `*.seg` it did not name: the user's files.
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "report.tmp").write_text("precious")
+    (folder / "take1.seg").write_text("x")
+    with pytest.raises(neardup.IndexFileError, match=r"d: the directory is not empty and holds no index") as raised:
+        index = neardup.Index(folder)
+        index.add(["a text of the user's"], ["t"])
+        index.commit()
+    assert str(folder) in str(raised.value)
+    assert sorted(p.name for p in folder.iterdir()) == ["report.tmp", "take1.seg"]
+    assert (folder / "report.tmp").read_text() == "precious"
+    assert (folder / "take1.seg").read_text() == "x"
+    # A new or empty directory is made an index.
+    (tmp_path / "empty").mkdir()
+    for path in (tmp_path / "empty", tmp_path / "new"):
+        index = neardup.Index(path)
+        index.add(["a text"], ["t"])
+        assert index.commit()["added"] == 1
+
+
 def _writer(index: neardup.Index, ids: list[str], texts: list[str], ready: Any, go: Any) -> None:
     """In another process: commit one batch, then wait, then see the parent's commit."""
     index.add(texts, ids)
@@ -167,3 +190,16 @@ def test_refused_queries(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         index.add(["a text"], [1])
     assert index.query("a text", top=0) == []
+
+
+def test_the_empty_id_is_refused(tmp_path: Path) -> None:
+    # It was committed, and then no id could name it to fetch or remove it.
+    index = neardup.Index(tmp_path / "idx")
+    index.add(["a first text"], ["first"])
+    with pytest.raises(neardup.NeardupError, match=r"ids\[1\] is the empty string"):
+        index.add(["a text", "another text"], ["a", ""])
+    with pytest.raises(ValueError, match="is the empty string"):
+        index.add(["a text"], "")
+    assert index.pending == 1, "a refused batch is not staged"
+    assert index.commit()["added"] == 1
+    assert index.ids() == ["first"]

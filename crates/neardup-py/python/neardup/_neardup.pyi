@@ -21,7 +21,8 @@ class NeardupError(ValueError):
 
 class IndexFileError(OSError):
     """An index's files could not be used (none at the path, corrupt, unreadable, a format
-    this version does not read, a commit that failed half way)."""
+    this version does not read, a commit that failed half way), or an index cannot be
+    created where asked (a directory that is not empty and holds no index)."""
 
 @final
 class _Buffer:
@@ -179,7 +180,9 @@ class Index:
 
     ``Index(path, config=None)`` opens the index at `path`, creating it (pinned to
     `config`, or to the defaults) if there is none; an existing index is checked against a
-    `config` given. `add` and `remove` stage changes, `commit` makes them durable (each run
+    `config` given. An index is created only in a new or empty directory: one that holds
+    other files is refused (`IndexFileError`, naming it), so none of them is ever taken
+    for the index's. `add` and `remove` stage changes, `commit` makes them durable (each run
     of adds or of removals one atomic commit) and visible to every process; queries read
     the last commit and notice newer ones. A handle pickles as its path. Created with
     ``Config(measure="containment")`` it answers the indexed documents a query is inside
@@ -188,7 +191,8 @@ class Index:
 
     def __new__(cls, path: Union[str, PathLike[str]], config: Any = None) -> Index: ...
     def add(self, texts: Any, ids: Union[str, Sequence[str]]) -> None:
-        """Stages documents to add under `ids` (str, one per text); an indexed id is replaced."""
+        """Stages documents to add under `ids` (str, one per text, not empty); an indexed id is
+        replaced."""
     def remove(self, ids: Union[str, Sequence[str]]) -> None:
         """Stages removals by id."""
     def commit(self) -> dict[str, Any]:
