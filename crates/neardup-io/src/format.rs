@@ -44,13 +44,15 @@ impl Format {
         Format::Dir,
     ];
 
-    /// Guesses the format of `path`.
+    /// Guesses the format of `path` without reading it.
     ///
     /// An existing directory is [`Format::Dir`]. Otherwise the file name decides,
     /// ignoring ASCII case and a trailing `.gz`: `.jsonl`, `.ndjson` and `.json` are
     /// [`Format::Jsonl`]; `.csv` is [`Format::Csv`]; `.tsv` and `.tab` are
     /// [`Format::Tsv`]; anything else (including `-`, standard input) is
-    /// [`Format::Lines`]. [`open`](crate::open) sniffs standard input instead.
+    /// [`Format::Lines`]. [`open`](crate::open) sniffs the content of standard input and
+    /// of a file without a known extension ([`Format::from_extension`] is `None`)
+    /// instead.
     ///
     /// ```
     /// use neardup_io::Format;
@@ -69,20 +71,32 @@ impl Format {
 
     /// Like [`Format::detect`] but from the name alone, without looking at the disk.
     pub fn from_file_name(path: &Path) -> Format {
-        let name = match path.file_name() {
-            Some(name) => name.to_string_lossy().to_ascii_lowercase(),
-            None => return Format::Lines,
-        };
+        Format::from_extension(path).unwrap_or(Format::Lines)
+    }
+
+    /// The format a file name's extension names, ignoring ASCII case and a trailing
+    /// `.gz`: [`Format::Jsonl`] for `.jsonl`, `.ndjson`, `.json`; [`Format::Csv`] for
+    /// `.csv`; [`Format::Tsv`] for `.tsv`, `.tab`; [`Format::Lines`] for `.txt`, `.text`.
+    /// `None` for any other name (`batch_aa` from `split`, `notes.md`, `-`): a file
+    /// that [`open`](crate::open) reads by its content, as it reads standard input.
+    ///
+    /// ```
+    /// use neardup_io::Format;
+    /// use std::path::Path;
+    ///
+    /// assert_eq!(Format::from_extension(Path::new("a.TXT.gz")), Some(Format::Lines));
+    /// assert_eq!(Format::from_extension(Path::new("batch_aa")), None);
+    /// ```
+    pub fn from_extension(path: &Path) -> Option<Format> {
+        let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
         let name = name.strip_suffix(".gz").unwrap_or(&name);
-        let ext = match name.rsplit_once('.') {
-            Some((_, ext)) => ext,
-            None => return Format::Lines,
-        };
+        let (_, ext) = name.rsplit_once('.')?;
         match ext {
-            "jsonl" | "ndjson" | "json" => Format::Jsonl,
-            "csv" => Format::Csv,
-            "tsv" | "tab" => Format::Tsv,
-            _ => Format::Lines,
+            "jsonl" | "ndjson" | "json" => Some(Format::Jsonl),
+            "csv" => Some(Format::Csv),
+            "tsv" | "tab" => Some(Format::Tsv),
+            "txt" | "text" => Some(Format::Lines),
+            _ => None,
         }
     }
 
@@ -146,6 +160,19 @@ mod tests {
         assert_eq!(name("README"), Format::Lines);
         assert_eq!(name("-"), Format::Lines);
         assert_eq!(name(""), Format::Lines);
+    }
+
+    #[test]
+    fn only_known_extensions_name_a_format() {
+        let ext = |s: &str| Format::from_extension(Path::new(s));
+        assert_eq!(ext("a.jsonl"), Some(Format::Jsonl));
+        assert_eq!(ext("a.txt"), Some(Format::Lines));
+        assert_eq!(ext("a.text.GZ"), Some(Format::Lines));
+        for unknown in [
+            "batch_aa", "README", "notes.md", "a.gz", "-", "", ".gz", "x.log",
+        ] {
+            assert_eq!(ext(unknown), None, "{unknown}");
+        }
     }
 
     #[test]

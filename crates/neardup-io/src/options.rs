@@ -17,8 +17,8 @@ use crate::format::Format;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadOptions {
-    /// The input's format; `None` guesses it (see [`Format::detect`], and
-    /// [`open`](crate::open) for standard input). Default `None`.
+    /// The input's format; `None` guesses it (see [`open`](crate::open): from a known
+    /// extension, else from the content). Default `None`.
     pub format: Option<Format>,
     /// JSONL: the field holding the text, which must be a JSON string. Default `"text"`.
     /// Empty, no text is read: every JSON object is a record with empty text, for files

@@ -17,10 +17,11 @@ use crate::warning::Warning;
 
 /// Opens `input` for reading documents; `-` is standard input.
 ///
-/// The format is `opts.format`, or else guessed: for a path by [`Format::detect`] (a
-/// directory is [`Format::Dir`], otherwise the extension decides); for standard input by
-/// its content: JSONL if the first byte that is not whitespace (after a UTF-8 BOM, and
-/// within the first MiB) is `{`, lines otherwise.
+/// The format is `opts.format`, or else guessed: a directory is [`Format::Dir`]; a file
+/// with a known extension ([`Format::from_extension`]) is read as it says; standard input
+/// and any other file are read by their content: JSONL if the first byte that is not
+/// whitespace (after a UTF-8 BOM, and within the first MiB) is `{`, lines otherwise
+/// ([`Reader::sniffed`] tells which inputs were).
 /// A file whose name ends in `.gz` is decompressed, and so is standard input that starts
 /// with the gzip magic bytes.
 ///
@@ -43,10 +44,7 @@ pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
         let stdin = open_stdin()?;
         return match opts.format {
             Some(format) => Reader::from_input(stdin, format, opts),
-            None => {
-                let (stdin, format) = stdin.sniff_format()?;
-                Reader::from_input(stdin, format, opts)
-            }
+            None => Reader::sniffing(stdin, opts),
         };
     }
     let meta = fs::metadata(input).map_err(|error| Error::Read {
@@ -57,7 +55,13 @@ pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
     let format = match opts.format {
         Some(format) => format,
         None if meta.is_dir() => Format::Dir,
-        None => Format::from_file_name(input),
+        None => match Format::from_extension(input) {
+            Some(format) => format,
+            None => {
+                check_options(opts)?;
+                return Reader::sniffing(open_file(input)?, opts);
+            }
+        },
     };
     check_options(opts)?;
     match (format, meta.is_dir()) {
@@ -66,6 +70,7 @@ pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
             format,
             source,
             failed: false,
+            sniffed: false,
         }),
         (Format::Dir, false) => Err(Error::NotADirectory { path: source }),
         (_, true) => Err(Error::IsADirectory { path: source }),
@@ -108,6 +113,8 @@ pub struct Reader {
     format: Format,
     source: String,
     failed: bool,
+    /// The format was guessed from the content (see [`Reader::sniffed`]).
+    sniffed: bool,
 }
 
 /// The format-specific reader.
@@ -161,7 +168,16 @@ impl Reader {
             format,
             source,
             failed: false,
+            sniffed: false,
         })
+    }
+
+    /// Reads `input` in the format its content suggests.
+    fn sniffing(input: Input, opts: &ReadOptions) -> Result<Reader> {
+        let (input, format) = input.sniff_format()?;
+        let mut reader = Reader::from_input(input, format, opts)?;
+        reader.sniffed = true;
+        Ok(reader)
     }
 
     /// Reads documents from any byte stream, as if it were standard input named
@@ -180,16 +196,20 @@ impl Reader {
         let input = crate::open::open_stream(buffered, source)?;
         match opts.format {
             Some(format) => Reader::from_input(input, format, opts),
-            None => {
-                let (input, format) = input.sniff_format()?;
-                Reader::from_input(input, format, opts)
-            }
+            None => Reader::sniffing(input, opts),
         }
     }
 
     /// The format being read.
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// True if the format was guessed from the content (standard input, a file without a
+    /// known extension, no format asked for) rather than named by an option or an
+    /// extension, so that a caller can say how it read the input.
+    pub fn sniffed(&self) -> bool {
+        self.sniffed
     }
 
     /// The input as given (`-` for standard input).
@@ -286,6 +306,48 @@ impl std::fmt::Debug for Reader {
 mod tests {
     use super::*;
     use std::io::Cursor;
+
+    /// A file without a known extension is read by its content, as standard input is;
+    /// a known extension decides whatever the content.
+    #[test]
+    fn a_file_without_a_known_extension_is_sniffed() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = b"\n  {\"id\": \"a\", \"text\": \"x\"}\n";
+        let read = |name: &str, bytes: &[u8], opts: &ReadOptions| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let reader = open(&path, opts).unwrap();
+            let (format, sniffed) = (reader.format(), reader.sniffed());
+            let ids: Vec<Option<String>> = reader
+                .filter_map(|e| e.unwrap().into_record())
+                .map(|r| r.id)
+                .collect();
+            (format, sniffed, ids)
+        };
+        let opts = ReadOptions::default();
+        assert_eq!(
+            read("batch_aa", jsonl, &opts),
+            (Format::Jsonl, true, vec![Some("a".to_string())])
+        );
+        assert_eq!(
+            read("notes.md", b"text\n", &opts),
+            (Format::Lines, true, vec![None])
+        );
+        let gz = {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(jsonl).unwrap();
+            e.finish().unwrap()
+        };
+        assert_eq!(read("batch_ab.gz", &gz, &opts).0, Format::Jsonl);
+        assert_eq!(read("batch.txt", jsonl, &opts).0, Format::Lines);
+        assert!(!read("batch.jsonl", jsonl, &opts).1);
+        let lines = opts.clone().with_format(Format::Lines);
+        assert_eq!(
+            read("batch_ac", jsonl, &lines),
+            (Format::Lines, false, vec![None, None])
+        );
+    }
 
     #[test]
     fn reader_is_send() {
