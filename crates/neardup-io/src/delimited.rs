@@ -17,7 +17,9 @@
 //! fields are decoded (another backslash is kept as is); `raw` stays the exact line.
 //!
 //! The text is the values of [`ReadOptions::text_columns`] joined with one space; the id
-//! is the value of [`ReadOptions::id_column`], the key that of [`ReadOptions::key_field`].
+//! is the value of [`ReadOptions::id_column`] (by default the column named `id`, if the
+//! header has one, as JSONL's id is the field `id`; a row too short to hold that default
+//! column is a record without an id), the key that of [`ReadOptions::key_field`].
 //! All are looked up by exact name in the
 //! header (whose UTF-8 BOM is ignored); a missing one is an [`Error::MissingColumn`].
 //! Blank lines before the header belong to the header. Then every line end that starts
@@ -52,7 +54,7 @@ use csv_core::ReadFieldResult;
 
 use crate::error::{Error, Result};
 use crate::open::{peek_until, ErrorContext, Input};
-use crate::options::ReadOptions;
+use crate::options::{ReadOptions, DEFAULT_ID_COLUMN};
 use crate::record::{Entry, Location, Record, SkipReason, Skipped};
 use crate::text::{decode, decode_owned, BOM};
 use crate::warning::{Warning, WarningKind, LONG_QUOTED_FIELD_LINES};
@@ -84,6 +86,9 @@ pub(crate) struct DelimitedReader {
     key_idx: Option<usize>,
     /// The number of fields a row needs to hold every column read from.
     needed: usize,
+    /// The number of fields a row must have to be a record: every column read from but
+    /// the default id column.
+    required: usize,
     /// The line number of the next byte of the input.
     line: u64,
     /// Entries yielded so far.
@@ -323,6 +328,7 @@ impl DelimitedReader {
             id_idx: None,
             key_idx: None,
             needed: 0,
+            required: 0,
             line: 1,
             records: 0,
             finished: false,
@@ -441,20 +447,29 @@ impl DelimitedReader {
             let idx = self.column_index(name)?;
             self.text_idx.push(idx);
         }
-        if let Some(name) = &opts.id_column {
-            self.id_idx = Some(self.column_index(name)?);
-        }
+        self.id_idx = match &opts.id_column {
+            Some(name) => Some(self.column_index(name)?),
+            // As JSONL's `id` field does, a column named `id` names the records unless
+            // another is asked for.
+            None => self.columns.iter().position(|c| c == DEFAULT_ID_COLUMN),
+        };
         if let Some(name) = &opts.key_field {
             self.key_idx = Some(self.column_index(name)?);
         }
-        self.needed = self
+        let end =
+            |columns: &mut dyn Iterator<Item = &usize>| columns.map(|&i| i + 1).max().unwrap_or(0);
+        let named_id = self.id_idx.filter(|_| opts.id_column.is_some());
+        self.needed = end(&mut self
             .text_idx
             .iter()
             .chain(self.id_idx.iter())
-            .chain(self.key_idx.iter())
-            .map(|&i| i + 1)
-            .max()
-            .unwrap_or(0);
+            .chain(self.key_idx.iter()));
+        // A row without the default id column is a record without an id, not a short row.
+        self.required = end(&mut self
+            .text_idx
+            .iter()
+            .chain(named_id.iter())
+            .chain(self.key_idx.iter()));
         Ok(())
     }
 
@@ -809,7 +824,7 @@ impl DelimitedReader {
             .id_idx
             .filter(|&i| i < fields)
             .map(|i| decode(self.field(i)));
-        if fields < self.needed {
+        if fields < self.required {
             let expected = self.columns.len();
             return self.skipped(
                 id.map(|(id, _)| id),
@@ -914,6 +929,40 @@ mod tests {
                 Entry::Skipped(s) => (s.location.line, s.location.record, s.reason.code()),
             })
             .collect()
+    }
+
+    /// Without an id column named, a column named `id` gives the ids, as JSONL's field
+    /// `id` does; a row too short to hold it is a record without an id.
+    #[test]
+    fn a_column_named_id_gives_the_ids_by_default() {
+        let ids = |bytes: &[u8], delimiter: u8, opts: &ReadOptions| -> Vec<Option<String>> {
+            let mut r = reader(bytes, delimiter, opts).unwrap();
+            entries(&mut r)
+                .into_iter()
+                .map(|e| e.into_record().expect("a record").id)
+                .collect()
+        };
+        let some = |s: &str| Some(s.to_string());
+        let csv = b"id,text,ref\nA17,a flat,r1\nB22,a house,r2\n";
+        assert_eq!(
+            ids(csv, b',', &opts(&["text"], None)),
+            [some("A17"), some("B22")]
+        );
+        assert_eq!(
+            ids(csv, b',', &opts(&["text"], Some("ref"))),
+            [some("r1"), some("r2")]
+        );
+        let tsv = b"text\tid\na flat\tA17\na house\n";
+        assert_eq!(ids(tsv, b'\t', &opts(&["text"], None)), [some("A17"), None]);
+        // Named, the column must be in every row.
+        let mut r = reader(tsv, b'\t', &opts(&["text"], Some("id"))).unwrap();
+        assert_eq!(
+            summary(&entries(&mut r)),
+            [(2, 1, "record"), (3, 2, "missing_columns")]
+        );
+        // No column `id`: no ids; `Id` is not `id`.
+        let csv = b"Id,text\n1,a flat\n";
+        assert_eq!(ids(csv, b',', &opts(&["text"], None)), [None]);
     }
 
     #[test]

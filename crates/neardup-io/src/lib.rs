@@ -17,8 +17,8 @@
 //! | [`Format`] | a record is | text | id |
 //! |---|---|---|---|
 //! | [`Jsonl`](Format::Jsonl) | a line holding a JSON object | the `text` field (a string) | the `id` field (string or number) |
-//! | [`Csv`](Format::Csv) | a row after the header (quoted fields may span lines) | the `text` columns joined by a space | the id column, if one is named |
-//! | [`Tsv`](Format::Tsv) | a line after the header (no quoting, unless a quote byte is given) | the `text` columns joined by a space | the id column, if one is named |
+//! | [`Csv`](Format::Csv) | a row after the header (quoted fields may span lines) | the `text` columns joined by a space | the id column named, else the column `id` if there is one |
+//! | [`Tsv`](Format::Tsv) | a line after the header (no quoting, unless a quote byte is given) | the `text` columns joined by a space | the id column named, else the column `id` if there is one |
 //! | [`Lines`](Format::Lines) | a line | the line, or what follows the first tab | what precedes the first tab |
 //! | [`Dir`](Format::Dir) | a regular file of a directory tree (hidden ones and those not matching the globs left out and counted) | the file's content (`.gz` decompressed) | the relative path |
 //!
@@ -142,7 +142,7 @@ pub use dir::Excluded;
 pub use error::{Error, Result};
 pub use format::Format;
 pub use open::is_gzip_name;
-pub use options::{ReadOptions, DEFAULT_MAX_RECORD_BYTES};
+pub use options::{ReadOptions, DEFAULT_ID_COLUMN, DEFAULT_MAX_RECORD_BYTES};
 pub use output::{abandon_outputs, same_file, OutputFile, OutputKind, OutputOptions};
 pub use reader::{open, Reader};
 pub use record::{Entry, Location, Record, SkipReason, Skipped};

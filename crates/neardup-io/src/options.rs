@@ -31,7 +31,10 @@ pub struct ReadOptions {
     /// CSV/TSV: the columns whose values, joined with a single space, make the text.
     /// Each must be in the header. Default `["text"]`.
     pub text_columns: Vec<String>,
-    /// CSV/TSV: the column holding the id; `None` leaves records unnamed. Default `None`.
+    /// CSV/TSV: the column holding the id, which must be in the header. `None` (the
+    /// default) reads the ids from the column named [`DEFAULT_ID_COLUMN`] (`id`) when the
+    /// header has one, as JSONL reads the field `id`, and leaves the records unnamed when
+    /// it has none.
     pub id_column: Option<String>,
     /// The largest record, in bytes of the (decompressed) source, that is read: a longer
     /// line, CSV/TSV row or file of a directory tree is skipped as
@@ -82,6 +85,10 @@ pub struct ReadOptions {
 /// this keeps one absurd line from exhausting memory, while far exceeding any real
 /// document (a whole novel is well under 5 MiB).
 pub const DEFAULT_MAX_RECORD_BYTES: usize = 64 << 20;
+
+/// The CSV/TSV column the ids are read from when [`ReadOptions::id_column`] names none
+/// and the header has it: `id`, the name of JSONL's default id field.
+pub const DEFAULT_ID_COLUMN: &str = "id";
 
 impl Default for ReadOptions {
     fn default() -> Self {
