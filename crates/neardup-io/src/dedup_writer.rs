@@ -486,9 +486,27 @@ fn copy_into(dir: &Path, target: &Path, record: &Record) -> Result<()> {
     Ok(())
 }
 
-/// Each root with its subfolder: the last component of the root (resolved if it is `.`
-/// or `..`), `-2`, `-3`, ... added to a name already taken.
+/// Each root with its subfolder ([`root_folders`]).
 fn subfolders<P: AsRef<Path>>(roots: &[P]) -> Vec<(PathBuf, PathBuf)> {
+    roots
+        .iter()
+        .map(|r| r.as_ref().to_path_buf())
+        .zip(root_folders(roots))
+        .collect()
+}
+
+/// The subfolder of the output that each of several input directories' files go to
+/// ([`DedupWriter::with_roots`]): the last component of the root (resolved if it is `.`
+/// or `..`), with `-2`, `-3`, ... added to a name already taken. Ids of files read from
+/// several directories can be prefixed with these names, so that equal relative paths
+/// stay apart as they do in the output.
+///
+/// ```
+/// use std::path::PathBuf;
+/// let names = neardup_io::root_folders(&["2024/articles", "2025/articles", "notes"]);
+/// assert_eq!(names, [PathBuf::from("articles"), "articles-2".into(), "notes".into()]);
+/// ```
+pub fn root_folders<P: AsRef<Path>>(roots: &[P]) -> Vec<PathBuf> {
     let mut taken = std::collections::HashSet::new();
     roots
         .iter()
@@ -510,7 +528,7 @@ fn subfolders<P: AsRef<Path>>(roots: &[P]) -> Vec<(PathBuf, PathBuf)> {
                 name = base.clone();
                 name.push(format!("-{n}"));
             }
-            (root.to_path_buf(), PathBuf::from(name))
+            PathBuf::from(name)
         })
         .collect()
 }

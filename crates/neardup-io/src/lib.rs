@@ -137,7 +137,7 @@ mod record;
 mod text;
 mod warning;
 
-pub use dedup_writer::DedupWriter;
+pub use dedup_writer::{root_folders, DedupWriter};
 pub use dir::Excluded;
 pub use error::{Error, Result};
 pub use format::Format;
