@@ -392,6 +392,11 @@ impl Names {
     }
 }
 
+/// The shortest run whose time the speed ratio is printed without a warning: below it,
+/// fixed costs, page faults and the clock's grain decide the ratio (one input gave 17× to
+/// 21× on first runs, 2× on reruns).
+const MIN_TIMED_SECS: f64 = 0.1;
+
 /// An expected recall, or `—` where the method has no curve to give one.
 fn expected(x: f64) -> String {
     if x.is_nan() {
@@ -417,9 +422,23 @@ pub fn render(e: &Evaluation, names: &Names) -> String {
     let _ = writeln!(out, "both     {:>22}   {}", "", thousands(e.both));
     let _ = writeln!(
         out,
-        "{label} recall {:.4}, precision {:.4}, {:.2}x the exact join's speed",
-        e.recall, e.precision, e.speedup
+        "{label} recall {:.4}, precision {:.4}, {:.2}x the exact join's speed ({} against {}, \
+         one run each)",
+        e.recall,
+        e.precision,
+        e.speedup,
+        secs(Duration::from_secs_f64(e.lsh.seconds)),
+        secs(Duration::from_secs_f64(e.exact.seconds))
     );
+    let shortest = e.lsh.seconds.min(e.exact.seconds);
+    if shortest < MIN_TIMED_SECS {
+        let _ = writeln!(
+            out,
+            "warning: a run of {} is too short to time (under {MIN_TIMED_SECS} s): the \
+             speed ratio is mostly noise and fixed costs; compare speeds on a larger input",
+            secs(Duration::from_secs_f64(shortest))
+        );
+    }
     let d = &e.distinct;
     let _ = writeln!(
         out,
@@ -538,7 +557,7 @@ method   time (incl. shingling)   pairs
 lsh                      0.250s   1,203
 exact                     12.5s   1,226
 both                              1,203
-LSH recall 0.9812, precision 1.0000, 50.00x the exact join's speed
+LSH recall 0.9812, precision 1.0000, 50.00x the exact join's speed (0.250s against 12.5s, one run each)
 LSH recall over distinct texts 0.5000 (1 of 2 pairs of distinct shingle sets; expected 0.7500)
 
 against the labels in l.csv:
@@ -551,6 +570,27 @@ similarity      pairs     found   recall   expected
 [0.99, 1.00]     1,226     1,203   0.9812     1.0000
 ";
         assert_eq!(text, want);
+    }
+
+    /// A ratio of times too short to mean much says so, with both times.
+    #[test]
+    fn a_speed_ratio_of_short_runs_is_flagged() {
+        let mut e = evaluation();
+        e.lsh.seconds = 0.004;
+        e.exact.seconds = 0.08;
+        e.speedup = 20.0;
+        let text = render(&e, &Names::of(&neardup::Config::builder().build().unwrap()));
+        assert!(
+            text.contains(
+                "20.00x the exact join's speed (0.004s against 0.080s, one run each)\n\
+                 warning: a run of 0.004s is too short to time (under 0.1 s)"
+            ),
+            "{text}"
+        );
+        e.lsh.seconds = 0.1;
+        e.exact.seconds = 2.0;
+        let text = render(&e, &Names::of(&neardup::Config::builder().build().unwrap()));
+        assert!(!text.contains("warning"), "{text}");
     }
 
     #[test]
