@@ -96,7 +96,8 @@ fn options(format: LabelFormat, kind: LabelKind) -> ReadOptions {
 
 /// Reads labels through `open`; `source` names them in messages ("FILE:LINE: …").
 fn parse_labels(open: &Open, format: LabelFormat, source: &str) -> Result<Grouping> {
-    let context = || format!("cannot read labels file {source}");
+    // The readers' errors name the file already.
+    let context = || "cannot read the labels file".to_string();
     let Some((kind, reader)) = open_labels(open, format, source)? else {
         bail!("{source}: no labels");
     };
@@ -137,7 +138,8 @@ fn open_labels(
     format: LabelFormat,
     source: &str,
 ) -> Result<Option<(LabelKind, Reader)>> {
-    let context = || format!("cannot read labels file {source}");
+    // The readers' errors name the file already.
+    let context = || "cannot read the labels file".to_string();
     let mut header = Vec::new();
     let mut first_line = 0;
     for kind in [LabelKind::Pairs, LabelKind::Clusters] {
@@ -327,7 +329,7 @@ mod tests {
         );
         let e = format!("{:#}", read_labels(&fixture("missing.csv")).unwrap_err());
         assert!(
-            e.contains("cannot read labels file") && e.contains("missing.csv"),
+            e.contains("cannot read the labels file: ") && e.matches("missing.csv").count() == 1,
             "{e}"
         );
         let e = format!("{:#}", read_labels(Path::new("labels.txt")).unwrap_err());

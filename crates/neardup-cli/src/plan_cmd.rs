@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use neardup::{Goal, KeepPolicy, Pipeline, Quiet, SplitMix64, Stage, Verification};
 
 use crate::args::PlanArgs;
@@ -35,7 +35,8 @@ pub fn run(args: &PlanArgs) -> Result<String> {
     );
     out.push_str(&plan::curve_table(&plans, t));
     if let Some(svg) = &args.svg {
-        std::fs::write(svg, plan::curve_svg_file(&plans, t))?;
+        std::fs::write(svg, plan::curve_svg_file(&plans, t))
+            .with_context(|| format!("cannot write the S-curve plot {}", svg.display()))?;
         let _ = writeln!(out, "\nS-curve plot written to {}", svg.display());
     }
     if args.input.is_empty() {
