@@ -600,7 +600,7 @@ impl Documents {
 
 /// Refuses input options that do not apply to an input's format: a JSONL field option on
 /// a CSV file, a CSV column option on JSONL, either on plain lines or a directory.
-fn refuse_options_for(format: Format, path: &Path, args: &InputArgs) -> Result<()> {
+pub fn refuse_options_for(format: Format, path: &Path, args: &InputArgs) -> Result<()> {
     let jsonl = [
         ("--text-field", args.text_field.is_some()),
         ("--id-field", args.id_field.is_some()),
@@ -756,7 +756,7 @@ impl InputTally {
 }
 
 /// Under `--on-error fail`: an error for a malformed record (blank lines are not errors).
-fn fail_on_bad(entry: &Entry) -> Result<()> {
+pub fn fail_on_bad(entry: &Entry) -> Result<()> {
     match entry {
         Entry::Skipped(s) if s.reason != SkipReason::BlankLine => {
             Err(BadRecord(format!("{}: {}", s.location, s.reason)).into())

@@ -7,8 +7,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use neardup::{Goal, KeepPolicy, Pipeline, Quiet, SplitMix64, Stage, Verification};
 
+use crate::args::OnError;
 use crate::args::PlanArgs;
-use crate::input::read_options;
+use crate::input::{fail_on_bad, read_options, refuse_options_for};
 use neardup::plan::{alternatives, estimate, Plan, SampleStats, Throughput};
 
 use crate::plan;
@@ -128,13 +129,20 @@ pub fn run(args: &PlanArgs) -> Result<String> {
 /// A uniform sample of the input (reservoir sampling, Algorithm R, seeded so that it is
 /// the same every run), with the number of records and text bytes read.
 fn read_sample(args: &PlanArgs) -> Result<(Vec<String>, u64, u64)> {
-    let opts = read_options(&args.inputs_args());
+    let input = args.inputs_args();
+    let opts = read_options(&input);
     let (mut seen, mut bytes) = (0u64, 0u64);
     let mut sample: Vec<String> = Vec::with_capacity(args.sample);
     let mut rng = SplitMix64::new(args.matching.seed);
     for path in &args.input {
-        for entry in neardup_io::open(path, &opts)? {
-            let Some(record) = entry?.into_record() else {
+        let reader = neardup_io::open(path, &opts)?;
+        refuse_options_for(reader.format(), path, &input)?;
+        for entry in reader {
+            let entry = entry?;
+            if input.on_error == OnError::Fail {
+                fail_on_bad(&entry)?;
+            }
+            let Some(record) = entry.into_record() else {
                 continue;
             };
             seen += 1;

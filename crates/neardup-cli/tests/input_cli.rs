@@ -105,6 +105,52 @@ fn records_without_text_are_accounted_for_in_every_format() {
     }
 }
 
+/// `plan` takes the input options of a dedup command line.
+#[test]
+fn plan_takes_the_input_options_of_dedup() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("in.csv"),
+        "key;body\n1;the quick brown fox jumps\n2;the quick brown fox jumps!\n",
+    )
+    .unwrap();
+    let (out, err) = ok(
+        dir.path(),
+        &[
+            "plan",
+            "in.csv",
+            "--id-column",
+            "key",
+            "--text-columns",
+            "body",
+            "--delimiter",
+            ";",
+            "--on-error",
+            "fail",
+            "--max-record-bytes",
+            "1000",
+        ],
+    );
+    assert!(
+        out.contains("From a uniform sample of 2 of the 2 documents read"),
+        "{out}{err}"
+    );
+    std::fs::write(
+        dir.path().join("in.jsonl"),
+        "{\"k\": 1, \"text\": \"a b c\"}\n",
+    )
+    .unwrap();
+    ok(dir.path(), &["plan", "in.jsonl", "--id-field", "k"]);
+    // Options that do not fit the format are refused as dedup refuses them.
+    let o = neardup_in(dir.path(), &["plan", "in.jsonl", "--id-column", "k"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--id-column does not apply to in.jsonl"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
