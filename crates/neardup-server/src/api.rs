@@ -243,7 +243,11 @@ mod tests {
             parse::<Vec<NewDocument>>(br#"[["a", "b"]]"#).unwrap_err(),
         ] {
             assert_eq!(e.code, "bad_request");
-            assert!(e.message.contains("expected a JSON object"), "{}", e.message);
+            assert!(
+                e.message.contains("expected a JSON object"),
+                "{}",
+                e.message
+            );
         }
         let e = parse::<DeleteRequest>(br#"{"ids": [1]}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("ids[0]"));

@@ -78,7 +78,9 @@ impl AppState {
                 tracing::info!(generation, "serving a new commit");
             }
             Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "could not reload the index; serving the last commit read"),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not reload the index; serving the last commit read")
+            }
         }
     }
 }
@@ -264,7 +266,10 @@ impl Server {
         drop(listener);
         let _ = stop.send(true);
         let all_closed = async { while tasks.join_next().await.is_some() {} };
-        if tokio::time::timeout(config.shutdown_timeout, all_closed).await.is_err() {
+        if tokio::time::timeout(config.shutdown_timeout, all_closed)
+            .await
+            .is_err()
+        {
             tracing::warn!(
                 connections = tasks.len(),
                 "shutdown timeout: closing connections whose requests are still in flight"
@@ -317,7 +322,8 @@ impl Activity {
     /// When an idle connection is to be closed: `keep_alive` after its last answer, if it
     /// has had one and has no request in flight.
     fn idle_deadline(&self, keep_alive: Duration) -> Option<tokio::time::Instant> {
-        if self.in_flight.load(Ordering::Acquire) > 0 || self.answered.load(Ordering::Acquire) == 0 {
+        if self.in_flight.load(Ordering::Acquire) > 0 || self.answered.load(Ordering::Acquire) == 0
+        {
             return None;
         }
         let last = self.start + Duration::from_millis(self.last_answer.load(Ordering::Acquire));
@@ -360,7 +366,8 @@ impl axum::body::HttpBody for Tracked {
     fn poll_frame(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<std::result::Result<http_body::Frame<Self::Data>, Self::Error>>> {
+    ) -> std::task::Poll<Option<std::result::Result<http_body::Frame<Self::Data>, Self::Error>>>
+    {
         std::pin::Pin::new(&mut self.body).poll_frame(cx)
     }
 
@@ -415,7 +422,9 @@ async fn connection(
     tokio::pin!(conn);
     let mut closing = false;
     loop {
-        let idle = activity.idle_deadline(keep_alive).filter(|_| !keep_alive.is_zero());
+        let idle = activity
+            .idle_deadline(keep_alive)
+            .filter(|_| !keep_alive.is_zero());
         tokio::select! {
             done = conn.as_mut() => {
                 if let Err(e) = done {
@@ -596,10 +605,16 @@ async fn json_errors(req: Request, next: Next) -> Response {
         return response;
     }
     let (parts, body) = response.into_parts();
-    let text = axum::body::to_bytes(body, 64 << 10).await.unwrap_or_default();
+    let text = axum::body::to_bytes(body, 64 << 10)
+        .await
+        .unwrap_or_default();
     let mut message = String::from_utf8_lossy(&text).trim().to_string();
     if status == StatusCode::METHOD_NOT_ALLOWED {
-        if let Some(allow) = parts.headers.get(header::ALLOW).and_then(|v| v.to_str().ok()) {
+        if let Some(allow) = parts
+            .headers
+            .get(header::ALLOW)
+            .and_then(|v| v.to_str().ok())
+        {
             message = format!("this route takes {allow}");
         }
     }

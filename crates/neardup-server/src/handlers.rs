@@ -63,7 +63,10 @@ pub(crate) struct Write;
 impl FromRequestParts<Arc<AppState>> for Write {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Write, ApiError> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Write, ApiError> {
         if let Some(t) = state.config.write_tokens() {
             if !bearer_matches(parts, &[t]) {
                 return Err(ApiError::unauthorized());
@@ -83,10 +86,15 @@ pub(crate) struct Read;
 impl FromRequestParts<Arc<AppState>> for Read {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Read, ApiError> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Read, ApiError> {
         let c = &state.config;
         if let Some(r) = &c.read_token {
-            let tokens: Vec<&str> = std::iter::once(r.as_str()).chain(c.write_token.as_deref()).collect();
+            let tokens: Vec<&str> = std::iter::once(r.as_str())
+                .chain(c.write_token.as_deref())
+                .collect();
             if !bearer_matches(parts, &tokens) {
                 return Err(ApiError::unauthorized());
             }
@@ -584,13 +592,17 @@ pub(crate) async fn delete_documents(
 ) -> Answer {
     let req: DeleteRequest = parse(&body(bytes)?)?;
     check_batch(&state, req.ids.len(), "ids")?;
-    Ok(bytes_response(queue(state, Work::Remove(req.ids), held).await?.body))
+    Ok(bytes_response(
+        queue(state, Work::Remove(req.ids), held).await?.body,
+    ))
 }
 
 /// `POST /v1/compact`: merges every segment into one without the deleted documents, on
 /// the writer, in one durable commit.
 pub(crate) async fn compact(State(state): State<Arc<AppState>>, _: Write) -> Answer {
-    Ok(bytes_response(queue(state, Work::Compact, None).await?.body))
+    Ok(bytes_response(
+        queue(state, Work::Compact, None).await?.body,
+    ))
 }
 
 /// What a removal did.

@@ -36,7 +36,9 @@ mod handlers;
 mod metrics;
 
 pub use app::Server;
-pub use config::{ServerConfig, ServerConfigBuilder, AMPLIFICATION, DEFAULT_COMMIT_DELAY, MAX_DURATION};
+pub use config::{
+    ServerConfig, ServerConfigBuilder, AMPLIFICATION, DEFAULT_COMMIT_DELAY, MAX_DURATION,
+};
 pub use error::{ApiError, Error, Result};
 
 /// The OpenAPI description served at `/v1/openapi.json`.

@@ -34,7 +34,12 @@ fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
         match stream.read(&mut buf) {
             Ok(0) => return true,
             Ok(_) => continue,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
                 return false
             }
             Err(_) => return true,
@@ -169,7 +174,11 @@ fn bodies_in_flight_share_a_memory_budget() {
     std::thread::sleep(Duration::from_millis(300));
     let big = serde_json::to_vec(&json!({"texts": ["x".repeat(20_000)]})).unwrap();
     let (status, headers, body) = s.send_full("POST", "/v1/query", Some(big.clone()), &[], None);
-    assert_eq!((status, body["error"]["code"].as_str()), (503, Some("overloaded")), "{body}");
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (503, Some("overloaded")),
+        "{body}"
+    );
     assert_eq!(headers.get("retry-after").unwrap(), "1");
     // Requests without a body are not held back.
     assert_eq!(s.get("/v1/stats", None).0, 200);
@@ -196,7 +205,9 @@ fn healthz_answers_past_the_concurrency_cap() {
     let _stalled = {
         let mut stream = TcpStream::connect(s.addr).unwrap();
         stream
-            .write_all(b"POST /v1/query HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{\"texts\":")
+            .write_all(
+                b"POST /v1/query HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{\"texts\":",
+            )
             .unwrap();
         stream
     };

@@ -45,7 +45,11 @@ impl Running {
 
     /// A server over the index in `dir`, on a runtime of at most `blocking` blocking
     /// threads if given.
-    pub fn in_dir(dir: tempfile::TempDir, config: ServerConfig, blocking: Option<usize>) -> Running {
+    pub fn in_dir(
+        dir: tempfile::TempDir,
+        config: ServerConfig,
+        blocking: Option<usize>,
+    ) -> Running {
         let server = Server::open(dir.path(), config).unwrap();
         let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (tx, rx) = std::sync::mpsc::channel();
