@@ -65,8 +65,9 @@ pub struct ServeArgs {
     /// Seconds the requests in flight have to finish after SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub shutdown_timeout: f64,
-    /// Memory budget of the requests in flight, in MiB: each request with a body holds 16
-    /// times its size until answered; past it 503 with Retry-After.
+    /// Memory budget of the requests in flight, in MiB: each request with a body holds 40
+    /// times its size until answered (a write until committed); past it 503 with
+    /// Retry-After. At least 40 times --max-body.
     #[arg(long, default_value_t = 1024, value_name = "MIB")]
     pub memory: usize,
     /// Milliseconds the writer waits for more adds before a commit, so that adds arriving

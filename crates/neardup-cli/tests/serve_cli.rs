@@ -215,3 +215,135 @@ fn a_token_from_the_environment_guards_writes() {
     sigterm(&child);
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn bad_limits_and_empty_tokens_are_refused_with_exit_2_and_the_flag_named() {
+    let (_dir, index) = built_index();
+    for (args, env, says) in [
+        (&["--timeout", "1e20"][..], None, "--timeout"),
+        (&["--timeout", "NaN"], None, "--timeout"),
+        (&["--timeout", "0"], None, "--timeout"),
+        (&["--header-timeout=-1"], None, "--header-timeout"),
+        (&["--keep-alive", "inf"], None, "--keep-alive"),
+        (&["--shutdown-timeout", "1e300"], None, "--shutdown-timeout"),
+        (&["--max-batch", "0"], None, "--max-batch 0"),
+        (&["--max-concurrent", "0"], None, "--max-concurrent 0"),
+        (&["--max-connections", "0"], None, "--max-connections 0"),
+        (&["--max-body", "0"], None, "--max-body 0"),
+        (&["--memory", "1"], None, "--memory"),
+        (&[], Some(("NEARDUP_TOKEN", "")), "NEARDUP_TOKEN"),
+        (
+            &[],
+            Some(("NEARDUP_READ_TOKEN", "  ")),
+            "NEARDUP_READ_TOKEN",
+        ),
+    ] {
+        let mut cmd = Process::cargo_bin("neardup").unwrap();
+        cmd.args(["serve", &index, "--addr", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("NEARDUP_TOKEN")
+            .env_remove("NEARDUP_READ_TOKEN");
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?} {env:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_read_token_alone_guards_writes_too() {
+    let (dir, index) = built_index();
+    let token = dir.path().join("read-token");
+    std::fs::write(&token, "r-secret\n").unwrap();
+    let (mut child, addr) = serve(&index, &["--read-token-file", token.to_str().unwrap()]);
+    let (status, _) = request(
+        addr,
+        "POST",
+        "/v1/documents",
+        br#"[{"id": "x", "text": "y z w"}]"#,
+    )
+    .unwrap();
+    assert_eq!(status, 401);
+    let (status, _) = request(addr, "POST", "/v1/compact", b"").unwrap();
+    assert_eq!(status, 401);
+    sigterm(&child);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn sigterm_is_not_held_by_a_half_sent_request() {
+    let (_dir, index) = built_index();
+    let (mut child, addr) = serve(&index, &["--timeout", "600", "--shutdown-timeout", "1"]);
+    // A request whose body never comes: in flight for up to the 600 s timeout.
+    let mut stalled = TcpStream::connect(addr).unwrap();
+    stalled
+        .write_all(b"POST /v1/query HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{\"texts\":")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    sigterm(&child);
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(code) = child.try_wait().unwrap() {
+            assert_eq!(code.code(), Some(0));
+            break;
+        }
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("still running 30 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stalled);
+}
+
+#[test]
+fn a_read_only_server_runs_beside_an_index_add_and_serves_its_commit() {
+    let (dir, index) = built_index();
+    let (mut child, addr) = serve(&index, &["--read-only"]);
+    let (status, body) = request(
+        addr,
+        "POST",
+        "/v1/documents",
+        br#"[{"id": "x", "text": "y z w"}]"#,
+    )
+    .unwrap();
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (403, json!("read_only"))
+    );
+    // The server holds no writer lock: an add runs (and does not wait) beside it.
+    let new = dir.path().join("new.jsonl");
+    std::fs::write(
+        &new,
+        "{\"id\": \"fresh-1\", \"text\": \"a listing written beside a read-only server\"}\n",
+    )
+    .unwrap();
+    let out = Process::cargo_bin("neardup")
+        .unwrap()
+        .args(["index", "add", &index, new.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while request(addr, "GET", "/v1/documents/fresh-1", b"")
+        .unwrap()
+        .0
+        != 200
+    {
+        assert!(
+            std::time::Instant::now() < until,
+            "the new commit was not served"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    sigterm(&child);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
