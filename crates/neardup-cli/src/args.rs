@@ -162,7 +162,8 @@ pub struct InputArgs {
     /// Description" [default: text].
     #[arg(long, value_name = "COLS")]
     pub text_columns: Option<String>,
-    /// CSV/TSV: the column holding the id (else the record number).
+    /// CSV/TSV: the column holding the id [default: id, if the header has a column
+    /// named so, else the record number]. A column named here must be in the header.
     #[arg(long, value_name = "COL")]
     pub id_column: Option<String>,
     /// Records longer than this many bytes are skipped (reason too_large) without being

@@ -155,9 +155,13 @@ pub fn run(args: &EvalArgs) -> Result<String> {
         data.eval = Some(eval.clone());
         report_run::write(path, &data, &args.input.inputs)?;
     }
-    if !quiet {
+    {
+        // Built under --quiet too: its warnings are about the data, and print either way.
         let mut s = Summary::default();
         let skipped = docs.skip_counts(lsh_stats.empty);
+        for line in docs.sniffed_formats() {
+            s.line("format", line);
+        }
         s.stages(
             docs.read_count(),
             docs.inputs.len(),
@@ -167,19 +171,19 @@ pub fn run(args: &EvalArgs) -> Result<String> {
             &lsh_stats,
         );
         for w in &docs.warnings {
-            s.line("warning", w);
+            s.warning(w);
         }
         s.short_documents(config.shingler().kind(), &lsh_stats);
         s.line(
             "exact",
             format!(
-                "{} candidates, {} pairs in {}",
-                thousands(exact_stats.candidates),
-                thousands(exact.len() as u64),
+                "{}, {} in {}",
+                summary::count(exact_stats.candidates, "candidate", "candidates"),
+                summary::count(exact.len() as u64, "pair", "pairs"),
                 secs(stage_time(&exact_stats, &[Stage::ExactJoin]))
             ),
         );
-        summary::to_stderr(&s.render());
+        s.print(quiet);
     }
     Ok(if args.json {
         serde_json::to_string(&eval)? + "\n"
@@ -442,10 +446,10 @@ pub fn render(e: &Evaluation, names: &Names) -> String {
     let d = &e.distinct;
     let _ = writeln!(
         out,
-        "{label} recall over distinct texts {:.4} ({} of {} pairs of distinct shingle sets; expected {})",
+        "{label} recall over distinct texts {:.4} ({} of {} of distinct shingle sets; expected {})",
         d.recall,
         thousands(d.found),
-        thousands(d.pairs),
+        summary::count(d.pairs, "pair", "pairs"),
         expected(d.expected)
     );
     if let Some(l) = &e.labels {

@@ -62,6 +62,9 @@ pub struct InputInfo {
     /// The input as its records' locations name it (`-` for standard input).
     pub source: std::sync::Arc<str>,
     pub format: Format,
+    /// The format was told from the content (standard input, a file without a known
+    /// extension), not from `--format` or the file name.
+    pub sniffed: bool,
     pub header: Option<Vec<u8>>,
 }
 
@@ -224,9 +227,18 @@ impl Documents {
             docs.raw = Some(RawSpill::new()?);
         }
         bars.spinner("read");
+        // Several inputs: a directory's files are named by the subfolder dedup writes
+        // them to, then their path in it, so equal relative paths stay apart.
+        let folders = (args.inputs.len() > 1).then(|| neardup_io::root_folders(&args.inputs));
         for path in &args.inputs {
-            if path != Path::new("-") {
-                let format = opts.format.unwrap_or_else(|| Format::detect(path));
+            // Options that do not fit a format known without reading are refused at once.
+            let known = match opts.format {
+                Some(format) => Some(format),
+                None if path == Path::new("-") => None,
+                None if path.is_dir() => Some(Format::Dir),
+                None => Format::from_extension(path),
+            };
+            if let Some(format) = known {
                 refuse_options_for(format, path, args)?;
             }
             // The reader's errors name the file and line already.
@@ -236,6 +248,7 @@ impl Documents {
                 path: path.clone(),
                 source: path.display().to_string().into(),
                 format,
+                sniffed: reader.sniffed(),
                 header: reader.header_raw().map(<[u8]>::to_vec),
             });
             refuse_options_for(format, path, args)?;
@@ -273,8 +286,13 @@ impl Documents {
                         docs.count = doc
                             .checked_add(1)
                             .ok_or(neardup::Error::TooManyDocuments(doc as usize + 1))?;
-                        if let Some(id) = &record.id {
-                            docs.user_ids.push(doc, id, record.numeric_id);
+                        match (&record.id, &folders) {
+                            (Some(id), Some(folders)) if format == Format::Dir => {
+                                let folder = folders[input].to_string_lossy();
+                                docs.user_ids.push(doc, &format!("{folder}/{id}"), false);
+                            }
+                            (Some(id), _) => docs.user_ids.push(doc, id, record.numeric_id),
+                            (None, _) => {}
                         }
                         docs.lossy += record.lossy as u64;
                         pending.push(std::mem::take(&mut record.text));
@@ -321,7 +339,8 @@ impl Documents {
                 .last()
                 .map(|(_, f)| f.as_slice())
                 .unwrap_or(&[]);
-            tally.check(path, format, args, fields, &mut docs.warnings)?;
+            let sniffed = reader.sniffed();
+            tally.check(path, format, sniffed, args, fields, &mut docs.warnings)?;
         }
         if !pending.is_empty() {
             sink(pending)?;
@@ -401,6 +420,46 @@ impl Documents {
             .collect();
         firsts.sort_unstable();
         (firsts.len(), firsts.first().map(|i| user(i).to_string()))
+    }
+
+    /// True if document `doc` has no id of the user's and goes by its line or record
+    /// number ([`DocId::Number`], or `source:number` when several inputs are read), which
+    /// the same line of another input would share.
+    #[cfg_attr(not(test), allow(dead_code))] // for `index add` (index_cmd.rs)
+    pub fn is_numbered(&self, doc: u32) -> bool {
+        self.user_ids.get(doc).is_none()
+    }
+
+    /// How many documents go by their line or record number ([`Documents::is_numbered`]).
+    #[cfg_attr(not(test), allow(dead_code))] // for `index add` (index_cmd.rs)
+    pub fn numbered(&self) -> u64 {
+        u64::from(self.count) - self.user_ids.len() as u64
+    }
+
+    /// How each input whose format was told from its content was read, e.g.
+    /// `batch_aa: jsonl (no known extension: read by its content)`, for the summary.
+    pub fn sniffed_formats(&self) -> Vec<String> {
+        self.inputs
+            .iter()
+            .filter(|i| i.sniffed)
+            .map(|i| {
+                let why = if i.path == Path::new("-") {
+                    "standard input"
+                } else {
+                    "no known extension"
+                };
+                format!(
+                    "{}: {} ({why}: {})",
+                    i.source,
+                    i.format.name(),
+                    if i.format == Format::Jsonl {
+                        "its first non-blank byte is '{'"
+                    } else {
+                        "it does not start with '{'"
+                    }
+                )
+            })
+            .collect()
     }
 
     /// Number of documents.
@@ -656,6 +715,8 @@ pub fn refuse_options_for(format: Format, path: &Path, args: &InputArgs) -> Resu
 struct InputTally {
     records: u64,
     with_id: u64,
+    /// Records without an id whose text is blank (skipped as empty later).
+    unnamed_blank: u64,
     /// Skipped entries by reason code: how many, and the first.
     skipped: BTreeMap<&'static str, (u64, Skipped)>,
 }
@@ -666,6 +727,7 @@ impl InputTally {
             Entry::Record(r) => {
                 self.records += 1;
                 self.with_id += r.id.is_some() as u64;
+                self.unnamed_blank += (r.id.is_none() && r.text.trim().is_empty()) as u64;
             }
             Entry::Skipped(s) => {
                 let e = self
@@ -684,6 +746,7 @@ impl InputTally {
         &self,
         path: &Path,
         format: Format,
+        sniffed: bool,
         args: &InputArgs,
         fields: &[String],
         warnings: &mut Vec<String>,
@@ -721,12 +784,23 @@ impl InputTally {
                         have()
                     ),
                     _ => format!(
-                        "all {n} records of {} were skipped as {} (first: {}: {}); \
-                         nothing to compare",
+                        "{} of {} {} skipped as {} (first: {}: {}); nothing to compare{}",
+                        if *n == 1 {
+                            "the only record".to_string()
+                        } else {
+                            format!("all {n} records")
+                        },
                         path.display(),
+                        are(*n, "was", "were"),
                         first.reason.code(),
                         first.location,
-                        first.reason
+                        first.reason,
+                        if sniffed && matches!(first.reason, SkipReason::MalformedJson(_)) {
+                            " (it has no known extension and starts with '{', so it was read \
+                             as JSONL; --format lines reads every line as text)"
+                        } else {
+                            ""
+                        }
                     ),
                 };
                 return Err(BadRecord(message).into());
@@ -744,14 +818,52 @@ impl InputTally {
             }
             if self.with_id > 0 && self.with_id < self.records {
                 warnings.push(format!(
-                    "{} of {} records of {} have no id field {field:?}; they are named by line number",
+                    "{} of {} of {} {} no id field {field:?}; {} named by line number",
                     self.records - self.with_id,
-                    self.records,
-                    path.display()
+                    crate::summary::count(self.records, "record", "records"),
+                    path.display(),
+                    are(self.records - self.with_id, "has", "have"),
+                    are(self.records - self.with_id, "it is", "they are"),
                 ));
             }
         }
+        // Blank lines are skipped as empty: their lack of an id does not matter.
+        let unnamed = self.records - self.unnamed_blank - self.with_id;
+        if format == Format::Lines && self.with_id > 0 && unnamed > 0 {
+            warnings.push(format!(
+                "{} of {} of {} {} no \"ID<TAB>\" before {} text; {} named by line number, the \
+                 others by the id before their tab: ids of two kinds",
+                unnamed,
+                crate::summary::count(self.records - self.unnamed_blank, "line", "lines"),
+                path.display(),
+                are(unnamed, "has", "have"),
+                are(unnamed, "its", "their"),
+                are(unnamed, "it is", "they are"),
+            ));
+        }
+        let malformed = self
+            .skipped
+            .get(SkipReason::MalformedJson(String::new()).code())
+            .map_or(0, |(n, _)| *n);
+        if sniffed && format == Format::Jsonl && malformed > 0 {
+            warnings.push(format!(
+                "{} was read as JSONL because its first non-blank byte is '{{', but {} of its \
+                 lines {} not JSON; --format lines reads every line as text",
+                path.display(),
+                malformed,
+                are(malformed, "is", "are")
+            ));
+        }
         Ok(())
+    }
+}
+
+/// `one` if `n` is 1, else `many`: the verb or pronoun that agrees with a count.
+fn are<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
     }
 }
 
@@ -948,6 +1060,9 @@ mod tests {
                 DocId::Number(7),
             ]
         );
+        let numbered: Vec<bool> = (0..5).map(|d| docs.is_numbered(d)).collect();
+        assert_eq!(numbered, [true, false, false, true, true]);
+        assert_eq!(docs.numbered(), 3);
         let places: Vec<(u64, u64)> = (0..5)
             .map(|d| docs.place(d))
             .map(|p| (p.line, p.record))

@@ -87,9 +87,9 @@ pub fn run(args: &PlanArgs) -> Result<String> {
     let estimate = estimate(&stats_sample, chosen, k, false, t, &throughput);
     let _ = writeln!(
         out,
-        "\nFrom a uniform sample of {} of the {} documents read:\n",
+        "\nFrom a uniform sample of {} of the {} read:\n",
         sample.len(),
-        seen
+        summary::count(seen, "document", "documents")
     );
     out.push_str(&plan::render_estimate(&estimate));
     if let Some(over) = crate::spill::over_limit(&args.input, args.matching.memory) {
@@ -234,9 +234,10 @@ fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
     let documents: u64 = partitions.iter().map(|p| p.documents).sum();
     let _ = writeln!(
         out,
-        "From a uniform sample of {} of the {seen} documents read, by partition: its share of \
-         the documents, and its worst case for the smallest query size in the sample:\n",
-        sample.len()
+        "From a uniform sample of {} of the {} read, by partition: its share of the \
+         documents, and its worst case for the smallest query size in the sample:\n",
+        sample.len(),
+        summary::count(seen, "document", "documents")
     );
     let smallest = partitions.first().map_or(1, |p| p.smallest);
     for p in &partitions {
@@ -259,9 +260,9 @@ fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
     };
     let _ = writeln!(
         out,
-        "\nOn the sample: {} pairs contained at {t}, {} found by the search: recall {recall:.4} \
+        "\nOn the sample: {} contained at {t}, {} found by the search: recall {recall:.4} \
          (precision 1: every candidate is verified).",
-        truth.len(),
+        summary::count(truth.len() as u64, "pair", "pairs"),
         found.len()
     );
     Ok(out)

@@ -212,10 +212,12 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         }
         if ranks.missing > 0 {
             docs.warnings.push(format!(
-                "{} of {} records have no {:?}; a cluster keeps them only when no member has one",
+                "{} of {} {} no {:?}; a cluster keeps {} only when no member has one",
                 thousands(ranks.missing),
-                thousands(values.len() as u64),
-                keep_by.field
+                summary::count(values.len() as u64, "record", "records"),
+                if ranks.missing == 1 { "has" } else { "have" },
+                keep_by.field,
+                if ranks.missing == 1 { "it" } else { "them" }
             ));
         }
         match &mut held {
@@ -314,9 +316,13 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             finish(out)?;
             write_time = start.elapsed();
             let line = format!(
-                "{} pairs among {} documents (a contained in b at {} or more)",
-                thousands(pairs.len() as u64),
-                thousands(crate::contain::documents(&pairs, docs.len())),
+                "{} among {} (a contained in b at {} or more)",
+                summary::count(pairs.len() as u64, "pair", "pairs"),
+                summary::count(
+                    crate::contain::documents(&pairs, docs.len()),
+                    "document",
+                    "documents"
+                ),
                 config.threshold()
             );
             let plan = (!exact).then(|| pipeline.ensemble_plan());
@@ -359,9 +365,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             finish(out)?;
             write_time = written;
             let line = format!(
-                "{} pairs among {} documents",
-                thousands(totals.pairs),
-                thousands(totals.documents)
+                "{} among {}",
+                summary::count(totals.pairs, "pair", "pairs"),
+                summary::count(totals.documents, "document", "documents")
             );
             report(&stats, recorded.as_ref(), &|data| {
                 report_run::add_pairs(data, &totals, sample.as_ref(), &docs)
@@ -398,8 +404,8 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
                 report_run::add_clusters(data, &clusters, &docs, &accounts)
             })?;
             let line = format!(
-                "{} clusters | read {} = kept {} + removed {} + skipped {}",
-                thousands(clusters.len() as u64),
+                "{} | read {} = kept {} + removed {} + skipped {}",
+                summary::count(clusters.len() as u64, "cluster", "clusters"),
                 thousands(accounts.read),
                 thousands(accounts.kept),
                 thousands(accounts.removed),
@@ -408,58 +414,55 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             (stats, line)
         }
     };
-    if !quiet {
-        let skipped = docs.skip_counts(stats.empty);
-        summary.stages(
-            docs.read_count(),
-            docs.inputs.len(),
-            read_time,
-            &skipped,
-            docs.lossy,
-            &stats,
-        );
-        for w in &docs.warnings {
-            summary.line("warning", w);
-        }
-        if config.measure() == Measure::Containment && stats.truncated > 0 {
-            summary.line(
-                "warning",
-                format!(
-                    "{} documents are longer than --max-shingles: their containment is of \
-                     their first {} shingles only",
-                    thousands(stats.truncated),
-                    thousands(config.shingler().shingle_cap() as u64)
-                ),
-            );
-        }
-        summary.short_documents(config.shingler().kind(), &stats);
-        let (dup_ids, first) = docs.duplicate_ids();
-        if let Some(first) = first {
-            summary.line(
-                "warning",
-                format!(
-                    "{dup_ids} ids belong to more than one record (first: {first:?}); \
-                     the records stay apart, but the output names them alike"
-                ),
-            );
-        }
-        for w in &docs.warnings {
-            summary.line("warning", w.clone());
-        }
-        if let Some(line) = docs.excluded_line() {
-            summary.line("left out", line);
-        }
-        summary.line("write", secs(write_time));
-        if let Some(t) = report_time.get() {
-            summary.line("report", secs(t));
-        }
-        summary.line("result", result_line);
-        summary.line("total", secs(started.elapsed()));
-        if let Some(peak) = crate::plan::peak_memory() {
-            summary.line("peak", format!("{} resident", crate::plan::bytes(peak)));
-        }
-        summary::to_stderr(&summary.render());
+    // Built under --quiet too: its warnings are about the data, and print either way.
+    let skipped = docs.skip_counts(stats.empty);
+    for line in docs.sniffed_formats() {
+        summary.line("format", line);
     }
+    summary.stages(
+        docs.read_count(),
+        docs.inputs.len(),
+        read_time,
+        &skipped,
+        docs.lossy,
+        &stats,
+    );
+    for w in &docs.warnings {
+        summary.warning(w);
+    }
+    if config.measure() == Measure::Containment && stats.truncated > 0 {
+        summary.warning(format!(
+            "{} longer than --max-shingles: their containment is of their first {} only",
+            summary::count(stats.truncated, "document is", "documents are"),
+            summary::count(
+                config.shingler().shingle_cap() as u64,
+                "shingle",
+                "shingles"
+            )
+        ));
+    }
+    summary.short_documents(config.shingler().kind(), &stats);
+    let (dup_ids, first) = docs.duplicate_ids();
+    if let Some(first) = first {
+        summary.warning(format!(
+            "{} to more than one record (first: {first:?}); the records stay apart, but \
+             the output names them alike",
+            summary::count(dup_ids as u64, "id belongs", "ids belong")
+        ));
+    }
+    if let Some(line) = docs.excluded_line() {
+        summary.line("left out", line);
+    }
+    summary.line("write", secs(write_time));
+    if let Some(t) = report_time.get() {
+        summary.line("report", secs(t));
+    }
+    summary.line("result", result_line);
+    summary.line("total", secs(started.elapsed()));
+    if let Some(peak) = crate::plan::peak_memory() {
+        summary.line("peak", format!("{} resident", crate::plan::bytes(peak)));
+    }
+    summary.print(quiet);
     Ok(())
 }
 

@@ -12,6 +12,17 @@ pub const CURVE_POINTS: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
 /// Groups digits by thousands: 1234567 → "1,234,567" (the report's formatting).
 pub use neardup_report::html::thousands;
 
+/// `n` and the noun that fits it, digits grouped: `count(1, "pair", "pairs")` is
+/// "1 pair", `count(1200, "pair", "pairs")` "1,200 pairs". Every message with a number
+/// names its unit through this.
+pub fn count(n: u64, singular: &str, plural: &str) -> String {
+    format!(
+        "{} {}",
+        thousands(n),
+        if n == 1 { singular } else { plural }
+    )
+}
+
 /// Writes to stderr, ignoring failure: the summary and messages are for a person, and a
 /// closed or full stderr (`2>/dev/full`, `2>&1 | head -1`) must neither panic nor change
 /// the exit code, which reports the main output only.
@@ -123,12 +134,16 @@ pub fn short_documents_warning(kind: ShingleKind, short: u64, documents: u64) ->
         ShingleKind::Char(_) => format!("use a smaller K (--shingle {smaller})"),
     };
     Some(format!(
-        "{} of {} documents have fewer than {k} {unit}: each is a single shingle and matches \
-         only exact copies; {hint}",
+        "{} of {} {} fewer than {k} {unit}: each is a single shingle and matches only exact \
+         copies; {hint}",
         thousands(short),
-        thousands(documents),
+        count(documents, "document", "documents"),
+        if short == 1 { "has" } else { "have" },
     ))
 }
+
+/// The label of the summary's warnings.
+const WARNING: &str = "warning";
 
 /// Lines of the summary, built up stage by stage.
 #[derive(Default)]
@@ -139,6 +154,32 @@ pub struct Summary {
 impl Summary {
     pub fn line(&mut self, label: &str, text: impl Into<String>) {
         self.lines.push((label.to_string(), text.into()));
+    }
+
+    /// A warning about the data, which [`Summary::print`] prints even under `--quiet`.
+    pub fn warning(&mut self, text: impl Into<String>) {
+        self.line(WARNING, text);
+    }
+
+    /// Prints the summary on stderr; under `quiet` only its warnings, each as
+    /// `warning: ...`: a quiet run hides progress and counts, never what is wrong with
+    /// the data (documents that will replace others, ids of mixed kinds, a format told
+    /// from the content that does not fit).
+    pub fn print(&self, quiet: bool) {
+        if quiet {
+            to_stderr(&self.warnings());
+        } else {
+            to_stderr(&self.render());
+        }
+    }
+
+    /// The warnings alone, one `warning: ...` line each.
+    pub fn warnings(&self) -> String {
+        let mut out = String::new();
+        for (_, text) in self.lines.iter().filter(|(label, _)| label == WARNING) {
+            let _ = writeln!(out, "warning: {text}");
+        }
+        out
     }
 
     /// Standard lines for read counts and the pipeline's stages.
@@ -154,10 +195,9 @@ impl Summary {
         self.line(
             "read",
             format!(
-                "{} records from {} input{} in {}{}",
-                thousands(read),
-                inputs,
-                if inputs == 1 { "" } else { "s" },
+                "{} from {} in {}{}",
+                count(read, "record", "records"),
+                count(inputs as u64, "input", "inputs"),
                 secs(read_time),
                 if lossy > 0 {
                     format!(
@@ -182,24 +222,24 @@ impl Summary {
         }
         for (stage, time) in &stats.timings {
             let what = match stage {
-                neardup::Stage::Shingle => format!("{} shingles", thousands(stats.shingles)),
+                neardup::Stage::Shingle => count(stats.shingles, "shingle", "shingles"),
                 neardup::Stage::Sketch => "signatures".to_string(),
                 neardup::Stage::Group if stats.skipped_buckets > 0 => format!(
-                    "{} buckets of 2+ (largest {}; {} one-row buckets of more than {} passed over)",
-                    thousands(stats.buckets),
+                    "{} of 2+ (largest {}; {} of more than {} passed over)",
+                    count(stats.buckets, "bucket", "buckets"),
                     thousands(stats.largest_bucket),
-                    thousands(stats.skipped_buckets),
+                    count(stats.skipped_buckets, "one-row bucket", "one-row buckets"),
                     thousands(neardup::MAX_ONE_ROW_BUCKET as u64)
                 ),
                 neardup::Stage::Group => format!(
-                    "{} buckets of 2+ (largest {})",
-                    thousands(stats.buckets),
+                    "{} of 2+ (largest {})",
+                    count(stats.buckets, "bucket", "buckets"),
                     thousands(stats.largest_bucket)
                 ),
                 neardup::Stage::Verify => verify_line(stats),
                 neardup::Stage::ExactJoin => format!(
-                    "{} candidates, {} verified",
-                    thousands(stats.candidates),
+                    "{}, {} verified",
+                    count(stats.candidates, "candidate", "candidates"),
                     thousands(stats.verified)
                 ),
                 neardup::Stage::Cluster => String::new(),
@@ -210,11 +250,10 @@ impl Summary {
                 self.line(
                     "truncated",
                     format!(
-                        "{} documents, {} pairs reported by estimate (longer than \
-                         --max-shingles: no exact Jaccard; they remove nothing without \
-                         --allow-truncated)",
-                        thousands(stats.truncated),
-                        thousands(stats.truncated_pairs)
+                        "{}, {} reported by estimate (longer than --max-shingles: no \
+                         exact Jaccard; they remove nothing without --allow-truncated)",
+                        count(stats.truncated, "document", "documents"),
+                        count(stats.truncated_pairs, "pair", "pairs")
                     ),
                 );
             }
@@ -222,8 +261,9 @@ impl Summary {
                 self.line(
                     "identical",
                     format!(
-                        "{} documents with the same shingles as an earlier one (its duplicates, no LSH needed)",
-                        thousands(stats.identical)
+                        "{} with the same shingles as an earlier one (its duplicates, no \
+                         LSH needed)",
+                        count(stats.identical, "document", "documents")
                     ),
                 );
             }
@@ -234,7 +274,7 @@ impl Summary {
     pub fn short_documents(&mut self, kind: ShingleKind, stats: &Stats) {
         let documents = stats.documents - stats.empty;
         if let Some(w) = short_documents_warning(kind, stats.short_documents, documents) {
-            self.line("warning", w);
+            self.warning(w);
         }
     }
 
@@ -293,8 +333,8 @@ pub fn method_choice(c: &neardup::MethodChoice) -> String {
 /// rejected and those found beyond the buckets when there are any.
 fn verify_line(stats: &neardup::Stats) -> String {
     let mut line = format!(
-        "{} candidates, {} verified",
-        thousands(stats.candidates),
+        "{}, {} verified",
+        count(stats.candidates, "candidate", "candidates"),
         thousands(stats.verified)
     );
     if stats.prefiltered > 0 {
@@ -332,6 +372,41 @@ mod tests {
         assert!(short_documents_warning(ShingleKind::Char(5), 2, 3)
             .unwrap()
             .contains("fewer than 5 characters"));
+    }
+
+    #[test]
+    fn counts_name_their_unit_in_the_singular_for_one() {
+        assert_eq!(count(1, "pair", "pairs"), "1 pair");
+        assert_eq!(count(0, "pair", "pairs"), "0 pairs");
+        assert_eq!(count(2, "document", "documents"), "2 documents");
+        assert_eq!(count(1_000, "record", "records"), "1,000 records");
+        let stats = Stats {
+            shingles: 1,
+            identical: 1,
+            timings: vec![(neardup::Stage::Shingle, Duration::ZERO)],
+            ..Stats::default()
+        };
+        let mut s = Summary::default();
+        s.stages(1, 1, Duration::ZERO, &BTreeMap::new(), 0, &stats);
+        assert_eq!(
+            s.render(),
+            "read      1 record from 1 input in 0.000s\n\
+             shingle   1 shingle in 0.000s\n\
+             identical 1 document with the same shingles as an earlier one (its duplicates, \
+             no LSH needed)\n"
+        );
+    }
+
+    #[test]
+    fn quiet_keeps_the_warnings() {
+        let mut s = Summary::default();
+        s.line("read", "2 records");
+        s.warning("1 of 2 records of x.jsonl have no id field \"id\"");
+        assert_eq!(
+            s.warnings(),
+            "warning: 1 of 2 records of x.jsonl have no id field \"id\"\n"
+        );
+        assert!(s.render().contains("read      2 records\n"));
     }
 
     #[test]

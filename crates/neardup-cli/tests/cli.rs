@@ -1241,7 +1241,7 @@ fn plan_prints_s_curves_and_estimates_from_a_sample() {
         svg.to_str().unwrap(),
     ]);
     assert!(
-        out.contains("From a uniform sample of 1000 of the 5000 documents read"),
+        out.contains("From a uniform sample of 1000 of the 5,000 documents read"),
         "{out}"
     );
     for word in ["candidates", "similar", "missed", "memory", "time"] {
@@ -1317,7 +1317,7 @@ fn huge_documents_are_capped_and_reported() {
     let o = neardup(&["pairs", path.to_str().unwrap(), "--max-shingles", "1000"]);
     assert!(o.status.success());
     assert!(
-        stderr(&o).contains("truncated 2 documents, 1 pairs reported by estimate"),
+        stderr(&o).contains("truncated 2 documents, 1 pair reported by estimate"),
         "{}",
         stderr(&o)
     );
@@ -2124,7 +2124,7 @@ fn keep_by_a_field_or_column_keeps_the_newest_or_cheapest() {
     let (newest, summary) = kept("ts:desc");
     assert_eq!(newest, ["b", "d"]);
     assert!(
-        summary.contains("1 of 5 records have no \"ts\""),
+        summary.contains("1 of 5 records has no \"ts\"; a cluster keeps it only when"),
         "{summary}"
     );
     assert_eq!(kept("ts:asc").0, ["a", "e"]);
@@ -2944,7 +2944,7 @@ fn truncation_is_never_reported_as_exact() {
     let e = lines[0]["estimate"].as_f64().unwrap();
     assert!(e > 0.05 && e < 0.4, "estimate {e}");
     assert!(
-        stderr(&o).contains("2 documents, 1 pairs reported by estimate"),
+        stderr(&o).contains("2 documents, 1 pair reported by estimate"),
         "{}",
         stderr(&o)
     );
