@@ -720,9 +720,10 @@ fn check_cmd(a: &IndexDirArgs) -> Result<()> {
     } else {
         std::io::stdout().write_all(text.as_bytes())?;
         Err(Damaged(format!(
-            "{}: {} problems found",
+            "{}: {} problem{} found",
             a.index.display(),
-            report.problems.len()
+            report.problems.len(),
+            if report.problems.len() == 1 { "" } else { "s" }
         ))
         .into())
     }
