@@ -105,7 +105,7 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
 /// The most texts and bytes of text a chunk of work holds between two checks: some
 /// milliseconds of work on plain text, a few seconds on the slowest (text that NFKC makes
 /// many times longer).
-const CHUNK_ITEMS: usize = 1 << 12;
+const CHUNK_ITEMS: usize = 1 << 14;
 const CHUNK_BYTES: usize = 4 << 20;
 
 /// Work stopped because the caller asked it to (carried by unwinding: see
