@@ -239,7 +239,7 @@ impl Documents {
                 None => Format::from_extension(path),
             };
             if let Some(format) = known {
-                refuse_options_for(format, path, args)?;
+                refuse_options_for(format, false, path, args)?;
             }
             // The reader's errors name the file and line already.
             let mut reader = neardup_io::open(path, &opts)?;
@@ -251,7 +251,7 @@ impl Documents {
                 sniffed: reader.sniffed(),
                 header: reader.header_raw().map(<[u8]>::to_vec),
             });
-            refuse_options_for(format, path, args)?;
+            refuse_options_for(format, reader.sniffed(), path, args)?;
             let input = docs.inputs.len() - 1;
             docs.input_start.push(docs.count);
             let mut tally = InputTally::default();
@@ -659,7 +659,18 @@ impl Documents {
 
 /// Refuses input options that do not apply to an input's format: a JSONL field option on
 /// a CSV file, a CSV column option on JSONL, either on plain lines or a directory.
-pub fn refuse_options_for(format: Format, path: &Path, args: &InputArgs) -> Result<()> {
+/// `sniffed`: the format was told from the content, which the message says.
+pub fn refuse_options_for(
+    format: Format,
+    sniffed: bool,
+    path: &Path,
+    args: &InputArgs,
+) -> Result<()> {
+    let how = match (sniffed, format) {
+        (true, Format::Jsonl) => " (by its content: its first non-blank byte is '{')",
+        (true, _) => " (by its content: it has no known extension and does not start with '{')",
+        (false, _) => "",
+    };
     let jsonl = [
         ("--text-field", args.text_field.is_some()),
         ("--id-field", args.id_field.is_some()),
@@ -682,14 +693,14 @@ pub fn refuse_options_for(format: Format, path: &Path, args: &InputArgs) -> Resu
     };
     if args.key_field.is_some() && matches!(format, Format::Lines | Format::Dir) {
         usage!(
-            "--keep-by needs a JSONL field or a CSV/TSV column, but {} is read as {}",
+            "--keep-by needs a JSONL field or a CSV/TSV column, but {} is read as {}{how}",
             path.display(),
             format.name()
         );
     }
     if args.delimiter.is_some() && format != Format::Csv {
         usage!(
-            "--delimiter is for CSV, but {} is read as {}{}",
+            "--delimiter is for CSV, but {} is read as {}{how}{}",
             path.display(),
             format.name(),
             if format == Format::Tsv {
@@ -701,7 +712,7 @@ pub fn refuse_options_for(format: Format, path: &Path, args: &InputArgs) -> Resu
     }
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
         usage!(
-            "{flag} does not apply to {}, read as {}{instead}",
+            "{flag} does not apply to {}, read as {}{how}{instead}",
             path.display(),
             format.name()
         );

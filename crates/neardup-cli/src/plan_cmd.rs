@@ -136,7 +136,7 @@ fn read_sample(args: &PlanArgs) -> Result<(Vec<String>, u64, u64)> {
     let mut rng = SplitMix64::new(args.matching.seed);
     for path in &args.input {
         let reader = neardup_io::open(path, &opts)?;
-        refuse_options_for(reader.format(), path, &input)?;
+        refuse_options_for(reader.format(), reader.sniffed(), path, &input)?;
         for entry in reader {
             let entry = entry?;
             if input.on_error == OnError::Fail {

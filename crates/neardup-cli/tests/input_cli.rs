@@ -173,6 +173,17 @@ fn a_file_without_a_known_extension_is_read_by_its_content() {
         "{}",
         stderr(&o)
     );
+    // Options for another format are refused, saying how the format was told.
+    let o = neardup_in(dir.path(), &["pairs", "plain.md", "--text-field", "body"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "--text-field does not apply to plain.md, read as lines (by its content: it has \
+             no known extension and does not start with '{'): each line is a document"
+        ),
+        "{}",
+        stderr(&o)
+    );
     // A known extension still decides, whatever the content.
     std::fs::write(dir.path().join("batch.txt"), jsonl).unwrap();
     let (out, _) = ok(dir.path(), &["pairs", "batch.txt", "-t", "0.5", "-q"]);
