@@ -44,23 +44,64 @@ pub(crate) struct QueryRequest {
 #[serde(deny_unknown_fields)]
 struct QueryFields {
     #[serde(default)]
-    texts: Option<Vec<Lossy>>,
+    texts: Given<Vec<Lossy>>,
     #[serde(default)]
-    ids: Option<Vec<Lossy>>,
+    ids: Given<Vec<Lossy>>,
     #[serde(default)]
-    threshold: Option<f64>,
+    threshold: Given<f64>,
     #[serde(default)]
-    top: Option<usize>,
+    top: Given<Top>,
+}
+
+/// An optional field that, when given, is of its type: `null` is refused (the OpenAPI
+/// description does not allow it), where serde's `Option` would take it as absent.
+struct Given<T>(Option<T>);
+
+impl<T> Default for Given<T> {
+    fn default() -> Self {
+        Given(None)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Given<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(d).map(|t| Given(Some(t)))
+    }
+}
+
+/// `top`: a JSON integer from 0 to 2^32 - 1, written as `5` or `5.0` (JSON Schema counts a
+/// number with no fraction as an integer, and some encoders write one so).
+struct Top(usize);
+
+impl<'de> Deserialize<'de> for Top {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = serde_json::Number::deserialize(d)?;
+        let value = n
+            .as_u64()
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u32::MAX as f64)
+                    .map(|f| f as u64)
+            })
+            .filter(|&v| v <= u64::from(u32::MAX));
+        match value {
+            Some(v) => Ok(Top(v as usize)),
+            None => Err(de::Error::custom(format!(
+                "top {n}: give a whole number from 0 to {}",
+                u32::MAX
+            ))),
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for QueryRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let Object(q) = Object::<QueryFields>::deserialize(d)?;
         Ok(QueryRequest {
-            texts: q.texts.map(Lossy::strings),
-            ids: q.ids.map(Lossy::strings),
-            threshold: q.threshold,
-            top: q.top,
+            texts: q.texts.0.map(Lossy::strings),
+            ids: q.ids.0.map(Lossy::strings),
+            threshold: q.threshold.0,
+            top: q.top.0.map(|t| t.0),
         })
     }
 }
@@ -252,6 +293,43 @@ mod tests {
         let e = parse::<DeleteRequest>(br#"{"ids": [1]}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("ids[0]"));
         assert!(e.message.contains("expected a string"), "{}", e.message);
+    }
+
+    #[test]
+    fn top_is_a_whole_number_up_to_2_to_the_32() {
+        let top = |body: &[u8]| parse::<QueryRequest>(body).map(|q| q.top);
+        assert_eq!(top(br#"{"ids": [], "top": 5}"#).unwrap(), Some(5));
+        assert_eq!(top(br#"{"ids": [], "top": 32165.0}"#).unwrap(), Some(32165));
+        assert_eq!(
+            top(br#"{"ids": [], "top": 4294967295}"#).unwrap(),
+            Some(u32::MAX as usize)
+        );
+        for bad in [
+            &br#"{"ids": [], "top": 4294967296}"#[..],
+            br#"{"ids": [], "top": -1}"#,
+            br#"{"ids": [], "top": 1.5}"#,
+            br#"{"ids": [], "top": "5"}"#,
+        ] {
+            let e = top(bad).unwrap_err();
+            assert_eq!(
+                (e.code, e.field.as_deref()),
+                ("bad_request", Some("top")),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn null_is_not_an_absent_field() {
+        for (body, field) in [
+            (&br#"{"ids": [], "threshold": null}"#[..], "threshold"),
+            (br#"{"texts": null, "ids": []}"#, "texts"),
+            (br#"{"ids": null}"#, "ids"),
+        ] {
+            let e = parse::<QueryRequest>(body).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{}", e.message);
+        }
     }
 
     #[test]

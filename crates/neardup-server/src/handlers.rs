@@ -455,6 +455,13 @@ pub(crate) async fn query(
     let req: QueryRequest = parse(&body(bytes)?)?;
     let mut q = Query::new();
     if let Some(t) = req.threshold {
+        // Checked here too, not only by each query: a list of none still refuses it.
+        if !(0.0..=1.0).contains(&t) {
+            return Err(
+                ApiError::bad_request(format!("threshold {t}: give a number from 0 to 1"))
+                    .field("threshold"),
+            );
+        }
         q = q.threshold(t);
     }
     if let Some(k) = req.top {

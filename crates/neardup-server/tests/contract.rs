@@ -102,6 +102,16 @@ fn bodies_declared_as_objects_refuse_arrays_and_surrogates_are_read_as_the_cli_r
     assert_eq!(status, 400, "{body}");
     let (status, body) = s.post("/v1/query", &json!([[BIKE]]), None);
     assert_eq!(status, 400, "{body}");
+    // Out of the declared range or type, even with nothing to query.
+    for q in [
+        json!({"ids": [], "threshold": 2}),
+        json!({"ids": [], "top": 4294967296u64}),
+        json!({"ids": [], "top": null}),
+        json!({"texts": null, "ids": []}),
+    ] {
+        let (status, body) = s.post("/v1/query", &q, None);
+        assert_eq!(status, 400, "{q}: {body}");
+    }
     assert_eq!(s.get("/v1/stats", None).1["documents"], 2);
     // A lone surrogate escape is U+FFFD, as `neardup` reads JSONL.
     let (status, body) = s.send(
