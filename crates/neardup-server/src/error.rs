@@ -17,8 +17,8 @@ pub enum Error {
     /// The index could not be opened for writing.
     #[error(transparent)]
     Index(#[from] neardup_index::Error),
-    /// A non-loopback address without a write token, and without `insecure`.
-    #[error("{0} is not a loopback address: give a write token (--token-file or NEARDUP_TOKEN), or --insecure to serve it to anyone")]
+    /// A non-loopback address without a token, not read-only, and without `insecure`.
+    #[error("{0} is not a loopback address: give a token (--token-file or NEARDUP_TOKEN), serve it --read-only, or give --insecure to let anyone write")]
     Insecure(SocketAddr),
     /// Binding or serving failed.
     #[error("{addr}: {source}")]

@@ -3,17 +3,22 @@
 //! with JSON over HTTP.
 //!
 //! - `POST /v1/documents[?dedup=true]`, `POST /v1/query`, `GET`/`DELETE
-//!   /v1/documents/{id}`, `POST /v1/documents/delete`, `GET /v1/stats`, `GET /healthz`,
-//!   `GET /readyz`, `GET /metrics`, `GET /v1/openapi.json` (the description of them all).
+//!   /v1/documents/{id}`, `POST /v1/documents/delete`, `POST /v1/compact`, `GET
+//!   /v1/stats`, `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /v1/openapi.json`
+//!   (the description of them all, and the contract: `scripts/test-api` checks it).
 //! - Index work runs on tokio's blocking threads, so a slow query never stalls the
-//!   threads that accept connections; writes take turns on the one
-//!   [`IndexWriter`](neardup_index::IndexWriter) and are answered after their commit is
-//!   durable; readers see the last committed state.
+//!   threads that accept connections; writes wait in one queue for the one
+//!   [`IndexWriter`](neardup_index::IndexWriter) (holding no thread while they wait) and
+//!   are answered after their commit is durable; readers see the last committed state.
+//!   Read-only, the server opens a [`Searcher`](neardup_index::Searcher) only and serves
+//!   new commits as they come.
 //! - Tokens for writes and reads (compared in constant time), a body limit, a batch limit,
-//!   a per-request timeout and a cap on requests at once (`503` with `Retry-After`).
-//!   Errors are JSON with a code, a message and the field at fault.
+//!   a per-request timeout, a cap on requests at once and a memory budget for the bodies
+//!   in flight (`503` with `Retry-After`), a cap on connections, a deadline for each
+//!   request's head and for idle connections. Errors are JSON with a code, a message and
+//!   the field at fault.
 //! - Graceful shutdown: [`Server::run`] stops on SIGTERM or SIGINT, lets requests in
-//!   flight finish, and commits nothing half.
+//!   flight finish within the shutdown timeout, and commits nothing half.
 //!
 //! ```
 //! # let dir = tempfile::tempdir()?;
