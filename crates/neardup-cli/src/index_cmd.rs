@@ -152,7 +152,17 @@ fn read(
     stored: bool,
 ) -> Result<(Documents, Vec<(DocId, String)>)> {
     let bars = Bars::new(quiet);
+    // Empty texts are not skipped while reading (as the batch commands do): `add --dedup`
+    // and `query` answer one line per document read, an empty one included, and an index
+    // command holds the texts anyway.
     let mut docs = Documents::read(input, false, &bars)?;
+    // About the data, not progress: printed under --quiet too.
+    for line in docs.sniffed_formats() {
+        to_stderr(&format!("note: {line}\n"));
+    }
+    for w in &docs.warnings {
+        to_stderr(&format!("warning: {w}\n"));
+    }
     let texts = std::mem::take(&mut docs.texts);
     let pairs: Vec<(DocId, String)> = texts
         .into_iter()
@@ -216,15 +226,6 @@ fn check_ids(docs: &Documents, pairs: &[(DocId, String)]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The documents named by their line or record number, for the warning (and refusal)
-/// that they may replace documents of another input with the same number.
-fn numbered(pairs: &[(DocId, String)]) -> u64 {
-    pairs
-        .iter()
-        .filter(|(id, _)| matches!(id, DocId::Number(_)))
-        .count() as u64
 }
 
 /// The warning for documents without ids, printed even with --quiet: it is about what
@@ -365,7 +366,7 @@ fn build(a: &IndexInputArgs) -> Result<()> {
     let mut writer = writer_waiting(&a.at.index, &a.wait, |w| {
         IndexWriter::create_within(&a.at.index, &config, w)
     })?;
-    numbered_warning(numbered(&items));
+    numbered_warning(docs.numbered());
     let report = writer.add(&ids_and_texts(&items))?;
     merge_warning(&writer);
     if report.superseded > 0 {
@@ -425,12 +426,15 @@ fn add(a: &IndexAddArgs) -> Result<()> {
         );
     }
     let (docs, items) = read(&b.at.input, b.runtime.quiet, true)?;
-    let numbered_count = numbered(&items);
+    let numbered_count = docs.numbered();
     if numbered_count > 0 {
         let searcher = writer.searcher();
         let replacing = items
             .iter()
-            .filter(|(id, _)| matches!(id, DocId::Number(_)) && searcher.contains(&id.to_string()))
+            .enumerate()
+            .filter(|(d, (id, _))| {
+                docs.is_numbered(*d as u32) && searcher.contains(&id.to_string())
+            })
             .count() as u64;
         if replacing > 0 && !a.replace_numbered {
             usage!(

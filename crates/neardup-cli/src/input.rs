@@ -425,13 +425,11 @@ impl Documents {
     /// True if document `doc` has no id of the user's and goes by its line or record
     /// number ([`DocId::Number`], or `source:number` when several inputs are read), which
     /// the same line of another input would share.
-    #[cfg_attr(not(test), allow(dead_code))] // for `index add` (index_cmd.rs)
     pub fn is_numbered(&self, doc: u32) -> bool {
         self.user_ids.get(doc).is_none()
     }
 
     /// How many documents go by their line or record number ([`Documents::is_numbered`]).
-    #[cfg_attr(not(test), allow(dead_code))] // for `index add` (index_cmd.rs)
     pub fn numbered(&self) -> u64 {
         u64::from(self.count) - self.user_ids.len() as u64
     }

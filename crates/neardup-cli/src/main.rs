@@ -70,7 +70,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            summary::to_stderr(&format!("neardup: {e:#}\n"));
+            summary::to_stderr(&format!("neardup: {}\n", usage::message(&e)));
             ExitCode::from(exit_code(&e))
         }
     }
@@ -115,8 +115,12 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn index_exit_code(e: &neardup_index::Error) -> u8 {
     use neardup_index::Error as E;
     match e {
-        E::Io { .. } => EXIT_IO,
-        E::Corrupt { .. } | E::UnsupportedFormat { .. } => EXIT_INPUT,
+        E::Io { .. } | E::Locked { .. } => EXIT_IO,
+        E::Corrupt { .. }
+        | E::UnsupportedFormat { .. }
+        | E::Damaged { .. }
+        | E::CounterExhausted(_)
+        | E::EmptyId { .. } => EXIT_INPUT,
         _ => EXIT_USAGE,
     }
 }

@@ -29,7 +29,6 @@ pub(crate) use usage;
 /// directory (os error 20)`) would print the cause twice.
 ///
 /// `main` prints a failed command's error with it.
-#[cfg_attr(not(test), allow(dead_code))] // until main.rs calls it instead of `{e:#}`
 pub fn message(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {

@@ -13,7 +13,7 @@
 use neardup::plan::Plan;
 
 use super::histogram::{coarsen, SizeBin};
-use super::html::{seconds, thousands};
+use super::html::{count, seconds, thousands};
 use super::svg::{compact, Anchor, Axis, Plot, MARKER, PALETTE};
 use super::Timing;
 
@@ -172,7 +172,7 @@ pub fn value_histogram(
     for (i, &n) in counts.iter().enumerate() {
         if n > 0 {
             let lo = i as f64 * width;
-            let tip = format!("{lo:.2}–{:.2}: {} pairs", lo + width, thousands(n));
+            let tip = format!("{lo:.2}–{:.2}: {}", lo + width, count(n, "pair", "pairs"));
             p.rect(
                 lo + width * 0.06,
                 lo + width * 0.94,
@@ -187,8 +187,8 @@ pub fn value_histogram(
         let lo = last as f64 * width;
         let below = counts[last] as f64;
         let tip = format!(
-            "1.00: {} pairs of identical copies (found before LSH, not verified)",
-            thousands(identical)
+            "1.00: {} of identical copies (found before LSH, not verified)",
+            count(identical, "pair", "pairs")
         );
         p.rect(
             lo + width * 0.06,
@@ -254,7 +254,10 @@ pub fn hamming_distances(counts: &[u64]) -> String {
         .map(|(d, &count)| Column {
             name: d.to_string(),
             count,
-            tip: format!("{} pairs {d} bits apart", thousands(count)),
+            tip: format!(
+                "{} {d} bits apart",
+                crate::html::count(count, "pair", "pairs")
+            ),
         })
         .collect();
     column_chart(

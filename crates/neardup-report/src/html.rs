@@ -56,6 +56,11 @@ pub fn truncated(text: &str, max_chars: usize) -> String {
     out
 }
 
+/// `n` with its unit, singular for one: "1 pair", "2,140 pairs".
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", thousands(n), if n == 1 { one } else { many })
+}
+
 /// Groups digits by thousands: 1234567 → "1,234,567".
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();

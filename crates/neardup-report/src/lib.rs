@@ -456,7 +456,7 @@ mod tests {
         assert!(html.contains("The 3 reported pairs by their containment"));
         assert!(html.contains("<b>2</b> of them have a Jaccard below 0.8"));
         assert!(html.contains("containment |A ∩ B| / |A|"));
-        assert!(html.contains("0.84–0.86: 1 pairs") && html.contains("0.36–0.38: 1 pairs"));
+        assert!(html.contains("0.84–0.86: 1 pair<") && html.contains("0.36–0.38: 1 pair<"));
         assert!(html.contains("<b>1,234</b> one-row buckets of more than 1,024"));
         // No similarity histograms of a Jaccard run, and no band plan.
         assert!(!html.contains("id=\"similarities\"") && !html.contains("bands ×"));

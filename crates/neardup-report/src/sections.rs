@@ -6,7 +6,7 @@ use neardup::evaluation::Evaluation;
 
 use super::charts::{self, CurvePlan};
 use super::html::{
-    escape, escape_into, key_value_table, seconds, similarity, thousands, truncated,
+    count, escape, escape_into, key_value_table, seconds, similarity, thousands, truncated,
 };
 use super::{diff, histogram, svg};
 use super::{ClusterView, PairView, ReportData};
@@ -217,9 +217,9 @@ pub fn similarity_section(out: &mut String, data: &ReportData) {
     let t = data.threshold;
     let identical = if data.identical_pairs > 0 {
         format!(
-            ", plus {} pairs (or links) of identical copies, Jaccard 1, found by the \
+            ", plus {} (or links) of identical copies, Jaccard 1, found by the \
              exact-duplicate pre-pass before LSH and shown as a grey bar of their own at 1.0",
-            thousands(data.identical_pairs)
+            count(data.identical_pairs, "pair", "pairs")
         )
     } else {
         String::new()
@@ -364,14 +364,18 @@ fn cluster_card(out: &mut String, c: &ClusterView, open: bool) {
 pub fn pair_section(out: &mut String, data: &ReportData) {
     let _ = write!(
         out,
-        "<section id=\"pairs\"><h2>Sample pairs</h2><p>{} pairs, by increasing similarity, \
+        "<section id=\"pairs\"><h2>Sample pairs</h2><p>{}, by increasing similarity, \
          side by side. Words in the longest common word sequence are plain; \
          <mark class=\"a\">words only in the left text</mark> and \
          <mark class=\"b\">words only in the right text</mark> are highlighted. A word is a \
          word, a number or a punctuation mark; in Chinese, Japanese and Thai, written without \
          spaces, a character. Texts are shown whole up to {} words or {} characters; where \
          one is cut, the place and what was left out are marked.</p>",
-        thousands(data.sample_pairs.len().min(MAX_PAIRS) as u64),
+        count(
+            data.sample_pairs.len().min(MAX_PAIRS) as u64,
+            "pair",
+            "pairs"
+        ),
         thousands(diff::MAX_WORDS as u64),
         thousands(diff::MAX_CHARS as u64)
     );
