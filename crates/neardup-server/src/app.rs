@@ -258,7 +258,7 @@ impl Server {
             tasks.spawn(connection(
                 stream,
                 router.clone(),
-                config.clone(),
+                (config.header_timeout, config.keep_alive),
                 stopping.clone(),
                 permit,
             ));
@@ -385,7 +385,7 @@ impl axum::body::HttpBody for Tracked {
 async fn connection(
     stream: TcpStream,
     router: Router,
-    config: ServerConfig,
+    (header_timeout, keep_alive): (Duration, Duration),
     mut stopping: tokio::sync::watch::Receiver<bool>,
     _slot: OwnedSemaphorePermit,
 ) {
@@ -413,10 +413,9 @@ async fn connection(
             }
         })
     };
-    let keep_alive = config.keep_alive;
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(config.header_timeout)
+        .header_read_timeout(header_timeout)
         .keep_alive(!keep_alive.is_zero());
     let conn = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
     tokio::pin!(conn);
