@@ -102,11 +102,15 @@ pub fn detached<T: Send>(py: pyo3::Python<'_>, work: impl FnOnce() -> T + Send) 
 /// How often a caller waiting for an interruptible call runs Python's signal handlers.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
-/// The most texts and bytes of text a chunk of work holds between two checks: some
-/// milliseconds of work on plain text, a few seconds on the slowest (text that NFKC makes
+/// The most texts and bytes of text a chunk of work holds between two checks: a few
+/// milliseconds of work on plain text, half a second on the slowest (text that NFKC makes
 /// many times longer).
 const CHUNK_ITEMS: usize = 1 << 14;
-const CHUNK_BYTES: usize = 4 << 20;
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// Calls on fewer texts and bytes than these are not watched (see [`worth_watching`]).
+const WATCH_ITEMS: usize = 1 << 12;
+const WATCH_BYTES: usize = 1 << 20;
 
 /// Work stopped because the caller asked it to (carried by unwinding: see
 /// [`Stop::checkpoint`]).
@@ -159,7 +163,7 @@ impl Observer for StopObserver<'_> {
 /// enough to watch for Ctrl-C: a small one ends soon anyway, and a thread started per call
 /// would slow small calls made in a loop.
 pub fn worth_watching(items: usize, bytes: usize) -> bool {
-    items >= CHUNK_ITEMS / 4 || bytes >= CHUNK_BYTES / 4
+    items >= WATCH_ITEMS || bytes >= WATCH_BYTES
 }
 
 /// Texts in chunks of at most [`CHUNK_ITEMS`] texts and about [`CHUNK_BYTES`], to check
