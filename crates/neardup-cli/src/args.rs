@@ -40,52 +40,15 @@ pub enum Command {
     Serve(crate::serve_cmd::ServeArgs),
 }
 
+/// `plan`: the input options of the matching commands (so a dedup command line can be
+/// planned as it is), the inputs optional.
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg("inputs", |a| a.required(false).help(
+    "Input files to estimate from (optional); a uniform sample is shingled and sketched"
+)))]
 pub struct PlanArgs {
-    /// Input files to estimate from (optional); a uniform sample is shingled and sketched.
-    #[arg(value_name = "INPUT")]
-    pub input: Vec<PathBuf>,
-    /// Input format (default: from the file name).
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
-    /// JSONL: the field holding the text [default: text].
-    #[arg(long, value_name = "NAME")]
-    pub text_field: Option<String>,
-    /// CSV/TSV: columns joined with a space to make the text [default: text].
-    #[arg(long, value_name = "COLS")]
-    pub text_columns: Option<String>,
-    /// JSONL: the id field, as for dedup (accepted so that a dedup command line can be
-    /// planned as it is; ids do not change the estimate).
-    #[arg(long, value_name = "NAME")]
-    pub id_field: Option<String>,
-    /// CSV/TSV: the id column, as for dedup (accepted so that a dedup command line can
-    /// be planned as it is; it must be in the header).
-    #[arg(long, value_name = "COL")]
-    pub id_column: Option<String>,
-    /// Records longer than this many bytes are skipped, as in dedup.
-    #[arg(long, default_value_t = neardup_io::DEFAULT_MAX_RECORD_BYTES, value_name = "BYTES")]
-    pub max_record_bytes: usize,
-    /// What a malformed record does, as in dedup.
-    #[arg(long, value_enum, default_value_t = OnError::Skip)]
-    pub on_error: OnError,
-    /// TSV: decode the escapes \t, \n, \r and \\ in fields, as in dedup.
-    #[arg(long)]
-    pub tsv_escapes: bool,
-    /// TSV: the quote character, as in dedup.
-    #[arg(long, value_name = "CHAR", value_parser = parse_quote)]
-    pub quote: Option<u8>,
-    /// CSV: the character between fields, as in dedup.
-    #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
-    pub delimiter: Option<u8>,
-    /// Directories: include hidden files and folders, as in dedup.
-    #[arg(long)]
-    pub hidden: bool,
-    /// Directories: read only the files matching this glob (repeatable), as in dedup.
-    #[arg(long = "glob", value_name = "PATTERN")]
-    pub globs: Vec<String>,
-    /// Directories: follow symbolic links, as in dedup.
-    #[arg(long)]
-    pub follow: bool,
+    #[command(flatten)]
+    pub read: InputArgs,
     /// Documents in the sample, 1..=1000000.
     #[arg(long, default_value_t = 2000, value_name = "N", value_parser = parse_sample)]
     pub sample: usize,
@@ -97,27 +60,18 @@ pub struct PlanArgs {
 }
 
 impl PlanArgs {
+    /// The inputs to sample (none: the plan alone).
+    pub fn inputs(&self) -> &[PathBuf] {
+        &self.read.inputs
+    }
+
     /// The input options, as the matching commands take them.
     pub fn inputs_args(&self) -> InputArgs {
-        InputArgs {
-            format: self.format,
-            text_field: self.text_field.clone(),
-            text_columns: self.text_columns.clone(),
-            id_field: self.id_field.clone(),
-            id_column: self.id_column.clone(),
-            max_record_bytes: self.max_record_bytes,
-            on_error: self.on_error,
-            tsv_escapes: self.tsv_escapes,
-            quote: self.quote,
-            delimiter: self.delimiter,
-            hidden: self.hidden,
-            globs: self.globs.clone(),
-            follow: self.follow,
-            ..InputArgs::new(self.input.clone())
-        }
+        self.read.clone()
     }
 }
 
+#[cfg(test)]
 impl InputArgs {
     /// The inputs with every other option at its default.
     pub fn new(inputs: Vec<PathBuf>) -> Self {

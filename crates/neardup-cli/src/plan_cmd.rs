@@ -40,7 +40,7 @@ pub fn run(args: &PlanArgs) -> Result<String> {
             .with_context(|| format!("cannot write the S-curve plot {}", svg.display()))?;
         let _ = writeln!(out, "\nS-curve plot written to {}", svg.display());
     }
-    if args.input.is_empty() {
+    if args.inputs().is_empty() {
         return Ok(out);
     }
 
@@ -92,7 +92,7 @@ pub fn run(args: &PlanArgs) -> Result<String> {
         summary::count(seen, "document", "documents")
     );
     out.push_str(&plan::render_estimate(&estimate));
-    if let Some(over) = crate::spill::over_limit(&args.input, args.matching.memory) {
+    if let Some(over) = crate::spill::over_limit(args.inputs(), args.matching.memory) {
         let _ = writeln!(
             out,
             "memory fit  spills: the input ({}) may need up to {} in memory, more than {}; \
@@ -134,7 +134,7 @@ fn read_sample(args: &PlanArgs) -> Result<(Vec<String>, u64, u64)> {
     let (mut seen, mut bytes) = (0u64, 0u64);
     let mut sample: Vec<String> = Vec::with_capacity(args.sample);
     let mut rng = SplitMix64::new(args.matching.seed);
-    for path in &args.input {
+    for path in args.inputs() {
         let reader = neardup_io::open(path, &opts)?;
         refuse_options_for(reader.format(), reader.sniffed(), path, &input)?;
         for entry in reader {
@@ -163,7 +163,7 @@ fn read_sample(args: &PlanArgs) -> Result<(Vec<String>, u64, u64)> {
 /// `plan --sketch simhash`: SimHash's candidate curve. Its costs are not estimated from a
 /// sample (the estimate models bands); `eval` measures a SimHash run on the input.
 fn simhash(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
-    if !args.input.is_empty() {
+    if !args.inputs().is_empty() {
         crate::usage::usage!(
             "plan estimates what a MinHash run finds and costs from a sample; for --sketch \
              simhash, `neardup eval --sketch simhash` measures recall and time on the input"
@@ -219,7 +219,7 @@ fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
             r.recall
         );
     };
-    if args.input.is_empty() {
+    if args.inputs().is_empty() {
         for a in QUERY_SIZES {
             let own = EnsemblePlan::partition(a);
             for j in [own, own + 2, own + 4, own + 6] {
