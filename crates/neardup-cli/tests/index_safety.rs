@@ -30,6 +30,11 @@ fn ok(args: &[&str]) -> Output {
     out
 }
 
+/// `index stats --json` of an index.
+fn stats(idx: &Path) -> Value {
+    serde_json::from_slice(&ok(&["index", "stats", s(idx), "--json"]).stdout).unwrap()
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -207,10 +212,9 @@ fn an_add_whose_merge_fails_on_a_full_disk_is_committed_and_says_so() {
         err.contains("the change is committed, but merging segments after it failed"),
         "{err}"
     );
-    let stats: Value =
-        serde_json::from_slice(&ok(&["index", "stats", s(&idx), "--json"]).stdout).unwrap();
-    assert_eq!(stats["documents"], 1200);
-    assert_eq!(stats["segments"], 4);
+    let st = stats(&idx);
+    assert_eq!(st["documents"], 1200);
+    assert_eq!(st["segments"], 4);
     assert!(
         names(&idx).iter().all(|n| !n.ends_with(".tmp")),
         "{:?}",
@@ -220,10 +224,9 @@ fn an_add_whose_merge_fails_on_a_full_disk_is_committed_and_says_so() {
     // With room again, the next change merges.
     ok(&["index", "remove", s(&idx), "no-such-id", "-q"]);
     ok(&["index", "compact", s(&idx)]);
-    let stats: Value =
-        serde_json::from_slice(&ok(&["index", "stats", s(&idx), "--json"]).stdout).unwrap();
+    let st = stats(&idx);
     assert_eq!(
-        (stats["documents"].as_u64(), stats["segments"].as_u64()),
+        (st["documents"].as_u64(), st["segments"].as_u64()),
         (Some(1200), Some(1))
     );
 }
@@ -235,11 +238,7 @@ fn add_dedup_writes_its_lines_before_the_commit() {
     let base = slice(dir.path(), "base.jsonl", 0, 100);
     let more = slice(dir.path(), "more.jsonl", 100, 400);
     ok(&["index", "build", s(&idx), s(&base), "-q"]);
-    let generation = |idx: &Path| -> Value {
-        serde_json::from_slice::<Value>(&ok(&["index", "stats", s(idx), "--json"]).stdout).unwrap()
-            ["generation"]
-            .clone()
-    };
+    let generation = |idx: &Path| stats(idx)["generation"].clone();
     let before = generation(&idx);
     // The lines do not fit: nothing is added.
     let out_file = dir.path().join("out.jsonl");
@@ -373,12 +372,11 @@ fn counts_say_what_happened_to_each_id() {
     let err = stderr(&out);
     assert!(err.contains("removed 1 document; 1 not in the index (the first: \"zz\"); 2 ids asked for again, counted once"), "{err}");
     // Bytes per live document.
-    let stats: Value =
-        serde_json::from_slice(&ok(&["index", "stats", s(&idx), "--json"]).stdout).unwrap();
-    let per = stats["bytes"].as_f64().unwrap() / stats["documents"].as_f64().unwrap();
+    let st = stats(&idx);
+    let per = st["bytes"].as_f64().unwrap() / st["documents"].as_f64().unwrap();
     assert!(
-        (stats["bytes_per_document"].as_f64().unwrap() - per).abs() < 0.1,
-        "{stats}"
+        (st["bytes_per_document"].as_f64().unwrap() - per).abs() < 0.1,
+        "{st}"
     );
 }
 
@@ -445,7 +443,6 @@ fn documents_without_ids_do_not_replace_indexed_ones_unless_asked() {
         "{}",
         stderr(&out)
     );
-    let stats: Value =
-        serde_json::from_slice(&ok(&["index", "stats", s(&idx), "--json"]).stdout).unwrap();
-    assert_eq!(stats["documents"], 2);
+    let st = stats(&idx);
+    assert_eq!(st["documents"], 2);
 }
