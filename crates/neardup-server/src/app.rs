@@ -315,7 +315,6 @@ struct Activity {
     /// Milliseconds from `start` to the end of the last answer.
     last_answer: AtomicU64,
     start: Instant,
-    idle: tokio::sync::Notify,
 }
 
 impl Activity {
@@ -347,9 +346,7 @@ impl Drop for InFlight {
         let ms = u64::try_from(a.start.elapsed().as_millis()).unwrap_or(u64::MAX);
         a.last_answer.store(ms, Ordering::Release);
         a.answered.fetch_add(1, Ordering::AcqRel);
-        if a.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
-            a.idle.notify_one();
-        }
+        a.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -395,7 +392,6 @@ async fn connection(
         answered: AtomicU64::new(0),
         last_answer: AtomicU64::new(0),
         start: Instant::now(),
-        idle: tokio::sync::Notify::new(),
     });
     let service = {
         let activity = Arc::clone(&activity);
@@ -419,11 +415,12 @@ async fn connection(
         .keep_alive(!keep_alive.is_zero());
     let conn = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
     tokio::pin!(conn);
+    // One timer for the connection's life, re-armed only when it fires: re-arming it at
+    // each answer cost a wake-up and a timer per request.
+    let idle = tokio::time::sleep(keep_alive);
+    tokio::pin!(idle);
     let mut closing = false;
     loop {
-        let idle = activity
-            .idle_deadline(keep_alive)
-            .filter(|_| !keep_alive.is_zero());
         tokio::select! {
             done = conn.as_mut() => {
                 if let Err(e) = done {
@@ -435,11 +432,13 @@ async fn connection(
                 closing = true;
                 conn.as_mut().graceful_shutdown();
             }
-            () = activity.idle.notified() => {}
-            () = async { tokio::time::sleep_until(idle.unwrap_or_else(tokio::time::Instant::now)).await }, if idle.is_some() => {
-                if activity.idle_deadline(keep_alive).is_some_and(|d| d <= tokio::time::Instant::now()) {
+            () = &mut idle, if !keep_alive.is_zero() => {
+                let now = tokio::time::Instant::now();
+                match activity.idle_deadline(keep_alive) {
                     // Idle past the keep-alive time: closed with no request in flight.
-                    return;
+                    Some(deadline) if deadline <= now => return,
+                    Some(deadline) => idle.as_mut().reset(deadline),
+                    None => idle.as_mut().reset(now + keep_alive),
                 }
             }
         }
