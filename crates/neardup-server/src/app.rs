@@ -86,9 +86,71 @@ impl AppState {
 }
 
 /// Memory a request holds from the budget, shared by the request and the write it
-/// queued: it goes back when both are done.
+/// queued: it goes back when both are done. A body of unknown length adds to it as it
+/// arrives.
 #[derive(Clone)]
-pub(crate) struct Budget(#[allow(dead_code)] Arc<OwnedSemaphorePermit>);
+pub(crate) struct Budget(Arc<Mutex<OwnedSemaphorePermit>>);
+
+/// A body sent without a length ran out of the memory budget while it arrived.
+#[derive(Debug)]
+pub(crate) struct MemorySpent;
+
+impl std::fmt::Display for MemorySpent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the requests in flight use the server's memory budget")
+    }
+}
+
+impl std::error::Error for MemorySpent {}
+
+/// A request body of unknown length (chunked) that takes its share of the memory budget
+/// as its bytes arrive, and fails with [`MemorySpent`] when the budget is spent.
+struct Metered {
+    body: Body,
+    budget: Budget,
+    memory: Arc<Semaphore>,
+    bytes: u64,
+    held_kib: u64,
+}
+
+impl axum::body::HttpBody for Metered {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<std::result::Result<http_body::Frame<Self::Data>, Self::Error>>>
+    {
+        let frame = std::task::ready!(std::pin::Pin::new(&mut self.body).poll_frame(cx));
+        if let Some(data) = frame.as_ref().and_then(|f| f.as_ref().ok()?.data_ref()) {
+            let this = &mut *self;
+            this.bytes += data.len() as u64;
+            let need = (this.bytes * AMPLIFICATION as u64).div_ceil(1024);
+            let more = u32::try_from(need - this.held_kib).unwrap_or(u32::MAX);
+            match Arc::clone(&this.memory).try_acquire_many_owned(more) {
+                Ok(permit) => {
+                    this.budget
+                        .0
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .merge(permit);
+                    this.held_kib = need;
+                }
+                Err(_) => return std::task::Poll::Ready(Some(Err(axum::Error::new(MemorySpent)))),
+            }
+        }
+        std::task::Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
 
 /// An index served over HTTP.
 ///
@@ -506,7 +568,7 @@ async fn admit(State(state): State<Arc<AppState>>, mut req: Request, next: Next)
     if let Some(e) = refuse_head(&req) {
         return e.into_response();
     }
-    let _held = match hold_memory(&state, &req) {
+    let _held = match hold_memory(&state, &mut req) {
         Ok(Some(budget)) => {
             req.extensions_mut().insert(budget.clone());
             Some(budget)
@@ -565,29 +627,44 @@ fn refuse_head(req: &Request) -> Option<ApiError> {
     None
 }
 
-/// A request with a body holds `AMPLIFICATION` times its size (the largest body's when
-/// the size is not given) from the memory budget until it is answered.
-fn hold_memory(state: &AppState, req: &Request) -> std::result::Result<Option<Budget>, ApiError> {
+/// A request with a body holds `AMPLIFICATION` times its size from the memory budget
+/// until it is answered: all of it at once when the size is given, else as it arrives.
+fn hold_memory(
+    state: &AppState,
+    req: &mut Request,
+) -> std::result::Result<Option<Budget>, ApiError> {
     let length = req
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     let chunked = req.headers().contains_key(header::TRANSFER_ENCODING);
-    let max = state.config.max_body as u64;
     let bytes = match length {
-        Some(n) => n.min(max),
-        None if chunked => max,
-        None => 0,
+        // Past max_body the body is refused (413) before it is read.
+        Some(n) => n.min(state.config.max_body as u64),
+        None if chunked => 0,
+        None => return Ok(None),
     };
-    if bytes == 0 {
+    if bytes == 0 && !chunked {
         return Ok(None);
     }
     let kib = (bytes.saturating_mul(AMPLIFICATION as u64)).div_ceil(1024);
-    let kib = u32::try_from(kib).unwrap_or(u32::MAX);
-    match Arc::clone(&state.memory).try_acquire_many_owned(kib) {
-        Ok(permit) => Ok(Some(Budget(Arc::new(permit)))),
-        Err(_) => Err(ApiError::memory_full()),
+    let Ok(permit) =
+        Arc::clone(&state.memory).try_acquire_many_owned(u32::try_from(kib).unwrap_or(u32::MAX))
+    else {
+        return Err(ApiError::memory_full());
+    };
+    let budget = Budget(Arc::new(Mutex::new(permit)));
+    if length.is_none() {
+        let body = std::mem::take(req.body_mut());
+        *req.body_mut() = Body::new(Metered {
+            body,
+            budget: budget.clone(),
+            memory: Arc::clone(&state.memory),
+            bytes: 0,
+            held_kib: 0,
+        });
     }
+    Ok(Some(budget))
 }
 
 /// Every error answered as JSON: those the router makes itself (`405` for a method a

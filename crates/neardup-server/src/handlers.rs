@@ -16,7 +16,7 @@ use serde::Serialize;
 use subtle::ConstantTimeEq;
 
 use crate::api::{parse, AddParams, AddResult, DeleteRequest, NewDocument, QueryRequest};
-use crate::app::{AppState, Budget};
+use crate::app::{AppState, Budget, MemorySpent};
 use crate::error::ApiError;
 
 type Answer = Result<Response, ApiError>;
@@ -119,9 +119,17 @@ fn bytes_response(body: Vec<u8>) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-/// The body, or `413` past the limit.
+/// The body, or `413` past the limit, or `503` if a body of unknown length spent the
+/// memory budget as it arrived.
 fn body(bytes: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
     bytes.map_err(|e| {
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+        while let Some(c) = cause {
+            if c.is::<MemorySpent>() {
+                return ApiError::memory_full();
+            }
+            cause = c.source();
+        }
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::too_large("body_too_large", e.body_text())
         } else {

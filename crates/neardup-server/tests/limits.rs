@@ -237,3 +237,50 @@ fn healthz_answers_past_the_concurrency_cap() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let _ = raw_json;
 }
+
+/// A whole request whose body is sent chunked (no length), on a new connection.
+fn chunked(addr: SocketAddr, path: &str, body: &str) -> String {
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+        body.len()
+    );
+    raw(addr, request.as_bytes(), Duration::from_secs(30))
+}
+
+#[test]
+fn bodies_without_a_length_take_their_share_as_they_arrive() {
+    let max_body = 64 << 10;
+    let config = ServerConfig::builder()
+        .max_body(max_body)
+        .memory(max_body * neardup_server::AMPLIFICATION + (64 << 10))
+        .build();
+    let s = Running::start(config);
+    // 20 KB of a chunked body, then nothing: it holds 40 times 20 KB, not the largest
+    // body's share.
+    let mut stalled = TcpStream::connect(s.addr).unwrap();
+    let part = format!("{{\"texts\": [\"{}", "x".repeat(20_000));
+    write!(
+        stalled,
+        "POST /v1/query HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{part}\r\n",
+        part.len()
+    )
+    .unwrap();
+    let small = json!({"texts": ["y".repeat(20_000)]}).to_string();
+    let large = json!({"texts": ["z".repeat(60_000)]}).to_string();
+    // A large one is refused once the stalled one's bytes are counted...
+    let refused = (0..100).any(|_| {
+        let answer = chunked(s.addr, "/v1/query", &large);
+        if answer.starts_with("HTTP/1.1 503") {
+            assert_eq!(raw_json(&answer)["error"]["code"], "overloaded", "{answer}");
+            return true;
+        }
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        std::thread::sleep(Duration::from_millis(100));
+        false
+    });
+    assert!(refused, "a chunked body past the budget was never refused");
+    // ...and a small one still fits beside it.
+    let answer = chunked(s.addr, "/v1/query", &small);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(stalled);
+}
