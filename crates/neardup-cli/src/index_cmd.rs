@@ -281,7 +281,7 @@ fn refuse_output_in_index(index: &Path, output: Option<&Path>) -> Result<()> {
 
 /// Opens the index for writing. When another writer holds it, says so (and whom, when the
 /// lock names it) before waiting, up to --wait.
-fn open_writer(index: &Path, wait: &WaitArgs) -> Result<IndexWriter> {
+pub fn open_writer(index: &Path, wait: &WaitArgs) -> Result<IndexWriter> {
     writer_waiting(index, wait, |w| IndexWriter::open_within(index, w))
 }
 
@@ -293,7 +293,7 @@ fn writer_waiting(
     match open(Some(Duration::ZERO)) {
         Err(neardup_index::Error::Locked { holder, .. }) if wait.wait != Some(Duration::ZERO) => {
             to_stderr(&format!(
-                "waiting for {}: another writer{} holds it (a `neardup serve` or another index command){}\n",
+                "waiting for {}: another writer{} holds it (a `neardup serve` or an index command){}\n",
                 index.display(),
                 holder.map(|p| format!(", process {p},")).unwrap_or_default(),
                 match wait.wait {

@@ -40,6 +40,8 @@ pub struct ServeArgs {
     /// it, the directory may be read-only), writes answer 403, new commits are picked up.
     #[arg(long)]
     pub read_only: bool,
+    #[command(flatten)]
+    pub wait: crate::index_args::WaitArgs,
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
     pub max_body: usize,
@@ -168,7 +170,15 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         .with_target(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
-    let server = Server::open(&a.index, config.clone())?;
+    let server = if a.read_only {
+        Server::open(&a.index, config.clone())?
+    } else {
+        // Says which writer it waits for (another server, an index command), up to --wait.
+        Server::with_writer(
+            crate::index_cmd::open_writer(&a.index, &a.wait)?,
+            config.clone(),
+        )?
+    };
     server.check_address(a.addr)?;
     let writes = if a.read_only {
         "read-only"

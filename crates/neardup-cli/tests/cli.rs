@@ -722,7 +722,7 @@ fn simhash_finds_pairs_within_the_distance_in_every_command() {
     .concat());
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("SimHash plan and candidate curve"));
-    assert!(html.contains("1 pairs 5 bits apart") && html.contains("1 pairs 7 bits apart"));
+    assert!(html.contains("1 pair 5 bits apart") && html.contains("1 pair 7 bits apart"));
     // The summary says how candidates were found.
     let o = neardup(&[&["pairs", p, "--hamming", "7"][..], &sim].concat());
     let err = stderr(&o);

@@ -347,3 +347,34 @@ fn a_read_only_server_runs_beside_an_index_add_and_serves_its_commit() {
     sigterm(&child);
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn a_second_server_on_one_index_says_whom_it_waits_for_and_gives_up_after_wait() {
+    let (_dir, index) = built_index();
+    let (mut first, _) = serve(&index, &[]);
+    let out = Process::cargo_bin("neardup")
+        .unwrap()
+        .args(["serve", &index, "--addr", "127.0.0.1:0", "--wait", "0.3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(&format!(
+            "waiting for {index}: another writer, process {},",
+            first.id()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("holds the index's lock; gave up after 0.3 s"),
+        "{err}"
+    );
+    // A read-only server takes no lock: it serves beside the first.
+    let (mut reader, addr) = serve(&index, &["--read-only"]);
+    assert_eq!(request(addr, "GET", "/readyz", b"").unwrap().0, 200);
+    for child in [&mut first, &mut reader] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}

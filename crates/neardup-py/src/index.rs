@@ -105,9 +105,11 @@ pub struct Index {
 struct Report {
     added: usize,
     replaced: usize,
+    superseded: usize,
     removed: usize,
     missing: Vec<String>,
     empty: Vec<String>,
+    merge_failed: Option<String>,
 }
 
 /// Opens the index in `dir`, creating it with `config` (or the defaults) if there is none.
@@ -312,6 +314,7 @@ impl Index {
                         writer.add(&docs).map(|r| {
                             report.added += r.added;
                             report.replaced += r.replaced;
+                            report.superseded += r.superseded;
                             report.empty.extend(r.empty);
                         })
                     } else {
@@ -330,6 +333,8 @@ impl Index {
                     };
                     state.staged.drain(..run);
                     done?;
+                    // The change stands; a merge that failed after it is retried later.
+                    report.merge_failed = writer.merge_failure().map(str::to_string);
                 }
                 drop(writer);
                 state.refresh(&self.path, true)?;
@@ -339,9 +344,11 @@ impl Index {
         let d = PyDict::new(py);
         d.set_item("added", report.added)?;
         d.set_item("replaced", report.replaced)?;
+        d.set_item("superseded", report.superseded)?;
         d.set_item("removed", report.removed)?;
         d.set_item("missing", report.missing)?;
         d.set_item("empty", report.empty)?;
+        d.set_item("merge_failed", report.merge_failed)?;
         Ok(d)
     }
 

@@ -25,7 +25,15 @@ def test_add_commit_query_remove(tmp_path: Path) -> None:
     report = index.commit()
     empty = [i for i, t in zip(IDS[:200], TEXTS[:200]) if not t.strip()]
     assert empty, "the corpus has empty texts"
-    assert report == {"added": 200 - len(empty), "replaced": 0, "removed": 0, "missing": [], "empty": empty}
+    assert report == {
+        "added": 200 - len(empty),
+        "replaced": 0,
+        "superseded": 0,
+        "removed": 0,
+        "missing": [],
+        "empty": empty,
+        "merge_failed": None,
+    }
     assert len(index) == 200 - len(empty) and index.pending == 0
 
     # A query finds the indexed near-duplicates, verified, most similar first.
@@ -203,3 +211,14 @@ def test_the_empty_id_is_refused(tmp_path: Path) -> None:
     assert index.pending == 1, "a refused batch is not staged"
     assert index.commit()["added"] == 1
     assert index.ids() == ["first"]
+
+
+def test_a_staged_id_given_twice_is_added_once(tmp_path: Path) -> None:
+    index = neardup.Index(tmp_path / "idx")
+    index.add(["Brass desk lamp with a green glass shade", "Set of four ladder-back chairs"], ["a", "a"])
+    report = index.commit()
+    assert (report["added"], report["replaced"], report["superseded"]) == (1, 0, 1)
+    index.add(["Oak dining table, seats six"], ["a"])
+    report = index.commit()
+    assert (report["added"], report["replaced"], report["superseded"]) == (1, 1, 0)
+    assert len(index) == 1

@@ -51,6 +51,10 @@ pub(crate) struct AppState {
 impl AppState {
     /// Makes the writer's last commit the state new requests read; answers its number.
     pub fn publish(&self, writer: &IndexWriter) -> u64 {
+        if let Some(why) = writer.merge_failure() {
+            // The change stands; the merge is tried again after the next one.
+            tracing::warn!(error = %why, "merging segments after a commit failed");
+        }
         self.publish_searcher(writer.searcher().clone())
     }
 
@@ -186,13 +190,32 @@ impl Server {
     /// configuration whose [`check`](ServerConfig::check) fails.
     pub fn open(dir: impl AsRef<Path>, config: ServerConfig) -> Result<Server> {
         config.check()?;
-        let (writer, searcher) = if config.read_only {
-            (None, Searcher::open(dir)?)
+        if config.read_only {
+            Server::with(None, Searcher::open(dir)?, config)
         } else {
-            let writer = IndexWriter::open(dir)?;
-            let searcher = writer.searcher().clone();
-            (Some(Mutex::new(writer)), searcher)
-        };
+            Server::with_writer(IndexWriter::open(dir)?, config)
+        }
+    }
+
+    /// Serves the index `writer` writes (a caller that opened it itself, e.g. waiting
+    /// for another writer at most so long). A read-only configuration is refused: it
+    /// takes no writer.
+    pub fn with_writer(writer: IndexWriter, config: ServerConfig) -> Result<Server> {
+        config.check()?;
+        if config.read_only {
+            return Err(Error::Config(
+                "a read-only server opens no writer: use Server::open".into(),
+            ));
+        }
+        let searcher = writer.searcher().clone();
+        Server::with(Some(Mutex::new(writer)), searcher, config)
+    }
+
+    fn with(
+        writer: Option<Mutex<IndexWriter>>,
+        searcher: Searcher,
+        config: ServerConfig,
+    ) -> Result<Server> {
         let metrics = Metrics::new();
         metrics.documents(searcher.len());
         let slots = Arc::new(Semaphore::new(config.max_concurrent));

@@ -196,8 +196,11 @@ class Index:
     def remove(self, ids: Union[str, Sequence[str]]) -> None:
         """Stages removals by id."""
     def commit(self) -> dict[str, Any]:
-        """Makes the staged changes durable; returns ``added``, ``replaced``, ``removed``,
-        ``missing`` (ids not in the index) and ``empty`` (texts with no shingles). Ctrl-C
+        """Makes the staged changes durable; returns ``added``, ``replaced`` (of an indexed
+        id), ``superseded`` (staged documents a later one with the same id replaced),
+        ``removed``, ``missing`` (ids not in the index), ``empty`` (texts with no shingles)
+        and ``merge_failed`` (why merging segments after the commit failed, else None: the
+        commit stands and the merge is tried again after the next one). Ctrl-C
         stops it before the commit it is preparing is made: the commits made stand, the
         rest stays staged."""
     def discard(self) -> None:
