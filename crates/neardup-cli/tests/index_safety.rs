@@ -384,30 +384,25 @@ fn counts_say_what_happened_to_each_id() {
 fn ids_an_index_cannot_tell_apart_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let idx = dir.path().join("idx");
-    let empty = write_lines(
-        dir.path(),
-        "empty.jsonl",
-        "{\"id\":\"a\",\"text\":\"first text here\"}\n{\"id\":\"\",\"text\":\"second text here\"}\n",
-    );
-    let out = run(&["index", "build", s(&idx), s(&empty)]);
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("empty.jsonl:2: the record's id is empty"),
-        "{}",
-        stderr(&out)
-    );
-    let mixed = write_lines(
-        dir.path(),
-        "mixed.jsonl",
-        "{\"id\":12,\"text\":\"first text here\"}\n{\"id\":\"12\",\"text\":\"second text here\"}\n",
-    );
-    let out = run(&["index", "build", s(&idx), s(&mixed)]);
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("mixed.jsonl:2: the id \"12\" and the id 12 at"),
-        "{}",
-        stderr(&out)
-    );
+    let cases = [
+        (
+            "empty.jsonl",
+            "{\"id\":\"a\",\"text\":\"first text here\"}\n{\"id\":\"\",\"text\":\"second text here\"}\n",
+            "empty.jsonl:2: the record's id is empty",
+        ),
+        (
+            "mixed.jsonl",
+            "{\"id\":12,\"text\":\"first text here\"}\n{\"id\":\"12\",\"text\":\"second text here\"}\n",
+            "mixed.jsonl:2: the id \"12\" and the id 12 at",
+        ),
+    ];
+    for (name, text, says) in cases {
+        let input = write_lines(dir.path(), name, text);
+        let out = run(&["index", "build", s(&idx), s(&input)]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(err.contains(says), "{err}");
+    }
 }
 
 #[test]
