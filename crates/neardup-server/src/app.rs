@@ -107,8 +107,8 @@ impl std::fmt::Display for MemorySpent {
 
 impl std::error::Error for MemorySpent {}
 
-/// A request body of unknown length (chunked) that takes its share of the memory budget
-/// as its bytes arrive, and fails with [`MemorySpent`] when the budget is spent.
+/// A request body that takes its share of the memory budget as its bytes arrive, and
+/// fails with [`MemorySpent`] when the budget is spent.
 struct Metered {
     body: Body,
     budget: Budget,
@@ -650,8 +650,10 @@ fn refuse_head(req: &Request) -> Option<ApiError> {
     None
 }
 
-/// A request with a body holds `AMPLIFICATION` times its size from the memory budget
-/// until it is answered: all of it at once when the size is given, else as it arrives.
+/// A request with a body holds `AMPLIFICATION` times the bytes it has sent from the
+/// memory budget until it is answered, taken as they arrive: a declared length is not
+/// reserved up front, or a client could hold the whole budget with a few headers and no
+/// body.
 fn hold_memory(
     state: &AppState,
     req: &mut Request,
@@ -661,32 +663,21 @@ fn hold_memory(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     let chunked = req.headers().contains_key(header::TRANSFER_ENCODING);
-    let bytes = match length {
-        // Past max_body the body is refused (413) before it is read.
-        Some(n) => n.min(state.config.max_body as u64),
-        None if chunked => 0,
-        None => return Ok(None),
-    };
-    if bytes == 0 && !chunked {
+    if !chunked && length.unwrap_or(0) == 0 {
         return Ok(None);
     }
-    let kib = (bytes.saturating_mul(AMPLIFICATION as u64)).div_ceil(1024);
-    let Ok(permit) =
-        Arc::clone(&state.memory).try_acquire_many_owned(u32::try_from(kib).unwrap_or(u32::MAX))
-    else {
+    let Ok(permit) = Arc::clone(&state.memory).try_acquire_many_owned(0) else {
         return Err(ApiError::memory_full());
     };
     let budget = Budget(Arc::new(Mutex::new(permit)));
-    if length.is_none() {
-        let body = std::mem::take(req.body_mut());
-        *req.body_mut() = Body::new(Metered {
-            body,
-            budget: budget.clone(),
-            memory: Arc::clone(&state.memory),
-            bytes: 0,
-            held_kib: 0,
-        });
-    }
+    let body = std::mem::take(req.body_mut());
+    *req.body_mut() = Body::new(Metered {
+        body,
+        budget: budget.clone(),
+        memory: Arc::clone(&state.memory),
+        bytes: 0,
+        held_kib: 0,
+    });
     Ok(Some(budget))
 }
 

@@ -164,11 +164,13 @@ fn bodies_in_flight_share_a_memory_budget() {
         .memory(max_body * neardup_server::AMPLIFICATION + (64 << 10))
         .build();
     let s = Running::start(config);
-    // A body of the largest size, half sent: it holds its share until answered.
+    // A body of the largest size, all but its last bytes sent: what arrived holds its
+    // share until answered.
     let mut stalled = TcpStream::connect(s.addr).unwrap();
     write!(
         stalled,
-        "POST /v1/documents HTTP/1.1\r\nhost: x\r\ncontent-length: {max_body}\r\n\r\n[{{\"id\": \"a\", "
+        "POST /v1/documents HTTP/1.1\r\nhost: x\r\ncontent-length: {max_body}\r\n\r\n[{{\"id\": \"a\", \"text\": \"{}",
+        "x".repeat(max_body - 100)
     )
     .unwrap();
     let big = serde_json::to_vec(&json!({"texts": ["x".repeat(20_000)]})).unwrap();
@@ -200,6 +202,33 @@ fn bodies_in_flight_share_a_memory_budget() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(status, 200);
+}
+
+#[test]
+fn a_declared_length_holds_nothing_until_its_bytes_arrive() {
+    let max_body = 64 << 10;
+    let config = ServerConfig::builder()
+        .max_body(max_body)
+        .memory(max_body * neardup_server::AMPLIFICATION + (64 << 10))
+        .build();
+    let s = Running::start(config);
+    // Heads that promise the largest body and send none of it: were the promise reserved,
+    // any one of them would spend the budget.
+    let _promises: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            let mut stream = TcpStream::connect(s.addr).unwrap();
+            write!(
+                stream,
+                "POST /v1/query HTTP/1.1\r\nhost: x\r\ncontent-length: {max_body}\r\n\r\n"
+            )
+            .unwrap();
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let big = serde_json::to_vec(&json!({"texts": ["x".repeat(20_000)]})).unwrap();
+    let (status, body) = s.send("POST", "/v1/query", Some(big), None);
+    assert_eq!(status, 200, "{body}");
 }
 
 #[test]
