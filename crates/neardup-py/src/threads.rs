@@ -200,8 +200,9 @@ pub fn bytes_of<T: AsRef<str>>(texts: &[T]) -> usize {
 /// the main thread, between bytecodes, so the calling thread waits for `work` on a thread
 /// of its own and every [`SIGNAL_POLL`] takes the GIL to run them; when one raises
 /// (`KeyboardInterrupt`) it asks `work` to stop, waits for it to reach a
-/// [`Stop::checkpoint`], and raises that exception, whatever `work` came to (a caller that
-/// pressed Ctrl-C gets it even if the work was just finishing).
+/// [`Stop::checkpoint`], and raises that exception. Work that finished instead (past its
+/// last checkpoint: a commit made) is answered, and the interrupt raised again for the
+/// caller's Python to take right after.
 pub fn interruptible<T: Send>(
     py: Python<'_>,
     threads: Option<usize>,
@@ -242,7 +243,15 @@ pub fn interruptible<T: Send>(
             };
             match (outcome, raised) {
                 (Err(payload), _) if !payload.is::<Interrupted>() => panic::resume_unwind(payload),
-                (_, Some(e)) => Err(e),
+                (Err(_), Some(e)) => Err(e),
+                (Ok(done), Some(_)) => {
+                    // The work finished before it reached a checkpoint: what it did (a
+                    // commit made) is answered, and Ctrl-C is raised again, to be taken
+                    // as soon as the caller's Python runs on.
+                    // SAFETY: async-signal-safe, needs no GIL; it only flags an interrupt.
+                    unsafe { pyo3::ffi::PyErr_SetInterrupt() };
+                    Ok(done)
+                }
                 (Ok(done), None) => Ok(done),
                 (Err(_), None) => unreachable!("only a raised signal asks for a stop"),
             }

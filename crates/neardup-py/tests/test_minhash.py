@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import sys
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -226,3 +227,31 @@ def test_threads_sharing_a_table_see_it_whole() -> None:
     for k in lsh.keys():
         lsh.remove(k)
     assert len(lsh._table) == 0 and all(lsh.query(m) == [] for m in minhashes)
+
+
+class _InterruptedMap(dict):  # type: ignore[type-arg]
+    """A key map whose next update raises KeyboardInterrupt, as Ctrl-C pressed just as a
+    native insert finished is raised at the caller's next step."""
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("many", [False, True])
+def test_an_insert_interrupted_after_the_native_table_took_it_is_undone(many: bool) -> None:
+    lsh = MinHashLSH(threshold=0.5, num_perm=128)
+    lsh.insert("kept", words("a b c d e f"))
+    keys = dict(lsh._slots)
+    lsh._slots = _InterruptedMap(keys)
+    with pytest.raises(KeyboardInterrupt):
+        if many:
+            lsh.insert_many([("x", words("a b c d e g")), ("y", words("p q r s"))])
+        else:
+            lsh.insert("x", words("a b c d e g"))
+    lsh._slots = dict(lsh._slots)
+    assert len(lsh._table) == 1, "the sets the interrupted insert put in are taken out"
+    assert sorted(lsh._slots) == ["kept"] and list(lsh._keys.values()) == ["kept"]
+    assert lsh.query(words("a b c d e g")) == ["kept"]

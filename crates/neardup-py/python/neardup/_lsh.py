@@ -141,8 +141,14 @@ class MinHashLSH:
                     raise ValueError("The given key already exists")
                 self._remove(key)
             slot = self._table.insert(minhash)
-            self._slots[key] = slot
-            self._keys[slot] = key
+            try:
+                self._slots[key] = slot
+                self._keys[slot] = key
+            except BaseException:
+                # A KeyboardInterrupt between the native insert and the maps: undone, so
+                # no set stays in the table without its key.
+                self._forget([key], [slot])
+                raise
 
     def insert_many(self, items: Any) -> None:
         """Inserts ``(key, minhash)`` pairs at once, sketched in parallel with the GIL
@@ -156,10 +162,22 @@ class MinHashLSH:
                     raise ValueError("The given key already exists")
                 seen.add(k)
             slots = self._table.insert_many([m for _, m in items])
-            # Without a Python-level loop, where a KeyboardInterrupt could leave some
-            # inserted sets without their keys.
-            self._slots.update(zip(keys, slots))
-            self._keys.update(zip(slots, keys))
+            try:
+                self._slots.update(zip(keys, slots))
+                self._keys.update(zip(slots, keys))
+            except BaseException:
+                # Ctrl-C pressed as the native insert finished is raised here: the insert
+                # is undone, so an interrupted insert_many inserts nothing.
+                self._forget(keys, slots)
+                raise
+
+    def _forget(self, keys: list[Hashable], slots: list[int]) -> None:
+        """Takes sets just inserted out of the table and the maps (the write lock held)."""
+        for key, slot in zip(keys, slots):
+            if self._slots.get(key) == slot:
+                del self._slots[key]
+            self._keys.pop(slot, None)
+            self._table.remove(slot)
 
     def insertion_session(self, buffer_size: int = 50000) -> _InsertionSession:
         """A context manager that buffers inserts and adds them in batches (datasketch's
