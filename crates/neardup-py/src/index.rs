@@ -112,6 +112,29 @@ struct Report {
     merge_failed: Option<String>,
 }
 
+/// How long a writer waits for the lock between two checks for Ctrl-C.
+const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// True if another writer (a server, another process) holds the index's lock now.
+fn writer_busy(dir: &Path) -> bool {
+    matches!(
+        IndexWriter::open_within(dir, Some(std::time::Duration::ZERO)),
+        Err(neardup_index::Error::Locked { .. })
+    )
+}
+
+/// Opens the index's writer, waiting for another writer as long as it takes, checking for
+/// Ctrl-C while it waits.
+fn open_writer(dir: &Path, stop: &threads::Stop) -> neardup_index::Result<IndexWriter> {
+    loop {
+        stop.checkpoint();
+        match IndexWriter::open_within(dir, Some(LOCK_POLL)) {
+            Err(neardup_index::Error::Locked { .. }) => continue,
+            other => return other,
+        }
+    }
+}
+
 /// Opens the index in `dir`, creating it with `config` (or the defaults) if there is none.
 fn open_or_create(dir: &Path, config: Option<&Config>) -> neardup_index::Result<Searcher> {
     if !dir.join(MANIFEST).exists() {
@@ -281,7 +304,7 @@ impl Index {
                 })
                 .sum();
             threads::worth_watching(state.staged_items(), bytes)
-        });
+        }) || writer_busy(&self.path);
         let report =
             threads::interruptible(py, None, watch, |stop| -> neardup_index::Result<Report> {
                 let mut state = self.lock();
@@ -289,8 +312,7 @@ impl Index {
                 if state.staged.is_empty() {
                     return Ok(report);
                 }
-                stop.checkpoint();
-                let mut writer = IndexWriter::open(&self.path)?;
+                let mut writer = open_writer(&self.path, stop)?;
                 while !state.staged.is_empty() {
                     stop.checkpoint();
                     // Consecutive changes of one kind go in one commit.
@@ -430,9 +452,11 @@ impl Index {
     /// Merges every segment into one and drops deleted documents (one commit). Staged
     /// changes stay staged.
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
-        threads::detached(py, || -> neardup_index::Result<()> {
+        // Watched while another writer keeps it waiting: Ctrl-C stops the wait.
+        let watch = writer_busy(&self.path);
+        threads::interruptible(py, None, watch, |stop| -> neardup_index::Result<()> {
             let mut state = self.lock();
-            IndexWriter::open(&self.path)?.compact()?;
+            open_writer(&self.path, stop)?.compact()?;
             state.refresh(&self.path, true)
         })?
         .map_err(index_error)

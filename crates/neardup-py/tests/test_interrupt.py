@@ -43,6 +43,13 @@ elif kind == "commit":
     # Several hundred documents of 100 kB (a few MB in all): many seconds of work.
     index.add([text[:33_333]] * 600, [f"d{i}" for i in range(600)])
     call = index.commit
+elif kind == "commit waiting for another writer":
+    index = neardup.Index(path)
+    index.add(["a short text to commit"], ["short"])
+    call = index.commit
+elif kind == "compact waiting for another writer":
+    index = neardup.Index(path)
+    call = index.compact
 elif kind == "lsh inserts":
     # Classic MinHash with 65,536 permutations: milliseconds per set of 2,000 elements.
     lsh = neardup.MinHashLSH(threshold=0.9, num_perm=65536, sketch="classic")
@@ -53,7 +60,7 @@ print("calling", flush=True)
 try:
     call()
 except KeyboardInterrupt:
-    if kind == "commit":
+    if kind.startswith("commit"):
         print(f"interrupted: {len(index)} indexed, {index.pending} pending", flush=True)
     elif kind == "lsh inserts":
         print(f"interrupted: {len(lsh)} keys, {len(lsh._table)} sets", flush=True)
@@ -109,3 +116,39 @@ def test_ctrl_c_interrupts_a_long_call(kind: str, tmp_path: Path) -> None:
     index.add(["a second text"], ["second"])
     assert index.commit()["added"] == 1
     assert sorted(index.ids()) == ["first", "second"]
+
+
+@pytest.mark.parametrize("kind", ["commit waiting for another writer", "compact waiting for another writer"])
+def test_ctrl_c_interrupts_a_wait_for_another_writer(kind: str, tmp_path: Path) -> None:
+    index = neardup.Index(tmp_path / "idx")
+    index.add(["the one text committed first"], ["first"])
+    index.commit()
+    # Another writer holds the index (flock(1) takes the lock a writer takes) for longer
+    # than the test runs.
+    holder = subprocess.Popen(["flock", "-x", "-o", str(tmp_path / "idx" / "LOCK"), "sleep", "120"])
+    child = None
+    try:
+        time.sleep(0.3)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, kind, str(tmp_path / "idx")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout is not None
+        assert child.stdout.readline() == "calling\n"
+        time.sleep(0.5)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=BOUND)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{kind}: still waiting {BOUND} s after SIGINT")
+    finally:
+        for process in (child, holder):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert child.returncode == 130, err
+    if kind.startswith("commit"):
+        assert out == "interrupted: 1 indexed, 1 pending\n"
+    else:
+        assert out == "interrupted\n"
