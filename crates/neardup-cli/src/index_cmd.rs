@@ -156,9 +156,12 @@ fn read(
     // and `query` answer one line per document read, an empty one included, and an index
     // command holds the texts anyway.
     let mut docs = Documents::read(input, false, &bars)?;
-    // About the data, not progress: printed under --quiet too.
-    for line in docs.sniffed_formats() {
-        to_stderr(&format!("note: {line}\n"));
+    // As the batch commands' summary: how a format was told is a note (quiet under -q),
+    // warnings about the data print under -q too.
+    if !quiet {
+        for line in docs.sniffed_formats() {
+            to_stderr(&format!("note: {line}\n"));
+        }
     }
     for w in &docs.warnings {
         to_stderr(&format!("warning: {w}\n"));
