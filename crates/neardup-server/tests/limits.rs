@@ -155,15 +155,20 @@ fn a_half_sent_request_does_not_hold_the_shutdown_past_its_timeout() {
     drop((body, head));
 }
 
-#[test]
-fn bodies_in_flight_share_a_memory_budget() {
+/// A server whose largest body is 64 KiB and whose memory budget holds one such body and
+/// a little more; answers it and the largest body.
+fn small_budget() -> (Running, usize) {
     let max_body = 64 << 10;
     let config = ServerConfig::builder()
         .max_body(max_body)
-        // Room for one largest body and a little more.
         .memory(max_body * neardup_server::AMPLIFICATION + (64 << 10))
         .build();
-    let s = Running::start(config);
+    (Running::start(config), max_body)
+}
+
+#[test]
+fn bodies_in_flight_share_a_memory_budget() {
+    let (s, max_body) = small_budget();
     // A body of the largest size, all but its last bytes sent: what arrived holds its
     // share until answered.
     let mut stalled = TcpStream::connect(s.addr).unwrap();
@@ -206,12 +211,7 @@ fn bodies_in_flight_share_a_memory_budget() {
 
 #[test]
 fn a_declared_length_holds_nothing_until_its_bytes_arrive() {
-    let max_body = 64 << 10;
-    let config = ServerConfig::builder()
-        .max_body(max_body)
-        .memory(max_body * neardup_server::AMPLIFICATION + (64 << 10))
-        .build();
-    let s = Running::start(config);
+    let (s, max_body) = small_budget();
     // Heads that promise the largest body and send none of it: were the promise reserved,
     // any one of them would spend the budget.
     let _promises: Vec<TcpStream> = (0..3)
@@ -278,12 +278,7 @@ fn chunked(addr: SocketAddr, path: &str, body: &str) -> String {
 
 #[test]
 fn bodies_without_a_length_take_their_share_as_they_arrive() {
-    let max_body = 64 << 10;
-    let config = ServerConfig::builder()
-        .max_body(max_body)
-        .memory(max_body * neardup_server::AMPLIFICATION + (64 << 10))
-        .build();
-    let s = Running::start(config);
+    let (s, _) = small_budget();
     // 20 KB of a chunked body, then nothing: it holds 40 times 20 KB, not the largest
     // body's share.
     let mut stalled = TcpStream::connect(s.addr).unwrap();
