@@ -79,10 +79,11 @@ BOUND = 20
 KINDS = ["clusters", "exact pairs on 2 threads", "minhashes", "query", "commit", "lsh inserts"]
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_ctrl_c_interrupts_a_long_call(kind: str, tmp_path: Path) -> None:
+def interrupt_child(kind: str, index: Path) -> tuple[str, str]:
+    """Runs CHILD's call `kind` on `index`, sends SIGINT once it is in the call, and
+    answers what it printed (stdout, stderr) once it exited with KeyboardInterrupt's 130."""
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, kind, str(tmp_path / "idx")],
+        [sys.executable, "-c", CHILD, kind, str(index)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -101,6 +102,12 @@ def test_ctrl_c_interrupts_a_long_call(kind: str, tmp_path: Path) -> None:
             child.kill()
             child.communicate()
     assert child.returncode == 130, err
+    return out, err
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_ctrl_c_interrupts_a_long_call(kind: str, tmp_path: Path) -> None:
+    out, _ = interrupt_child(kind, tmp_path / "idx")
     if kind == "lsh inserts":
         # All or nothing: none was inserted, in the table or among the keys.
         assert out == "interrupted: 0 keys, 0 sets\n"
@@ -126,28 +133,12 @@ def test_ctrl_c_interrupts_a_wait_for_another_writer(kind: str, tmp_path: Path) 
     # Another writer holds the index (flock(1) takes the lock a writer takes) for longer
     # than the test runs.
     holder = subprocess.Popen(["flock", "-x", "-o", str(tmp_path / "idx" / "LOCK"), "sleep", "120"])
-    child = None
     try:
         time.sleep(0.3)
-        child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, kind, str(tmp_path / "idx")],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert child.stdout is not None
-        assert child.stdout.readline() == "calling\n"
-        time.sleep(0.5)
-        child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=BOUND)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{kind}: still waiting {BOUND} s after SIGINT")
+        out, _ = interrupt_child(kind, tmp_path / "idx")
     finally:
-        for process in (child, holder):
-            if process is not None and process.poll() is None:
-                process.kill()
-                process.communicate()
-    assert child.returncode == 130, err
+        holder.kill()
+        holder.communicate()
     if kind.startswith("commit"):
         assert out == "interrupted: 1 indexed, 1 pending\n"
     else:
