@@ -15,6 +15,25 @@ use crate::verify::Verification;
 /// pipeline with exact verification and the exact join agree with brute force (tested).
 pub const MIN_THRESHOLD: f64 = 0.01;
 
+/// The defaults of a [`Config`], in one place: every front end (the command, Python,
+/// Spark, the server) takes its defaults from here rather than restating them.
+pub mod defaults {
+    /// The similarity threshold t.
+    pub const THRESHOLD: f64 = 0.8;
+    /// The signature length K.
+    pub const NUM_PERM: usize = 128;
+    /// The seed of the sketches.
+    pub const SEED: u64 = 1;
+    /// The shingle kind and size, as [`ShingleKind`](crate::ShingleKind) parses it.
+    pub const SHINGLE: &str = "char:5";
+    /// The shingle kind and size.
+    pub const SHINGLE_KIND: crate::ShingleKind = crate::ShingleKind::Char(5);
+    /// The largest Hamming distance of two SimHash fingerprints that makes them candidates.
+    pub const HAMMING: u32 = crate::simhash::DEFAULT_HAMMING;
+    /// The cap on shingle positions compared exactly per document.
+    pub const MAX_SHINGLES: usize = crate::shingle::DEFAULT_MAX_SHINGLES;
+}
+
 /// A validated configuration. Build one with [`Config::builder`].
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -140,21 +159,21 @@ pub struct ConfigBuilder {
 impl Default for ConfigBuilder {
     fn default() -> Self {
         ConfigBuilder {
-            shingle: ShingleKind::Char(5),
+            shingle: defaults::SHINGLE_KIND,
             normalization: Normalization::default(),
-            num_perm: 128,
-            seed: 1,
-            threshold: 0.8,
+            num_perm: defaults::NUM_PERM,
+            seed: defaults::SEED,
+            threshold: defaults::THRESHOLD,
             bands: None,
             rows: None,
             verification: Verification::Exact,
             keep: KeepPolicy::First,
             sketch: SketchKind::OnePermutation,
-            max_shingles: crate::shingle::DEFAULT_MAX_SHINGLES,
+            max_shingles: defaults::MAX_SHINGLES,
             neighbours: true,
             allow_truncated: false,
             multiset: false,
-            hamming: crate::simhash::DEFAULT_HAMMING,
+            hamming: defaults::HAMMING,
             measure: crate::containment::Measure::Jaccard,
             sketch_input: crate::ids::SketchInput::Ids,
         }
@@ -333,5 +352,18 @@ impl ConfigBuilder {
             measure: self.measure,
             sketch_input: self.sketch_input,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_shingle_parses_to_the_default_kind() {
+        assert_eq!(
+            defaults::SHINGLE.parse::<ShingleKind>().unwrap(),
+            defaults::SHINGLE_KIND
+        );
     }
 }

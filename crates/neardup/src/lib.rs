@@ -66,6 +66,7 @@ mod shingle;
 mod simhash;
 mod sketch;
 mod slot;
+pub mod shuffle;
 pub mod spill;
 mod stages;
 mod stats;
@@ -76,7 +77,7 @@ pub use cluster::{
     cluster, cluster_ranked, cluster_sets, Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy,
     Similarity,
 };
-pub use config::{Config, ConfigBuilder, MIN_THRESHOLD};
+pub use config::{defaults, Config, ConfigBuilder, MIN_THRESHOLD};
 pub use containment::{
     common_floor, contained, is_smaller, required_containment, without_common, Contained,
     ContainmentJoin, EnsemblePlan, EnsembleRow, Measure, PartitionCount, TokenCounter,
