@@ -2015,6 +2015,35 @@ fn csv_runaway_quote_is_a_warning_naming_its_line() {
     assert!(err.contains("is a quote stray?"), "{err}");
 }
 
+/// Each input warning is printed once by every batch command, with and without -q.
+#[test]
+fn input_warnings_are_printed_once_by_each_batch_command() {
+    let (_d, some) = temp_file(
+        "some.jsonl",
+        "{\"id\": \"a\", \"text\": \"red bike\"}\n{\"text\": \"blue car\"}\n",
+    );
+    let out = some.with_extension("out.jsonl");
+    for command in ["pairs", "clusters", "dedup"] {
+        for quiet in [false, true] {
+            let mut args = vec![command, some.to_str().unwrap()];
+            if command == "dedup" {
+                args.extend(["-o", out.to_str().unwrap()]);
+            }
+            if quiet {
+                args.push("-q");
+            }
+            let o = neardup(&args);
+            assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+            let err = stderr(&o);
+            assert_eq!(
+                err.matches("has no id field \"id\"").count(),
+                1,
+                "{args:?}: {err}"
+            );
+        }
+    }
+}
+
 #[test]
 fn tab_separated_csv_gets_a_hint() {
     let dir = tempfile::tempdir().unwrap();
