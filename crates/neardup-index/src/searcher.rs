@@ -133,18 +133,15 @@ pub(crate) fn index_keys(pipeline: &Pipeline, doc: &DocSet, common: &[u64]) -> D
     }
 }
 
-/// The families a sketch is in, one bit each.
+/// The families a sketch is in, one bit each (as segments store them).
 pub(crate) fn family_mask(sketch: &DocSketch) -> u8 {
-    sketch
-        .families()
-        .iter()
-        .fold(0u8, |m, p| m | 1 << p.family())
+    sketch.family_set().bits()
 }
 
-/// The family two documents are compared in: the last one both are in.
+/// The family two documents are compared in ([`neardup::FamilySet::shared`]), by their
+/// stored masks.
 pub(crate) fn shared_family(a: u8, b: u8) -> Option<usize> {
-    let both = a & b;
-    (both != 0).then(|| 7 - both.leading_zeros() as usize)
+    neardup::FamilySet::from_bits(a).shared(neardup::FamilySet::from_bits(b))
 }
 
 /// The entries `walk` offers to `first(segment, entry)`, each kept once, in the order

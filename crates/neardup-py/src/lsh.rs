@@ -31,21 +31,8 @@ const PARALLEL_VERIFY: usize = 64;
 struct Entry {
     doc: DocSet,
     sketch: DocSketch,
-    /// The families the set is in, one bit each.
-    mask: u8,
-}
-
-fn mask_of(sketch: &DocSketch) -> u8 {
-    sketch
-        .families()
-        .iter()
-        .fold(0u8, |m, p| m | 1 << p.family())
-}
-
-/// The family two sets are compared in: the last one both are in.
-fn shared_family(a: u8, b: u8) -> Option<usize> {
-    let both = a & b;
-    (both != 0).then(|| 7 - both.leading_zeros() as usize)
+    /// The families the set is in.
+    mask: neardup::FamilySet,
 }
 
 /// A slot's set and, for a truncated text, its whole-text sketch, as bytes.
@@ -70,7 +57,7 @@ pub struct LshTable {
 impl LshTable {
     fn prepare(&self, doc: DocSet) -> Entry {
         let sketch = self.pipeline.sketch_doc_keys(&doc);
-        let mask = mask_of(&sketch);
+        let mask = sketch.family_set();
         Entry { doc, sketch, mask }
     }
 
@@ -134,7 +121,7 @@ impl LshTable {
                     let e = t.entries[s as usize]
                         .as_ref()
                         .expect("buckets hold live slots");
-                    if shared_family(probe.mask, e.mask) == Some(f) {
+                    if probe.mask.shared(e.mask) == Some(f) {
                         found.push(s);
                     }
                 }

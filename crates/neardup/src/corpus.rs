@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use crate::bbit;
 use crate::error::Result;
-use crate::family::Family;
+use crate::family::{Family, FamilySet};
 use crate::group::{bucket_key, BucketKey};
 use crate::ids::{extend_ids, Shingle, SketchInput};
 use crate::lsh::BandPlan;
@@ -513,9 +513,14 @@ impl Corpus {
     /// the corpus was not sketched or one of them takes no part), so every pair is
     /// compared with exactly one sketch.
     pub(crate) fn shared_family(&self, a: u32, b: u32) -> Option<usize> {
+        self.family_set(a).shared(self.family_set(b))
+    }
+
+    /// The families a document (or its representative) was sketched in.
+    pub(crate) fn family_set(&self, doc: u32) -> FamilySet {
         (0..self.families.len())
-            .rev()
-            .find(|&f| self.in_family(f, a) && self.in_family(f, b))
+            .filter(|&f| self.in_family(f, doc))
+            .collect()
     }
 
     /// The prefilter's sketches of two documents, if both have one.

@@ -18,6 +18,7 @@
 //! ```
 
 use crate::corpus::set_fingerprint;
+use crate::family::FamilySet;
 
 /// One document's shingle set: sorted, deduplicated hashes of its first
 /// `max_shingles` positions, and, for a longer (truncated) document, the sketch of all its
@@ -141,14 +142,14 @@ impl DocSketch {
         self.part(family).map(FamilySketch::signature)
     }
 
-    /// The family two documents are compared in: the last one both are in, so every pair
-    /// is compared with exactly one sketch. Similar documents always share one.
+    /// The families the document is in.
+    pub fn family_set(&self) -> FamilySet {
+        self.parts.iter().map(|p| p.family).collect()
+    }
+
+    /// The family two documents are compared in ([`FamilySet::shared`]).
     pub fn shared_family(&self, other: &DocSketch) -> Option<usize> {
-        self.parts
-            .iter()
-            .rev()
-            .map(|p| p.family)
-            .find(|&f| other.part(f).is_some())
+        self.family_set().shared(other.family_set())
     }
 
     /// The MinHash estimate of the two documents' Jaccard, in their shared family; `None`

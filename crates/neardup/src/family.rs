@@ -83,6 +83,78 @@ impl Family {
     }
 }
 
+/// The most families a configuration has (a [`FamilySet`] holds one bit each).
+pub const MAX_FAMILIES: usize = 8;
+
+/// The sketch families a document is in, one bit each; it holds the one rule of which
+/// family two documents are compared in. The corpus, the spilled runs, the index and the
+/// Python classes all ask it, so the rule cannot drift apart between them.
+///
+/// ```
+/// use neardup::FamilySet;
+/// let small = FamilySet::EMPTY.with(0);
+/// let both = small.with(1);
+/// assert_eq!(both.shared(small), Some(0));
+/// assert_eq!(both.shared(both), Some(1));
+/// assert_eq!(FamilySet::EMPTY.shared(both), None);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FamilySet(u8);
+
+impl FamilySet {
+    /// In no family: an empty document, or one not sketched.
+    pub const EMPTY: FamilySet = FamilySet(0);
+
+    /// The set with these bits (bit `f` for family `f`), as stored by [`FamilySet::bits`].
+    pub const fn from_bits(bits: u8) -> Self {
+        FamilySet(bits)
+    }
+
+    /// One bit per family.
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// The set with `family` added; families past [`MAX_FAMILIES`] are not held.
+    #[must_use]
+    pub fn with(self, family: usize) -> Self {
+        debug_assert!(family < MAX_FAMILIES, "family {family} past {MAX_FAMILIES}");
+        FamilySet(self.0 | 1u8.checked_shl(family as u32).unwrap_or(0))
+    }
+
+    /// True if `family` is in the set.
+    pub fn contains(self, family: usize) -> bool {
+        family < MAX_FAMILIES && self.0 & (1 << family) != 0
+    }
+
+    /// The families a set of `size` shingles belongs to (none for an empty set).
+    pub(crate) fn of_size(families: &[Family], size: usize) -> Self {
+        if size == 0 {
+            return FamilySet::EMPTY;
+        }
+        families
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.takes(size))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// The family two documents are compared in: the last one both are in, so every pair
+    /// is compared with exactly one sketch. Documents similar at the threshold always
+    /// share one.
+    pub fn shared(self, other: FamilySet) -> Option<usize> {
+        let both = self.0 & other.0;
+        (both != 0).then(|| 7 - both.leading_zeros() as usize)
+    }
+}
+
+impl FromIterator<usize> for FamilySet {
+    fn from_iter<I: IntoIterator<Item = usize>>(families: I) -> Self {
+        families.into_iter().fold(FamilySet::EMPTY, FamilySet::with)
+    }
+}
+
 /// The families for a sketch kind, signature length, seed and threshold.
 pub fn families(
     kind: SketchKind,
@@ -137,6 +209,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_shared_family_is_the_last_one_both_are_in() {
+        let fams = families(SketchKind::OnePermutation, 16, 1, 0.8).unwrap();
+        let of = |n| FamilySet::of_size(&fams, n);
+        assert_eq!(of(0), FamilySet::EMPTY);
+        assert_eq!(of(10), FamilySet::from_bits(0b01));
+        assert_eq!(of(70), FamilySet::from_bits(0b11));
+        assert_eq!(of(1000), FamilySet::from_bits(0b10));
+        assert_eq!(of(10).shared(of(70)), Some(0));
+        assert_eq!(of(70).shared(of(75)), Some(1));
+        assert_eq!(of(10).shared(of(1000)), None);
+        assert_eq!(of(0).shared(of(10)), None);
+        // Every bit pattern: the highest common bit, or none.
+        for a in 0..=u8::MAX {
+            for b in 0..=u8::MAX {
+                let want = (0..8).rev().find(|&f| a & b & (1 << f) != 0);
+                assert_eq!(
+                    FamilySet::from_bits(a).shared(FamilySet::from_bits(b)),
+                    want
+                );
+            }
+        }
+        assert_eq!(
+            [0usize, 3].into_iter().collect::<FamilySet>().bits(),
+            0b1001
+        );
+        assert!(FamilySet::from_bits(0b100).contains(2) && !FamilySet::EMPTY.contains(2));
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub use corpus::{set_fingerprint, Corpus, WHOLE_NUM_PERM};
 pub use document::{DocSet, DocSketch, FamilySketch};
 pub use error::{Error, Result};
 pub use exact::{ExactJoin, JoinStats, ScoredPair};
-pub use family::SketchKind;
+pub use family::{FamilySet, SketchKind, MAX_FAMILIES};
 pub use ids::{distinct_ids, jaccard_of_ids, shingle_id, shingle_ids, Shingle, SketchInput};
 pub use lsh::BandPlan;
 pub use method::{Goal, Method, MethodChoice};

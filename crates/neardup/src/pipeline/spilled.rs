@@ -31,6 +31,7 @@ use crate::cluster::{Clusters, Similarity};
 use crate::corpus::set_fingerprint;
 use crate::document::{DocSet, DocSketch};
 use crate::error::{Error, Result};
+use crate::family::FamilySet;
 use crate::group::bucket_key;
 use crate::heavy::{LargeGroups, Scratch};
 use crate::ids::{distinct_ids, shingle_ids, SketchInput};
@@ -334,19 +335,11 @@ impl Spilled<'_> {
         self.reps[doc as usize / 64] & (1 << (doc % 64)) != 0
     }
 
-    /// The family two documents are compared in: the last one both sizes belong to.
+    /// The family two documents are compared in ([`FamilySet::shared`]) by their sizes.
     fn shared_family(&self, a: u32, b: u32) -> Option<usize> {
-        let (x, y) = (
-            self.sizes[a as usize] as usize,
-            self.sizes[b as usize] as usize,
-        );
-        if x == 0 || y == 0 {
-            return None;
-        }
-        self.pipeline
-            .families
-            .iter()
-            .rposition(|f| f.takes(x) && f.takes(y))
+        let of =
+            |d: u32| FamilySet::of_size(&self.pipeline.families, self.sizes[d as usize] as usize);
+        of(a).shared(of(b))
     }
 
     /// A sorter of pairs, with a quarter of the memory (two may be filled while a batch
