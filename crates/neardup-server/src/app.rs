@@ -27,6 +27,7 @@ use tracing::Level;
 
 use crate::config::{ServerConfig, AMPLIFICATION};
 use crate::error::{ApiError, Error, ErrorCode, Result};
+use crate::group_commit;
 use crate::handlers;
 use crate::metrics::Metrics;
 
@@ -38,7 +39,7 @@ pub(crate) struct AppState {
     /// The last committed state, replaced after each commit.
     pub searcher: RwLock<Searcher>,
     /// Writes waiting for the writer, in order.
-    pub pending: Mutex<Vec<handlers::Job>>,
+    pub pending: Mutex<Vec<group_commit::Job>>,
     /// Set while a blocking thread runs the queue, so that one thread does it and
     /// waiting writes don't each hold a thread of their own.
     pub flushing: AtomicBool,

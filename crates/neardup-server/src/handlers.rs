@@ -1,8 +1,7 @@
 //! The `/v1` routes and the probes. Index work runs on tokio's blocking threads, never on
-//! the threads that accept and read requests; every write goes through one queue served
-//! by one blocking thread at a time, so writes waiting for the writer hold no thread.
+//! the threads that accept and read requests; every write goes through the writer's queue
+//! (`group_commit`), so writes waiting for the writer hold no thread.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -11,23 +10,16 @@ use axum::extract::{FromRequestParts, Path, Query as QueryParams, State};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use neardup_index::{IndexWriter, OutcomeJson, Query};
+use neardup_index::Query;
 use serde::Serialize;
 use subtle::ConstantTimeEq;
 
-use crate::api::{parse, AddParams, AddResult, DeleteRequest, NewDocument, QueryRequest};
+use crate::api::{parse, AddParams, DeleteRequest, NewDocument, QueryRequest};
 use crate::app::{AppState, Budget, MemorySpent};
 use crate::error::ApiError;
+use crate::group_commit::{queue, Work};
 
 type Answer = Result<Response, ApiError>;
-
-/// One result of an add: plain, or with `?dedup=true`.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum AddItem<'a> {
-    Plain(AddResult<'a>),
-    Dedup(OutcomeJson<'a>),
-}
 
 /// One query's answer.
 #[derive(Serialize)]
@@ -156,7 +148,7 @@ fn check_batch(state: &AppState, n: usize, field: &str) -> Result<(), ApiError> 
     Ok(())
 }
 
-fn internal() -> ApiError {
+pub(crate) fn internal() -> ApiError {
     ApiError::new(
         StatusCode::INTERNAL_SERVER_ERROR,
         "internal",
@@ -205,253 +197,6 @@ pub(crate) async fn add(
         Work::Add(docs)
     };
     Ok(bytes_response(queue(state, work, held).await?.body))
-}
-
-/// What waits for the writer.
-pub(crate) enum Work {
-    /// A plain add: consecutive ones share one commit.
-    Add(Vec<NewDocument>),
-    /// `?dedup=true`: one commit of its own.
-    Dedup(Vec<NewDocument>),
-    Remove(Vec<String>),
-    Compact,
-}
-
-/// What the writer did for a job.
-pub(crate) struct Done {
-    body: Vec<u8>,
-    removed: usize,
-}
-
-/// A write waiting for the writer, with its answer's channel and the memory it holds.
-pub(crate) struct Job {
-    work: Work,
-    reply: tokio::sync::oneshot::Sender<Result<Done, ApiError>>,
-    _held: Option<Budget>,
-}
-
-/// Queues a write and has a blocking thread run the queue when it gets the writer: plain
-/// adds queued together share one durable commit (group commit) and each request is
-/// answered as if they had been committed one after another, in queue order. Waiting
-/// writes hold no thread, so a slow writer cannot starve the reads of blocking threads.
-async fn queue(state: Arc<AppState>, work: Work, held: Option<Budget>) -> Result<Done, ApiError> {
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    {
-        let mut pending = state.pending.lock().unwrap_or_else(|p| p.into_inner());
-        // A job whose request is gone (timed out, disconnected) is not done: it was not
-        // acknowledged, and its memory goes back now.
-        pending.retain(|j| !j.reply.is_closed());
-        pending.push(Job {
-            work,
-            reply,
-            _held: held,
-        });
-    }
-    schedule_flush(&state);
-    answer.await.unwrap_or_else(|_| Err(internal()))
-}
-
-/// Starts a blocking thread that runs the queue until it is empty, unless one is at it.
-/// (One thread per waiting write would pile up threads behind a long merge, each with its
-/// share of memory.)
-fn schedule_flush(state: &Arc<AppState>) {
-    if state.flushing.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || loop {
-        // Adds that arrive meanwhile share this commit (one segment, one set of syncs).
-        let delay = state.config.commit_delay;
-        if !delay.is_zero() {
-            std::thread::sleep(delay);
-        }
-        {
-            // Lowers the flag even if the work panics, so later writes start a thread.
-            struct Lower<'a>(&'a AtomicBool);
-            impl Drop for Lower<'_> {
-                fn drop(&mut self) {
-                    self.0.store(false, Ordering::Release);
-                }
-            }
-            let _lower = Lower(&state.flushing);
-            run_queue(&state);
-        }
-        // A write queued after the last take but before the flag fell saw it raised and
-        // counts on this thread; one queued after it fell started a thread of its own.
-        let more = !state
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty();
-        if !more || state.flushing.swap(true, Ordering::AcqRel) {
-            return;
-        }
-    });
-}
-
-/// Runs every queued write in order and answers each; nothing to do if another thread
-/// took them first.
-fn run_queue(state: &AppState) {
-    let Some(writer) = &state.writer else {
-        return;
-    };
-    let mut writer = writer.lock().unwrap_or_else(|p| p.into_inner());
-    let mut jobs = std::mem::take(&mut *state.pending.lock().unwrap_or_else(|p| p.into_inner()));
-    jobs.retain(|j| !j.reply.is_closed());
-    let mut jobs = jobs.into_iter().peekable();
-    while let Some(job) = jobs.next() {
-        match job.work {
-            Work::Add(_) => {
-                let mut group = vec![job];
-                while let Some(next) = jobs.next_if(|j| matches!(j.work, Work::Add(_))) {
-                    group.push(next);
-                }
-                commit_adds(state, &mut writer, group);
-            }
-            Work::Dedup(docs) => {
-                let pairs: Vec<(&str, &str)> = docs
-                    .iter()
-                    .map(|d| (d.id.as_str(), d.text.as_str()))
-                    .collect();
-                let done = writer.add_unique(&pairs);
-                let generation = state.publish(&writer);
-                let answer = done.map_err(ApiError::index).map(|outcomes| {
-                    let added = outcomes
-                        .iter()
-                        .filter(|o| matches!(o, neardup_index::Outcome::Added { .. }))
-                        .count();
-                    let results: Vec<AddItem<'_>> = pairs
-                        .iter()
-                        .zip(&outcomes)
-                        .map(|(&(id, _), outcome)| AddItem::Dedup(OutcomeJson { id, outcome }))
-                        .collect();
-                    Done {
-                        body: added_body(added, generation, results),
-                        removed: 0,
-                    }
-                });
-                let _ = job.reply.send(answer);
-            }
-            Work::Remove(ids) => {
-                let done = writer.remove(&ids);
-                let generation = state.publish(&writer);
-                let answer = done.map_err(ApiError::index).map(|report| Done {
-                    removed: report.removed,
-                    body: serde_json::to_vec(&Removed {
-                        removed: report.removed,
-                        missing: report.missing,
-                        generation,
-                    })
-                    .unwrap_or_default(),
-                });
-                let _ = job.reply.send(answer);
-            }
-            Work::Compact => {
-                let done = writer.compact();
-                let generation = state.publish(&writer);
-                let answer = done.map_err(ApiError::index).map(|()| {
-                    let stats = writer.searcher().stats();
-                    #[derive(Serialize)]
-                    struct Compacted {
-                        generation: u64,
-                        documents: u64,
-                        segments: usize,
-                    }
-                    Done {
-                        body: serde_json::to_vec(&Compacted {
-                            generation,
-                            documents: stats.documents,
-                            segments: stats.segments,
-                        })
-                        .unwrap_or_default(),
-                        removed: 0,
-                    }
-                });
-                let _ = job.reply.send(answer);
-            }
-        }
-    }
-}
-
-/// The body of an add's answer.
-fn added_body(added: usize, generation: u64, results: Vec<AddItem<'_>>) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Added<'a> {
-        added: usize,
-        generation: u64,
-        results: Vec<AddItem<'a>>,
-    }
-    serde_json::to_vec(&Added {
-        added,
-        generation,
-        results,
-    })
-    .unwrap_or_default()
-}
-
-/// Commits queued plain adds in one commit and answers each.
-fn commit_adds(state: &AppState, writer: &mut IndexWriter, jobs: Vec<Job>) {
-    let before = writer.searcher().clone();
-    fn docs(j: &Job) -> &[NewDocument] {
-        match &j.work {
-            Work::Add(docs) => docs,
-            _ => &[],
-        }
-    }
-    let pairs: Vec<(&str, &str)> = jobs
-        .iter()
-        .flat_map(|j| docs(j).iter().map(|d| (d.id.as_str(), d.text.as_str())))
-        .collect();
-    let committed = writer.add(&pairs);
-    drop(pairs);
-    // Published whatever the outcome: an error after the commit was durable (a failed
-    // merge) must not leave readers on the generation before it.
-    let generation = state.publish(writer);
-    if let Err(e) = committed {
-        let e = ApiError::index(e);
-        for job in jobs {
-            let _ = job.reply.send(Err(e.clone()));
-        }
-        return;
-    }
-    let pipeline = before.pipeline();
-    let mut earlier: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    let mut answers = Vec::with_capacity(jobs.len());
-    for job in &jobs {
-        let mut last = std::collections::HashMap::new();
-        for (i, d) in docs(job).iter().enumerate() {
-            last.insert(d.id.as_str(), i);
-        }
-        let results: Vec<AddItem<'_>> = docs(job)
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let id = d.id.as_str();
-                let (added, skipped) = if last[id] != i {
-                    (false, Some("superseded"))
-                } else if pipeline.shingle_doc(&d.text).set().is_empty() {
-                    (false, Some("empty"))
-                } else {
-                    (true, None)
-                };
-                AddItem::Plain(AddResult {
-                    id,
-                    added,
-                    replaced: added && (before.contains(id) || earlier.contains(id)),
-                    skipped,
-                })
-            })
-            .collect();
-        let added = results
-            .iter()
-            .filter(|r| matches!(r, AddItem::Plain(AddResult { added: true, .. })))
-            .count();
-        answers.push(added_body(added, generation, results));
-        earlier.extend(docs(job).iter().map(|d| d.id.as_str()));
-    }
-    for (job, body) in jobs.into_iter().zip(answers) {
-        let _ = job.reply.send(Ok(Done { body, removed: 0 }));
-    }
 }
 
 /// `POST /v1/query`: neighbours of texts, or of indexed documents by id.
@@ -618,14 +363,6 @@ pub(crate) async fn compact(State(state): State<Arc<AppState>>, _: Write) -> Ans
     Ok(bytes_response(
         queue(state, Work::Compact, None).await?.body,
     ))
-}
-
-/// What a removal did.
-#[derive(Serialize)]
-struct Removed {
-    removed: usize,
-    missing: Vec<String>,
-    generation: u64,
 }
 
 /// `GET /v1/stats`.

@@ -37,6 +37,7 @@ mod api;
 mod app;
 mod config;
 mod error;
+mod group_commit;
 mod handlers;
 mod metrics;
 

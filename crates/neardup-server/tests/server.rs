@@ -483,6 +483,68 @@ fn adds_within_the_commit_delay_share_one_commit() {
     assert_eq!(stats["documents"], 6);
 }
 
+/// Requests that share one commit are each answered as if committed alone, in order: the
+/// writer's report names the empty documents of the group's last word on each id; a
+/// document a later request replaced is judged by its own text.
+#[test]
+fn requests_sharing_a_commit_are_answered_one_after_another() {
+    let config = ServerConfig::builder()
+        .commit_delay(Duration::from_millis(500))
+        .build();
+    let s = std::sync::Arc::new(Running::start(config));
+    let requests = [
+        // Nothing indexed yet: both added; the first "x" is superseded by the second.
+        json!([{"id": "x", "text": CHAIRS}, {"id": "e", "text": ""}, {"id": "x", "text": BIKE}]),
+        // "x" again (replaced), "e" now with a text, "y" empty here but not in the last.
+        json!([{"id": "x", "text": BIKE2}, {"id": "e", "text": CHAIRS}, {"id": "y", "text": "   "}]),
+        json!([{"id": "y", "text": BIKE}, {"id": "z", "text": ""}]),
+    ];
+    let threads: Vec<_> = requests
+        .into_iter()
+        .enumerate()
+        .map(|(k, body)| {
+            let s = std::sync::Arc::clone(&s);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(80 * k as u64));
+                let (status, answer) = s.post("/v1/documents", &body, None);
+                assert_eq!(status, 200, "{answer}");
+                answer
+            })
+        })
+        .collect();
+    let answers: Vec<Value> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let results = |k: usize| answers[k]["results"].clone();
+    assert_eq!(
+        results(0),
+        json!([
+            {"id": "x", "added": false, "skipped": "superseded"},
+            {"id": "e", "added": false, "skipped": "empty"},
+            {"id": "x", "added": true},
+        ])
+    );
+    assert_eq!(
+        results(1),
+        json!([
+            {"id": "x", "added": true, "replaced": true},
+            {"id": "e", "added": true},
+            {"id": "y", "added": false, "skipped": "empty"},
+        ])
+    );
+    assert_eq!(
+        results(2),
+        json!([{"id": "y", "added": true}, {"id": "z", "added": false, "skipped": "empty"}])
+    );
+    assert_eq!(
+        answers
+            .iter()
+            .map(|a| a["added"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [1, 2, 1]
+    );
+    let (_, stats) = s.get("/v1/stats", None);
+    assert_eq!(stats["documents"], 3);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
 
