@@ -41,7 +41,13 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     threads::loaded();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("DEFAULT_MAX_SHINGLES", neardup::DEFAULT_MAX_SHINGLES)?;
+    // The core's defaults, so the package restates none of them.
+    m.add("DEFAULT_THRESHOLD", neardup::defaults::THRESHOLD)?;
+    m.add("DEFAULT_NUM_PERM", neardup::defaults::NUM_PERM)?;
+    m.add("DEFAULT_SEED", neardup::defaults::SEED)?;
+    m.add("DEFAULT_SHINGLE", neardup::defaults::SHINGLE)?;
+    m.add("DEFAULT_HAMMING", neardup::defaults::HAMMING)?;
+    m.add("DEFAULT_MAX_SHINGLES", neardup::defaults::MAX_SHINGLES)?;
     m.add("MIN_THRESHOLD", neardup::MIN_THRESHOLD)?;
     m.add("NeardupError", py.get_type::<errors::NeardupError>())?;
     m.add("IndexFileError", py.get_type::<errors::IndexFileError>())?;

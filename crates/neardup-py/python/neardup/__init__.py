@@ -18,7 +18,7 @@ longer texts with ``pairs(texts, measure="containment")``, each pair a `Containe
 Building blocks for engines of your own: `shingle_sets`, `band_keys`, `jaccard`,
 `verify`. For people moving from datasketch: `MinHash` and `MinHashLSH`. A persistent
 index shared by processes: `Index`. Settings: `Config` (picklable, for Spark and Ray
-workers). Errors: `NeardupError` (a refused value, a `ValueError`) and `IndexFileError`
+workers); its defaults, the library's own, are the ``DEFAULT_*`` constants. Errors: `NeardupError` (a refused value, a `ValueError`) and `IndexFileError`
 (an index's files, an `OSError`); a value of the wrong type is a `TypeError`.
 """
 
@@ -26,7 +26,12 @@ from ._config import Config
 from ._output import Contained
 from ._lsh import MinHashLSH
 from ._neardup import (
+    DEFAULT_HAMMING,
     DEFAULT_MAX_SHINGLES,
+    DEFAULT_NUM_PERM,
+    DEFAULT_SEED,
+    DEFAULT_SHINGLE,
+    DEFAULT_THRESHOLD,
     MIN_THRESHOLD,
     Index,
     IndexFileError,
@@ -48,7 +53,12 @@ from ._runs import (
 __all__ = [
     "Config",
     "Contained",
+    "DEFAULT_HAMMING",
     "DEFAULT_MAX_SHINGLES",
+    "DEFAULT_NUM_PERM",
+    "DEFAULT_SEED",
+    "DEFAULT_SHINGLE",
+    "DEFAULT_THRESHOLD",
     "Index",
     "IndexFileError",
     "MIN_THRESHOLD",

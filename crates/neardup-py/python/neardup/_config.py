@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Mapping, Optional
 
 import numpy as np
 
 from . import _output
 from ._neardup import (
+    DEFAULT_HAMMING,
     DEFAULT_MAX_SHINGLES,
+    DEFAULT_NUM_PERM,
+    DEFAULT_SEED,
+    DEFAULT_SHINGLE,
+    DEFAULT_THRESHOLD,
     NeardupError,
     _Config,
     band_keys as _band_keys,
@@ -23,15 +28,7 @@ from ._neardup import (
 from ._output import Output
 
 # The options that only LSH has: the exact join refuses them, as `neardup --exact` does.
-_LSH_ONLY = {
-    "num_perm": 128,
-    "sketch": "oph",
-    "bands": None,
-    "rows": None,
-    "verify": "exact",
-    "neighbours": True,
-    "hamming": 3,
-}
+_LSH_ONLY = ("num_perm", "sketch", "bands", "rows", "verify", "neighbours", "hamming")
 
 
 def _form(output: str) -> Literal["list", "columns"]:
@@ -86,11 +83,11 @@ class Config:
             `bands`, `rows`, ``neighbours=False`` or other `verify` than ``"exact"``.
     """
 
-    threshold: float = 0.8
-    shingle: str = "char:5"
+    threshold: float = DEFAULT_THRESHOLD
+    shingle: str = DEFAULT_SHINGLE
     normalize: str = "nfkc"
-    num_perm: int = 128
-    seed: int = 1
+    num_perm: int = DEFAULT_NUM_PERM
+    seed: int = DEFAULT_SEED
     sketch: str = "oph"
     bands: Optional[int] = None
     rows: Optional[int] = None
@@ -100,13 +97,22 @@ class Config:
     neighbours: bool = True
     allow_truncated: bool = False
     multiset: bool = False
-    hamming: int = 3
+    hamming: int = DEFAULT_HAMMING
     measure: str = "jaccard"
     _native: _Config = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         native = _Config(**self._settings())
         object.__setattr__(self, "_native", native)
+
+    @classmethod
+    def _of(cls, arguments: Mapping[str, Any], **fixed: Any) -> Config:
+        """The settings among a call's `arguments` (its ``locals()``: every name that is
+        a setting, the others ignored), with `fixed` ones on top. Every function of the
+        package that takes settings as keywords makes its `Config` here, so a setting is
+        passed on by its name alone."""
+        settings = {k: v for k, v in arguments.items() if k in _SETTINGS}
+        return cls(**{**settings, **fixed})
 
     def _settings(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
@@ -142,7 +148,8 @@ class Config:
         return self._native.probability(similarity)
 
     def _check_exact(self) -> None:
-        for name, default in _LSH_ONLY.items():
+        for name in _LSH_ONLY:
+            default = _DEFAULTS[name]
             if getattr(self, name) != default:
                 raise NeardupError(
                     f"exact=True finds every pair with the exact join: {name} is an LSH "
@@ -272,3 +279,8 @@ class Config:
             self._native, _output.texts_of(texts), array, _output.ids_list(ids), threads, form
         )
         return _output.pairs(raw, ids, output)
+
+
+# The names of the settings and their defaults.
+_DEFAULTS = {f.name: f.default for f in fields(Config) if f.init}
+_SETTINGS = frozenset(_DEFAULTS)

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Any, Hashable, Iterator, Optional
 
 from ._config import Config
-from ._neardup import MinHash, _LshTable
+from ._neardup import DEFAULT_NUM_PERM, DEFAULT_SEED, MinHash, _LshTable
 
 
 class _SharedLock:
@@ -92,10 +92,10 @@ class MinHashLSH:
     def __init__(
         self,
         threshold: float = 0.9,
-        num_perm: int = 128,
+        num_perm: int = DEFAULT_NUM_PERM,
         params: Optional[tuple[int, int]] = None,
         *,
-        seed: int = 1,
+        seed: int = DEFAULT_SEED,
         sketch: str = "oph",
         verify: bool = True,
     ) -> None:

@@ -13,6 +13,11 @@ import numpy.typing as npt
 
 __all__: list[str]
 __version__: str
+DEFAULT_THRESHOLD: float
+DEFAULT_NUM_PERM: int
+DEFAULT_SEED: int
+DEFAULT_SHINGLE: str
+DEFAULT_HAMMING: int
 DEFAULT_MAX_SHINGLES: int
 MIN_THRESHOLD: float
 

@@ -1,6 +1,7 @@
 """The module's functions: whole runs and building blocks, each with its settings as
-keyword arguments (defaults as the `neardup` command's). Each makes a `Config` and calls
-its method of the same name; keep a `Config` to reuse or ship settings."""
+keyword arguments (defaults as the `neardup` command's, the library's own constants). Each
+makes its `Config` from its arguments by name (`Config._of`) and calls the method of the
+same name; keep a `Config` to reuse or ship settings."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from typing import Any, Optional
 import numpy as np
 
 from ._config import Config
-from ._neardup import DEFAULT_MAX_SHINGLES
+from ._neardup import (
+    DEFAULT_HAMMING,
+    DEFAULT_MAX_SHINGLES,
+    DEFAULT_NUM_PERM,
+    DEFAULT_SEED,
+    DEFAULT_SHINGLE,
+    DEFAULT_THRESHOLD,
+)
 from ._output import Output
 
 
@@ -17,11 +25,11 @@ def pairs(
     texts: Any,
     ids: Any = None,
     *,
-    threshold: float = 0.8,
-    shingle: str = "char:5",
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
-    num_perm: int = 128,
-    seed: int = 1,
+    num_perm: int = DEFAULT_NUM_PERM,
+    seed: int = DEFAULT_SEED,
     sketch: str = "oph",
     bands: Optional[int] = None,
     rows: Optional[int] = None,
@@ -29,7 +37,7 @@ def pairs(
     neighbours: bool = True,
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
-    hamming: int = 3,
+    hamming: int = DEFAULT_HAMMING,
     measure: str = "jaccard",
     exact: bool = False,
     output: Output = "list",
@@ -71,22 +79,7 @@ def pairs(
     >>> neardup.pairs(["a red apple on the table", "A red apple on the table!", "pears"])
     [(0, 1, 0.9523809523809523)]
     """
-    config = Config(
-        threshold=threshold,
-        shingle=shingle,
-        normalize=normalize,
-        num_perm=num_perm,
-        seed=seed,
-        sketch=sketch,
-        bands=bands,
-        rows=rows,
-        verify=verify,
-        neighbours=neighbours,
-        max_shingles=max_shingles,
-        multiset=multiset,
-        hamming=hamming,
-        measure=measure,
-    )
+    config = Config._of(locals())
     return config.pairs(texts, ids, exact=exact, output=output, threads=threads)
 
 
@@ -94,8 +87,8 @@ def exact_pairs(
     texts: Any,
     ids: Any = None,
     *,
-    threshold: float = 0.8,
-    shingle: str = "char:5",
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
@@ -105,13 +98,7 @@ def exact_pairs(
     """Every pair with Jaccard >= threshold, found by the exact set-similarity join (no
     sketch, no misses): `pairs(..., exact=True)`, the ground truth LSH is measured against.
     Arguments and results as for `pairs`."""
-    config = Config(
-        threshold=threshold,
-        shingle=shingle,
-        normalize=normalize,
-        max_shingles=max_shingles,
-        multiset=multiset,
-    )
+    config = Config._of(locals())
     return config.pairs(texts, ids, exact=True, output=output, threads=threads)
 
 
@@ -119,11 +106,11 @@ def clusters(
     texts: Any,
     ids: Any = None,
     *,
-    threshold: float = 0.8,
-    shingle: str = "char:5",
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
-    num_perm: int = 128,
-    seed: int = 1,
+    num_perm: int = DEFAULT_NUM_PERM,
+    seed: int = DEFAULT_SEED,
     sketch: str = "oph",
     bands: Optional[int] = None,
     rows: Optional[int] = None,
@@ -132,7 +119,7 @@ def clusters(
     neighbours: bool = True,
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
-    hamming: int = 3,
+    hamming: int = DEFAULT_HAMMING,
     measure: str = "jaccard",
     allow_truncated: bool = False,
     exact: bool = False,
@@ -158,24 +145,7 @@ def clusters(
     >>> neardup.clusters(["a red apple on the table", "pears", "A red apple on the table!"])
     [[0, 2]]
     """
-    config = Config(
-        threshold=threshold,
-        shingle=shingle,
-        normalize=normalize,
-        num_perm=num_perm,
-        seed=seed,
-        sketch=sketch,
-        bands=bands,
-        rows=rows,
-        verify=verify,
-        keep=keep,
-        neighbours=neighbours,
-        max_shingles=max_shingles,
-        multiset=multiset,
-        hamming=hamming,
-        measure=measure,
-        allow_truncated=allow_truncated,
-    )
+    config = Config._of(locals())
     return config.clusters(texts, ids, exact=exact, output=output, threads=threads)
 
 
@@ -183,11 +153,11 @@ def dedup(
     texts: Any,
     ids: Any = None,
     *,
-    threshold: float = 0.8,
-    shingle: str = "char:5",
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
-    num_perm: int = 128,
-    seed: int = 1,
+    num_perm: int = DEFAULT_NUM_PERM,
+    seed: int = DEFAULT_SEED,
     sketch: str = "oph",
     bands: Optional[int] = None,
     rows: Optional[int] = None,
@@ -196,7 +166,7 @@ def dedup(
     neighbours: bool = True,
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
-    hamming: int = 3,
+    hamming: int = DEFAULT_HAMMING,
     measure: str = "jaccard",
     allow_truncated: bool = False,
     exact: bool = False,
@@ -216,31 +186,14 @@ def dedup(
     >>> neardup.dedup(["a red apple on the table", "pears", "A red apple on the table!", ""])
     ['a red apple on the table', 'pears']
     """
-    config = Config(
-        threshold=threshold,
-        shingle=shingle,
-        normalize=normalize,
-        num_perm=num_perm,
-        seed=seed,
-        sketch=sketch,
-        bands=bands,
-        rows=rows,
-        verify=verify,
-        keep=keep,
-        neighbours=neighbours,
-        max_shingles=max_shingles,
-        multiset=multiset,
-        hamming=hamming,
-        measure=measure,
-        allow_truncated=allow_truncated,
-    )
+    config = Config._of(locals())
     return config.dedup(texts, ids, exact=exact, output=output, threads=threads)
 
 
 def shingle_sets(
     texts: Any,
     *,
-    shingle: str = "char:5",
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
@@ -256,20 +209,18 @@ def shingle_sets(
     ``"numpy"`` ``(offsets, hashes)``, text i's set being ``hashes[offsets[i]:offsets[i+1]]``;
     for ``"arrow"`` a ``pyarrow.LargeListArray`` of uint64.
     """
-    config = Config(
-        shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset
-    )
+    config = Config._of(locals())
     return config.shingle_sets(texts, output=output, threads=threads)
 
 
 def band_keys(
     texts: Any,
     *,
-    threshold: float = 0.8,
-    shingle: str = "char:5",
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
-    num_perm: int = 128,
-    seed: int = 1,
+    num_perm: int = DEFAULT_NUM_PERM,
+    seed: int = DEFAULT_SEED,
     sketch: str = "oph",
     bands: Optional[int] = None,
     rows: Optional[int] = None,
@@ -289,18 +240,7 @@ def band_keys(
     grouping them gives the candidates of a `pairs` run (its checks beyond the buckets
     aside), whatever engine does the grouping.
     """
-    config = Config(
-        threshold=threshold,
-        shingle=shingle,
-        normalize=normalize,
-        num_perm=num_perm,
-        seed=seed,
-        sketch=sketch,
-        bands=bands,
-        rows=rows,
-        max_shingles=max_shingles,
-        multiset=multiset,
-    )
+    config = Config._of(locals())
     return config.band_keys(texts, threads=threads)
 
 
@@ -308,7 +248,7 @@ def jaccard(
     a: Any,
     b: Any,
     *,
-    shingle: str = "char:5",
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
@@ -321,9 +261,7 @@ def jaccard(
     >>> round(neardup.jaccard("the quick brown fox", "the quick brown fox!"), 3)
     0.938
     """
-    config = Config(
-        shingle=shingle, normalize=normalize, max_shingles=max_shingles, multiset=multiset
-    )
+    config = Config._of(locals())
     return config.jaccard(a, b)
 
 
@@ -332,8 +270,8 @@ def verify(
     texts: Any,
     ids: Any = None,
     *,
-    threshold: float = 0.8,
-    shingle: str = "char:5",
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
     max_shingles: int = DEFAULT_MAX_SHINGLES,
     multiset: bool = False,
@@ -346,11 +284,5 @@ def verify(
     longer than `max_shingles` on the whole texts' estimate). Kept pairs come in their
     given order, in the forms of `pairs`.
     """
-    config = Config(
-        threshold=threshold,
-        shingle=shingle,
-        normalize=normalize,
-        max_shingles=max_shingles,
-        multiset=multiset,
-    )
+    config = Config._of(locals())
     return config.verify_pairs(pairs, texts, ids, output=output, threads=threads)

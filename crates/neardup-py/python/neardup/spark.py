@@ -28,14 +28,21 @@ partition at a time, through Arrow; none runs a Python loop over rows):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
 
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from . import _neardup
 from ._config import Config
-from ._neardup import DEFAULT_MAX_SHINGLES, NeardupError
+from ._neardup import (
+    DEFAULT_MAX_SHINGLES,
+    DEFAULT_NUM_PERM,
+    DEFAULT_SEED,
+    DEFAULT_SHINGLE,
+    DEFAULT_THRESHOLD,
+    NeardupError,
+)
 
 if TYPE_CHECKING:  # pyspark is needed only where Spark runs
     from pyspark.sql import DataFrame  # type: ignore[import-not-found, unused-ignore]
@@ -59,50 +66,22 @@ def _step(name: str, df: DataFrame) -> DataFrame:
     return df
 
 
-def _config(
-    threshold: float,
-    shingle: str,
-    normalize: str,
-    num_perm: int,
-    seed: int,
-    sketch: str,
-    bands: Optional[int],
-    rows: Optional[int],
-    verify: str,
-    keep: str,
-    max_shingles: int,
-    allow_truncated: bool,
-    multiset: bool,
-    measure: str = "jaccard",
-) -> Config:
-    if measure.strip() == "containment":
+def _config(arguments: Mapping[str, Any]) -> Config:
+    """The `Config` of a run's arguments (its ``locals()``), Spark's refusals first; Spark
+    runs never look beyond the buckets."""
+    if str(arguments.get("measure", "jaccard")).strip() == "containment":
         raise NeardupError(
             "measure='containment': Spark runs group documents by one band plan for every "
             "size, and containment plans its rows per size partition; find contained "
             "documents on one machine with neardup.pairs(texts, measure='containment') or "
             "`neardup pairs --measure containment`"
         )
-    if sketch == "simhash":
+    if arguments.get("sketch") == "simhash":
         raise NeardupError(
             "sketch='simhash': Spark runs group documents by their MinHash bands; "
             "SimHash runs on one machine (neardup.pairs, neardup.clusters)"
         )
-    return Config(
-        threshold=threshold,
-        shingle=shingle,
-        normalize=normalize,
-        num_perm=num_perm,
-        seed=seed,
-        sketch=sketch,
-        bands=bands,
-        rows=rows,
-        verify=verify,
-        keep=keep,
-        max_shingles=max_shingles,
-        multiset=multiset,
-        neighbours=False,
-        allow_truncated=allow_truncated,
-    )
+    return Config._of(arguments, neighbours=False)
 
 
 def _column(batches: list[pa.RecordBatch], name: str) -> pa.ChunkedArray:
@@ -302,11 +281,11 @@ def pairs(
     text_col: str = "text",
     id_col: Optional[str] = "id",
     *,
-    threshold: float = 0.8,
-    shingle: str = "char:5",
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
-    num_perm: int = 128,
-    seed: int = 1,
+    num_perm: int = DEFAULT_NUM_PERM,
+    seed: int = DEFAULT_SEED,
     sketch: str = "oph",
     bands: Optional[int] = None,
     rows: Optional[int] = None,
@@ -322,8 +301,7 @@ def pairs(
     Identical documents pair with Jaccard 1.
     """
     # Settings are refused before pyspark is needed.
-    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
-                     "first", max_shingles, False, multiset, measure)
+    config = _config(locals())
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
     run = _Run(df, text_col, id_col, config, partitions)
@@ -424,11 +402,11 @@ def clusters(
     text_col: str = "text",
     id_col: Optional[str] = "id",
     *,
-    threshold: float = 0.8,
-    shingle: str = "char:5",
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
-    num_perm: int = 128,
-    seed: int = 1,
+    num_perm: int = DEFAULT_NUM_PERM,
+    seed: int = DEFAULT_SEED,
     sketch: str = "oph",
     bands: Optional[int] = None,
     rows: Optional[int] = None,
@@ -448,8 +426,7 @@ def clusters(
     verified against the document it is reported a duplicate of.
     """
     # Settings are refused before pyspark is needed.
-    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
-                     keep, max_shingles, allow_truncated, multiset, measure)
+    config = _config(locals())
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
     run = _Run(df, text_col, id_col, config, partitions)
@@ -472,11 +449,11 @@ def dedup(
     text_col: str = "text",
     id_col: Optional[str] = "id",
     *,
-    threshold: float = 0.8,
-    shingle: str = "char:5",
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
     normalize: str = "nfkc",
-    num_perm: int = 128,
-    seed: int = 1,
+    num_perm: int = DEFAULT_NUM_PERM,
+    seed: int = DEFAULT_SEED,
     sketch: str = "oph",
     bands: Optional[int] = None,
     rows: Optional[int] = None,
@@ -494,8 +471,7 @@ def dedup(
     removed one duplicates.
     """
     # Settings are refused before pyspark is needed.
-    config = _config(threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
-                     keep, max_shingles, allow_truncated, multiset, measure)
+    config = _config(locals())
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
     run = _Run(df, text_col, id_col, config, partitions)
