@@ -46,6 +46,18 @@ pub enum Error {
     /// index.
     #[error("{0}: MinHash sketches only, not simhash (simhash verifies exactly or not at all)")]
     NotForSimHash(&'static str),
+    /// A use that containment does not have was asked of it: clusters (a fragment
+    /// contained in two unrelated pages does not make the pages one cluster).
+    #[error("{0}: not for containment, which gives pairs only (a fragment contained in two unrelated documents does not make them one cluster)")]
+    NotForContainment(&'static str),
+    /// A run plan was made for another corpus: a corpus on disk runs on the spilled
+    /// bands, and they need one.
+    #[error("the {0:?} engine does not run on this corpus (a run plan is made for the corpus it runs on)")]
+    PlanNotForCorpus(crate::run::Engine),
+    /// A corpus spilled to disk was run a second time: its files are consumed by the
+    /// first run.
+    #[error("a corpus spilled to disk runs once; read it again to run it again")]
+    CorpusSpent,
     /// The shingle size must be in 1..=[`MAX_SHINGLE_SIZE`](crate::shingle::MAX_SHINGLE_SIZE).
     #[error("shingle size must be in 1..=1024, got {0}")]
     InvalidShingleSize(usize),

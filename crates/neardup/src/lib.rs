@@ -62,11 +62,12 @@ mod pipeline;
 pub mod plan;
 mod ranks;
 mod rng;
+mod run;
 mod shingle;
+pub mod shuffle;
 mod simhash;
 mod sketch;
 mod slot;
-pub mod shuffle;
 pub mod spill;
 mod stages;
 mod stats;
@@ -99,6 +100,7 @@ pub use pipeline::{PairTotals, Pipeline, Verdict, STREAM_CHUNK};
 pub use pipeline::{SpillBatches, Spilled};
 pub use ranks::KeepRanks;
 pub use rng::SplitMix64;
+pub use run::{Engine, Held, Intake, Outcome, Ready, RunError, RunPlan, Sink, Why};
 pub use shingle::{
     ShingleInfo, ShingleKind, Shingler, DEFAULT_MAX_SHINGLES, MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE,
 };

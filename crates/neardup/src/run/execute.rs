@@ -1,0 +1,146 @@
+//! [`Pipeline::run`]: a ready corpus through its engine, into a [`Sink`] or clusters.
+
+use crate::cluster::Clusters;
+use crate::containment::Contained;
+use crate::error::Error;
+use crate::method::Goal;
+use crate::observer::Observer;
+use crate::pairs::Pair;
+use crate::pipeline::{PairTotals, Pipeline, STREAM_CHUNK};
+use crate::stats::Stats;
+
+use super::intake::{Prepared, Ready};
+use super::plan::Engine;
+
+/// Where a pairs run hands its pairs, in chunks of at most
+/// [`STREAM_CHUNK`](crate::STREAM_CHUNK) as they are verified; the run holds none of
+/// them. An error from the sink stops the run and is returned as [`RunError::Sink`].
+pub trait Sink {
+    /// What the sink can fail with (writing, a stopped consumer).
+    type Error;
+    /// Pairs by similarity, `a < b`.
+    fn pairs(&mut self, chunk: &[Pair]) -> Result<(), Self::Error>;
+    /// Containment pairs, `a` contained in the larger `b`, by `(a, b)`.
+    fn contained(&mut self, chunk: &[Contained]) -> Result<(), Self::Error>;
+}
+
+/// What a run gives, by its plan's goal.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// A pairs run: its totals (the pairs went to the sink).
+    Pairs(PairTotals),
+    /// A clusters run: the clusters, held compactly.
+    Clusters(Clusters),
+}
+
+/// Why a run stopped: the library's error, or the sink's.
+#[derive(Debug)]
+pub enum RunError<E> {
+    /// The library's: a corpus past the exact join's numbering, a temporary file that
+    /// could not be written or read, a plan that does not fit the corpus.
+    Run(Error),
+    /// The sink's, which stopped the run.
+    Sink(E),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for RunError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Run(e) => e.fmt(f),
+            RunError::Sink(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for RunError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RunError::Run(e) => Some(e),
+            RunError::Sink(e) => Some(e),
+        }
+    }
+}
+
+impl<E> From<Error> for RunError<E> {
+    fn from(e: Error) -> Self {
+        RunError::Run(e)
+    }
+}
+
+impl Pipeline {
+    /// Runs `ready` through its plan's engine: a pairs run hands every pair to `sink` and
+    /// returns its totals; a clusters run returns the clusters. The order of the pairs is
+    /// each engine's (see [`Pipeline::for_each_pair_chunk`]); the pairs themselves are the
+    /// same whatever the thread count. A corpus on disk runs once (its files are
+    /// consumed); a corpus in memory can run again.
+    pub fn run<S: Sink>(
+        &self,
+        ready: &mut Ready<'_>,
+        observer: &mut dyn Observer,
+        sink: &mut S,
+    ) -> Result<(Outcome, Stats), RunError<S::Error>> {
+        let engine = ready.plan.engine();
+        match (ready.plan.goal(), &mut ready.corpus) {
+            (Goal::Pairs, Prepared::Sketched(c)) => {
+                let streamed = self.for_each_pair_chunk(c, observer, |x| sink.pairs(x));
+                pairs_outcome(Ok(streamed))
+            }
+            (Goal::Pairs, Prepared::Shingled(c)) if engine == Engine::ExactJoin => {
+                let streamed = self.exact_for_each_pair_chunk(c, observer, |x| sink.pairs(x));
+                pairs_outcome(streamed)
+            }
+            (Goal::Pairs, Prepared::Shingled(c)) => {
+                let (pairs, stats) = if engine == Engine::ExactContainment {
+                    self.exact_containment_pairs(c, observer)
+                } else {
+                    self.containment_pairs(c, observer)?
+                };
+                for chunk in pairs.chunks(STREAM_CHUNK) {
+                    sink.contained(chunk).map_err(RunError::Sink)?;
+                }
+                let totals = PairTotals {
+                    pairs: pairs.len() as u64,
+                    documents: documents_contained(&pairs, c.corpus().len()),
+                    identical: 0,
+                };
+                Ok((Outcome::Pairs(totals), stats))
+            }
+            (Goal::Pairs, Prepared::Disk(spilled, _)) => {
+                let spilled = spilled.take().ok_or(Error::CorpusSpent)?;
+                pairs_outcome(spilled.for_each_pair_chunk(observer, |x| sink.pairs(x)))
+            }
+            (Goal::Clusters, Prepared::Sketched(c)) => {
+                let (clusters, stats) = self.cluster_set(c, observer);
+                Ok((Outcome::Clusters(clusters), stats))
+            }
+            (Goal::Clusters, Prepared::Shingled(c)) => {
+                let (clusters, stats) = self.exact_cluster_set(c, observer)?;
+                Ok((Outcome::Clusters(clusters), stats))
+            }
+            (Goal::Clusters, Prepared::Disk(spilled, ranks)) => {
+                let spilled = spilled.take().ok_or(Error::CorpusSpent)?;
+                let (clusters, stats) = spilled.cluster_set(ranks.as_deref(), observer)?;
+                Ok((Outcome::Clusters(clusters), stats))
+            }
+        }
+    }
+}
+
+/// A streamed pairs run's result: the library's error outside, the sink's inside.
+fn pairs_outcome<E>(
+    streamed: crate::Result<Result<(PairTotals, Stats), E>>,
+) -> Result<(Outcome, Stats), RunError<E>> {
+    let (totals, stats) = streamed?.map_err(RunError::Sink)?;
+    Ok((Outcome::Pairs(totals), stats))
+}
+
+/// Documents in at least one containment pair, of `documents`.
+fn documents_contained(pairs: &[Contained], documents: usize) -> u64 {
+    let mut seen = vec![false; documents];
+    for p in pairs {
+        seen[p.a as usize] = true;
+        seen[p.b as usize] = true;
+    }
+    seen.iter().filter(|&&s| s).count() as u64
+}
