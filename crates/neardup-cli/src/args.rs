@@ -19,12 +19,12 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Similar pairs, one JSON object per line: {"a", "b", "jaccard", "estimate"}.
-    Pairs(RunArgs),
+    Pairs(PairsArgs),
     /// Clusters, one JSON object per document in a cluster of 2+:
     /// {"id", "cluster", "kept", "duplicate_of", "jaccard", "estimate"}.
-    Clusters(RunArgs),
+    Clusters(ClustersArgs),
     /// The surviving records, byte for byte, in the input's own format.
-    Dedup(RunArgs),
+    Dedup(DedupArgs),
     /// LSH against the exact join on the same input: time, pairs, recall, precision.
     Eval(EvalArgs),
     /// Exact Jaccard and MinHash estimate of two texts (or files).
@@ -315,10 +315,6 @@ pub struct MatchArgs {
     /// third without sharing a bucket (LSH candidates only, recall on the S-curve).
     #[arg(long)]
     pub no_neighbours: bool,
-    /// clusters, dedup: let a pair with a document longer than --max-shingles (judged on
-    /// its MinHash estimate, no exact Jaccard) remove a document. Off: both are kept.
-    #[arg(long)]
-    pub allow_truncated: bool,
     /// Memory a run may use, e.g. `8G`, `500M`, `2GiB` (powers of 1024; default: half of
     /// this machine's memory). pairs, clusters and dedup with LSH: an input predicted to
     /// need more in memory (8 bytes per input byte, at most) spills its sets, band keys
@@ -347,24 +343,13 @@ pub struct RuntimeArgs {
     pub quiet: bool,
 }
 
+/// What every batch command (pairs, clusters, dedup) takes besides its inputs and
+/// matching options: the method, the outputs every command writes, the run's behaviour.
 #[derive(Args, Debug, Clone)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub input: InputArgs,
-    #[command(flatten)]
-    pub matching: MatchArgs,
+pub struct BatchArgs {
     /// How candidates are confirmed.
     #[arg(long, value_enum, default_value_t = Verification::Exact)]
     pub verify: Verification,
-    /// clusters, dedup: which document a cluster keeps [default: first].
-    #[arg(long, value_enum, conflicts_with = "keep_by")]
-    pub keep: Option<KeepPolicy>,
-    /// clusters, dedup: keep the document with the smallest (`:asc`, the default) or
-    /// largest (`:desc`) value of this JSONL field or CSV/TSV column, e.g.
-    /// `Timestamp:desc` keeps the newest. Values compare as numbers when every value is a
-    /// number, else as text; records without a value are kept last; ties keep the first.
-    #[arg(long, value_name = "FIELD[:asc|:desc]")]
-    pub keep_by: Option<String>,
     /// How pairs are found: `auto` runs LSH and the exact join on a sample of the
     /// input, predicts what each would cost on all of it and runs the cheaper (the
     /// summary says which and why); `lsh` and `exact` choose. Both report exact
@@ -379,16 +364,6 @@ pub struct RunArgs {
     /// output directory.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// dedup: replace an existing, non-empty output directory (never an input).
-    #[arg(long)]
-    pub force: bool,
-    /// dedup: write every removed record here, one JSON object per line, with the id of
-    /// the record it duplicates and their Jaccard similarity.
-    #[arg(long, value_name = "FILE")]
-    pub removed: Option<PathBuf>,
-    /// Format of the pairs or clusters written (dedup writes the input's own format).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub output_format: Option<OutputFormatArg>,
     /// Write every skipped record's location and reason here, one JSON object per line.
     #[arg(long, value_name = "FILE")]
     pub skipped: Option<PathBuf>,
@@ -402,6 +377,169 @@ pub struct RunArgs {
     pub tmp: Option<PathBuf>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
+}
+
+/// The format of the pairs or clusters written (pairs, clusters).
+#[derive(Args, Debug, Clone)]
+pub struct OutputFormatArgs {
+    /// Format of the pairs or clusters written (dedup writes the input's own format).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<OutputFormatArg>,
+}
+
+/// Which document a cluster keeps (clusters, dedup).
+#[derive(Args, Debug, Clone)]
+pub struct KeepArgs {
+    /// Which document a cluster keeps [default: first].
+    #[arg(long, value_enum, conflicts_with = "keep_by")]
+    pub keep: Option<KeepPolicy>,
+    /// Keep the document with the smallest (`:asc`, the default) or largest (`:desc`)
+    /// value of this JSONL field or CSV/TSV column, e.g. `Timestamp:desc` keeps the
+    /// newest. Values compare as numbers when every value is a number, else as text;
+    /// records without a value are kept last; ties keep the first.
+    #[arg(long, value_name = "FIELD[:asc|:desc]")]
+    pub keep_by: Option<String>,
+    /// Let a pair with a document longer than --max-shingles (judged on its MinHash
+    /// estimate, no exact Jaccard) remove a document. Off: both are kept.
+    #[arg(long)]
+    pub allow_truncated: bool,
+}
+
+/// dedup's own outputs.
+#[derive(Args, Debug, Clone)]
+pub struct DedupOnlyArgs {
+    /// Replace an existing, non-empty output directory (never an input).
+    #[arg(long)]
+    pub force: bool,
+    /// Write every removed record here, one JSON object per line, with the id of the
+    /// record it duplicates and their Jaccard similarity.
+    #[arg(long, value_name = "FILE")]
+    pub removed: Option<PathBuf>,
+}
+
+/// `pairs`.
+#[derive(Args, Debug, Clone)]
+pub struct PairsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub matching: MatchArgs,
+    #[command(flatten)]
+    pub batch: BatchArgs,
+    #[command(flatten)]
+    pub format: OutputFormatArgs,
+}
+
+/// `clusters`.
+#[derive(Args, Debug, Clone)]
+pub struct ClustersArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub matching: MatchArgs,
+    #[command(flatten)]
+    pub batch: BatchArgs,
+    #[command(flatten)]
+    pub format: OutputFormatArgs,
+    #[command(flatten)]
+    pub keep: KeepArgs,
+}
+
+/// `dedup`.
+#[derive(Args, Debug, Clone)]
+pub struct DedupArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub matching: MatchArgs,
+    #[command(flatten)]
+    pub batch: BatchArgs,
+    #[command(flatten)]
+    pub keep: KeepArgs,
+    #[command(flatten)]
+    pub dedup: DedupOnlyArgs,
+}
+
+/// A batch command's arguments gathered in one place; what the command does not offer
+/// is at its default (no `--keep`, no `--force`, ...).
+#[derive(Debug, Clone)]
+pub struct RunArgs {
+    pub input: InputArgs,
+    pub matching: MatchArgs,
+    pub verify: Verification,
+    pub keep: Option<KeepPolicy>,
+    pub keep_by: Option<String>,
+    pub allow_truncated: bool,
+    pub method: Method,
+    pub exact: bool,
+    pub output: Option<PathBuf>,
+    pub force: bool,
+    pub removed: Option<PathBuf>,
+    pub output_format: Option<OutputFormatArg>,
+    pub skipped: Option<PathBuf>,
+    pub report: Option<PathBuf>,
+    pub tmp: Option<PathBuf>,
+    pub runtime: RuntimeArgs,
+}
+
+impl RunArgs {
+    fn gather(input: InputArgs, matching: MatchArgs, batch: BatchArgs) -> Self {
+        RunArgs {
+            input,
+            matching,
+            verify: batch.verify,
+            keep: None,
+            keep_by: None,
+            allow_truncated: false,
+            method: batch.method,
+            exact: batch.exact,
+            output: batch.output,
+            force: false,
+            removed: None,
+            output_format: None,
+            skipped: batch.skipped,
+            report: batch.report,
+            tmp: batch.tmp,
+            runtime: batch.runtime,
+        }
+    }
+
+    fn with_keep(self, keep: KeepArgs) -> Self {
+        RunArgs {
+            keep: keep.keep,
+            keep_by: keep.keep_by,
+            allow_truncated: keep.allow_truncated,
+            ..self
+        }
+    }
+}
+
+impl From<PairsArgs> for RunArgs {
+    fn from(a: PairsArgs) -> Self {
+        RunArgs {
+            output_format: a.format.output_format,
+            ..RunArgs::gather(a.input, a.matching, a.batch)
+        }
+    }
+}
+
+impl From<ClustersArgs> for RunArgs {
+    fn from(a: ClustersArgs) -> Self {
+        RunArgs {
+            output_format: a.format.output_format,
+            ..RunArgs::gather(a.input, a.matching, a.batch).with_keep(a.keep)
+        }
+    }
+}
+
+impl From<DedupArgs> for RunArgs {
+    fn from(a: DedupArgs) -> Self {
+        RunArgs {
+            force: a.dedup.force,
+            removed: a.dedup.removed,
+            ..RunArgs::gather(a.input, a.matching, a.batch).with_keep(a.keep)
+        }
+    }
 }
 
 impl RunArgs {
@@ -497,6 +635,7 @@ mod tests {
         let Command::Clusters(run) = cli.command else {
             panic!("not clusters: {:?}", cli.command);
         };
+        let run = RunArgs::from(run);
         assert_eq!(run.keep, Some(KeepPolicy::Longest));
         assert_eq!(run.verify, Verification::Triage);
         assert_eq!(run.matching.sketch, Some(SketchKind::Classic));
@@ -506,6 +645,7 @@ mod tests {
         let Command::Pairs(run) = cli.command else {
             panic!("not pairs: {:?}", cli.command);
         };
+        let run = RunArgs::from(run);
         assert_eq!((run.keep, run.verify), (None, Verification::Exact));
         assert_eq!(
             (run.matching.sketch, run.matching.normalize),

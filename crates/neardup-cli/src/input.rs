@@ -232,13 +232,7 @@ impl Documents {
         let folders = (args.inputs.len() > 1).then(|| neardup_io::root_folders(&args.inputs));
         for path in &args.inputs {
             // Options that do not fit a format known without reading are refused at once.
-            let known = match opts.format {
-                Some(format) => Some(format),
-                None if path == Path::new("-") => None,
-                None if path.is_dir() => Some(Format::Dir),
-                None => Format::from_extension(path),
-            };
-            if let Some(format) = known {
+            if let Some(format) = known_format(path, opts.format) {
                 refuse_options_for(format, false, path, args)?;
             }
             // The reader's errors name the file and line already.
@@ -902,6 +896,18 @@ impl std::fmt::Display for BadRecord {
 }
 
 impl std::error::Error for BadRecord {}
+
+/// The format of an input as known without reading it: `forced` (`--format`), a
+/// directory, or a known extension; `None` for one the reader tells from its content
+/// (standard input, a file named otherwise).
+pub fn known_format(path: &Path, forced: Option<Format>) -> Option<Format> {
+    match forced {
+        Some(format) => Some(format),
+        None if path == Path::new("-") => None,
+        None if path.is_dir() => Some(Format::Dir),
+        None => Format::from_extension(path),
+    }
+}
 
 /// Reader options from the input arguments.
 pub fn read_options(args: &InputArgs) -> ReadOptions {

@@ -2,6 +2,7 @@
 
 mod args;
 mod contain;
+mod dedup_output;
 mod eval;
 mod freed;
 mod held;
@@ -41,7 +42,9 @@ fn main() -> ExitCode {
         clean_up_on_signals();
     }
     let threads = match &cli.command {
-        Command::Pairs(a) | Command::Clusters(a) | Command::Dedup(a) => a.runtime.threads,
+        Command::Pairs(a) => a.batch.runtime.threads,
+        Command::Clusters(a) => a.batch.runtime.threads,
+        Command::Dedup(a) => a.batch.runtime.threads,
         Command::Eval(a) => a.runtime.threads,
         Command::Sim(_) | Command::Plan(_) => Some(1),
         Command::Index(c) => c.threads(),
@@ -57,9 +60,9 @@ fn main() -> ExitCode {
         }
     }
     let result = match &cli.command {
-        Command::Pairs(a) => run::run(run::Mode::Pairs, a),
-        Command::Clusters(a) => run::run(run::Mode::Clusters, a),
-        Command::Dedup(a) => run::run(run::Mode::Dedup, a),
+        Command::Pairs(a) => run::run(run::Mode::Pairs, &a.clone().into()),
+        Command::Clusters(a) => run::run(run::Mode::Clusters, &a.clone().into()),
+        Command::Dedup(a) => run::run(run::Mode::Dedup, &a.clone().into()),
         Command::Eval(a) => eval::run(a).and_then(|s| print(&s)),
         Command::Sim(a) => sim::run(a).and_then(|s| print(&s)),
         Command::Plan(a) => plan_cmd::run(a).and_then(|s| print(&s)),

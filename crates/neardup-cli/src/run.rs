@@ -1,18 +1,16 @@
 //! `pairs`, `clusters` and `dedup`: read, match, write, summarize.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use neardup::{
-    Clusters, Config, Goal, KeepPolicy, Measure, Method, Normalization, Pipeline, Shingled,
+    Config, ConfigBuilder, Goal, KeepPolicy, Measure, Method, Normalization, Pipeline, Shingled,
     Similarities, Sketched, Verification,
 };
-use neardup_io::{DedupWriter, Format};
 
 use crate::args::{InputArgs, MatchArgs, OutputFormatArg, RunArgs, DEFAULT_NUM_PERM};
-use crate::input::{skipped_by_pipeline, BadRecord, DocId, Documents};
+use crate::input::{BadRecord, Documents};
 use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output, write_clusters, OutputFormat, PairWriter};
 use crate::progress::Bars;
@@ -30,6 +28,12 @@ pub enum Mode {
 
 /// A validated configuration from the matching options.
 pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<Config> {
+    Ok(builder(m, verify, keep)?.build()?)
+}
+
+/// The configuration from the matching options, to be built once the command's own are
+/// added; refuses the matching options that do not go together.
+pub fn builder(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<ConfigBuilder> {
     if m.hamming.is_some() && m.sketch != Some(neardup::SketchKind::SimHash) {
         usage!("--hamming is the distance of SimHash fingerprints: give --sketch simhash too");
     }
@@ -63,7 +67,6 @@ pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<C
         .seed(m.seed)
         .max_shingles(m.max_shingles)
         .neighbours(!m.no_neighbours)
-        .allow_truncated(m.allow_truncated)
         .multiset(m.multiset)
         .sketch(m.sketch.unwrap_or_default())
         .hamming(m.hamming.unwrap_or(neardup::DEFAULT_HAMMING))
@@ -72,38 +75,18 @@ pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<C
         .bands(m.bands)
         .rows(m.rows)
         .verification(verify)
-        .keep(keep)
-        .build()?)
+        .keep(keep))
 }
 
-/// Refuses options that do not apply to the command, before any work.
+/// Refuses options that do not go together, before any work (an option that never
+/// applies to the command is not offered by it).
 fn refuse_inapplicable(mode: Mode, args: &RunArgs) -> Result<()> {
-    let command = name(mode);
     if args.matching.measure == Measure::Containment {
         crate::contain::refuse(mode, args)?;
-    }
-    if mode == Mode::Pairs {
-        if args.keep.is_some() {
-            usage!("--keep chooses the document a cluster keeps; pairs has no clusters (use clusters or dedup)");
-        }
-        if args.keep_by.is_some() {
-            usage!("--keep-by chooses the document a cluster keeps; pairs has no clusters (use clusters or dedup)");
-        }
     }
     if args.method == Method::Exact {
         if let Some(flag) = lsh_option(args) {
             usage!("{flag} is an LSH option; --method exact runs the exact join, which verifies every pair exactly");
-        }
-    }
-    if mode == Mode::Dedup && args.output_format.is_some() {
-        usage!("--output-format is for pairs and clusters; dedup writes the input's own format");
-    }
-    if mode != Mode::Dedup {
-        if args.removed.is_some() {
-            usage!("--removed is for dedup; {command} writes every removed document already");
-        }
-        if args.force {
-            usage!("--force replaces dedup's output directory; {command} writes one file");
         }
     }
     Ok(())
@@ -165,7 +148,12 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     let started = Instant::now();
     refuse_inapplicable(mode, args)?;
     check_outputs(args)?;
-    let config = config(&args.matching, args.verify, args.keep.unwrap_or_default())?;
+    if mode == Mode::Dedup {
+        crate::dedup_output::refuse_before_reading(args)?;
+    }
+    let config = builder(&args.matching, args.verify, args.keep.unwrap_or_default())?
+        .allow_truncated(args.allow_truncated)
+        .build()?;
     let format = match args.output_format {
         Some(OutputFormatArg::Tsv) => OutputFormat::Tsv,
         Some(OutputFormatArg::Jsonl) | None => OutputFormat::Jsonl,
@@ -195,6 +183,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         }
     };
     let read_time = read_start.elapsed();
+    if mode == Mode::Dedup {
+        crate::dedup_output::refuse_after_reading(&docs, args)?;
+    }
     // What reading freed sits in the reader's and the shingling threads' arenas, which
     // the later stages hardly allocate from.
     crate::freed::trim();
@@ -392,7 +383,8 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
             write_time = write_start.elapsed();
             let accounts = docs.accounts(clusters.removed() as u64, stats.empty);
             if mode == Mode::Dedup {
-                let written = write_survivors(&docs, &clusters, &has_shingles, args)?;
+                let written =
+                    crate::dedup_output::write_survivors(&docs, &clusters, &has_shingles, args)?;
                 if written != accounts.kept {
                     bail!(
                         "dedup wrote {written} records but counts {} as kept",
@@ -547,127 +539,6 @@ fn name(mode: Mode) -> &'static str {
         Mode::Clusters => "clusters",
         Mode::Dedup => "dedup",
     }
-}
-
-/// Writes every document that is neither removed nor skipped, in input order; returns
-/// how many were written.
-fn write_survivors(
-    docs: &Documents,
-    clusters: &Clusters,
-    has_shingles: &dyn Fn(u32) -> bool,
-    args: &RunArgs,
-) -> Result<u64> {
-    let first = docs.inputs.first().context("no input")?;
-    for other in &docs.inputs[1..] {
-        if other.format != first.format {
-            bail!(
-                "dedup writes one output in one format, but {} is {} and {} is {}",
-                first.path.display(),
-                first.format.name(),
-                other.path.display(),
-                other.format.name()
-            );
-        }
-        if other.header != first.header {
-            bail!(
-                "dedup writes one header, but {} and {} have different headers",
-                first.path.display(),
-                other.path.display()
-            );
-        }
-    }
-    if first.format == Format::Dir && args.output.is_none() {
-        bail!("dedup of a directory needs -o DIR");
-    }
-    let output = args
-        .output
-        .as_deref()
-        .filter(|p| *p != std::path::Path::new("-"));
-    let header = first.header.as_deref();
-    let options = neardup_io::OutputOptions::new()
-        .refuse_inputs(&args.input.inputs)
-        .replace_directory(args.force);
-    let mut writer = match DedupWriter::create_with_options(output, first.format, header, &options)
-    {
-        Err(neardup_io::Error::OutputDirNotEmpty { path }) => usage!(
-            "output directory {path} exists and is not empty; --force replaces it, or name a new directory"
-        ),
-        Err(
-            e @ (neardup_io::Error::OutputIsInput { .. }
-            | neardup_io::Error::OutputIsDirectory { .. }
-            | neardup_io::Error::DanglingSymlink { .. }
-            | neardup_io::Error::UnsupportedOutput { .. }),
-        ) => usage!("{e}"),
-        other => other?,
-    };
-    // Several directories: one subfolder per root, so equal relative paths stay apart.
-    let roots: Vec<&Path> = docs.inputs.iter().map(|i| i.path.as_path()).collect();
-    writer = writer.with_roots(&roots);
-    let mut raw = docs.raw_reader()?;
-    for doc in 0..docs.len() as u32 {
-        // Empty documents are skipped, not kept: they are reported, not written.
-        if clusters.duplicate_of(doc).is_none() && skipped_by_pipeline(has_shingles, doc).is_none()
-        {
-            writer.write(&*docs.record(doc, &mut raw)?)?;
-        }
-    }
-    let written = writer.written();
-    writer.finish()?;
-    if let Some(path) = &args.removed {
-        write_removed(path, docs, clusters, &args.input.inputs)?;
-    }
-    Ok(written)
-}
-
-/// One removed record of `dedup --removed`.
-#[derive(serde::Serialize)]
-struct RemovedRecord<'a> {
-    id: DocId,
-    duplicate_of: DocId,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    jaccard: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    estimate: Option<f64>,
-    source: &'a str,
-    line: u64,
-    /// The record as it stands in the input, without its line end (absent for a file of
-    /// a directory, which `source` names).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    record: Option<std::borrow::Cow<'a, str>>,
-}
-
-/// `dedup --removed`: every removed record, in input order, with the record it duplicates.
-fn write_removed(
-    path: &Path,
-    docs: &Documents,
-    clusters: &Clusters,
-    inputs: &[std::path::PathBuf],
-) -> Result<()> {
-    let mut out = open_output(Some(path), inputs)?;
-    let mut raw = docs.raw_reader()?;
-    for doc in 0..docs.len() as u32 {
-        let Some((kept, similarity)) = clusters.duplicate_of(doc) else {
-            continue;
-        };
-        let place = docs.place(doc);
-        let whole = raw.read(doc)?;
-        let raw = whole.strip_suffix(b"\n").unwrap_or(whole);
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let line = RemovedRecord {
-            id: docs.id(doc),
-            duplicate_of: docs.id(kept),
-            jaccard: crate::output::round(similarity.jaccard),
-            estimate: crate::output::round(similarity.estimate),
-            source: docs.source_of(doc),
-            line: place.line,
-            record: (!whole.is_empty()).then(|| String::from_utf8_lossy(raw)),
-        };
-        serde_json::to_writer(&mut out, &line)
-            .map_err(std::io::Error::from)
-            .and_then(|()| out.write_all(b"\n"))
-            .map_err(|e| out.error(e))?;
-    }
-    finish(out)
 }
 
 /// The first LSH option given on the command line, if any.

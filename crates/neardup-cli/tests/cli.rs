@@ -1606,6 +1606,51 @@ fn options_that_do_not_apply_are_refused() {
     }
 }
 
+/// The options `neardup COMMAND --help` lists, one per line (`-o, --output`), without
+/// their help: a change to what a command offers shows in its golden file.
+fn options_listed(command: &str) -> String {
+    let help = ok(&[command, "--help"]);
+    help.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("--") || (l.starts_with('-') && l.get(2..4) == Some(", ")))
+        .map(|l| l.split("  ").next().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Each batch command offers only the options that apply to it: pairs no --keep,
+/// --keep-by, --allow-truncated, --removed or --force; clusters no --removed or --force;
+/// dedup no --output-format.
+#[test]
+fn batch_commands_offer_only_their_options_golden() {
+    let pairs = options_listed("pairs");
+    insta::assert_snapshot!("pairs_options", pairs);
+    insta::assert_snapshot!("clusters_options", options_listed("clusters"));
+    insta::assert_snapshot!("dedup_options", options_listed("dedup"));
+    for absent in ["--keep", "--allow-truncated", "--removed", "--force"] {
+        assert!(!pairs.lines().any(|l| l.starts_with(absent)), "{absent}");
+    }
+    for (args, unexpected) in [
+        (
+            &["pairs", "cli/stories.txt", "--allow-truncated"][..],
+            "--allow-truncated",
+        ),
+        (
+            &["dedup", "cli/stories.txt", "--output-format", "tsv"],
+            "--output-format",
+        ),
+        (&["clusters", "cli/stories.txt", "--force"], "--force"),
+    ] {
+        let o = neardup(args);
+        assert_eq!(code(&o), 2, "{args:?}");
+        assert!(
+            stderr(&o).contains(&format!("unexpected argument '{unexpected}'")),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
 /// `--method auto` takes the exact join for package names (a few shingles each: LSH's
 /// K hashes and band records per document cost more than ranking them) and LSH for long
 /// pages sharing a template; it says which and why, the run then shows that method's
@@ -1712,6 +1757,120 @@ fn outputs_never_replace_an_input_and_folders_need_force() {
     ]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(out.join("tech").is_dir());
+}
+
+/// A FIFO nobody writes to: a command that opens it to read blocks for ever, so one that
+/// returns has read nothing from it.
+#[cfg(unix)]
+fn silent_fifo(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    path
+}
+
+/// Runs `neardup ARGS`, killed after a minute (a safety net: a refusal made before
+/// reading returns at once, one made after reading a silent FIFO never does).
+#[cfg(unix)]
+fn neardup_or_hang(args: &[&str]) -> Output {
+    let o = Command::cargo_bin("neardup")
+        .unwrap()
+        .current_dir(testdata(""))
+        .args(args)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(o.status.code().is_some(), "{args:?} read the FIFO: killed");
+    o
+}
+
+/// dedup refuses what it cannot write before reading any record: each case has a FIFO
+/// that nobody writes to as one input, which reading would wait on for ever.
+#[cfg(unix)]
+#[test]
+fn dedup_refuses_an_unwritable_output_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    std::fs::write(d.join("a.jsonl"), "{\"id\": 1, \"text\": \"red bike\"}\n").unwrap();
+    std::fs::write(d.join("a.csv"), "id,text\n1,red bike\n").unwrap();
+    std::fs::write(d.join("b.csv"), "id,body,text\n1,x,red bike\n").unwrap();
+    let fifo_csv = silent_fifo(d, "fifo.csv");
+    let fifo_jsonl = silent_fifo(d, "fifo.jsonl");
+    let fifo_unnamed = silent_fifo(d, "fifo");
+    let (fifo_csv, fifo_jsonl, fifo_unnamed) = (
+        fifo_csv.to_str().unwrap(),
+        fifo_jsonl.to_str().unwrap(),
+        fifo_unnamed.to_str().unwrap(),
+    );
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        // A JSONL file and a CSV into one output.
+        (
+            vec![
+                path("a.jsonl"),
+                fifo_csv.into(),
+                "-o".into(),
+                path("o.jsonl"),
+            ],
+            "a.jsonl is jsonl and",
+        ),
+        // CSV files whose header lines differ (the FIFO's is not looked at).
+        (
+            vec![
+                path("a.csv"),
+                path("b.csv"),
+                fifo_csv.into(),
+                "-o".into(),
+                path("o.csv"),
+            ],
+            "different headers",
+        ),
+        // JSONL written into a file named .csv.
+        (
+            vec![fifo_jsonl.into(), "-o".into(), path("o.csv")],
+            "is jsonl and -o",
+        ),
+        // A directory without -o DIR (the FIFO's format is told by its content).
+        (
+            vec![
+                testdata("cli/articles").to_str().unwrap().into(),
+                fifo_unnamed.into(),
+            ],
+            "needs -o DIR",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["dedup"];
+        all.extend(args.iter().map(String::as_str));
+        let o = neardup_or_hang(&all);
+        assert_eq!(code(&o), 2, "{all:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{all:?}: {}", stderr(&o));
+    }
+    // The output's name says the format: "-o o.csv" for a JSONL input names both.
+    let o = neardup(&["dedup", &path("a.jsonl"), "-o", &path("o.csv")]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("name the output .jsonl"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.join("o.csv").exists());
+    // Formats that agree, or an output name without a known extension, are written.
+    for out in ["o.jsonl", "o.jsonl.gz", "o.out"] {
+        let o = neardup(&["dedup", &path("a.jsonl"), "-o", &path(out), "-q"]);
+        assert!(o.status.success(), "{out}: {}", stderr(&o));
+    }
+    // Read by its content, a JSONL input into a .csv output is refused after reading.
+    let o = neardup_stdin(
+        &["dedup", "-", "-o", &path("p.csv")],
+        "{\"text\": \"red bike\"}\n",
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("- is jsonl"), "{}", stderr(&o));
+    assert!(!d.join("p.csv").exists());
 }
 
 #[test]

@@ -1,0 +1,234 @@
+//! dedup's output: the inputs' shape it can be written in (refused before reading where
+//! the shape is known without reading, after reading where only the content told it),
+//! the surviving records, and `--removed`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use neardup::Clusters;
+use neardup_io::{DedupWriter, Format};
+
+use crate::args::RunArgs;
+use crate::input::{known_format, read_options, skipped_by_pipeline, DocId, Documents};
+use crate::output::{finish, open_output};
+use crate::usage::usage;
+
+/// An input as far as dedup's one output cares: its format and, when known, its header.
+struct Shape<'a> {
+    path: &'a Path,
+    format: Format,
+    /// CSV/TSV: the header line; `None` when not known (not read yet).
+    header: Option<Option<&'a [u8]>>,
+}
+
+/// Refuses, before any record is read, a dedup whose output cannot be written: inputs of
+/// different formats (of those known from `--format`, a directory or an extension) or
+/// CSV/TSV files with different header lines (each regular file's first line, read
+/// alone), a directory without `-o DIR`, and an output named for another format than
+/// the input's. Inputs whose format only their content tells are checked after reading
+/// ([`refuse_after_reading`]).
+pub fn refuse_before_reading(args: &RunArgs) -> Result<()> {
+    let opts = read_options(&args.input);
+    let headers: Vec<(&Path, Format, Option<Vec<u8>>)> = args
+        .input
+        .inputs
+        .iter()
+        .filter_map(|path| {
+            let format = known_format(path, opts.format)?;
+            Some((path.as_path(), format, header_line(path, format, &opts)))
+        })
+        .collect();
+    let shapes: Vec<Shape> = headers
+        .iter()
+        .map(|(path, format, header)| Shape {
+            path,
+            format: *format,
+            header: header.as_deref().map(Some),
+        })
+        .collect();
+    refuse_mixed(&shapes, args.output.as_deref())
+}
+
+/// The same refusals as [`refuse_before_reading`] on what reading told: the formats of
+/// inputs read by their content, and every header.
+pub fn refuse_after_reading(docs: &Documents, args: &RunArgs) -> Result<()> {
+    let shapes: Vec<Shape> = docs
+        .inputs
+        .iter()
+        .map(|i| Shape {
+            path: &i.path,
+            format: i.format,
+            header: Some(i.header.as_deref()),
+        })
+        .collect();
+    refuse_mixed(&shapes, args.output.as_deref())
+}
+
+/// The header line of a CSV/TSV regular file, read alone; `None` for anything else (a
+/// FIFO or standard input cannot be read twice) or a file that cannot be opened, whose
+/// error reading reports.
+fn header_line(path: &Path, format: Format, opts: &neardup_io::ReadOptions) -> Option<Vec<u8>> {
+    if !format.has_header() || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let reader = neardup_io::open(path, opts).ok()?;
+    reader.header_raw().map(<[u8]>::to_vec)
+}
+
+fn refuse_mixed(shapes: &[Shape], output: Option<&Path>) -> Result<()> {
+    let Some(first) = shapes.first() else {
+        return Ok(());
+    };
+    for other in &shapes[1..] {
+        if other.format != first.format {
+            usage!(
+                "dedup writes one output in one format, but {} is {} and {} is {}; \
+                 deduplicate them apart",
+                first.path.display(),
+                first.format.name(),
+                other.path.display(),
+                other.format.name()
+            );
+        }
+    }
+    let known_headers: Vec<&Shape> = shapes.iter().filter(|s| s.header.is_some()).collect();
+    if let [one, rest @ ..] = &known_headers[..] {
+        if let Some(other) = rest.iter().find(|s| s.header != one.header) {
+            usage!(
+                "dedup writes one header, but {} and {} have different headers",
+                one.path.display(),
+                other.path.display()
+            );
+        }
+    }
+    let output = output.filter(|p| *p != Path::new("-"));
+    if first.format == Format::Dir {
+        if output.is_none() {
+            usage!("dedup of a directory needs -o DIR");
+        }
+        return Ok(());
+    }
+    if let Some(out) = output {
+        if let Some(named) = Format::from_extension(out).filter(|f| *f != first.format) {
+            usage!(
+                "dedup writes the input's own format, but {} is {} and -o {} is named as {}; \
+                 name the output .{} (or without a known extension)",
+                first.path.display(),
+                first.format.name(),
+                out.display(),
+                named.name(),
+                extension(first.format)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The usual file extension of a format.
+fn extension(format: Format) -> &'static str {
+    match format {
+        Format::Lines => "txt",
+        other => other.name(),
+    }
+}
+
+/// Writes every document that is neither removed nor skipped, in input order; returns
+/// how many were written.
+pub fn write_survivors(
+    docs: &Documents,
+    clusters: &Clusters,
+    has_shingles: &dyn Fn(u32) -> bool,
+    args: &RunArgs,
+) -> Result<u64> {
+    let first = docs.inputs.first().context("no input")?;
+    let output = args
+        .output
+        .as_deref()
+        .filter(|p| *p != std::path::Path::new("-"));
+    let header = first.header.as_deref();
+    let options = neardup_io::OutputOptions::new()
+        .refuse_inputs(&args.input.inputs)
+        .replace_directory(args.force);
+    let mut writer = match DedupWriter::create_with_options(output, first.format, header, &options)
+    {
+        Err(neardup_io::Error::OutputDirNotEmpty { path }) => usage!(
+            "output directory {path} exists and is not empty; --force replaces it, or name a new directory"
+        ),
+        Err(
+            e @ (neardup_io::Error::OutputIsInput { .. }
+            | neardup_io::Error::OutputIsDirectory { .. }
+            | neardup_io::Error::DanglingSymlink { .. }
+            | neardup_io::Error::UnsupportedOutput { .. }),
+        ) => usage!("{e}"),
+        other => other?,
+    };
+    // Several directories: one subfolder per root, so equal relative paths stay apart.
+    let roots: Vec<&Path> = docs.inputs.iter().map(|i| i.path.as_path()).collect();
+    writer = writer.with_roots(&roots);
+    let mut raw = docs.raw_reader()?;
+    for doc in 0..docs.len() as u32 {
+        // Empty documents are skipped, not kept: they are reported, not written.
+        if clusters.duplicate_of(doc).is_none() && skipped_by_pipeline(has_shingles, doc).is_none()
+        {
+            writer.write(&*docs.record(doc, &mut raw)?)?;
+        }
+    }
+    let written = writer.written();
+    writer.finish()?;
+    if let Some(path) = &args.removed {
+        write_removed(path, docs, clusters, &args.input.inputs)?;
+    }
+    Ok(written)
+}
+
+/// One removed record of `dedup --removed`.
+#[derive(serde::Serialize)]
+struct RemovedRecord<'a> {
+    id: DocId,
+    duplicate_of: DocId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jaccard: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimate: Option<f64>,
+    source: &'a str,
+    line: u64,
+    /// The record as it stands in the input, without its line end (absent for a file of
+    /// a directory, which `source` names).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    record: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// `dedup --removed`: every removed record, in input order, with the record it duplicates.
+fn write_removed(
+    path: &Path,
+    docs: &Documents,
+    clusters: &Clusters,
+    inputs: &[PathBuf],
+) -> Result<()> {
+    let mut out = open_output(Some(path), inputs)?;
+    let mut raw = docs.raw_reader()?;
+    for doc in 0..docs.len() as u32 {
+        let Some((kept, similarity)) = clusters.duplicate_of(doc) else {
+            continue;
+        };
+        let place = docs.place(doc);
+        let whole = raw.read(doc)?;
+        let raw = whole.strip_suffix(b"\n").unwrap_or(whole);
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let line = RemovedRecord {
+            id: docs.id(doc),
+            duplicate_of: docs.id(kept),
+            jaccard: crate::output::round(similarity.jaccard),
+            estimate: crate::output::round(similarity.estimate),
+            source: docs.source_of(doc),
+            line: place.line,
+            record: (!whole.is_empty()).then(|| String::from_utf8_lossy(raw)),
+        };
+        serde_json::to_writer(&mut out, &line)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .map_err(|e| out.error(e))?;
+    }
+    finish(out)
+}
