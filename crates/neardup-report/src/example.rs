@@ -107,6 +107,7 @@ pub const HOSTILE_TEXT: &str = "<script>document.documentElement.setAttribute('d
 /// A clusters run with `similarities` verified similarities (and as many rejected ones)
 /// and `pairs` sample pairs.
 pub fn data(similarities: usize, pairs: usize) -> ReportData {
+    // One generator for every part, drawn in this order: the data stay what they were.
     let mut rng = Rng(0x5EED_1234_ABCD_0001);
     let verified: Vec<f64> = (0..similarities)
         .map(|_| {
@@ -123,102 +124,9 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
     let cluster_sizes: Vec<usize> = (0..(similarities / 3).max(12))
         .map(|_| (2.0 / (1.0 - rng.unit()).powf(0.8)).min(5_000.0) as usize)
         .collect();
-    let mut largest = cluster_sizes.clone();
-    largest.sort_unstable_by(|a, b| b.cmp(a));
-    let largest_clusters: Vec<ClusterView> = largest
-        .iter()
-        .take(10)
-        .enumerate()
-        .map(|(i, &size)| {
-            let base = BASES[i % BASES.len()];
-            let duplicates = (1..size.min(41))
-                .map(|j| {
-                    let text = if i == 1 && j == 1 {
-                        HOSTILE_TEXT.to_string()
-                    } else {
-                        variant(&mut rng, base, 0.15)
-                    };
-                    let id = format!("pkg-{i}-{j}");
-                    DuplicateView {
-                        doc: DocView { id, text },
-                        jaccard: Some(0.8 + 0.2 * rng.unit()),
-                    }
-                })
-                .collect();
-            ClusterView {
-                kept: DocView {
-                    id: format!("pkg-{i}"),
-                    text: if i == 2 {
-                        long_text(&mut rng, 2_000)
-                    } else {
-                        base.to_string()
-                    },
-                },
-                duplicates,
-                size,
-            }
-        })
-        .collect();
+    let largest_clusters = largest_clusters(&mut rng, &cluster_sizes);
     let sample_pairs: Vec<PairView> = (0..pairs)
-        .map(|i| {
-            let rate = 0.5 * (1.0 - i as f64 / pairs.max(1) as f64);
-            let base = if i % 7 == 3 {
-                long_text(&mut rng, 3_000)
-            } else {
-                BASES[i % BASES.len()].to_string()
-            };
-            let (a_text, b_text) = (
-                variant(&mut rng, &base, rate / 2.0),
-                variant(&mut rng, &base, rate),
-            );
-            let j = (1.0 - rate).clamp(0.0, 1.0);
-            if i == 2 {
-                // Unspaced text (diffed by character), exact verification: no estimate.
-                return PairView {
-                    a: DocView {
-                        id: "zh-1".to_string(),
-                        text: "今天天气很好，我们一起去公园散步，然后在湖边喝咖啡。".to_string(),
-                    },
-                    b: DocView {
-                        id: "zh-2".to_string(),
-                        text: "今天天气很好，我们一起去河边散步，然后在湖边喝咖啡。".to_string(),
-                    },
-                    jaccard: Some(0.81),
-                    estimate: None,
-                    containment: None,
-                };
-            }
-            let (a, b) = if i == 1 {
-                (
-                    DocView {
-                        id: "\"><script>alert('id')</script>".to_string(),
-                        text: HOSTILE_TEXT.to_string(),
-                    },
-                    DocView {
-                        id: "hostile-2".to_string(),
-                        text: format!("{HOSTILE_TEXT} and more"),
-                    },
-                )
-            } else {
-                (
-                    DocView {
-                        id: format!("{}", 1000 + 2 * i),
-                        text: a_text,
-                    },
-                    DocView {
-                        id: format!("{}", 1001 + 2 * i),
-                        text: b_text,
-                    },
-                )
-            };
-            PairView {
-                a,
-                b,
-                jaccard: Some(j),
-                estimate: Some((j + 0.05 * (rng.unit() - 0.5)).clamp(0.0, 1.0)),
-                containment: None,
-            }
-        })
+        .map(|i| sample_pair(&mut rng, i, pairs))
         .collect();
     let clusters = cluster_sizes.len() as u64;
     let in_clusters: u64 = cluster_sizes.iter().map(|&s| s as u64).sum();
@@ -226,22 +134,7 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
         title: "neardup clusters testdata/pypi-summaries.jsonl </title><script>alert(1)</script>"
             .to_string(),
         generated: "neardup 0.1.0 · 2025-01-01 12:00:00 UTC".to_string(),
-        parameters: [
-            ("shingle", "char:5"),
-            ("normalize", "nfkc"),
-            ("num_perm", "128"),
-            ("seed", "1"),
-            ("threshold", "0.8"),
-            ("bands", "16"),
-            ("rows", "8"),
-            ("verify", "exact"),
-            ("keep", "first"),
-            ("exact", "no"),
-            ("threads", "2"),
-        ]
-        .iter()
-        .map(|(k, v)| Parameter::new(*k, *v))
-        .collect(),
+        parameters: parameters(),
         threshold: Some(0.8),
         plan: Some(Plan::new(16, 8)),
         counts: vec![
@@ -258,15 +151,7 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
             Count::new("empty", 2),
             Count::new("malformed_json", 1),
         ],
-        timings: vec![
-            Timing::new("read", 0.412),
-            Timing::new("shingle", 0.93),
-            Timing::new("sketch", 4.1),
-            Timing::new("group", 0.38),
-            Timing::new("verify", 1.27),
-            Timing::new("cluster", 0.05),
-            Timing::new("write", 0.11),
-        ],
+        timings: timings(),
         verified_similarities: similarity_bins(&verified, neardup::SIMILARITY_BINS),
         identical_pairs: similarities as u64 / 10,
         rejected_similarities: similarity_bins(&rejected, neardup::SIMILARITY_BINS),
@@ -279,6 +164,141 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
         hamming: Vec::new(),
         containment: None,
     }
+}
+
+/// The ten largest clusters, at most 40 duplicates shown of each: variants of a base text,
+/// one hostile text (cluster 1) and one long kept text (cluster 2).
+fn largest_clusters(rng: &mut Rng, cluster_sizes: &[usize]) -> Vec<ClusterView> {
+    let mut largest = cluster_sizes.to_vec();
+    largest.sort_unstable_by(|a, b| b.cmp(a));
+    largest
+        .iter()
+        .take(10)
+        .enumerate()
+        .map(|(i, &size)| {
+            let base = BASES[i % BASES.len()];
+            let duplicates = (1..size.min(41))
+                .map(|j| {
+                    let text = if i == 1 && j == 1 {
+                        HOSTILE_TEXT.to_string()
+                    } else {
+                        variant(rng, base, 0.15)
+                    };
+                    let id = format!("pkg-{i}-{j}");
+                    DuplicateView {
+                        doc: DocView { id, text },
+                        jaccard: Some(0.8 + 0.2 * rng.unit()),
+                    }
+                })
+                .collect();
+            ClusterView {
+                kept: DocView {
+                    id: format!("pkg-{i}"),
+                    text: if i == 2 {
+                        long_text(rng, 2_000)
+                    } else {
+                        base.to_string()
+                    },
+                },
+                duplicates,
+                size,
+            }
+        })
+        .collect()
+}
+
+/// Sample pair `i` of `pairs`, less alike as `i` grows: two variants of a base text (a
+/// long one every seventh), except pair 1 (hostile ids and texts) and pair 2 (unspaced
+/// Chinese text, exact verification only).
+fn sample_pair(rng: &mut Rng, i: usize, pairs: usize) -> PairView {
+    let rate = 0.5 * (1.0 - i as f64 / pairs.max(1) as f64);
+    let base = if i % 7 == 3 {
+        long_text(rng, 3_000)
+    } else {
+        BASES[i % BASES.len()].to_string()
+    };
+    // Drawn for every pair, the special ones too, so later pairs stay the same.
+    let (a_text, b_text) = (variant(rng, &base, rate / 2.0), variant(rng, &base, rate));
+    let j = (1.0 - rate).clamp(0.0, 1.0);
+    if i == 2 {
+        // Unspaced text (diffed by character), exact verification: no estimate.
+        return PairView {
+            a: DocView {
+                id: "zh-1".to_string(),
+                text: "今天天气很好，我们一起去公园散步，然后在湖边喝咖啡。".to_string(),
+            },
+            b: DocView {
+                id: "zh-2".to_string(),
+                text: "今天天气很好，我们一起去河边散步，然后在湖边喝咖啡。".to_string(),
+            },
+            jaccard: Some(0.81),
+            estimate: None,
+            containment: None,
+        };
+    }
+    let (a, b) = if i == 1 {
+        (
+            DocView {
+                id: "\"><script>alert('id')</script>".to_string(),
+                text: HOSTILE_TEXT.to_string(),
+            },
+            DocView {
+                id: "hostile-2".to_string(),
+                text: format!("{HOSTILE_TEXT} and more"),
+            },
+        )
+    } else {
+        (
+            DocView {
+                id: format!("{}", 1000 + 2 * i),
+                text: a_text,
+            },
+            DocView {
+                id: format!("{}", 1001 + 2 * i),
+                text: b_text,
+            },
+        )
+    };
+    PairView {
+        a,
+        b,
+        jaccard: Some(j),
+        estimate: Some((j + 0.05 * (rng.unit() - 0.5)).clamp(0.0, 1.0)),
+        containment: None,
+    }
+}
+
+/// The run's parameters as the CLI lists them.
+fn parameters() -> Vec<Parameter> {
+    [
+        ("shingle", "char:5"),
+        ("normalize", "nfkc"),
+        ("num_perm", "128"),
+        ("seed", "1"),
+        ("threshold", "0.8"),
+        ("bands", "16"),
+        ("rows", "8"),
+        ("verify", "exact"),
+        ("keep", "first"),
+        ("exact", "no"),
+        ("threads", "2"),
+    ]
+    .iter()
+    .map(|(k, v)| Parameter::new(*k, *v))
+    .collect()
+}
+
+/// The stages' times of a clusters run.
+fn timings() -> Vec<Timing> {
+    vec![
+        Timing::new("read", 0.412),
+        Timing::new("shingle", 0.93),
+        Timing::new("sketch", 4.1),
+        Timing::new("group", 0.38),
+        Timing::new("verify", 1.27),
+        Timing::new("cluster", 0.05),
+        Timing::new("write", 0.11),
+    ]
 }
 
 /// An evaluation with labels: LSH finds 1,203 of the exact join's 1,226 pairs.
