@@ -580,6 +580,14 @@ mod tests {
         Ok(rows)
     }
 
+    fn written(rows: &[(u64, u64, u64, bool)]) -> BlockWriter {
+        let mut w = BlockWriter::default();
+        for &(key, extra, pos, flag) in rows {
+            w.push(key, extra, pos, flag);
+        }
+        w
+    }
+
     fn sample_rows() -> Vec<(u64, u64, u64, bool)> {
         vec![
             (u64::MAX, 7, 1 << 40, true),
@@ -593,10 +601,7 @@ mod tests {
     #[test]
     fn a_block_reads_back_its_rows_sorted() {
         for with_extra in [false, true] {
-            let mut w = BlockWriter::default();
-            for &(k, e, p, f) in &sample_rows() {
-                w.push(k, e, p, f);
-            }
+            let w = written(&sample_rows());
             let mut want: Vec<_> = sample_rows()
                 .into_iter()
                 .map(|(k, e, p, f)| (k, if with_extra { e } else { 0 }, p, f))
@@ -634,10 +639,7 @@ mod tests {
 
     #[test]
     fn a_bad_or_truncated_block_is_an_error_not_a_panic() {
-        let mut w = BlockWriter::default();
-        for &(k, e, p, f) in &sample_rows() {
-            w.push(k, e, p, f);
-        }
+        let w = written(&sample_rows());
         for with_extra in [false, true] {
             let block = w.clone().finish(with_extra);
             for cut in 0..block.len() {
@@ -680,20 +682,10 @@ mod tests {
     /// holds 3 and 4, neither in its last family; bucket 30 one document; documents 6 and
     /// 8 are copies, 11 has no copy; 12 has no shingles.
     fn hand_made() -> Vec<(BlockKind, Vec<u8>)> {
-        let mut bands = BlockWriter::default();
-        bands.push(10, 0, 5, true);
-        bands.push(20, 0, 3, false);
-        bands.push(30, 0, 1, true);
-        let mut more = BlockWriter::default();
-        more.push(10, 0, 2, false);
-        more.push(10, 0, 9, false);
-        more.push(20, 0, 4, false);
-        let mut prints = BlockWriter::default();
-        prints.push(7, 1, 8, false);
-        prints.push(7, 2, 11, false);
-        prints.push(7, 1, 6, false);
-        let mut skipped = BlockWriter::default();
-        skipped.push(0, 0, 12, false);
+        let bands = written(&[(10, 0, 5, true), (20, 0, 3, false), (30, 0, 1, true)]);
+        let more = written(&[(10, 0, 2, false), (10, 0, 9, false), (20, 0, 4, false)]);
+        let prints = written(&[(7, 1, 8, false), (7, 2, 11, false), (7, 1, 6, false)]);
+        let skipped = written(&[(0, 0, 12, false)]);
         vec![
             (BlockKind::Bands, bands.finish(false)),
             (BlockKind::Copies, prints.finish(true)),
