@@ -25,7 +25,7 @@ CASES = ROOT / "testdata" / "cases"
 
 def load_cases() -> list[tuple[str, dict[str, Any]]]:
     """Every case of testdata/cases, by name, with its defaults filled in as
-    crates/neardup/tests/cases.rs fills them."""
+    crates/neardup-testsuite/src/case.rs fills them."""
     out = []
     for path in sorted(CASES.glob("*.toml")):
         case = tomllib.loads(path.read_text(encoding="utf-8"))

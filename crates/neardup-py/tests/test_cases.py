@@ -1,5 +1,5 @@
 """Tests as data: every case of testdata/cases run through the Python package, as the
-Rust suite (crates/neardup/tests/cases.rs) runs it through every engine. The package must
+Rust suite (crates/neardup-testsuite) runs it through every engine. The package must
 give each case's expected pairs and clusters, the same as the `neardup` command's output
 on the same texts, and its engines built from the building blocks (band keys + verify,
 MinHashLSH, Index) must find the same pairs."""
