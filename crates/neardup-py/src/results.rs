@@ -2,7 +2,7 @@
 //! tuples, lists of lists) built here, or NumPy columns ([`Buffer`]s) that the package
 //! turns into arrays or a pyarrow table.
 
-use neardup::{Clusters, Contained, Corpus, PairSet, Similarity};
+use neardup::{Clusters, Contained, Pair, Similarity};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyTuple};
@@ -96,14 +96,11 @@ pub struct PairColumns {
 
 impl PairColumns {
     /// Every pair of a pair set, sorted by `(a, b)`.
-    pub fn from_set(set: &PairSet) -> Self {
-        let mut out = PairColumns::with_capacity(set.len() as usize);
-        let _ = set.for_each_chunk(1 << 16, |chunk| {
-            for p in chunk {
-                out.push(p.a, p.b, p.similarity);
-            }
-            Ok::<(), std::convert::Infallible>(())
-        });
+    pub fn from_pairs(pairs: &[Pair]) -> Self {
+        let mut out = PairColumns::with_capacity(pairs.len());
+        for p in pairs {
+            out.push(p.a, p.b, p.similarity);
+        }
         out
     }
 
@@ -224,9 +221,9 @@ pub struct ClusterColumns {
 
 impl ClusterColumns {
     /// The clusters of a corpus.
-    pub fn new(clusters: &Clusters, corpus: &Corpus) -> Self {
-        let survivors = (0..corpus.len() as u32)
-            .map(|d| corpus.has_shingles(d) && clusters.duplicate_of(d).is_none())
+    pub fn new(clusters: &Clusters, documents: usize, has_shingles: impl Fn(u32) -> bool) -> Self {
+        let survivors = (0..documents as u32)
+            .map(|d| has_shingles(d) && clusters.duplicate_of(d).is_none())
             .collect();
         let clusters = clusters
             .iter()

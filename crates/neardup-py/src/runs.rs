@@ -1,11 +1,13 @@
 //! Whole runs over a list of texts, as the CLI's `pairs`, `clusters` and `dedup` run them
-//! (LSH, or the exact join with `exact`; for pairs, also by containment), with the GIL
+//! (LSH, or the exact join with `exact`; for pairs, also by containment), through the
+//! core's one run seam (`Pipeline::intake`, `RunPlan`, `Pipeline::run`), with the GIL
 //! released while the library works, and stopped by Ctrl-C between batches of texts and
 //! between the library's stages and chunks of candidates.
 
-use neardup::{Measure, Pipeline, Shingled};
+use neardup::{Contained, Goal, Method, Pair, Pipeline, Ready, RunError, RunPlan, Sink};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
+use rayon::slice::ParallelSliceMut;
 
 use crate::config::NativeConfig;
 use crate::errors::{core, refused};
@@ -37,30 +39,57 @@ impl Form {
     }
 }
 
-/// Shingles the texts a batch at a time (as `Pipeline::shingle` does in one), stopping
-/// between batches if asked.
-fn shingle(pipeline: &Pipeline, texts: &[&str], stop: &Stop) -> neardup::Result<Shingled> {
-    let mut batches = pipeline.shingle_batches();
-    for chunk in threads::text_chunks(texts) {
-        stop.checkpoint();
-        batches.add(chunk)?;
-    }
-    Ok(batches.finish())
-}
-
-/// Shingles the texts, and sketches them unless the exact join is asked for.
-fn prepare(
-    pipeline: &Pipeline,
+/// Reads the texts a batch at a time (stopping between batches if asked), chooses the
+/// engine once, and makes the corpus ready for it: the one run seam every run shares.
+fn prepare<'p>(
+    pipeline: &'p Pipeline,
     texts: &[&str],
     exact: bool,
+    goal: Goal,
     stop: &Stop,
-) -> neardup::Result<Prepared> {
-    let shingled = shingle(pipeline, texts, stop)?;
-    Ok(if exact {
-        Prepared::Exact(shingled)
-    } else {
-        Prepared::Lsh(pipeline.sketch(shingled, &mut stop.observer()))
-    })
+) -> neardup::Result<Ready<'p>> {
+    let mut intake = pipeline.intake(None)?;
+    for chunk in threads::text_chunks(texts) {
+        stop.checkpoint();
+        intake.add(chunk)?;
+    }
+    let held = intake.finish()?;
+    let method = if exact { Method::Exact } else { Method::Lsh };
+    let plan = RunPlan::choose(pipeline, &held, method, goal)?;
+    pipeline.prepare(held, &plan, &mut stop.observer())
+}
+
+/// Collects a pairs run's pairs, of either kind.
+#[derive(Default)]
+struct Collected {
+    pairs: Vec<Pair>,
+    contained: Vec<Contained>,
+}
+
+impl Sink for Collected {
+    type Error = std::convert::Infallible;
+    fn pairs(&mut self, chunk: &[Pair]) -> Result<(), Self::Error> {
+        self.pairs.extend_from_slice(chunk);
+        Ok(())
+    }
+    fn contained(&mut self, chunk: &[Contained]) -> Result<(), Self::Error> {
+        self.contained.extend_from_slice(chunk);
+        Ok(())
+    }
+}
+
+/// Runs a ready corpus; the sink's error cannot happen.
+fn run(
+    pipeline: &Pipeline,
+    ready: &mut Ready<'_>,
+    stop: &Stop,
+    sink: &mut Collected,
+) -> neardup::Result<neardup::Outcome> {
+    match pipeline.run(ready, &mut stop.observer(), sink) {
+        Ok((outcome, _)) => Ok(outcome),
+        Err(RunError::Run(e)) => Err(e),
+        Err(RunError::Sink(never)) => match never {},
+    }
 }
 
 /// What every run shares: the threads and texts read and the ids checked against them,
@@ -84,12 +113,6 @@ fn released<'a, 'py, T: Send>(
     Ok((ids, done.map_err(core)?))
 }
 
-/// A corpus ready for the run asked for.
-enum Prepared {
-    Exact(Shingled),
-    Lsh(neardup::Sketched),
-}
-
 /// Every similar pair of `texts`, sorted by `(a, b)`; with a containment configuration,
 /// every document `a` contained in a larger `b` (see [`run_contained`]).
 #[pyfunction]
@@ -104,9 +127,6 @@ pub fn run_pairs<'py>(
     form: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let form = Form::parse(form, &[Form::List, Form::Columns])?;
-    if config.config().measure() == Measure::Containment {
-        return run_contained(py, config, texts, ids, exact, threads, form);
-    }
     let (ids, columns) = released(
         py,
         config,
@@ -114,51 +134,29 @@ pub fn run_pairs<'py>(
         ids.as_ref(),
         threads,
         |pipeline, texts, stop| {
-            let set = match prepare(pipeline, texts, exact, stop)? {
-                Prepared::Exact(c) => pipeline.exact_pair_set(&c, &mut stop.observer())?.0,
-                Prepared::Lsh(c) => pipeline.pair_set(&c, &mut stop.observer()).0,
-            };
-            Ok(PairColumns::from_set(&set))
+            let mut ready = prepare(pipeline, texts, exact, Goal::Pairs, stop)?;
+            let mut sink = Collected::default();
+            run(pipeline, &mut ready, stop, &mut sink)?;
+            if ready.plan().engine().is_containment() {
+                return Ok(Columns::Contained(ContainedColumns::new(&sink.contained)));
+            }
+            // Streamed in the engine's order; handed back by (a, b).
+            sink.pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
+            Ok(Columns::Pairs(PairColumns::from_pairs(&sink.pairs)))
         },
     )?;
-    Ok(match form {
-        Form::List => columns.into_list(py, &ids)?.into_any(),
-        _ => columns.into_columns(py)?.into_any(),
+    Ok(match (columns, form) {
+        (Columns::Pairs(c), Form::List) => c.into_list(py, &ids)?.into_any(),
+        (Columns::Pairs(c), _) => c.into_columns(py)?.into_any(),
+        (Columns::Contained(c), Form::List) => c.into_list(py, &ids)?.into_any(),
+        (Columns::Contained(c), _) => c.into_columns(py)?.into_any(),
     })
 }
 
-/// Every document of `texts` contained at the threshold in a larger one, by the LSH
-/// Ensemble search or (`exact`) the exact containment join: `(a, b, containment,
-/// jaccard)`, `a` the contained document, sorted by `(a, b)`.
-fn run_contained<'py>(
-    py: Python<'py>,
-    config: &NativeConfig,
-    texts: &Bound<'py, PyAny>,
-    ids: Option<Bound<'py, PyList>>,
-    exact: bool,
-    threads: Option<i64>,
-    form: Form,
-) -> PyResult<Bound<'py, PyAny>> {
-    let (ids, columns) = released(
-        py,
-        config,
-        texts,
-        ids.as_ref(),
-        threads,
-        |pipeline, texts, stop| {
-            let shingled = shingle(pipeline, texts, stop)?;
-            let (pairs, _) = if exact {
-                pipeline.exact_containment_pairs(&shingled, &mut stop.observer())
-            } else {
-                pipeline.containment_pairs(&shingled, &mut stop.observer())?
-            };
-            Ok(ContainedColumns::new(&pairs))
-        },
-    )?;
-    Ok(match form {
-        Form::List => columns.into_list(py, &ids)?.into_any(),
-        _ => columns.into_columns(py)?.into_any(),
-    })
+/// A pairs run's result: pairs by similarity, or (`a` contained in `b`) by containment.
+enum Columns {
+    Pairs(PairColumns),
+    Contained(ContainedColumns),
 }
 
 /// The clusters of `texts`, or which of them survive a dedup.
@@ -187,16 +185,15 @@ pub fn run_clusters<'py>(
         ids.as_ref(),
         threads,
         |pipeline, texts, stop| {
-            Ok(match prepare(pipeline, texts, exact, stop)? {
-                Prepared::Exact(c) => {
-                    let (clusters, _) = pipeline.exact_cluster_set(&c, &mut stop.observer())?;
-                    ClusterColumns::new(&clusters, c.corpus())
-                }
-                Prepared::Lsh(c) => {
-                    let (clusters, _) = pipeline.cluster_set(&c, &mut stop.observer());
-                    ClusterColumns::new(&clusters, c.corpus())
-                }
-            })
+            let mut ready = prepare(pipeline, texts, exact, Goal::Clusters, stop)?;
+            let outcome = run(pipeline, &mut ready, stop, &mut Collected::default())?;
+            let neardup::Outcome::Clusters(clusters) = outcome else {
+                unreachable!("a clusters plan gives clusters")
+            };
+            let documents = ready.shingled().map_or(0, |s| s.corpus().len());
+            Ok(ClusterColumns::new(&clusters, documents, |d| {
+                ready.has_shingles(d)
+            }))
         },
     )?;
     Ok(match form {
