@@ -20,7 +20,8 @@ use crate::sketch::Sketch;
 use crate::stages::Shingled;
 use crate::stats::{Stage, Stats};
 
-/// What one band gave.
+/// What one band (or all of them) gave.
+#[derive(Default)]
 struct BandLinks {
     /// Candidates `(a, b)`, indices of representatives, `a` the smaller.
     links: Vec<(u32, u32)>,
@@ -130,159 +131,23 @@ impl Pipeline {
         let corpus = &shingled.corpus;
         let mut stats = shingled.stats.clone();
         let plan = self.ensemble_plan();
-        let reps = corpus.members();
         observer.start(Stage::Sketch, 0);
-        // What the search sees of each set: its tokens that are not common to much of the
-        // corpus (the whole set if all of them are).
         let filtering = std::time::Instant::now();
-        let sets: Vec<Vec<u32>> = {
-            let whole: Vec<&[u32]> = reps.iter().map(|&d| corpus.set(d)).collect();
-            let mut counter = TokenCounter::new();
-            counter.add(&whole);
-            let common = counter.common();
-            whole
-                .par_iter()
-                .map(|s| without_common(s, &common).into_owned())
-                .collect()
-        };
+        let search = Search::new(corpus);
         let filtering = filtering.elapsed();
-        // Filtered sizes place a set in its partition (its keys are of the filtered set);
-        // the whole sizes say which of two documents is the smaller, as the exact join does.
-        let size = |i: usize| sets[i].len();
-        let whole = |i: usize| corpus.set(reps[i]).len();
-        let partitions = sets
-            .iter()
-            .map(|s| EnsemblePlan::partition(s.len()) + 1)
-            .max()
-            .unwrap_or(0);
-        // Per representative and partition, the rows its pairs there are looked for with.
-        let (rows_of, keys) = stats.time(Stage::Sketch, || {
-            let rows_of: Vec<u8> = (0..reps.len())
-                .into_par_iter()
-                .flat_map_iter(|i| {
-                    let a = size(i);
-                    // Every partition: a set smaller in whole may be larger once filtered.
-                    (0..partitions).map(move |j| plan.rows(a, j) as u8)
-                })
-                .collect();
-            let mut used: Vec<usize> = rows_of.iter().map(|&r| r as usize).collect();
-            used.par_sort_unstable();
-            used.dedup();
-            let k = plan.num_perm();
-            let mut keys: Vec<Keys> = used
-                .iter()
-                .map(|&rows| Keys {
-                    rows,
-                    bands: k / rows,
-                    keys: vec![0; reps.len() * (k / rows)],
-                })
-                .collect();
-            let signatures: Vec<Vec<u64>> = sets
-                .par_iter()
-                .map(|set| {
-                    let mut sig = vec![0u64; k];
-                    sketch.sketch_into(&SketchInput::Ids.values(set), &mut sig);
-                    sig
-                })
-                .collect();
-            for kind in &mut keys {
-                let bands = BandPlan::new(kind.bands, kind.rows, k).expect("fits the signature");
-                kind.keys
-                    .par_chunks_mut(kind.bands)
-                    .zip(&signatures)
-                    .for_each(|(out, sig)| bands.band_keys_into(sig, out));
-            }
-            (rows_of, keys)
-        });
+        let (rows_of, keys) = stats.time(Stage::Sketch, || search.keys(&plan, sketch));
         stats.add_time(Stage::Sketch, filtering);
         observer.finish();
-        let rows_for = |i: usize, j: usize| rows_of[i * partitions + j] as usize;
         observer.start(Stage::Group, 0);
-        let (links, (buckets, largest, skipped)) = stats.time(Stage::Group, || {
-            // The keys of each one-row band's oversized buckets, found first: a pair that
-            // shares one of them has not been looked at there, so a later band must.
-            let oversized: Vec<Vec<u64>> = match keys.iter().find(|k| k.rows == 1) {
-                Some(kind) => (0..kind.bands)
-                    .into_par_iter()
-                    .map(|band| {
-                        let mut column: Vec<u64> =
-                            (0..reps.len()).map(|i| kind.of(i)[band]).collect();
-                        column.sort_unstable();
-                        column
-                            .chunk_by(|x, y| x == y)
-                            .filter(|run| run.len() > MAX_ONE_ROW_BUCKET)
-                            .map(|run| run[0])
-                            .collect()
-                    })
-                    .collect(),
-                None => Vec::new(),
-            };
-            let passed_over = |kind: &Keys, band: usize, key: u64| {
-                kind.rows == 1 && oversized[band].binary_search(&key).is_ok()
-            };
-            let per_band: Vec<BandLinks> = keys
-                .iter()
-                .flat_map(|kind| (0..kind.bands).map(move |band| (kind, band)))
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .map(|(kind, band)| {
-                    let mut records: Vec<(u64, u32)> = (0..reps.len())
-                        .map(|i| (kind.of(i)[band], i as u32))
-                        .collect();
-                    records.sort_unstable();
-                    let (mut out, mut buckets, mut largest) = (Vec::new(), 0u64, 0usize);
-                    let mut skipped = 0u64;
-                    for run in records.chunk_by(|x, y| x.0 == y.0).filter(|r| r.len() > 1) {
-                        buckets += 1;
-                        largest = largest.max(run.len());
-                        if passed_over(kind, band, run[0].0) {
-                            skipped += 1;
-                            continue;
-                        }
-                        for (n, &(_, x)) in run.iter().enumerate() {
-                            for &(_, y) in &run[n + 1..] {
-                                let (x, y) = (x as usize, y as usize);
-                                let (a, b) = if is_smaller(whole(x), reps[x], whole(y), reps[y]) {
-                                    (x, y)
-                                } else {
-                                    (y, x)
-                                };
-                                let j = EnsemblePlan::partition(size(b));
-                                // Each pair is looked for with one row count, in the
-                                // first band its keys agree in.
-                                if rows_for(a, j) != kind.rows {
-                                    continue;
-                                }
-                                let (ka, kb) = (kind.of(a), kind.of(b));
-                                let looked =
-                                    |e: usize| ka[e] == kb[e] && !passed_over(kind, e, ka[e]);
-                                if (0..band).any(looked) {
-                                    continue;
-                                }
-                                out.push((a as u32, b as u32));
-                            }
-                        }
-                    }
-                    BandLinks {
-                        links: out,
-                        buckets,
-                        largest,
-                        skipped,
-                    }
-                })
-                .collect();
-            let buckets = per_band.iter().map(|b| b.buckets).sum::<u64>();
-            let largest = per_band.iter().map(|b| b.largest).max().unwrap_or(0);
-            let skipped = per_band.iter().map(|b| b.skipped).sum::<u64>();
-            let links: Vec<(u32, u32)> = per_band.into_iter().flat_map(|b| b.links).collect();
-            (links, (buckets, largest, skipped))
-        });
+        let grouped = stats.time(Stage::Group, || search.links(&keys, &rows_of));
         observer.finish();
-        stats.buckets = buckets;
-        stats.largest_bucket = largest as u64;
-        stats.skipped_buckets = skipped;
+        stats.buckets = grouped.buckets;
+        stats.largest_bucket = grouped.largest as u64;
+        stats.skipped_buckets = grouped.skipped;
+        let links = grouped.links;
         observer.start(Stage::Verify, links.len() as u64);
         let t = self.config.threshold();
+        let reps = &search.reps;
         let found: Vec<Contained> = stats.time(Stage::Verify, || {
             links
                 .par_iter()
@@ -320,6 +185,180 @@ impl Pipeline {
         stats.merged = join.merged;
         stats.verified = found.len() as u64;
         (expand(corpus, found), stats)
+    }
+}
+
+/// The containment search over a corpus's representatives: what it sees of each set (its
+/// tokens not common to much of the corpus), their keys, and the candidates they share.
+struct Search<'c> {
+    corpus: &'c Corpus,
+    reps: Vec<u32>,
+    /// Each representative's set without the common tokens (the whole set if all are).
+    sets: Vec<Vec<u32>>,
+    /// Partitions of filtered set sizes, one past the largest used.
+    partitions: usize,
+}
+
+impl<'c> Search<'c> {
+    fn new(corpus: &'c Corpus) -> Self {
+        let reps = corpus.members();
+        let sets: Vec<Vec<u32>> = {
+            let whole: Vec<&[u32]> = reps.iter().map(|&d| corpus.set(d)).collect();
+            let mut counter = TokenCounter::new();
+            counter.add(&whole);
+            let common = counter.common();
+            whole
+                .par_iter()
+                .map(|s| without_common(s, &common).into_owned())
+                .collect()
+        };
+        let partitions = sets
+            .iter()
+            .map(|s| EnsemblePlan::partition(s.len()) + 1)
+            .max()
+            .unwrap_or(0);
+        Search {
+            corpus,
+            reps,
+            sets,
+            partitions,
+        }
+    }
+
+    /// Filtered sizes place a set in its partition (its keys are of the filtered set).
+    fn size(&self, i: usize) -> usize {
+        self.sets[i].len()
+    }
+
+    /// Whole sizes say which of two documents is the smaller, as the exact join does.
+    fn whole(&self, i: usize) -> usize {
+        self.corpus.set(self.reps[i]).len()
+    }
+
+    /// Per representative and partition, the rows its pairs there are looked for with;
+    /// and the band keys of every row count used.
+    fn keys(&self, plan: &EnsemblePlan, sketch: &dyn Sketch) -> (Vec<u8>, Vec<Keys>) {
+        let partitions = self.partitions;
+        let rows_of: Vec<u8> = (0..self.reps.len())
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let a = self.size(i);
+                // Every partition: a set smaller in whole may be larger once filtered.
+                (0..partitions).map(move |j| plan.rows(a, j) as u8)
+            })
+            .collect();
+        let mut used: Vec<usize> = rows_of.iter().map(|&r| r as usize).collect();
+        used.par_sort_unstable();
+        used.dedup();
+        let k = plan.num_perm();
+        let mut keys: Vec<Keys> = used
+            .iter()
+            .map(|&rows| Keys {
+                rows,
+                bands: k / rows,
+                keys: vec![0; self.reps.len() * (k / rows)],
+            })
+            .collect();
+        let signatures: Vec<Vec<u64>> = self
+            .sets
+            .par_iter()
+            .map(|set| {
+                let mut sig = vec![0u64; k];
+                sketch.sketch_into(&SketchInput::Ids.values(set), &mut sig);
+                sig
+            })
+            .collect();
+        for kind in &mut keys {
+            let bands = BandPlan::new(kind.bands, kind.rows, k).expect("fits the signature");
+            kind.keys
+                .par_chunks_mut(kind.bands)
+                .zip(&signatures)
+                .for_each(|(out, sig)| bands.band_keys_into(sig, out));
+        }
+        (rows_of, keys)
+    }
+
+    /// The keys of each one-row band's oversized buckets: a pair that shares one of them
+    /// has not been looked at there, so a later band must.
+    fn oversized(&self, keys: &[Keys]) -> Vec<Vec<u64>> {
+        let Some(kind) = keys.iter().find(|k| k.rows == 1) else {
+            return Vec::new();
+        };
+        (0..kind.bands)
+            .into_par_iter()
+            .map(|band| {
+                let mut column: Vec<u64> = (0..self.reps.len()).map(|i| kind.of(i)[band]).collect();
+                column.sort_unstable();
+                column
+                    .chunk_by(|x, y| x == y)
+                    .filter(|run| run.len() > MAX_ONE_ROW_BUCKET)
+                    .map(|run| run[0])
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Every band's candidates, each pair once: looked for with one row count, in the
+    /// first band its keys agree in.
+    fn links(&self, keys: &[Keys], rows_of: &[u8]) -> BandLinks {
+        let oversized = self.oversized(keys);
+        let passed_over = |kind: &Keys, band: usize, key: u64| {
+            kind.rows == 1 && oversized[band].binary_search(&key).is_ok()
+        };
+        let rows_for = |i: usize, j: usize| rows_of[i * self.partitions + j] as usize;
+        let per_band: Vec<BandLinks> = keys
+            .iter()
+            .flat_map(|kind| (0..kind.bands).map(move |band| (kind, band)))
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|(kind, band)| {
+                let mut records: Vec<(u64, u32)> = (0..self.reps.len())
+                    .map(|i| (kind.of(i)[band], i as u32))
+                    .collect();
+                records.sort_unstable();
+                let mut found = BandLinks::default();
+                for run in records.chunk_by(|x, y| x.0 == y.0).filter(|r| r.len() > 1) {
+                    found.buckets += 1;
+                    found.largest = found.largest.max(run.len());
+                    if passed_over(kind, band, run[0].0) {
+                        found.skipped += 1;
+                        continue;
+                    }
+                    for (n, &(_, x)) in run.iter().enumerate() {
+                        for &(_, y) in &run[n + 1..] {
+                            let (x, y) = (x as usize, y as usize);
+                            let (a, b) = if is_smaller(
+                                self.whole(x),
+                                self.reps[x],
+                                self.whole(y),
+                                self.reps[y],
+                            ) {
+                                (x, y)
+                            } else {
+                                (y, x)
+                            };
+                            let j = EnsemblePlan::partition(self.size(b));
+                            if rows_for(a, j) != kind.rows {
+                                continue;
+                            }
+                            let (ka, kb) = (kind.of(a), kind.of(b));
+                            let looked = |e: usize| ka[e] == kb[e] && !passed_over(kind, e, ka[e]);
+                            if (0..band).any(looked) {
+                                continue;
+                            }
+                            found.links.push((a as u32, b as u32));
+                        }
+                    }
+                }
+                found
+            })
+            .collect();
+        BandLinks {
+            buckets: per_band.iter().map(|b| b.buckets).sum::<u64>(),
+            largest: per_band.iter().map(|b| b.largest).max().unwrap_or(0),
+            skipped: per_band.iter().map(|b| b.skipped).sum::<u64>(),
+            links: per_band.into_iter().flat_map(|b| b.links).collect(),
+        }
     }
 }
 
