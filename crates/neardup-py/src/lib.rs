@@ -13,7 +13,7 @@
 //! | `config` | the validated configuration and its pipeline |
 //! | `runs` | whole runs: pairs, clusters, dedup (LSH or the exact join) |
 //! | `blocks` | shingle sets, band keys, Jaccard, verification of given pairs |
-//! | `spark` | the tasks of `neardup.spark`: shuffle blocks, bucket walks, clusters of components |
+//! | `spark` | the tasks of `neardup.spark`, bound to the core's `neardup::shuffle` (shuffle blocks, bucket walks, clusters of components) |
 //! | `results` | results as columns, as Python lists or NumPy buffers |
 //! | `buffer` | vectors handed to NumPy without a copy |
 //! | `minhash`, `lsh` | `MinHash` and the table behind `MinHashLSH` |

@@ -41,13 +41,7 @@ pub fn spark_sketch<'py>(
     let threads = threads::parse(threads)?;
     let positions = i64_vector(positions)?;
     let texts = texts::read(texts, "texts")?;
-    if positions.len() != texts.len() {
-        return Err(PyValueError::new_err(format!(
-            "{} positions for {} texts",
-            positions.len(),
-            texts.len()
-        )));
-    }
+    // The core checks the rest; a part's number crosses back as an int32.
     if parts == 0 || parts > i32::MAX as usize {
         return Err(PyValueError::new_err(format!(
             "parts must be in 1..2^31, got {parts}"
@@ -142,14 +136,6 @@ pub fn spark_clusters<'py>(
     let components = i64_vector(components)?;
     let positions = i64_vector(positions)?;
     let texts = texts::read(texts, "texts")?;
-    if positions.len() != texts.len() || components.len() != texts.len() {
-        return Err(PyValueError::new_err(format!(
-            "{} components and {} positions for {} texts",
-            components.len(),
-            positions.len(),
-            texts.len()
-        )));
-    }
     let pipeline = config.pipeline();
     let rows = py
         .detach(|| {
