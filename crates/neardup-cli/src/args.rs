@@ -3,10 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use neardup::{KeepPolicy, Measure, Method, Normalization, ShingleKind, SketchKind, Verification};
-
-/// The default MinHash signature length.
-pub const DEFAULT_NUM_PERM: usize = 128;
+use neardup::{
+    defaults, KeepPolicy, Measure, Method, Normalization, ShingleKind, SketchKind, Verification,
+};
 
 /// Find near-duplicate documents: shingling, MinHash, LSH, exact verification.
 #[derive(Parser, Debug)]
@@ -246,15 +245,6 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputFormatArg {
-    /// One JSON object per line (the default).
-    Jsonl,
-    /// Tab-separated values with a header line; tabs, line breaks and backslashes in ids
-    /// escaped as \t, \n, \r and \\.
-    Tsv,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnError {
     /// Skip malformed records, count them and go on.
     Skip,
@@ -266,7 +256,7 @@ pub enum OnError {
 #[derive(Args, Debug, Clone)]
 pub struct MatchArgs {
     /// Shingles: `char:K` (characters) or `word:K` (words).
-    #[arg(long, default_value = "char:5", value_name = "KIND:K")]
+    #[arg(long, default_value = defaults::SHINGLE, value_name = "KIND:K")]
     pub shingle: ShingleKind,
     /// How text is normalized before shingling: `none` (as is), `basic` (lowercase,
     /// whitespace collapsed, trimmed), `nfkc` (Unicode NFKC, then basic: NFD and NFC,
@@ -283,7 +273,7 @@ pub struct MatchArgs {
     #[arg(long)]
     pub multiset: bool,
     /// MinHash signature length K.
-    #[arg(long, default_value_t = DEFAULT_NUM_PERM, value_name = "K")]
+    #[arg(long, default_value_t = defaults::NUM_PERM, value_name = "K")]
     pub num_perm: usize,
     /// Sketch: MinHash by one-permutation hashing (classic below 64 shingles), classic
     /// MinHash, or SimHash fingerprints compared by Hamming distance [default: oph].
@@ -299,17 +289,17 @@ pub struct MatchArgs {
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=16))]
     pub hamming: Option<u32>,
     /// Seed of the MinHash permutations.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = defaults::SEED)]
     pub seed: u64,
     /// Jaccard similarity threshold, 0.01..=1 (below 0.01 it is refused: the band plan
     /// and size windows lose precision there).
-    #[arg(short, long, default_value_t = 0.8, value_name = "T", value_parser = parse_threshold)]
+    #[arg(short, long, default_value_t = defaults::THRESHOLD, value_name = "T", value_parser = parse_threshold)]
     pub threshold: f64,
     /// Shingle positions compared exactly per document, 1..=4294967296 (default: about
     /// 16 MB of text). A pair with a longer document is reported by the MinHash estimate of
     /// the whole document, with "jaccard": null and "truncated": true, and never removes
     /// a document unless --allow-truncated is given.
-    #[arg(long, default_value_t = neardup::DEFAULT_MAX_SHINGLES, value_name = "N", value_parser = parse_max_shingles)]
+    #[arg(long, default_value_t = defaults::MAX_SHINGLES, value_name = "N", value_parser = parse_max_shingles)]
     pub max_shingles: usize,
     /// pairs: do not check pairs of documents that are both verified near-duplicates of a
     /// third without sharing a bucket (LSH candidates only, recall on the S-curve).
@@ -384,7 +374,7 @@ pub struct BatchArgs {
 pub struct OutputFormatArgs {
     /// Format of the pairs or clusters written (dedup writes the input's own format).
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub output_format: Option<OutputFormatArg>,
+    pub output_format: Option<crate::output::OutputFormat>,
 }
 
 /// Which document a cluster keeps (clusters, dedup).
@@ -475,7 +465,7 @@ pub struct RunArgs {
     pub output: Option<PathBuf>,
     pub force: bool,
     pub removed: Option<PathBuf>,
-    pub output_format: Option<OutputFormatArg>,
+    pub output_format: Option<crate::output::OutputFormat>,
     pub skipped: Option<PathBuf>,
     pub report: Option<PathBuf>,
     pub tmp: Option<PathBuf>,

@@ -45,14 +45,17 @@ pub fn round(x: Option<f64>) -> Option<f64> {
 /// Pairs formatted per parallel task.
 const FORMAT_TASK: usize = 1 << 14;
 
-/// How pairs and clusters are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How pairs and clusters are written (`--output-format`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OutputFormat {
-    /// One JSON object per line.
+    /// One JSON object per line (the default).
+    #[default]
     Jsonl,
-    /// Tab-separated values with a header line (pairs: `a`, `b`, `jaccard`, `estimate`,
-    /// `truncated`); tabs, newlines and backslashes in ids
-    /// are escaped as `\t`, `\n`, `\r` and `\\`; an absent value is an empty field.
+    /// Tab-separated values with a header line; tabs, line breaks and backslashes in ids
+    /// escaped as \t, \n, \r and \\.
+    ///
+    /// The header of pairs: `a`, `b`, `jaccard`, `estimate`, `truncated`; an absent
+    /// value is an empty field.
     Tsv,
 }
 
