@@ -103,7 +103,7 @@ pub struct InputArgs {
     pub inputs: Vec<PathBuf>,
     /// Input format (default: from the file name; stdin: JSONL if it starts with `{`).
     #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
+    pub format: Option<neardup_io::Format>,
     /// JSONL: the field holding the text [default: text].
     #[arg(long, value_name = "NAME")]
     pub text_field: Option<String>,
@@ -591,15 +591,6 @@ pub struct SimArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FormatArg {
-    Jsonl,
-    Csv,
-    Tsv,
-    Lines,
-    Dir,
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use neardup_io::{Entry, Excluded, Format, Location, ReadOptions, Record, SkipRea
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::args::{FormatArg, InputArgs, OnError};
+use crate::args::{InputArgs, OnError};
 use crate::held::{Places, RawReader, RawSpill, UserIds};
 use crate::progress::Bars;
 use crate::usage::usage;
@@ -931,14 +931,8 @@ pub fn read_options(args: &InputArgs) -> ReadOptions {
     opts.globs = args.globs.clone();
     opts.follow_links = args.follow;
     opts.key_field = args.key_field.clone();
-    if let Some(f) = args.format {
-        opts = opts.with_format(match f {
-            FormatArg::Jsonl => Format::Jsonl,
-            FormatArg::Csv => Format::Csv,
-            FormatArg::Tsv => Format::Tsv,
-            FormatArg::Lines => Format::Lines,
-            FormatArg::Dir => Format::Dir,
-        });
+    if let Some(format) = args.format {
+        opts = opts.with_format(format);
     }
     opts
 }

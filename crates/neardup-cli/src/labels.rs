@@ -23,42 +23,17 @@ use anyhow::{bail, Context, Result};
 use neardup::metrics::{ClusteringBuilder, Grouping, GroupingKind as LabelKind};
 use neardup_io::{Entry, Format, ReadOptions, Reader, Record, SkipReason};
 
-/// The syntax of a labels file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LabelFormat {
-    Jsonl,
-    Csv,
-    Tsv,
-}
-
-impl LabelFormat {
-    /// The format from a file name: `.jsonl`, `.ndjson`, `.json`, `.csv` or `.tsv`
-    /// (`.tab`), before any `.gz`.
-    pub fn from_path(path: &Path) -> Option<LabelFormat> {
-        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-        let name = name.strip_suffix(".gz").unwrap_or(&name);
-        let ext = Path::new(name).extension()?.to_str()?;
-        match ext {
-            "jsonl" | "ndjson" | "json" => Some(LabelFormat::Jsonl),
-            "csv" => Some(LabelFormat::Csv),
-            "tsv" | "tab" => Some(LabelFormat::Tsv),
-            _ => None,
-        }
-    }
-
-    fn format(self) -> Format {
-        match self {
-            LabelFormat::Jsonl => Format::Jsonl,
-            LabelFormat::Csv => Format::Csv,
-            LabelFormat::Tsv => Format::Tsv,
-        }
-    }
+/// The format of a labels file from its name (JSONL, CSV or TSV, as the readers tell
+/// it from an extension: `.jsonl`, `.ndjson`, `.json`, `.csv`, `.tsv` or `.tab`, before
+/// any `.gz`).
+pub fn label_format(path: &Path) -> Option<Format> {
+    Format::from_extension(path).filter(|f| matches!(f, Format::Jsonl | Format::Csv | Format::Tsv))
 }
 
 /// Reads a labels file; the format comes from its extension.
 pub fn read_labels(path: &Path) -> Result<Grouping> {
     let name = path.display().to_string();
-    let Some(format) = LabelFormat::from_path(path) else {
+    let Some(format) = label_format(path) else {
         bail!(
             "cannot tell the format of labels file {name}: expected a name ending in \
              .jsonl, .ndjson, .json, .csv or .tsv"
@@ -80,22 +55,20 @@ fn fields(kind: LabelKind) -> (&'static str, &'static str) {
 
 /// Reads the first field of a label as the record's id, the second as its key, and no
 /// text: the readers' id rule for both.
-fn options(format: LabelFormat, kind: LabelKind) -> ReadOptions {
+fn options(format: Format, kind: LabelKind) -> ReadOptions {
     let (first, second) = fields(kind);
     let opts = ReadOptions::default()
-        .with_format(format.format())
+        .with_format(format)
         .with_key_field(second);
     match format {
-        LabelFormat::Jsonl => opts.with_text_field("").with_id_field(first),
+        Format::Jsonl => opts.with_text_field("").with_id_field(first),
         // CSV/TSV need a text column: the id's own serves.
-        LabelFormat::Csv | LabelFormat::Tsv => {
-            opts.with_text_columns([first]).with_id_column(first)
-        }
+        _ => opts.with_text_columns([first]).with_id_column(first),
     }
 }
 
 /// Reads labels through `open`; `source` names them in messages ("FILE:LINE: …").
-fn parse_labels(open: &Open, format: LabelFormat, source: &str) -> Result<Grouping> {
+fn parse_labels(open: &Open, format: Format, source: &str) -> Result<Grouping> {
     // The readers' errors name the file already.
     let context = || "cannot read the labels file".to_string();
     let Some((kind, reader)) = open_labels(open, format, source)? else {
@@ -133,11 +106,7 @@ fn label_record(entry: Entry, source: &str) -> Result<Option<Record>> {
 /// The kind of the labels and a reader of them from the start; None if there is no label.
 /// CSV/TSV: the kind whose columns the header names. JSONL: the kind whose two fields the
 /// first object has.
-fn open_labels(
-    open: &Open,
-    format: LabelFormat,
-    source: &str,
-) -> Result<Option<(LabelKind, Reader)>> {
+fn open_labels(open: &Open, format: Format, source: &str) -> Result<Option<(LabelKind, Reader)>> {
     // The readers' errors name the file already.
     let context = || "cannot read the labels file".to_string();
     let mut header = Vec::new();
@@ -160,7 +129,7 @@ fn open_labels(
                 }
             }
         };
-        if format != LabelFormat::Jsonl || (first.id.is_some() && first.key.is_some()) {
+        if format != Format::Jsonl || (first.id.is_some() && first.key.is_some()) {
             return Ok(Some((
                 kind,
                 open(&options(format, kind)).with_context(context)?,
@@ -168,7 +137,7 @@ fn open_labels(
         }
         first_line = first.location.line;
     }
-    if format == LabelFormat::Jsonl {
+    if format == Format::Jsonl {
         bail!(
             "{source}:{first_line}: expected {{\"a\": ID, \"b\": ID}} (a pair) or \
              {{\"id\": ID, \"cluster\": C}} (a cluster label)"
@@ -177,11 +146,7 @@ fn open_labels(
     bail!(
         "{source}:1: the header must name the columns a,b (pairs) or id,cluster (cluster \
          labels); it has {}",
-        header.join(if format == LabelFormat::Csv {
-            ","
-        } else {
-            "\t"
-        })
+        header.join(if format == Format::Csv { "," } else { "\t" })
     )
 }
 
@@ -264,7 +229,7 @@ mod tests {
     use neardup::metrics::{adjusted_rand_index, pair_metrics};
 
     /// Labels from `text`, named "L" in messages.
-    fn parse(text: &str, format: LabelFormat) -> Result<Grouping> {
+    fn parse(text: &str, format: Format) -> Result<Grouping> {
         let bytes = text.as_bytes().to_vec();
         let open = move |opts: &ReadOptions| {
             Reader::from_reader(std::io::Cursor::new(bytes.clone()), "L", opts)
@@ -338,33 +303,31 @@ mod tests {
             "{e}"
         );
 
-        let parse = |text: &str, f: LabelFormat| format!("{:#}", parse(text, f).unwrap_err());
-        assert_eq!(parse("", LabelFormat::Jsonl), "L: no labels");
-        assert!(parse("\n{\"a\": 1}\n", LabelFormat::Jsonl).starts_with("L:2: expected"));
-        assert!(parse("{\"a\": 1, \"b\": 1}", LabelFormat::Jsonl)
+        let parse = |text: &str, f: Format| format!("{:#}", parse(text, f).unwrap_err());
+        assert_eq!(parse("", Format::Jsonl), "L: no labels");
+        assert!(parse("\n{\"a\": 1}\n", Format::Jsonl).starts_with("L:2: expected"));
+        assert!(parse("{\"a\": 1, \"b\": 1}", Format::Jsonl)
             .contains("L:1: a pair of \"1\" with itself"));
-        assert!(parse("not json", LabelFormat::Jsonl).starts_with("L:1: not a JSON object"));
-        assert!(parse("x,y\n1,2\n", LabelFormat::Csv).starts_with("L:1: the header must name"));
-        assert!(parse("a,b\n1\n", LabelFormat::Csv).starts_with("L:2: 1 fields, the header has 2"));
-        assert!(
-            parse("a,b\n\"1,2\n", LabelFormat::Csv).starts_with("L:2: unterminated quoted field")
-        );
-        assert!(parse("id,cluster\n,3\n", LabelFormat::Csv).starts_with("L:2: empty id"));
-        assert_eq!(parse("a,b\n", LabelFormat::Csv), "L: no labels");
-        assert_eq!(parse("", LabelFormat::Tsv), "L: no labels");
+        assert!(parse("not json", Format::Jsonl).starts_with("L:1: not a JSON object"));
+        assert!(parse("x,y\n1,2\n", Format::Csv).starts_with("L:1: the header must name"));
+        assert!(parse("a,b\n1\n", Format::Csv).starts_with("L:2: 1 fields, the header has 2"));
+        assert!(parse("a,b\n\"1,2\n", Format::Csv).starts_with("L:2: unterminated quoted field"));
+        assert!(parse("id,cluster\n,3\n", Format::Csv).starts_with("L:2: empty id"));
+        assert_eq!(parse("a,b\n", Format::Csv), "L: no labels");
+        assert_eq!(parse("", Format::Tsv), "L: no labels");
     }
 
     #[test]
     fn csv_quoting_and_line_ends() {
         let text = "\u{feff}\"a\",b,note\r\n\"x, \"\"quoted\"\"\",y,\"two\nlines\"\r\n\r\nz,w,\n";
-        let g = parse(text, LabelFormat::Csv).unwrap();
+        let g = parse(text, Format::Csv).unwrap();
         assert!(g.contains("x, \"quoted\"") && g.contains("y") && g.contains("z"));
         assert_eq!(g.pair_count(), 2);
         // Line numbers count the newline inside quotes.
         let bad = "a,b\n\"p\",\"q\nr\"\ns,s\n";
-        let e = format!("{:#}", parse(bad, LabelFormat::Csv).unwrap_err());
+        let e = format!("{:#}", parse(bad, Format::Csv).unwrap_err());
         assert!(e.starts_with("L:4: a pair of \"s\" with itself"), "{e}");
-        let tsv = parse("id\tcluster\n1\ta\n2\ta\n", LabelFormat::Tsv).unwrap();
+        let tsv = parse("id\tcluster\n1\ta\n2\ta\n", Format::Tsv).unwrap();
         assert_eq!(tsv.pair_count(), 1);
     }
 
@@ -383,14 +346,14 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(record.id(), Some("\"x,y\""));
-        let tsv = parse("id\tcluster\n\"x,y\"\t1\nz\t1\n", LabelFormat::Tsv).unwrap();
+        let tsv = parse("id\tcluster\n\"x,y\"\t1\nz\t1\n", Format::Tsv).unwrap();
         assert!(tsv.contains("\"x,y\"") && !tsv.contains("x,y"));
         assert!(tsv.together("\"x,y\"", "z"));
         // CSV quotes, as for CSV data.
-        let csv = parse("id,cluster\n\"x,y\",1\nz,1\n", LabelFormat::Csv).unwrap();
+        let csv = parse("id,cluster\n\"x,y\",1\nz,1\n", Format::Csv).unwrap();
         assert!(csv.contains("x,y"));
         // JSON: true is the id "true"; a lone surrogate is replaced, as in a data id.
-        let g = parse("{\"a\": true, \"b\": \"\\ud800\"}\n", LabelFormat::Jsonl).unwrap();
+        let g = parse("{\"a\": true, \"b\": \"\\ud800\"}\n", Format::Jsonl).unwrap();
         assert!(g.together("true", "\u{FFFD}"));
     }
 
@@ -398,7 +361,7 @@ mod tests {
     fn json_ids_keep_their_text() {
         let g = parse(
             "{\"a\": 8.50, \"b\": -1e3, \"extra\": [1]}\n{\"a\": \"\\u00e9\", \"b\": 10}\n",
-            LabelFormat::Jsonl,
+            Format::Jsonl,
         )
         .unwrap();
         for id in ["8.50", "-1e3", "é", "10"] {
@@ -406,7 +369,7 @@ mod tests {
         }
         let g = parse(
             "{\"id\": 1, \"cluster\": 7}\n{\"id\": 2, \"cluster\": \"7\"}\n",
-            LabelFormat::Jsonl,
+            Format::Jsonl,
         )
         .unwrap();
         assert_eq!(g.pair_count(), 1);
@@ -414,12 +377,12 @@ mod tests {
 
     #[test]
     fn formats_from_names() {
-        let f = |n: &str| LabelFormat::from_path(Path::new(n));
-        assert_eq!(f("l.jsonl"), Some(LabelFormat::Jsonl));
-        assert_eq!(f("l.JSON"), Some(LabelFormat::Jsonl));
-        assert_eq!(f("l.csv"), Some(LabelFormat::Csv));
-        assert_eq!(f("l.tsv"), Some(LabelFormat::Tsv));
-        assert_eq!(f("dir.d/l.jsonl.gz"), Some(LabelFormat::Jsonl));
+        let f = |n: &str| label_format(Path::new(n));
+        assert_eq!(f("l.jsonl"), Some(Format::Jsonl));
+        assert_eq!(f("l.JSON"), Some(Format::Jsonl));
+        assert_eq!(f("l.csv"), Some(Format::Csv));
+        assert_eq!(f("l.tsv"), Some(Format::Tsv));
+        assert_eq!(f("dir.d/l.jsonl.gz"), Some(Format::Jsonl));
         assert_eq!(f("l.gz"), None);
         assert_eq!(f("l.txt"), None);
         assert_eq!(f("labels"), None);

@@ -7,11 +7,17 @@ use std::str::FromStr;
 use crate::error::Error;
 
 /// The layout of an input (and of the deduplicated output, which keeps the input's).
+///
+/// With the `clap` feature it is a `clap::ValueEnum` under its [names](Format::name),
+/// its variants' first paragraphs as their help.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Format {
     /// One JSON object per line; the text is a string field (`text` by default).
+    #[cfg_attr(feature = "clap", value(name = "jsonl"))]
     Jsonl,
     /// Comma-separated values with a header row.
+    #[cfg_attr(feature = "clap", value(name = "csv"))]
     Csv,
     /// Tab-separated values with a header row, as the format is defined (IANA
     /// `text/tab-separated-values`): no quoting at all; a field ends at a tab or a line
@@ -19,8 +25,10 @@ pub enum Format {
     /// `\n`, `\r`, `\\` are decoded only with
     /// [`ReadOptions::tsv_escapes`](crate::ReadOptions::tsv_escapes); CSV-style quoting
     /// only with a [`ReadOptions::quote`](crate::ReadOptions::quote) byte.
+    #[cfg_attr(feature = "clap", value(name = "tsv"))]
     Tsv,
     /// One document per line, optionally `ID<TAB>TEXT`.
+    #[cfg_attr(feature = "clap", value(name = "lines"))]
     Lines,
     /// A directory tree; every regular file is one document.
     ///
@@ -31,6 +39,7 @@ pub enum Format {
     /// feed, escape) and invalid UTF-8 (random or compressed bytes, text in a legacy
     /// 8-bit encoding that is mostly non-ASCII); otherwise it is UTF-8 text, decoded
     /// lossily.
+    #[cfg_attr(feature = "clap", value(name = "dir"))]
     Dir,
 }
 
