@@ -106,12 +106,12 @@ impl Config {
 
     /// How likely a pair is to become a candidate, by its Jaccard: the band plan's
     /// S-curve, or SimHash's.
-    pub fn candidate_curve(&self) -> crate::metrics::CandidateCurve {
+    pub fn candidate_curve(&self) -> crate::lsh::CandidateCurve {
         if self.measure == crate::containment::Measure::Containment {
-            return crate::metrics::CandidateCurve::Containment;
+            return crate::lsh::CandidateCurve::Containment;
         }
         match self.sketch {
-            SketchKind::SimHash => crate::metrics::CandidateCurve::SimHash(self.hamming),
+            SketchKind::SimHash => crate::lsh::CandidateCurve::SimHash(self.hamming),
             _ => self.plan.into(),
         }
     }

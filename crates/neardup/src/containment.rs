@@ -79,7 +79,7 @@ pub fn is_smaller(len_a: usize, a: u32, len_b: usize, b: u32) -> bool {
 
 /// The least overlap with which a set of `len` shingles is contained at `threshold`:
 /// ⌈t·len⌉ as the containment test itself computes it (at least 1).
-pub fn required_containment(len: usize, threshold: f64) -> usize {
+pub(crate) fn required_containment(len: usize, threshold: f64) -> usize {
     let passes = |o: usize| crate::verify::meets_threshold(o as f64 / len as f64, threshold);
     let mut o = ((threshold * len as f64).floor() as usize).clamp(1, len.max(1));
     while o > 1 && passes(o - 1) {
@@ -296,7 +296,7 @@ pub const COMMON_TOKEN_SHARE: f64 = 0.01;
 
 /// A token held by more than this many of `n` sets is common: [`COMMON_TOKEN_SHARE`] of
 /// them, and at least 16 (in a small corpus no token is common).
-pub fn common_floor(n: usize) -> u32 {
+pub(crate) fn common_floor(n: usize) -> u32 {
     ((n as f64 * COMMON_TOKEN_SHARE) as u32).max(16)
 }
 
@@ -337,7 +337,7 @@ impl<S: Shingle> TokenCounter<S> {
         self.sets += sets.len();
     }
 
-    /// The common tokens, sorted: held by more than [`common_floor`] of the sets counted.
+    /// The common tokens, sorted: held by more than `common_floor` of the sets counted.
     pub fn common(&self) -> Vec<S> {
         let floor = common_floor(self.sets);
         let mut out: Vec<S> = self
@@ -353,7 +353,10 @@ impl<S: Shingle> TokenCounter<S> {
 
 /// What a containment search signs of a set: its tokens not in `common` (sorted), or the
 /// whole set if every token is common.
-pub fn without_common<'a, S: Shingle>(set: &'a [S], common: &[S]) -> std::borrow::Cow<'a, [S]> {
+pub(crate) fn without_common<'a, S: Shingle>(
+    set: &'a [S],
+    common: &[S],
+) -> std::borrow::Cow<'a, [S]> {
     if common.is_empty() {
         return std::borrow::Cow::Borrowed(set);
     }
@@ -370,7 +373,7 @@ pub fn without_common<'a, S: Shingle>(set: &'a [S], common: &[S]) -> std::borrow
 }
 
 /// The rows per band a containment search may use: keys are kept for each one in use.
-pub const ENSEMBLE_ROWS: [usize; 4] = [1, 2, 4, 8];
+pub(crate) const ENSEMBLE_ROWS: [usize; 4] = [1, 2, 4, 8];
 
 /// The recall at the partition's worst case that the rows per band are chosen for.
 pub const ENSEMBLE_RECALL: f64 = 0.95;
@@ -414,7 +417,7 @@ impl EnsemblePlan {
     }
 
     /// Rows per band for a query of `a` shingles against partition `j`: the most rows of
-    /// [`ENSEMBLE_ROWS`] whose K / r bands still find a pair at the partition's least
+    /// `ENSEMBLE_ROWS` (1, 2, 4, 8) whose K / r bands still find a pair at the partition's least
     /// Jaccard with probability [`ENSEMBLE_RECALL`], else one row (the most it can do).
     pub fn rows(&self, a: usize, j: usize) -> usize {
         let s = self.jaccard_floor(a, j);
@@ -422,7 +425,7 @@ impl EnsemblePlan {
             .iter()
             .copied()
             .filter(|&r| r <= self.num_perm)
-            .rfind(|&r| crate::plan::s_curve(self.num_perm / r, r, s) >= ENSEMBLE_RECALL)
+            .rfind(|&r| crate::lsh::s_curve(self.num_perm / r, r, s) >= ENSEMBLE_RECALL)
             .unwrap_or(1)
     }
 
@@ -430,7 +433,7 @@ impl EnsemblePlan {
     /// of partition `j`.
     pub fn probability(&self, a: usize, j: usize, s: f64) -> f64 {
         let r = self.rows(a, j);
-        crate::plan::s_curve(self.num_perm / r, r, s)
+        crate::lsh::s_curve(self.num_perm / r, r, s)
     }
 
     /// The probability of finding a pair exactly at the threshold in the partition's
@@ -445,7 +448,7 @@ impl EnsemblePlan {
         self.num_perm
     }
 
-    /// The row counts of the plan's tables, fewest first: those of [`ENSEMBLE_ROWS`]
+    /// The row counts of the plan's tables, fewest first: those of `ENSEMBLE_ROWS` (1, 2, 4, 8)
     /// that fit in K.
     pub fn tables(&self) -> impl Iterator<Item = usize> {
         let k = self.num_perm;

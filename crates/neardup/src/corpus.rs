@@ -285,7 +285,7 @@ pub fn set_fingerprint(set: &[u64]) -> u128 {
     hasher.digest128()
 }
 
-/// Shingle sets of all documents as 32-bit ids ([`shingle_id`](crate::shingle_id); sorted,
+/// Shingle sets of all documents as 32-bit ids (the top half of each hash; sorted,
 /// deduplicated), stored back to back, with the groups of identical sets and the
 /// signatures of each group's representative.
 ///
@@ -421,7 +421,7 @@ impl Corpus {
         self.len() == 0
     }
 
-    /// The shingle set of a document as 32-bit ids ([`shingle_id`](crate::shingle_id)):
+    /// The shingle set of a document as 32-bit ids (the top half of each hash):
     /// sorted, deduplicated.
     pub fn set(&self, doc: u32) -> &[u32] {
         self.stored_set(self.set_of[doc as usize])

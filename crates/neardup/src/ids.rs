@@ -11,11 +11,11 @@
 //! (10⁻⁷ for d = 20), which raises its Jaccard by one part in the union.
 //!
 //! ```
-//! use neardup::{shingle_id, Shingle};
+//! use neardup::Shingle;
 //! let hash = 0x0123_4567_89ab_cdef_u64;
-//! assert_eq!(shingle_id(hash), 0x0123_4567);
+//! let id = (hash >> 32) as u32; // the top half
 //! // A hash and its id feed a sketch the same value.
-//! assert_eq!(hash.sketch_value(), shingle_id(hash).sketch_value());
+//! assert_eq!(hash.sketch_value(), id.sketch_value());
 //! ```
 
 use std::fmt::Debug;
@@ -24,7 +24,7 @@ use std::hash::Hash;
 /// The 32-bit id of a shingle whose 64-bit hash is `hash`: its top half. Ids of a sorted
 /// set of hashes come out sorted (equal neighbours are collisions, kept once).
 #[inline(always)]
-pub fn shingle_id(hash: u64) -> u32 {
+pub(crate) fn shingle_id(hash: u64) -> u32 {
     (hash >> 32) as u32
 }
 
@@ -158,7 +158,7 @@ pub(crate) fn extend_ids(hashes: &[u64], out: &mut Vec<u32>) {
 
 /// The number of distinct ids of a sorted, deduplicated set of hashes: its size as a
 /// corpus holds it.
-pub fn distinct_ids(hashes: &[u64]) -> usize {
+pub(crate) fn distinct_ids(hashes: &[u64]) -> usize {
     Ids::of(hashes).count()
 }
 

@@ -80,16 +80,15 @@ pub use cluster::{
 };
 pub use config::{defaults, Config, ConfigBuilder, MIN_THRESHOLD};
 pub use containment::{
-    common_floor, contained, is_smaller, required_containment, without_common, Contained,
-    ContainmentJoin, EnsemblePlan, EnsembleRow, Measure, PartitionCount, TokenCounter,
-    COMMON_TOKEN_SHARE, ENSEMBLE_RECALL, ENSEMBLE_ROWS, MAX_ONE_ROW_BUCKET,
+    contained, is_smaller, Contained, ContainmentJoin, EnsemblePlan, EnsembleRow, Measure,
+    PartitionCount, TokenCounter, COMMON_TOKEN_SHARE, ENSEMBLE_RECALL, MAX_ONE_ROW_BUCKET,
 };
 pub use corpus::{set_fingerprint, Corpus, WHOLE_NUM_PERM};
 pub use document::{DocSet, DocSketch, FamilySketch};
 pub use error::{Error, Result};
 pub use exact::{ExactJoin, JoinStats, ScoredPair};
 pub use family::{FamilySet, SketchKind, MAX_FAMILIES};
-pub use ids::{distinct_ids, jaccard_of_ids, shingle_id, shingle_ids, Shingle, SketchInput};
+pub use ids::{jaccard_of_ids, shingle_ids, Shingle, SketchInput};
 pub use lsh::BandPlan;
 pub use method::{Goal, Method, MethodChoice};
 pub use normalize::{normalize, Normalization};
@@ -114,9 +113,8 @@ pub use spill::SpillOptions;
 pub use stages::{ShingleBatches, Shingled, Sketched};
 pub use stats::{Similarities, Stage, Stats, SIMILARITY_BINS};
 pub use verify::{
-    estimate, estimate_std_dev, intersection_at_least, intersection_size, jaccard,
-    jaccard_at_least, jaccard_from_counts, meets_threshold, required_overlap, triage_margin,
-    Verification,
+    estimate, estimate_std_dev, intersection_size, jaccard, jaccard_at_least, jaccard_from_counts,
+    meets_threshold, Verification,
 };
 
 /// Internals exposed for the crate's own benchmarks only: not part of the API.

@@ -83,9 +83,9 @@ impl BandPlan {
         self.rows
     }
 
-    /// P(candidate | s) = 1 − (1 − s^r)^b ([`s_curve`](crate::plan::s_curve)).
+    /// P(candidate | s) = 1 − (1 − s^r)^b ([`s_curve`]).
     pub fn probability(&self, similarity: f64) -> f64 {
-        crate::plan::s_curve(self.bands, self.rows, similarity)
+        s_curve(self.bands, self.rows, similarity)
     }
 
     /// Writes one 64-bit key per band of `signature` into `out` (`out.len() == bands`).
@@ -111,6 +111,47 @@ impl BandPlan {
             }
             *key = xxh3_64_with_seed(bytes, BAND_SEED);
         }
+    }
+}
+
+/// P(candidate | s) = 1 − (1 − sʳ)ᵇ for `bands` × `rows`: the probability that two
+/// documents of Jaccard similarity `s` (clamped to [0, 1]) share at least one band key.
+pub fn s_curve(bands: usize, rows: usize, s: f64) -> f64 {
+    let s = s.clamp(0.0, 1.0);
+    // Past i32::MAX the powers are 0 or 1 either way: saturate rather than wrap.
+    let power = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+    let miss = (1.0 - s.powi(power(rows))).powi(power(bands));
+    1.0 - miss
+}
+
+/// How likely a pair of a given Jaccard is to become a candidate: by LSH's bands, or by
+/// SimHash fingerprints within a Hamming distance (see
+/// [`simhash_probability`](crate::simhash_probability) for the assumption it rests on).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CandidateCurve {
+    /// LSH with this band plan.
+    Bands(BandPlan),
+    /// SimHash with this Hamming distance.
+    SimHash(u32),
+    /// A containment search: whether a pair is found depends on both documents' sizes,
+    /// not on one similarity, so there is no curve (NaN).
+    Containment,
+}
+
+impl CandidateCurve {
+    /// P(candidate | Jaccard s).
+    pub fn probability(&self, s: f64) -> f64 {
+        match *self {
+            CandidateCurve::Bands(plan) => plan.probability(s),
+            CandidateCurve::SimHash(k) => crate::simhash::simhash_probability(s, k),
+            CandidateCurve::Containment => f64::NAN,
+        }
+    }
+}
+
+impl From<BandPlan> for CandidateCurve {
+    fn from(plan: BandPlan) -> Self {
+        CandidateCurve::Bands(plan)
     }
 }
 

@@ -27,7 +27,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::lsh::BandPlan;
 use crate::pairs::Pair;
 
 /// Whether a [`Grouping`] lists pairs or places documents in clusters.
@@ -491,36 +490,7 @@ pub struct BandRecall {
     pub expected: f64,
 }
 
-/// How likely a pair of a given Jaccard is to become a candidate: by LSH's bands, or by
-/// SimHash fingerprints within a Hamming distance (see
-/// [`simhash_probability`](crate::simhash_probability) for the assumption it rests on).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CandidateCurve {
-    /// LSH with this band plan.
-    Bands(BandPlan),
-    /// SimHash with this Hamming distance.
-    SimHash(u32),
-    /// A containment search: whether a pair is found depends on both documents' sizes,
-    /// not on one similarity, so there is no curve (NaN).
-    Containment,
-}
-
-impl CandidateCurve {
-    /// P(candidate | Jaccard s).
-    pub fn probability(&self, s: f64) -> f64 {
-        match *self {
-            CandidateCurve::Bands(plan) => plan.probability(s),
-            CandidateCurve::SimHash(k) => crate::simhash::simhash_probability(s, k),
-            CandidateCurve::Containment => f64::NAN,
-        }
-    }
-}
-
-impl From<BandPlan> for CandidateCurve {
-    fn from(plan: BandPlan) -> Self {
-        CandidateCurve::Bands(plan)
-    }
-}
+pub use crate::lsh::CandidateCurve;
 
 /// The mean S-curve over `pairs`' exact Jaccard; 0 for none.
 pub(crate) fn expected(plan: CandidateCurve, pairs: &[&Pair]) -> f64 {
@@ -587,6 +557,7 @@ pub fn recall_by_similarity(
 mod tests {
     use super::*;
     use crate::cluster::Similarity;
+    use crate::lsh::BandPlan;
 
     fn pair(a: u32, b: u32, j: f64) -> Pair {
         Pair {

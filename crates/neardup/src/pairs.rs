@@ -12,8 +12,18 @@ use rayon::prelude::*;
 use crate::cluster::Similarity;
 use crate::corpus::Corpus;
 use crate::error::Error;
-use crate::pipeline::PairTotals;
 use crate::slot::{doc_id, doc_ids, Slot};
+
+/// Totals of a streamed pairs run, known once the stream ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PairTotals {
+    /// Document pairs produced.
+    pub pairs: u64,
+    /// Documents in at least one pair.
+    pub documents: u64,
+    /// Of the pairs, those between documents with identical shingle sets.
+    pub identical: u64,
+}
 
 /// A reported pair of documents `a < b`.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -24,15 +24,7 @@ use crate::lsh::BandPlan;
 use crate::verify::Verification;
 use crate::SketchKind;
 
-/// P(candidate | s) = 1 − (1 − sʳ)ᵇ for `bands` × `rows`: the probability that two
-/// documents of Jaccard similarity `s` (clamped to [0, 1]) share at least one band key.
-pub fn s_curve(bands: usize, rows: usize, s: f64) -> f64 {
-    let s = s.clamp(0.0, 1.0);
-    // Past i32::MAX the powers are 0 or 1 either way: saturate rather than wrap.
-    let power = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
-    let miss = (1.0 - s.powi(power(rows))).powi(power(bands));
-    1.0 - miss
-}
+pub use crate::lsh::s_curve;
 
 /// ∫ f over [lo, hi] by composite Simpson's rule with 2,000 intervals (exact for
 /// polynomials up to degree 3; the S-curve is smooth).

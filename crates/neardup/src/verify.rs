@@ -22,8 +22,7 @@ pub enum Verification {
     /// Accept or reject on the MinHash estimate when it is 3σ from t, exact Jaccard in
     /// between; pairs accepted on the estimate carry no exact Jaccard.
     ///
-    /// Accepts at ≥ t + 3σ and rejects at ≤ t − 3σ, σ = √(t(1−t)/K): see
-    /// [`triage_margin`].
+    /// Accepts at ≥ t + 3σ and rejects at ≤ t − 3σ, σ = √(t(1−t)/K).
     #[cfg_attr(feature = "clap", value(name = "triage"))]
     Triage,
     /// No verification: raw LSH candidates.
@@ -84,7 +83,11 @@ const EXIT_CHECK: usize = 64;
 /// `required`, else `None`, found without merging to the end when it cannot be reached:
 /// the merge stops once the matches so far plus the elements left in the shorter remainder
 /// fall below `required` (the exact join's positional bound).
-pub fn intersection_at_least<T: Ord + Copy>(a: &[T], b: &[T], required: usize) -> Option<usize> {
+pub(crate) fn intersection_at_least<T: Ord + Copy>(
+    a: &[T],
+    b: &[T],
+    required: usize,
+) -> Option<usize> {
     let (mut i, mut j, mut n) = (0, 0, 0);
     loop {
         let reachable = n + (a.len() - i).min(b.len() - j);
@@ -114,7 +117,7 @@ pub fn intersection_at_least<T: Ord + Copy>(a: &[T], b: &[T], required: usize) -
 /// threshold under [`meets_threshold`] and [`jaccard_from_counts`] (found with that very
 /// test, so it agrees to the bit); more than either size when none does. For a threshold
 /// above 0 it is at least 1: sets with nothing in common never meet it.
-pub fn required_overlap(len_a: usize, len_b: usize, threshold: f64) -> usize {
+pub(crate) fn required_overlap(len_a: usize, len_b: usize, threshold: f64) -> usize {
     let passes = |o: usize| meets_threshold(jaccard_from_counts(o, len_a, len_b), threshold);
     let most = len_a.min(len_b);
     if !passes(most) {
@@ -171,7 +174,7 @@ pub fn estimate_std_dev(jaccard: f64, num_perm: usize) -> f64 {
 }
 
 /// Margin of triage: three standard deviations of the estimate of a pair at `threshold`.
-pub fn triage_margin(threshold: f64, num_perm: usize) -> f64 {
+pub(crate) fn triage_margin(threshold: f64, num_perm: usize) -> f64 {
     3.0 * estimate_std_dev(threshold, num_perm)
 }
 

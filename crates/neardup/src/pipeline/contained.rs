@@ -65,7 +65,7 @@ impl Pipeline {
 
     /// One document's keys in every table of the containment search
     /// ([`EnsemblePlan::table_bands`]: for each row count, K / r band keys, back to back),
-    /// signed over its tokens not in `common` (sorted; see [`without_common`]): equal to
+    /// signed over its tokens not in `common` (sorted; tokens held by more than a share of the sets, `COMMON_TOKEN_SHARE`): equal to
     /// those the batch search gives the same set under the same common tokens. They are
     /// one family, numbered 0; an empty document has none. SimHash is refused.
     ///

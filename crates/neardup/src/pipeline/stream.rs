@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use super::Pipeline;
 use crate::cluster::Similarity;
 use crate::observer::Observer;
+pub use crate::pairs::PairTotals;
 use crate::pairs::{Groups, Pair};
 use crate::slot::doc_ids;
 use crate::stages::{Shingled, Sketched};
@@ -21,17 +22,6 @@ use crate::stats::{Stage, Stats};
 
 /// Document pairs handed to a consumer at a time, at most.
 pub const STREAM_CHUNK: usize = 1 << 18;
-
-/// Totals of a streamed pairs run, known once the stream ends.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PairTotals {
-    /// Document pairs produced.
-    pub pairs: u64,
-    /// Documents in at least one pair.
-    pub documents: u64,
-    /// Of the pairs, those between documents with identical shingle sets.
-    pub identical: u64,
-}
 
 /// Expands pairs of representatives into document pairs and hands them on in chunks.
 pub(super) struct Emitter<'a, F> {
