@@ -248,7 +248,7 @@ fn numbered_warning(count: u64) {
 
 /// "1 document", "2 documents".
 fn documents(n: u64) -> String {
-    format!("{} document{}", thousands(n), if n == 1 { "" } else { "s" })
+    crate::summary::count(n, "document", "documents")
 }
 
 /// Refuses an output inside the index's directory: it would replace the index's own files
@@ -335,8 +335,8 @@ fn skipped_note(docs: &Documents, empty: u64) -> String {
     }
     let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
     format!(
-        "; {} records skipped ({})",
-        thousands(total),
+        "; {} skipped ({})",
+        crate::summary::count(total, "record", "records"),
         parts.join(", ")
     )
 }

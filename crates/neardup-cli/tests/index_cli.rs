@@ -266,3 +266,26 @@ fn documents_without_ids_are_indexed_under_their_line_numbers_with_a_warning() {
     ]);
     assert_eq!(json_lines(&q)[1]["neighbours"][0]["id"], "2");
 }
+
+/// `index build` and `index add` count one skipped record in the singular.
+#[test]
+fn index_commands_count_one_skipped_record_in_the_singular() {
+    let (dir, idx) = index_dir();
+    let one_bad = |name: &str, id: &str| {
+        let path = dir.path().join(name);
+        let line = serde_json::json!({"id": id, "text": "the quick brown fox jumps"});
+        std::fs::write(&path, format!("{line}\nnot json at all\n")).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (first, second) = (one_bad("a.jsonl", "a"), one_bad("b.jsonl", "b"));
+    for args in [
+        vec!["index", "build", idx.as_str(), first.as_str()],
+        vec!["index", "add", idx.as_str(), second.as_str()],
+    ] {
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{args:?}: {err}");
+        assert!(err.contains("; 1 record skipped ("), "{args:?}: {err}");
+        assert!(!err.contains("1 records"), "{args:?}: {err}");
+    }
+}

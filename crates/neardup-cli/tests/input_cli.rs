@@ -355,3 +355,25 @@ fn plan_takes_the_input_options_of_dedup() {
         stderr(&o)
     );
 }
+
+/// A CSV/TSV header's `ID` (any case) names the records as `id` does.
+#[test]
+fn an_id_column_is_found_in_any_case() {
+    for (name, sep) in [("a.csv", ","), ("a.tsv", "\t")] {
+        for header in ["id", "ID", "Id"] {
+            let dir = tempfile::tempdir().unwrap();
+            let data = format!(
+                "{header}{sep}text\nx1{sep}the very same words here\nx2{sep}the very same words here\n"
+            );
+            std::fs::write(dir.path().join(name), data).unwrap();
+            let (out, _) = ok(dir.path(), &["pairs", name, "-q"]);
+            let pairs = json_lines(&out);
+            assert_eq!(pairs.len(), 1, "{header}: {out}");
+            assert_eq!(
+                (pairs[0]["a"].as_str(), pairs[0]["b"].as_str()),
+                (Some("x1"), Some("x2")),
+                "{header}: {out}"
+            );
+        }
+    }
+}

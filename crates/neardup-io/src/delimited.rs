@@ -449,9 +449,17 @@ impl DelimitedReader {
         }
         self.id_idx = match &opts.id_column {
             Some(name) => Some(self.column_index(name)?),
-            // As JSONL's `id` field does, a column named `id` names the records unless
-            // another is asked for.
-            None => self.columns.iter().position(|c| c == DEFAULT_ID_COLUMN),
+            // As JSONL's `id` field does, a column named `id` (in any case: spreadsheets
+            // write `ID`; an exact `id` first) names the records unless another is asked for.
+            None => self
+                .columns
+                .iter()
+                .position(|c| c == DEFAULT_ID_COLUMN)
+                .or_else(|| {
+                    self.columns
+                        .iter()
+                        .position(|c| c.eq_ignore_ascii_case(DEFAULT_ID_COLUMN))
+                }),
         };
         if let Some(name) = &opts.key_field {
             self.key_idx = Some(self.column_index(name)?);
@@ -960,8 +968,13 @@ mod tests {
             summary(&entries(&mut r)),
             [(2, 1, "record"), (3, 2, "missing_columns")]
         );
-        // No column `id`: no ids; `Id` is not `id`.
+        // `Id` and `ID` are `id` (spreadsheets write them so); an exact `id` comes first.
         let csv = b"Id,text\n1,a flat\n";
+        assert_eq!(ids(csv, b',', &opts(&["text"], None)), [some("1")]);
+        let csv = b"ID,id,text\n1,2,a flat\n";
+        assert_eq!(ids(csv, b',', &opts(&["text"], None)), [some("2")]);
+        // No column `id` in any case: no ids.
+        let csv = b"ident,text\n1,a flat\n";
         assert_eq!(ids(csv, b',', &opts(&["text"], None)), [None]);
     }
 

@@ -32,8 +32,8 @@ pub struct ReadOptions {
     /// Each must be in the header. Default `["text"]`.
     pub text_columns: Vec<String>,
     /// CSV/TSV: the column holding the id, which must be in the header. `None` (the
-    /// default) reads the ids from the column named [`DEFAULT_ID_COLUMN`] (`id`) when the
-    /// header has one, as JSONL reads the field `id`, and leaves the records unnamed when
+    /// default) reads the ids from the column named [`DEFAULT_ID_COLUMN`] (`id`, in any
+    /// ASCII case, an exact `id` first) when the header has one, as JSONL reads the field `id`, and leaves the records unnamed when
     /// it has none.
     pub id_column: Option<String>,
     /// The largest record, in bytes of the (decompressed) source, that is read: a longer
