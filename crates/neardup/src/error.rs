@@ -14,7 +14,7 @@ pub enum Error {
     #[error("threshold must be in 0.01..=1, got {0}")]
     InvalidThreshold(f64),
     /// A shingle specification could not be parsed (expected `char:K` or `word:K` with K
-    /// in 1..=[`MAX_SHINGLE_SIZE`](crate::shingle::MAX_SHINGLE_SIZE)).
+    /// in 1..=[`MAX_SHINGLE_SIZE`](crate::text::shingle::MAX_SHINGLE_SIZE)).
     #[error("invalid shingle spec {0:?}: expected char:K or word:K with K in 1..=1024")]
     InvalidShingleSpec(String),
     /// A normalization level could not be parsed (expected `none`, `basic`, `nfkc` or
@@ -58,11 +58,11 @@ pub enum Error {
     /// first run.
     #[error("a corpus spilled to disk runs once; read it again to run it again")]
     CorpusSpent,
-    /// The shingle size must be in 1..=[`MAX_SHINGLE_SIZE`](crate::shingle::MAX_SHINGLE_SIZE).
+    /// The shingle size must be in 1..=[`MAX_SHINGLE_SIZE`](crate::text::shingle::MAX_SHINGLE_SIZE).
     #[error("shingle size must be in 1..=1024, got {0}")]
     InvalidShingleSize(usize),
     /// The cap on shingle positions per document must be in
-    /// 1..=[`MAX_MAX_SHINGLES`](crate::shingle::MAX_MAX_SHINGLES).
+    /// 1..=[`MAX_MAX_SHINGLES`](crate::text::shingle::MAX_MAX_SHINGLES).
     #[error("the cap on shingles per document must be in 1..=4294967296, got {0}")]
     InvalidMaxShingles(usize),
     /// The number of permutations must be in 1..=65536.

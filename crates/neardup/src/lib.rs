@@ -38,81 +38,61 @@
 //! # Ok::<(), neardup::Error>(())
 //! ```
 
-mod bbit;
+mod candidates;
 mod cluster;
-mod config;
-mod containment;
 mod corpus;
-mod document;
 mod error;
-pub mod evaluation;
-mod exact;
-mod family;
-mod group;
-mod heavy;
-mod ids;
-mod lsh;
-pub mod method;
-pub mod metrics;
-mod normalize;
-mod observer;
-mod oph;
-mod pairs;
-mod pipeline;
-pub mod plan;
-mod ranks;
+mod measure;
 mod rng;
 mod run;
-mod shingle;
 pub mod shuffle;
-mod simhash;
 mod sketch;
-mod slot;
 pub mod spill;
-mod stages;
-mod stats;
-mod uniform_sort;
+mod text;
 mod verify;
 
-pub use cluster::{
-    cluster, cluster_ranked, cluster_sets, Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy,
-    Similarity,
-};
-pub use config::{defaults, Config, ConfigBuilder, MIN_THRESHOLD};
-pub use containment::{
+pub use measure::{evaluation, metrics, plan};
+pub use run::method;
+
+pub use candidates::bands::BandPlan;
+pub use candidates::containment::{
     contained, is_smaller, Contained, ContainmentJoin, EnsemblePlan, EnsembleRow, Measure,
     PartitionCount, TokenCounter, COMMON_TOKEN_SHARE, ENSEMBLE_RECALL, MAX_ONE_ROW_BUCKET,
 };
-pub use corpus::{set_fingerprint, Corpus, WHOLE_NUM_PERM};
-pub use document::{DocSet, DocSketch, FamilySketch};
-pub use error::{Error, Result};
-pub use exact::{ExactJoin, JoinStats, ScoredPair};
-pub use family::{FamilySet, SketchKind, MAX_FAMILIES};
-pub use ids::{jaccard_of_ids, shingle_ids, Shingle, SketchInput};
-pub use lsh::BandPlan;
-pub use method::{Goal, Method, MethodChoice};
-pub use normalize::{normalize, Normalization};
-pub use observer::{Observer, Quiet};
-pub use oph::OnePermutation;
-pub use pairs::{Pair, PairSet};
-pub use pipeline::{PairTotals, Pipeline, Verdict, STREAM_CHUNK};
-pub use pipeline::{SpillBatches, Spilled};
-pub use ranks::KeepRanks;
-pub use rng::SplitMix64;
-pub use run::{Engine, Held, Intake, Outcome, Ready, RunError, RunPlan, Sink, Why};
-pub use shingle::{
-    ShingleInfo, ShingleKind, Shingler, DEFAULT_MAX_SHINGLES, MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE,
-};
-pub use simhash::{
+pub use candidates::exact_join::{ExactJoin, JoinStats, ScoredPair};
+pub use candidates::simhash::{
     hamming, simhash, simhash_probability, SimHashFound, SimHashTables, DEFAULT_HAMMING,
     MAX_HAMMING,
 };
-pub use sketch::{ClassicMinHash, Sketch, MAX_NUM_PERM};
-pub use slot::MAX_DOCUMENTS;
+pub use cluster::clusters::{
+    cluster, cluster_ranked, cluster_sets, Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy,
+    Similarity,
+};
+pub use cluster::ranks::KeepRanks;
+pub use corpus::sets::{set_fingerprint, Corpus, WHOLE_NUM_PERM};
+pub use corpus::slot::MAX_DOCUMENTS;
+pub use corpus::stages::{ShingleBatches, Shingled, Sketched};
+pub use error::{Error, Result};
+pub use rng::SplitMix64;
+pub use run::config::{defaults, Config, ConfigBuilder, MIN_THRESHOLD};
+pub use run::method::{Goal, Method, MethodChoice};
+pub use run::observer::{Observer, Quiet};
+pub use run::pairs::{Pair, PairSet};
+pub use run::pipeline::{PairTotals, Pipeline, Verdict, STREAM_CHUNK};
+pub use run::pipeline::{SpillBatches, Spilled};
+pub use run::stats::{Similarities, Stage, Stats, SIMILARITY_BINS};
+pub use run::{Engine, Held, Intake, Outcome, Ready, RunError, RunPlan, Sink, Why};
+pub use sketch::classic::{ClassicMinHash, Sketch, MAX_NUM_PERM};
+pub use sketch::document::{DocSet, DocSketch, FamilySketch};
+pub use sketch::family::{FamilySet, SketchKind, MAX_FAMILIES};
+pub use sketch::oph::OnePermutation;
 pub use spill::SpillOptions;
-pub use stages::{ShingleBatches, Shingled, Sketched};
-pub use stats::{Similarities, Stage, Stats, SIMILARITY_BINS};
-pub use verify::{
+pub use text::ids::{jaccard_of_ids, shingle_ids, Shingle, SketchInput};
+pub use text::normalize::{normalize, Normalization};
+pub use text::shingle::{
+    ShingleInfo, ShingleKind, Shingler, DEFAULT_MAX_SHINGLES, MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE,
+};
+pub use verify::jaccard::{
     estimate, estimate_std_dev, intersection_size, jaccard, jaccard_at_least, jaccard_from_counts,
     meets_threshold, Verification,
 };
@@ -120,7 +100,7 @@ pub use verify::{
 /// Internals exposed for the crate's own benchmarks only: not part of the API.
 #[doc(hidden)]
 pub mod bench_internals {
-    pub use crate::group::{bucket_key, BandIndex};
+    pub use crate::candidates::band_index::{bucket_key, BandIndex};
 }
 
 /// The README's example of the library, run with the doctests so that it stays true.

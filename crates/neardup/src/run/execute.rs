@@ -1,13 +1,13 @@
 //! [`Pipeline::run`]: a ready corpus through its engine, into a [`Sink`] or clusters.
 
-use crate::cluster::Clusters;
-use crate::containment::Contained;
+use crate::candidates::containment::Contained;
+use crate::cluster::clusters::Clusters;
 use crate::error::Error;
-use crate::method::Goal;
-use crate::observer::Observer;
-use crate::pairs::Pair;
-use crate::pipeline::{PairTotals, Pipeline, STREAM_CHUNK};
-use crate::stats::Stats;
+use crate::run::method::Goal;
+use crate::run::observer::Observer;
+use crate::run::pairs::Pair;
+use crate::run::pipeline::{PairTotals, Pipeline, STREAM_CHUNK};
+use crate::run::stats::Stats;
 
 use super::intake::{Prepared, Ready};
 use super::plan::Engine;

@@ -1,11 +1,11 @@
 //! Texts in, batch by batch: shingled in memory, or shingled, sketched and spilled to
 //! disk. The corpus it ends in, and that corpus made ready for its engine.
 
+use crate::corpus::stages::{ShingleBatches, Shingled, Sketched};
 use crate::error::Result;
-use crate::observer::Observer;
-use crate::pipeline::{Pipeline, SpillBatches, Spilled};
+use crate::run::observer::Observer;
+use crate::run::pipeline::{Pipeline, SpillBatches, Spilled};
 use crate::spill::SpillOptions;
-use crate::stages::{ShingleBatches, Shingled, Sketched};
 
 use super::plan::{Engine, RunPlan};
 

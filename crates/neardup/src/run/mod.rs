@@ -53,9 +53,15 @@
 //! [`Pipeline::prepare`]: crate::Pipeline::prepare
 //! [`Pipeline::run`]: crate::Pipeline::run
 
+pub(crate) mod config;
 mod execute;
 mod intake;
+pub mod method;
+pub(crate) mod observer;
+pub(crate) mod pairs;
+pub(crate) mod pipeline;
 mod plan;
+pub(crate) mod stats;
 
 pub use execute::{Outcome, RunError, Sink};
 pub use intake::{Held, Intake, Ready};

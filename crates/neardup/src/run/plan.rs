@@ -1,9 +1,9 @@
 //! Which engine finds a run's candidates, chosen once, and why.
 
-use crate::containment::Measure;
+use crate::candidates::containment::Measure;
 use crate::error::{Error, Result};
-use crate::method::{Goal, Method, MethodChoice};
-use crate::pipeline::Pipeline;
+use crate::run::method::{Goal, Method, MethodChoice};
+use crate::run::pipeline::Pipeline;
 
 use super::intake::Held;
 

@@ -10,9 +10,9 @@ use rayon::slice::ParallelSliceMut;
 
 use super::runs::{Fixed, Merged, Sorter};
 use super::spill_error;
+use crate::candidates::band_index::BucketKey;
 use crate::error::Result;
-use crate::group::BucketKey;
-use crate::uniform_sort;
+use crate::text::uniform_sort;
 
 /// Bytes a record takes in memory: a 32-bit bucket key and a document, as the in-memory
 /// run's band index holds them, so that both put the same documents in a bucket.

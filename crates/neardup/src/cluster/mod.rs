@@ -1,0 +1,5 @@
+//! Clusters: union-find and the star cover in keep order, and the keep ranks of a value per
+//! document.
+
+pub(crate) mod clusters;
+pub(crate) mod ranks;

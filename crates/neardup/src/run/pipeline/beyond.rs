@@ -1,0 +1,203 @@
+//! Candidates beyond the buckets, checked like any other: every pair with one of the
+//! largest groups of copies (found exactly, see [`crate::candidates::large_groups`]), then pairs of
+//! representatives that are both verified near-duplicates of a third. A document that
+//! misses one member of a family of near-duplicates in every band often hits another; the
+//! second step finds the pair anyway. Pairs that collided in a band were candidates
+//! already and are skipped.
+
+use rayon::prelude::*;
+
+use super::verifier::{Tally, Verifier};
+use super::PAIR_CHUNK;
+use crate::candidates::band_index::BandIndex;
+use crate::corpus::sets::Corpus;
+use crate::run::observer::Observer;
+use crate::run::pairs::Pair;
+
+/// A document's verified neighbours are paired with each other only up to this many:
+/// beyond it, a hub of near-duplicates would make C(d, 2) candidates. A list stops
+/// growing one past it, so memory per document is bounded whatever the number of pairs.
+pub(super) const MAX_NEIGHBOURS: usize = 256;
+
+/// Candidates of the shared-neighbour step sorted and verified at a time (bounds memory).
+const NEIGHBOUR_BATCH: u64 = 1 << 22;
+
+/// What the walk keeps while it streams: per representative, whether it is in a pair and
+/// (for the shared-neighbour step) its first `MAX_NEIGHBOURS + 1` verified neighbours.
+pub(super) struct Known {
+    pub(super) paired: Vec<bool>,
+    neighbours: Option<Vec<Vec<u32>>>,
+}
+
+impl Known {
+    /// Nothing known of `documents` documents; neighbours are kept if `neighbours`.
+    pub(super) fn new(documents: usize, neighbours: bool) -> Self {
+        Known {
+            paired: vec![false; documents],
+            neighbours: neighbours.then(|| vec![Vec::new(); documents]),
+        }
+    }
+
+    pub(super) fn note(&mut self, p: &Pair) {
+        self.paired[p.a as usize] = true;
+        self.paired[p.b as usize] = true;
+        if let Some(lists) = &mut self.neighbours {
+            for (x, y) in [(p.a, p.b), (p.b, p.a)] {
+                let list = &mut lists[x as usize];
+                if list.len() <= MAX_NEIGHBOURS {
+                    list.push(y);
+                }
+            }
+        }
+    }
+}
+
+/// The step beyond the buckets of one walk.
+pub(super) struct Beyond<'a> {
+    pub(super) corpus: &'a Corpus,
+    pub(super) index: &'a BandIndex<'a>,
+    pub(super) verifier: &'a Verifier<'a>,
+    pub(super) threshold: f64,
+}
+
+impl Beyond<'_> {
+    /// Judges the proposed pairs that are compared in a family and never collided there
+    /// (those that collided were candidates already); returns those that pass.
+    fn judge_fresh(
+        &self,
+        proposed: Vec<(u32, u32)>,
+        tally: &mut Tally,
+        observer: &mut dyn Observer,
+    ) -> Vec<Pair> {
+        let fresh: Vec<(u32, u32)> = proposed
+            .into_par_iter()
+            .filter(|&(a, b)| {
+                self.corpus
+                    .shared_family(a, b)
+                    .is_some_and(|family| !self.index.collide_in_family(a, b, family))
+            })
+            .collect();
+        self.verifier.judge_all(&fresh, tally, observer)
+    }
+
+    /// Verifies the large groups' candidates, then the shared neighbours', handing the
+    /// verified pairs to `out`; returns the tally of each step.
+    pub(super) fn walk<E>(
+        &self,
+        known: &mut Known,
+        observer: &mut dyn Observer,
+        out: &mut impl FnMut(&[Pair]) -> Result<(), E>,
+    ) -> Result<[Tally; 2], E> {
+        let mut large_tally = Tally::default();
+        let proposed =
+            crate::candidates::large_groups::pairs_near_large_groups(self.corpus, self.threshold);
+        let large = self.judge_fresh(proposed, &mut large_tally, observer);
+        for p in &large {
+            known.note(p);
+        }
+        for part in large.chunks(PAIR_CHUNK) {
+            out(part)?;
+        }
+        // Known pairs that did not collide: the large groups' (sorted, as proposed).
+        let large: Vec<(u32, u32)> = large.iter().map(|p| (p.a, p.b)).collect();
+        let mut near_tally = Tally::default();
+        let Some(mut lists) = known.neighbours.take() else {
+            return Ok([large_tally, near_tally]);
+        };
+        lists.par_iter_mut().for_each(|l| l.sort_unstable());
+        let eligible = |l: &&Vec<u32>| (2..=MAX_NEIGHBOURS).contains(&l.len());
+        // How many pairs each document proposes as the lower one: cuts the work into
+        // batches of about NEIGHBOUR_BATCH, each sorted and deduplicated on its own.
+        let mut lower = vec![0u64; self.corpus.len()];
+        for l in lists.iter().filter(eligible) {
+            for (i, &x) in l.iter().enumerate() {
+                lower[x as usize] += (l.len() - 1 - i) as u64;
+            }
+        }
+        for range in batches(&lower, NEIGHBOUR_BATCH) {
+            let range = range.start as u32..range.end as u32;
+            let mut proposed: Vec<(u32, u32)> = lists
+                .par_iter()
+                .filter(eligible)
+                .flat_map_iter(|l| {
+                    let range = range.clone();
+                    l.iter()
+                        .enumerate()
+                        .filter(move |(_, x)| range.contains(x))
+                        .flat_map(move |(i, &x)| l[i + 1..].iter().map(move |&y| (x, y)))
+                })
+                .collect();
+            proposed.par_sort_unstable();
+            proposed.dedup();
+            proposed.retain(|&(a, b)| large.binary_search(&(a, b)).is_err());
+            let near = self.judge_fresh(proposed, &mut near_tally, observer);
+            for p in &near {
+                known.paired[p.a as usize] = true;
+                known.paired[p.b as usize] = true;
+            }
+            out(&near)?;
+        }
+        Ok([large_tally, near_tally])
+    }
+}
+
+/// Consecutive ranges of documents, each with at most `limit` in total of `counts` (or a
+/// single document over it), leaving out ranges with nothing.
+fn batches(counts: &[u64], limit: u64) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while from < counts.len() {
+        let (mut to, mut size) = (from, 0u64);
+        while to < counts.len() && (to == from || size + counts[to] <= limit) {
+            size += counts[to];
+            to += 1;
+        }
+        if size > 0 {
+            out.push(from..to);
+        }
+        from = to;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::clusters::Similarity;
+
+    #[test]
+    fn batches_cover_every_count_within_the_limit() {
+        let counts = [3, 0, 4, 9, 1, 1, 0, 0, 2];
+        let got = batches(&counts, 5);
+        assert_eq!(got, vec![0..2, 2..3, 3..4, 4..9]);
+        let covered: u64 = got
+            .iter()
+            .map(|r| counts[r.clone()].iter().sum::<u64>())
+            .sum();
+        assert_eq!(covered, counts.iter().sum());
+        assert!(batches(&[0, 0], 5).is_empty());
+        assert_eq!(batches(&[1, 1, 1], 100), vec![0..3]);
+    }
+
+    #[test]
+    fn neighbour_lists_stop_one_past_the_cap() {
+        let mut known = Known::new(400, true);
+        let sim = Similarity {
+            jaccard: Some(0.9),
+            estimate: None,
+            truncated: false,
+            hamming: None,
+        };
+        for b in 1..400 {
+            known.note(&Pair {
+                a: 0,
+                b,
+                similarity: sim,
+            });
+        }
+        let lists = known.neighbours.unwrap();
+        assert_eq!(lists[0].len(), MAX_NEIGHBOURS + 1);
+        assert_eq!(lists[399], vec![0]);
+        assert!(known.paired.iter().all(|&p| p));
+    }
+}
