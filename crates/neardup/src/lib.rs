@@ -78,14 +78,15 @@ pub use run::config::{defaults, Config, ConfigBuilder, MIN_THRESHOLD};
 pub use run::method::{Goal, Method, MethodChoice};
 pub use run::observer::{Observer, Quiet};
 pub use run::pairs::{Pair, PairSet};
-pub use run::pipeline::{PairTotals, Pipeline, Verdict, STREAM_CHUNK};
-pub use run::pipeline::{SpillBatches, Spilled};
+pub use run::pipeline::Pipeline;
 pub use run::stats::{Similarities, Stage, Stats, SIMILARITY_BINS};
+pub use run::stream::{PairTotals, STREAM_CHUNK};
 pub use run::{Engine, Held, Intake, Outcome, Ready, RunError, RunPlan, Sink, Why};
 pub use sketch::classic::{ClassicMinHash, Sketch, MAX_NUM_PERM};
 pub use sketch::document::{DocSet, DocSketch, FamilySketch};
 pub use sketch::family::{FamilySet, SketchKind, MAX_FAMILIES};
 pub use sketch::oph::OnePermutation;
+pub use spill::spilled::{SpillBatches, Spilled};
 pub use spill::SpillOptions;
 pub use text::ids::{jaccard_of_ids, shingle_ids, Shingle, SketchInput};
 pub use text::normalize::{normalize, Normalization};
@@ -96,6 +97,7 @@ pub use verify::jaccard::{
     estimate, estimate_std_dev, intersection_size, jaccard, jaccard_at_least, jaccard_from_counts,
     meets_threshold, Verification,
 };
+pub use verify::verifier::Verdict;
 
 /// Internals exposed for the crate's own benchmarks only: not part of the API.
 #[doc(hidden)]

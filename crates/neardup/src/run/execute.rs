@@ -6,8 +6,9 @@ use crate::error::Error;
 use crate::run::method::Goal;
 use crate::run::observer::Observer;
 use crate::run::pairs::Pair;
-use crate::run::pipeline::{PairTotals, Pipeline, STREAM_CHUNK};
+use crate::run::pipeline::Pipeline;
 use crate::run::stats::Stats;
+use crate::run::stream::{PairTotals, STREAM_CHUNK};
 
 use super::intake::{Prepared, Ready};
 use super::plan::Engine;

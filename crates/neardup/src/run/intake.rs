@@ -4,7 +4,8 @@
 use crate::corpus::stages::{ShingleBatches, Shingled, Sketched};
 use crate::error::Result;
 use crate::run::observer::Observer;
-use crate::run::pipeline::{Pipeline, SpillBatches, Spilled};
+use crate::run::pipeline::Pipeline;
+use crate::spill::spilled::{SpillBatches, Spilled};
 use crate::spill::SpillOptions;
 
 use super::plan::{Engine, RunPlan};

@@ -53,6 +53,7 @@
 //! [`Pipeline::prepare`]: crate::Pipeline::prepare
 //! [`Pipeline::run`]: crate::Pipeline::run
 
+pub(crate) mod choose;
 pub(crate) mod config;
 mod execute;
 mod intake;
@@ -62,6 +63,7 @@ pub(crate) mod pairs;
 pub(crate) mod pipeline;
 mod plan;
 pub(crate) mod stats;
+pub(crate) mod stream;
 
 pub use execute::{Outcome, RunError, Sink};
 pub use intake::{Held, Intake, Ready};

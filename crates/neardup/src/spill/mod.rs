@@ -5,6 +5,7 @@
 
 pub(crate) mod bands;
 pub(crate) mod runs;
+pub(crate) mod spilled;
 pub(crate) mod texts;
 
 use std::path::{Path, PathBuf};

@@ -2,3 +2,4 @@
 
 pub(crate) mod jaccard;
 pub(crate) mod prefilter;
+pub(crate) mod verifier;

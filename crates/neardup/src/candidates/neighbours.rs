@@ -7,38 +7,38 @@
 
 use rayon::prelude::*;
 
-use super::verifier::{Tally, Verifier};
-use super::PAIR_CHUNK;
 use crate::candidates::band_index::BandIndex;
 use crate::corpus::sets::Corpus;
 use crate::run::observer::Observer;
 use crate::run::pairs::Pair;
+use crate::run::pipeline::PAIR_CHUNK;
+use crate::verify::verifier::{Tally, Verifier};
 
 /// A document's verified neighbours are paired with each other only up to this many:
 /// beyond it, a hub of near-duplicates would make C(d, 2) candidates. A list stops
 /// growing one past it, so memory per document is bounded whatever the number of pairs.
-pub(super) const MAX_NEIGHBOURS: usize = 256;
+pub(crate) const MAX_NEIGHBOURS: usize = 256;
 
 /// Candidates of the shared-neighbour step sorted and verified at a time (bounds memory).
 const NEIGHBOUR_BATCH: u64 = 1 << 22;
 
 /// What the walk keeps while it streams: per representative, whether it is in a pair and
 /// (for the shared-neighbour step) its first `MAX_NEIGHBOURS + 1` verified neighbours.
-pub(super) struct Known {
-    pub(super) paired: Vec<bool>,
+pub(crate) struct Known {
+    pub(crate) paired: Vec<bool>,
     neighbours: Option<Vec<Vec<u32>>>,
 }
 
 impl Known {
     /// Nothing known of `documents` documents; neighbours are kept if `neighbours`.
-    pub(super) fn new(documents: usize, neighbours: bool) -> Self {
+    pub(crate) fn new(documents: usize, neighbours: bool) -> Self {
         Known {
             paired: vec![false; documents],
             neighbours: neighbours.then(|| vec![Vec::new(); documents]),
         }
     }
 
-    pub(super) fn note(&mut self, p: &Pair) {
+    pub(crate) fn note(&mut self, p: &Pair) {
         self.paired[p.a as usize] = true;
         self.paired[p.b as usize] = true;
         if let Some(lists) = &mut self.neighbours {
@@ -53,11 +53,11 @@ impl Known {
 }
 
 /// The step beyond the buckets of one walk.
-pub(super) struct Beyond<'a> {
-    pub(super) corpus: &'a Corpus,
-    pub(super) index: &'a BandIndex<'a>,
-    pub(super) verifier: &'a Verifier<'a>,
-    pub(super) threshold: f64,
+pub(crate) struct Beyond<'a> {
+    pub(crate) corpus: &'a Corpus,
+    pub(crate) index: &'a BandIndex<'a>,
+    pub(crate) verifier: &'a Verifier<'a>,
+    pub(crate) threshold: f64,
 }
 
 impl Beyond<'_> {
@@ -82,7 +82,7 @@ impl Beyond<'_> {
 
     /// Verifies the large groups' candidates, then the shared neighbours', handing the
     /// verified pairs to `out`; returns the tally of each step.
-    pub(super) fn walk<E>(
+    pub(crate) fn walk<E>(
         &self,
         known: &mut Known,
         observer: &mut dyn Observer,

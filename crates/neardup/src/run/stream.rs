@@ -11,30 +11,30 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::Pipeline;
 use crate::cluster::clusters::Similarity;
 use crate::corpus::slot::doc_ids;
 use crate::corpus::stages::{Shingled, Sketched};
 use crate::run::observer::Observer;
 pub use crate::run::pairs::PairTotals;
 use crate::run::pairs::{Groups, Pair};
+use crate::run::pipeline::Pipeline;
 use crate::run::stats::{Stage, Stats};
 
 /// Document pairs handed to a consumer at a time, at most.
 pub const STREAM_CHUNK: usize = 1 << 18;
 
 /// Expands pairs of representatives into document pairs and hands them on in chunks.
-pub(super) struct Emitter<'a, F> {
+pub(crate) struct Emitter<'a, F> {
     groups: &'a Groups,
     buf: Vec<Pair>,
     sink: F,
-    pub(super) totals: PairTotals,
+    pub(crate) totals: PairTotals,
     /// Time spent in the consumer, not counted as verification.
-    pub(super) sink_time: Duration,
+    pub(crate) sink_time: Duration,
 }
 
 impl<'a, E, F: FnMut(&[Pair]) -> Result<(), E>> Emitter<'a, F> {
-    pub(super) fn new(groups: &'a Groups, sink: F) -> Self {
+    pub(crate) fn new(groups: &'a Groups, sink: F) -> Self {
         Emitter {
             groups,
             buf: Vec::with_capacity(STREAM_CHUNK),
@@ -65,7 +65,7 @@ impl<'a, E, F: FnMut(&[Pair]) -> Result<(), E>> Emitter<'a, F> {
     }
 
     /// Every pair inside each group of identical documents.
-    pub(super) fn identical(&mut self, similarity: Similarity) -> Result<(), E> {
+    pub(crate) fn identical(&mut self, similarity: Similarity) -> Result<(), E> {
         for g in self.groups.all() {
             for (i, &a) in g.iter().enumerate() {
                 for &b in &g[i + 1..] {
@@ -78,7 +78,7 @@ impl<'a, E, F: FnMut(&[Pair]) -> Result<(), E>> Emitter<'a, F> {
     }
 
     /// The document pairs of verified representative pairs, then a flush.
-    pub(super) fn reps(&mut self, reps: &[Pair]) -> Result<(), E> {
+    pub(crate) fn reps(&mut self, reps: &[Pair]) -> Result<(), E> {
         for p in reps {
             for &x in self.groups.members(&p.a) {
                 for &y in self.groups.members(&p.b) {
@@ -200,7 +200,7 @@ impl Pipeline {
 /// whose representative is paired.
 /// Documents in at least one pair: those with shingles whose representative is paired
 /// or has copies.
-pub(super) fn documents_in_pairs(
+pub(crate) fn documents_in_pairs(
     documents: usize,
     has_shingles: impl Fn(u32) -> bool,
     representative: impl Fn(u32) -> u32,

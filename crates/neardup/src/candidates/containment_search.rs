@@ -4,7 +4,6 @@
 
 use rayon::prelude::*;
 
-use super::Pipeline;
 use crate::candidates::bands::BandPlan;
 use crate::candidates::containment::{
     contained, is_smaller, without_common, Contained, ContainmentJoin, EnsemblePlan, TokenCounter,
@@ -15,6 +14,7 @@ use crate::corpus::stages::Shingled;
 use crate::error::{Error, Result};
 use crate::run::observer::Observer;
 use crate::run::pairs::Groups;
+use crate::run::pipeline::Pipeline;
 use crate::run::stats::{Stage, Stats};
 use crate::sketch::classic::Sketch;
 use crate::sketch::document::{DocSet, DocSketch, FamilySketch};

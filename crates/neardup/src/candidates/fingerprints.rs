@@ -4,21 +4,21 @@
 
 use std::time::Instant;
 
-use super::beyond::Known;
-use super::buckets::record;
-use super::verifier::{Policy, Tally, Verifier};
-use super::{Pipeline, PAIR_CHUNK};
+use crate::candidates::bucket_walk::record;
+use crate::candidates::neighbours::Known;
 use crate::candidates::simhash::SimHashTables;
 use crate::corpus::sets::Corpus;
 use crate::corpus::stages::Sketched;
 use crate::run::observer::Observer;
 use crate::run::pairs::Pair;
+use crate::run::pipeline::{Pipeline, PAIR_CHUNK};
 use crate::run::stats::{Stage, Stats};
+use crate::verify::verifier::{Policy, Tally, Verifier};
 
 impl Pipeline {
     /// Every pair of representatives `a < b` whose fingerprints are within the distance,
     /// sorted; the search's time is the group stage's.
-    pub(super) fn simhash_links(&self, corpus: &Corpus, stats: &mut Stats) -> Vec<(u32, u32)> {
+    pub(crate) fn simhash_links(&self, corpus: &Corpus, stats: &mut Stats) -> Vec<(u32, u32)> {
         let (links, buckets, largest) = stats.time(Stage::Group, || {
             let docs: Vec<(u32, u64)> = corpus
                 .members()
@@ -38,7 +38,7 @@ impl Pipeline {
     /// The walk of a SimHash run: its candidates verified chunk by chunk and handed to
     /// `out`. Nothing is looked for beyond the candidates: every pair within the distance
     /// is one already.
-    pub(super) fn simhash_walk<E>(
+    pub(crate) fn simhash_walk<E>(
         &self,
         sketched: &Sketched,
         stats: &mut Stats,

@@ -5,22 +5,22 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::beyond::{self, Known};
-use super::verifier::{Policy, Tally, Verifier};
-use super::{Pipeline, PAIR_CHUNK};
 use crate::candidates::band_index::{BandIndex, Candidate};
 use crate::candidates::bands::BandPlan;
+use crate::candidates::neighbours::{self as beyond, Known};
 use crate::corpus::sets::Corpus;
 use crate::corpus::stages::Sketched;
 use crate::run::observer::Observer;
 use crate::run::pairs::Pair;
+use crate::run::pipeline::{Pipeline, PAIR_CHUNK};
 use crate::run::stats::{Stage, Stats};
+use crate::verify::verifier::{Policy, Tally, Verifier};
 
 /// Band keys of every sketched document, grouped by sorting; records bucket counters.
 ///
 /// Each sketch family has its own bands (family f owns bands f·b .. (f+1)·b), so
 /// signatures of different sketches are never compared.
-pub(super) fn band_index<'a>(
+pub(crate) fn band_index<'a>(
     plan: BandPlan,
     corpus: &'a Corpus,
     stats: &mut Stats,
@@ -55,7 +55,7 @@ impl Pipeline {
     /// The LSH walk: verifies bucket candidates chunk by chunk, then (if configured) the
     /// candidates beyond the buckets, handing each batch of verified pairs of
     /// representatives to `out`; fills the counters of `stats`.
-    pub(super) fn walk<E>(
+    pub(crate) fn walk<E>(
         &self,
         sketched: &Sketched,
         stats: &mut Stats,
@@ -110,7 +110,7 @@ impl Pipeline {
 }
 
 /// The counters of a walk: `tally` of the buckets', `large` and `near` of the steps beyond.
-pub(super) fn record(stats: &mut Stats, tally: Tally, [large, near]: [Tally; 2]) {
+pub(crate) fn record(stats: &mut Stats, tally: Tally, [large, near]: [Tally; 2]) {
     {
         stats.candidates = tally.candidates + large.candidates + near.candidates;
         stats.verified = tally.verified + large.verified + near.verified;

@@ -260,7 +260,7 @@ impl<'a> Verifier<'a> {
 
 /// The candidates whose verdict passed, as pairs; every verdict is counted in `tally` and,
 /// if the observer wants scores, handed to it.
-pub(super) fn passed(
+pub(crate) fn passed(
     candidates: &[(u32, u32)],
     verdicts: Vec<Verdict>,
     tally: &mut Tally,

@@ -23,19 +23,18 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::beyond::MAX_NEIGHBOURS;
-use super::stream::{documents_in_pairs, Emitter, PairTotals};
-use super::verifier::{passed, Tally, Verdict};
-use super::Pipeline;
 use crate::candidates::band_index::bucket_key;
 use crate::candidates::large_groups::{LargeGroups, Scratch};
+use crate::candidates::neighbours::MAX_NEIGHBOURS;
 use crate::cluster::clusters::{Clusters, Similarity};
 use crate::corpus::sets::set_fingerprint;
 use crate::corpus::slot::check_documents;
 use crate::error::{Error, Result};
 use crate::run::observer::Observer;
 use crate::run::pairs::{Groups, Pair};
+use crate::run::pipeline::Pipeline;
 use crate::run::stats::{Stage, Stats};
+use crate::run::stream::{documents_in_pairs, Emitter, PairTotals};
 use crate::sketch::document::{DocSet, DocSketch};
 use crate::sketch::family::FamilySet;
 use crate::spill::bands::BandFiles;
@@ -44,6 +43,7 @@ use crate::spill::texts::TextFile;
 use crate::spill::SpillOptions;
 use crate::text::ids::{distinct_ids, shingle_ids, SketchInput};
 use crate::verify::jaccard::Verification;
+use crate::verify::verifier::{passed, Tally, Verdict};
 
 /// A document pair, as the sorters hold it.
 type Link = (u32, u32);

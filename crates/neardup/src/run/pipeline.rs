@@ -1,8 +1,9 @@
-//! Orchestration: the stages run in order, in parallel: shingle → sketch → band → group →
-//! verify → cluster. The rooms: [`verifier`] judges pairs, [`buckets`] walks the band
-//! buckets, [`beyond`] proposes the candidates beyond them, [`stream`] hands pairs on as
-//! they are verified; configuration and counters live in [`crate::run::config`] and
-//! [`crate::run::stats`].
+//! The pipeline over one configuration: the stages in order, in parallel: shingle →
+//! sketch → band → group → verify → cluster. The engines' own rooms hold their `impl
+//! Pipeline` blocks: `candidates::bucket_walk`, `candidates::neighbours`,
+//! `candidates::fingerprints`, `candidates::containment_search`, `spill::spilled`;
+//! `verify::verifier` judges pairs, `run::stream` hands them on as they are verified, and
+//! `run` chooses the engine once (`RunPlan`) and runs it (`Pipeline::run`).
 
 use std::time::Instant;
 
@@ -24,22 +25,11 @@ use crate::verify::jaccard::Verification;
 /// sketches'.
 const PREFILTER_SEED: u64 = 0x7072_6566_696c_7465;
 
-mod beyond;
-mod buckets;
-mod choose;
-mod contained;
-mod fingerprints;
-mod spilled;
-mod stream;
-mod verifier;
-
-pub use spilled::{SpillBatches, Spilled};
-pub use stream::{PairTotals, STREAM_CHUNK};
-pub use verifier::Verdict;
-use verifier::{Policy, Tally, Verifier};
+use crate::candidates::bucket_walk;
+use crate::verify::verifier::{Policy, Tally, Verdict, Verifier};
 
 /// Candidate pairs verified per chunk: bounds memory for huge buckets.
-const PAIR_CHUNK: usize = 1 << 20;
+pub(crate) const PAIR_CHUNK: usize = 1 << 20;
 
 /// The pipeline over one configuration. It holds no state of its runs (progress goes to
 /// the [`Observer`] given to each call), so one pipeline can serve many threads.
@@ -61,8 +51,8 @@ const PAIR_CHUNK: usize = 1 << 20;
 /// # Ok::<(), neardup::Error>(())
 /// ```
 pub struct Pipeline {
-    config: Config,
-    families: Vec<Family>,
+    pub(crate) config: Config,
+    pub(crate) families: Vec<Family>,
 }
 
 impl Pipeline {
@@ -257,7 +247,7 @@ impl Pipeline {
 
     /// How identical documents are reported: Jaccard 1 (exactly known) under exact
     /// verification, estimate 1 when signatures exist.
-    fn identical_similarity(&self, corpus: &Corpus) -> Similarity {
+    pub(crate) fn identical_similarity(&self, corpus: &Corpus) -> Similarity {
         Similarity {
             jaccard: (self.config.verification() == Verification::Exact).then_some(1.0),
             estimate: corpus.has_signatures().then_some(1.0),
@@ -288,7 +278,7 @@ impl Pipeline {
         let mut stats = sketched.stats.clone();
         let corpus = &sketched.corpus;
         let links = if self.config.sketch().is_minhash() {
-            let index = buckets::band_index(self.config.plan(), corpus, &mut stats);
+            let index = bucket_walk::band_index(self.config.plan(), corpus, &mut stats);
             index.links(|a, b, band| Some(index.family_of(band)) == corpus.shared_family(a, b))
         } else {
             self.simhash_links(corpus, &mut stats)
@@ -363,7 +353,7 @@ impl Pipeline {
     /// Clusters of documents in groups of identical sets (`set_of`, `sets`), joined by
     /// `links`, kept in the order of `ranks` or else of the keep policy on `len`.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn cluster_groups(
+    pub(crate) fn cluster_groups(
         &self,
         (set_of, sets): (&[u32], usize),
         len: impl Fn(u32) -> usize + Sync,
@@ -395,7 +385,7 @@ impl Pipeline {
 
     /// Pairs of representatives with Jaccard ≥ t, by the exact join; an error if the
     /// corpus is past what the join's 32-bit numbering holds.
-    fn exact_rep_pairs(
+    pub(crate) fn exact_rep_pairs(
         &self,
         corpus: &Corpus,
         stats: &mut Stats,
@@ -468,7 +458,7 @@ impl Pipeline {
     }
 
     /// How the exact join reports identical documents: Jaccard 1, estimate 1 if sketched.
-    fn exact_identical_similarity(&self, corpus: &Corpus) -> Similarity {
+    pub(crate) fn exact_identical_similarity(&self, corpus: &Corpus) -> Similarity {
         Similarity {
             jaccard: Some(1.0),
             estimate: corpus.has_signatures().then_some(1.0),

@@ -3,7 +3,6 @@
 
 use std::convert::Infallible;
 
-use super::Pipeline;
 use crate::candidates::exact_join::ExactJoin;
 use crate::corpus::sets::Corpus;
 use crate::corpus::slot::doc_ids;
@@ -12,6 +11,7 @@ use crate::error::Result;
 use crate::rng::SplitMix64;
 use crate::run::method::{cost, sample_size, Goal, MethodChoice};
 use crate::run::observer::Quiet;
+use crate::run::pipeline::Pipeline;
 use crate::run::stats::Stats;
 use crate::verify::jaccard::Verification;
 use crate::verify::prefilter;
