@@ -65,7 +65,7 @@ pub fn sample_size(documents: usize) -> usize {
 }
 
 /// Nanoseconds per unit of work on one core of the benchmark machine, fitted on single-
-/// threaded runs of the benchmark corpora (ARCHITECTURE.md, "Choosing the method", has
+/// threaded runs of the benchmark corpora (docs/design/12-exact-join-and-method-choice.md has
 /// the runs and how far the predictions fall from them). Only their ratios matter.
 pub(crate) mod cost {
     /// One unit of [`Sketch::work`](crate::Sketch::work): a hash of the classic sketch

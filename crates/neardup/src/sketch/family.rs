@@ -1,7 +1,7 @@
 //! Which sketch each document gets, by the size of its shingle set.
 //!
 //! One-permutation hashing is O(n + K) but, below about 64 shingles, its band collisions
-//! fall measurably short of the S-curve (ARCHITECTURE.md has the figures); the classic
+//! fall measurably short of the S-curve (docs/design/05-sketches.md has the figures); the classic
 //! sketch is exact there and cheap, since n is small. Documents are split by size into
 //! *families*, each sketched and banded on its own. Two documents can only be compared
 //! within a family they share, so the ranges overlap: a pair with Jaccard ≥ t has sizes

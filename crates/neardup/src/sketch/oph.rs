@@ -126,7 +126,7 @@ impl OnePermutation {
 impl Sketch for OnePermutation {
     /// One 64-bit hash and bin update per shingle, priced at ten units of the cost model's
     /// hash, plus a step per bin to densify (checked against the sketch stage on long
-    /// pages, where one-permutation hashing does nearly all the work: ARCHITECTURE.md,
+    /// pages, where one-permutation hashing does nearly all the work: docs/design/12-exact-join-and-method-choice.md,
     /// "Choosing the method").
     fn work(&self, shingles: usize) -> u64 {
         (10 * shingles + self.num_perm) as u64
