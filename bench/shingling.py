@@ -2,7 +2,7 @@
 
 The peers are handed the same shingle sets neardup computes, so every tool answers the
 same question. Two details keep the Python version equal to the Rust one
-(`crates/neardup/src/shingle.rs`):
+(`crates/neardup/src/text/shingle.rs`):
 
 - Whitespace is Rust's `char::is_whitespace` (the Unicode White_Space property), listed
   explicitly: Python's own notion (`str.isspace`, `str.split`) also counts U+001C..U+001F.
