@@ -1,0 +1,18 @@
+//! Integration tests of the `neardup` binary, one file per concern, in one test binary.
+
+mod common;
+
+mod commands;
+mod eval;
+mod index;
+mod index_safety;
+mod input;
+mod inputs;
+mod matching;
+mod memory;
+mod outputs;
+mod report;
+mod serve;
+mod sim_plan;
+mod unicode;
+mod usage;
