@@ -326,6 +326,101 @@ impl IndexWriter {
         Ok(report)
     }
 
+    /// Adds several batches in one durable commit, each as if [`add`](IndexWriter::add)ed
+    /// after the ones before it, and says what became of each document, batch by batch
+    /// (never [`Outcome::Duplicate`]): a batch's last document of an id is its word on
+    /// that id (the others are [`Outcome::Superseded`]); an empty word leaves the id as it
+    /// was ([`Outcome::Empty`]), so an id ends as the last non-empty word on it said, and a
+    /// word replaces if the id was live before its batch.
+    ///
+    /// A containment index learns its common tokens from the first add that commits: until
+    /// one has, each batch is a commit of its own, as it would be alone. An error may come
+    /// after such a commit; nothing of the batches after it is committed then.
+    pub fn add_batches<B, I, T>(&mut self, batches: &[B]) -> Result<Vec<Vec<Outcome>>>
+    where
+        B: AsRef<[(I, T)]>,
+        I: AsRef<str> + Sync,
+        T: AsRef<str> + Sync,
+    {
+        self.usable()?;
+        for batch in batches {
+            refuse_empty_ids(batch.as_ref().iter().map(|(id, _)| id.as_ref()))?;
+        }
+        let mut outcomes = Vec::with_capacity(batches.len());
+        let mut rest = batches;
+        while let [first, tail @ ..] = rest {
+            if !self.learns_common() {
+                break;
+            }
+            outcomes.extend(self.add_together(&as_strs(std::slice::from_ref(first)))?);
+            rest = tail;
+        }
+        if !rest.is_empty() {
+            outcomes.extend(self.add_together(&as_strs(rest))?);
+        }
+        Ok(outcomes)
+    }
+
+    /// True while the next add would learn a containment index's common tokens.
+    fn learns_common(&self) -> bool {
+        let manifest = &self.current.state.manifest;
+        self.current.is_containment() && manifest.common.is_none() && manifest.segments.is_empty()
+    }
+
+    /// [`add_batches`](IndexWriter::add_batches) in one commit.
+    fn add_together(&mut self, batches: &[Vec<(&str, &str)>]) -> Result<Vec<Vec<Outcome>>> {
+        let docs: Vec<(&str, &str)> = batches.iter().flatten().copied().collect();
+        let learned = self.learn_common(&docs)?;
+        let count = learned.as_ref().map(|(tokens, _)| tokens.len() as u64);
+        let common = learned
+            .map(|(tokens, _)| tokens)
+            .unwrap_or_else(|| Arc::clone(&self.current.state.common));
+        let pipeline = Arc::clone(&self.current.pipeline);
+        let prepare = |w: usize| Prepared::new(&pipeline, docs[w].0, docs[w].1, &common);
+        let words = Words::of(batches);
+        // Only the words on an id said by several batches need their emptiness known
+        // before the commit; they are prepared once, here.
+        let early: HashMap<usize, Prepared> = {
+            let repeated = words.repeated(&docs);
+            let prepared = parallel::map(&repeated, |&w| prepare(w));
+            repeated.into_iter().zip(prepared).collect()
+        };
+        let known_empty = |w: usize| early.get(&w).is_some_and(Prepared::is_empty);
+        let mut last_word: HashMap<&str, usize> = HashMap::new();
+        for &w in words.all.iter().filter(|&&w| !known_empty(w)) {
+            last_word.insert(docs[w].0, w);
+        }
+        let finals: Vec<usize> = (words.all.iter().copied())
+            .filter(|&w| last_word.get(docs[w].0) == Some(&w))
+            .collect();
+        drop(last_word);
+        let ids: Vec<&str> = finals.iter().map(|&w| docs[w].0).collect();
+        let before = Arc::clone(&self.current.state);
+        let report = self.commit_docs(&ids, count, |k| match early.get(&finals[k]) {
+            Some(p) => Cow::Borrowed(p),
+            None => Cow::Owned(prepare(finals[k])),
+        })?;
+        // A final word the commit found empty was the only word on its id.
+        let empty: HashSet<&str> = report.empty.iter().map(String::as_str).collect();
+        let mut live: HashSet<&str> = HashSet::new();
+        let mut outcomes: Vec<Outcome> = vec![Outcome::Superseded; docs.len()];
+        for &w in &words.all {
+            let id = docs[w].0;
+            outcomes[w] = if known_empty(w) || (!early.contains_key(&w) && empty.contains(id)) {
+                Outcome::Empty
+            } else {
+                let replaced = live.contains(id) || before.find(id).is_some();
+                live.insert(id);
+                Outcome::Added { replaced }
+            };
+        }
+        let mut outcomes = outcomes.into_iter();
+        Ok(batches
+            .iter()
+            .map(|b| outcomes.by_ref().take(b.len()).collect())
+            .collect())
+    }
+
     /// A containment index's common tokens, learned from its first documents and written
     /// (the commit that adds them names the file), with the number of distinct sets they
     /// were learned from; `None` once learned, or for Jaccard.
@@ -334,13 +429,9 @@ impl IndexWriter {
         I: AsRef<str> + Sync,
         T: AsRef<str> + Sync,
     {
-        let manifest = &self.current.state.manifest;
         // An index with documents but no tokens (none could be learned) stays without:
         // its stored keys were signed without any.
-        if !self.current.is_containment()
-            || manifest.common.is_some()
-            || !manifest.segments.is_empty()
-        {
+        if !self.learns_common() {
             return Ok(None);
         }
         let pipeline = self.current.pipeline();
@@ -875,6 +966,58 @@ impl IndexWriter {
         }
         manifest.segments = segments;
         self.commit(manifest, obsolete)
+    }
+}
+
+/// Batches of `(id, text)` as string slices.
+fn as_strs<'a, B, I, T>(batches: &'a [B]) -> Vec<Vec<(&'a str, &'a str)>>
+where
+    B: AsRef<[(I, T)]>,
+    I: AsRef<str> + 'a,
+    T: AsRef<str> + 'a,
+{
+    (batches.iter())
+        .map(|b| {
+            (b.as_ref().iter())
+                .map(|(id, text)| (id.as_ref(), text.as_ref()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The words of batches added together: each batch's last document of an id, by its
+/// position in the batches laid end to end.
+struct Words {
+    all: Vec<usize>,
+}
+
+impl Words {
+    fn of(batches: &[Vec<(&str, &str)>]) -> Words {
+        let mut all = Vec::new();
+        let mut start = 0;
+        for batch in batches {
+            let mut last: HashMap<&str, usize> = HashMap::with_capacity(batch.len());
+            for (i, &(id, _)) in batch.iter().enumerate() {
+                last.insert(id, start + i);
+            }
+            all.extend(
+                (0..batch.len())
+                    .filter_map(|i| (last[batch[i].0] == start + i).then_some(start + i)),
+            );
+            start += batch.len();
+        }
+        Words { all }
+    }
+
+    /// The words on an id that more than one batch has a word on.
+    fn repeated(&self, docs: &[(&str, &str)]) -> Vec<usize> {
+        let mut times: HashMap<&str, usize> = HashMap::new();
+        for &w in &self.all {
+            *times.entry(docs[w].0).or_default() += 1;
+        }
+        (self.all.iter().copied())
+            .filter(|&w| times[docs[w].0] > 1)
+            .collect()
     }
 }
 

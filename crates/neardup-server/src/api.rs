@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::error::ApiError;
 
@@ -219,18 +219,6 @@ fn lossy_utf8(bytes: Vec<u8>) -> String {
 pub(crate) struct AddParams {
     #[serde(default)]
     pub dedup: bool,
-}
-
-/// What a plain add did with one document (`?dedup=true` answers with
-/// [`OutcomeJson`](neardup_index::OutcomeJson)).
-#[derive(Debug, Serialize)]
-pub(crate) struct AddResult<'a> {
-    pub id: &'a str,
-    pub added: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub replaced: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<&'static str>,
 }
 
 /// Parses a JSON body, naming the field that failed (`[3].text`, `ids[0]`).

@@ -212,6 +212,12 @@ impl Server {
         Server::with(Some(Mutex::new(writer)), searcher, config)
     }
 
+    /// The state every request shares (tests run the writer's queue on it directly).
+    #[cfg(test)]
+    pub(crate) fn state(&self) -> Arc<AppState> {
+        Arc::clone(&self.state)
+    }
+
     fn with(
         writer: Option<Mutex<IndexWriter>>,
         searcher: Searcher,

@@ -1,28 +1,19 @@
 //! The one writer's queue: every write (add, add with dedup, remove, compact) waits here
 //! for the one [`IndexWriter`], holding no thread while it waits; one blocking thread at a
 //! time runs the queue. Plain adds queued together share one durable commit (group
-//! commit), and each request is answered as if they had been committed one after another,
-//! from the writer's own [`AddReport`](neardup_index::AddReport).
+//! commit), applied and answered as if each had been committed after the ones before it:
+//! the writer's [`IndexWriter::add_batches`] says what became of each document.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use neardup_index::{IndexWriter, OutcomeJson};
+use neardup_index::{IndexWriter, Outcome, OutcomeJson};
 use serde::Serialize;
 
-use crate::api::{AddResult, NewDocument};
+use crate::api::NewDocument;
 use crate::app::{AppState, Budget};
 use crate::error::ApiError;
 use crate::handlers::internal;
-
-/// One result of an add: plain, or with `?dedup=true`.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum AddItem<'a> {
-    Plain(AddResult<'a>),
-    Dedup(OutcomeJson<'a>),
-}
 
 /// What waits for the writer.
 pub(crate) enum Work {
@@ -161,16 +152,7 @@ fn add_unique(
     let done = writer.add_unique(&pairs);
     let generation = state.publish(writer);
     let outcomes = done.map_err(ApiError::index)?;
-    let added = outcomes
-        .iter()
-        .filter(|o| matches!(o, neardup_index::Outcome::Added { .. }))
-        .count();
-    let results: Vec<AddItem<'_>> = pairs
-        .iter()
-        .zip(&outcomes)
-        .map(|(&(id, _), outcome)| AddItem::Dedup(OutcomeJson { id, outcome }))
-        .collect();
-    Ok(Done::body(added_body(added, generation, results)))
+    Ok(Done::body(answer_adds(generation, &pairs, &outcomes)))
 }
 
 /// What a removal did.
@@ -217,14 +199,69 @@ fn compact(state: &AppState, writer: &mut IndexWriter) -> Result<Done, ApiError>
     ))
 }
 
-/// The body of an add's answer.
-fn added_body(added: usize, generation: u64, results: Vec<AddItem<'_>>) -> Vec<u8> {
+fn docs(job: &Job) -> &[NewDocument] {
+    match &job.work {
+        Work::Add(docs) => docs,
+        _ => &[],
+    }
+}
+
+/// Commits queued plain adds in one commit and answers each with what the writer says
+/// became of its documents, as if each request had been committed after the ones before
+/// it.
+fn commit_adds(state: &AppState, writer: &mut IndexWriter, jobs: Vec<Job>) {
+    let batches: Vec<Vec<(&str, &str)>> = jobs
+        .iter()
+        .map(|j| {
+            docs(j)
+                .iter()
+                .map(|d| (d.id.as_str(), d.text.as_str()))
+                .collect()
+        })
+        .collect();
+    let committed = writer.add_batches(&batches);
+    // Published whatever the outcome: an error after the commit was durable (a failed
+    // merge) must not leave readers on the generation before it.
+    let generation = state.publish(writer);
+    let outcomes = match committed {
+        Ok(outcomes) => outcomes,
+        Err(e) => {
+            let e = ApiError::index(e);
+            drop(batches);
+            for job in jobs {
+                let _ = job.reply.send(Err(e.clone()));
+            }
+            return;
+        }
+    };
+    let answers: Vec<Vec<u8>> = batches
+        .iter()
+        .zip(&outcomes)
+        .map(|(batch, outcomes)| answer_adds(generation, batch, outcomes))
+        .collect();
+    drop(batches);
+    for (job, body) in jobs.into_iter().zip(answers) {
+        let _ = job.reply.send(Ok(Done::body(body)));
+    }
+}
+
+/// The body of an add's answer: how many documents were added, and what became of each.
+fn answer_adds(generation: u64, docs: &[(&str, &str)], outcomes: &[Outcome]) -> Vec<u8> {
+    let added = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Added { .. }))
+        .count();
     #[derive(Serialize)]
     struct Added<'a> {
         added: usize,
         generation: u64,
-        results: Vec<AddItem<'a>>,
+        results: Vec<OutcomeJson<'a>>,
     }
+    let results = docs
+        .iter()
+        .zip(outcomes)
+        .map(|(&(id, _), outcome)| OutcomeJson { id, outcome })
+        .collect();
     serde_json::to_vec(&Added {
         added,
         generation,
@@ -233,94 +270,5 @@ fn added_body(added: usize, generation: u64, results: Vec<AddItem<'_>>) -> Vec<u
     .unwrap_or_default()
 }
 
-fn docs(job: &Job) -> &[NewDocument] {
-    match &job.work {
-        Work::Add(docs) => docs,
-        _ => &[],
-    }
-}
-
-/// Commits queued plain adds in one commit and answers each.
-fn commit_adds(state: &AppState, writer: &mut IndexWriter, jobs: Vec<Job>) {
-    let before = writer.searcher().clone();
-    let pairs: Vec<(&str, &str)> = jobs
-        .iter()
-        .flat_map(|j| docs(j).iter().map(|d| (d.id.as_str(), d.text.as_str())))
-        .collect();
-    let committed = writer.add(&pairs);
-    drop(pairs);
-    // Published whatever the outcome: an error after the commit was durable (a failed
-    // merge) must not leave readers on the generation before it.
-    let generation = state.publish(writer);
-    let report = match committed {
-        Ok(report) => report,
-        Err(e) => {
-            let e = ApiError::index(e);
-            for job in jobs {
-                let _ = job.reply.send(Err(e.clone()));
-            }
-            return;
-        }
-    };
-    // The writer names the documents it left out as empty: of each id, the group's last
-    // document. One that a later request of the group superseded never reached the
-    // writer's shingler, so its own text says whether it is empty (the answer is the one
-    // it would get had the requests been committed one after another).
-    let empty: HashSet<&str> = report.empty.iter().map(String::as_str).collect();
-    let mut last_job: HashMap<&str, usize> = HashMap::new();
-    for (j, job) in jobs.iter().enumerate() {
-        last_job.extend(docs(job).iter().map(|d| (d.id.as_str(), j)));
-    }
-    let pipeline = before.pipeline();
-    let is_empty = |j: usize, d: &NewDocument| {
-        if last_job[d.id.as_str()] == j {
-            empty.contains(d.id.as_str())
-        } else {
-            pipeline.shingle_doc(&d.text).set().is_empty()
-        }
-    };
-    // Ids added by earlier requests of the group: adding one again replaces it.
-    let mut earlier: HashSet<&str> = HashSet::new();
-    let mut answers = Vec::with_capacity(jobs.len());
-    for (j, job) in jobs.iter().enumerate() {
-        let mut last = HashMap::new();
-        for (i, d) in docs(job).iter().enumerate() {
-            last.insert(d.id.as_str(), i);
-        }
-        let results: Vec<AddItem<'_>> = docs(job)
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let id = d.id.as_str();
-                let (added, skipped) = if last[id] != i {
-                    (false, Some("superseded"))
-                } else if is_empty(j, d) {
-                    (false, Some("empty"))
-                } else {
-                    (true, None)
-                };
-                AddItem::Plain(AddResult {
-                    id,
-                    added,
-                    replaced: added && (before.contains(id) || earlier.contains(id)),
-                    skipped,
-                })
-            })
-            .collect();
-        let added = results
-            .iter()
-            .filter(|r| matches!(r, AddItem::Plain(AddResult { added: true, .. })))
-            .count();
-        // Only what was added replaces later: an empty document left its id as it was.
-        earlier.extend(results.iter().filter_map(|r| match r {
-            AddItem::Plain(AddResult {
-                id, added: true, ..
-            }) => Some(*id),
-            _ => None,
-        }));
-        answers.push(added_body(added, generation, results));
-    }
-    for (job, body) in jobs.into_iter().zip(answers) {
-        let _ = job.reply.send(Ok(Done::body(body)));
-    }
-}
+#[cfg(test)]
+mod tests;
