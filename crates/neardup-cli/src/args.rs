@@ -407,15 +407,22 @@ pub struct DedupOnlyArgs {
     pub removed: Option<PathBuf>,
 }
 
-/// `pairs`.
+/// What pairs, clusters and dedup all take: inputs, matching, method, outputs, runtime.
 #[derive(Args, Debug, Clone)]
-pub struct PairsArgs {
+pub struct CommonRunArgs {
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
     pub matching: MatchArgs,
     #[command(flatten)]
     pub batch: BatchArgs,
+}
+
+/// `pairs`.
+#[derive(Args, Debug, Clone)]
+pub struct PairsArgs {
+    #[command(flatten)]
+    pub run: CommonRunArgs,
     #[command(flatten)]
     pub format: OutputFormatArgs,
 }
@@ -424,11 +431,7 @@ pub struct PairsArgs {
 #[derive(Args, Debug, Clone)]
 pub struct ClustersArgs {
     #[command(flatten)]
-    pub input: InputArgs,
-    #[command(flatten)]
-    pub matching: MatchArgs,
-    #[command(flatten)]
-    pub batch: BatchArgs,
+    pub run: CommonRunArgs,
     #[command(flatten)]
     pub format: OutputFormatArgs,
     #[command(flatten)]
@@ -439,11 +442,7 @@ pub struct ClustersArgs {
 #[derive(Args, Debug, Clone)]
 pub struct DedupArgs {
     #[command(flatten)]
-    pub input: InputArgs,
-    #[command(flatten)]
-    pub matching: MatchArgs,
-    #[command(flatten)]
-    pub batch: BatchArgs,
+    pub run: CommonRunArgs,
     #[command(flatten)]
     pub keep: KeepArgs,
     #[command(flatten)]
@@ -473,7 +472,12 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    fn gather(input: InputArgs, matching: MatchArgs, batch: BatchArgs) -> Self {
+    fn gather(common: CommonRunArgs) -> Self {
+        let CommonRunArgs {
+            input,
+            matching,
+            batch,
+        } = common;
         RunArgs {
             input,
             matching,
@@ -508,7 +512,7 @@ impl From<PairsArgs> for RunArgs {
     fn from(a: PairsArgs) -> Self {
         RunArgs {
             output_format: a.format.output_format,
-            ..RunArgs::gather(a.input, a.matching, a.batch)
+            ..RunArgs::gather(a.run)
         }
     }
 }
@@ -517,7 +521,7 @@ impl From<ClustersArgs> for RunArgs {
     fn from(a: ClustersArgs) -> Self {
         RunArgs {
             output_format: a.format.output_format,
-            ..RunArgs::gather(a.input, a.matching, a.batch).with_keep(a.keep)
+            ..RunArgs::gather(a.run).with_keep(a.keep)
         }
     }
 }
@@ -527,7 +531,7 @@ impl From<DedupArgs> for RunArgs {
         RunArgs {
             force: a.dedup.force,
             removed: a.dedup.removed,
-            ..RunArgs::gather(a.input, a.matching, a.batch).with_keep(a.keep)
+            ..RunArgs::gather(a.run).with_keep(a.keep)
         }
     }
 }

@@ -44,9 +44,9 @@ fn main() -> ExitCode {
         clean_up_on_signals();
     }
     let threads = match &cli.command {
-        Command::Pairs(a) => a.batch.runtime.threads,
-        Command::Clusters(a) => a.batch.runtime.threads,
-        Command::Dedup(a) => a.batch.runtime.threads,
+        Command::Pairs(a) => a.run.batch.runtime.threads,
+        Command::Clusters(a) => a.run.batch.runtime.threads,
+        Command::Dedup(a) => a.run.batch.runtime.threads,
         Command::Eval(a) => a.runtime.threads,
         Command::Sim(_) | Command::Plan(_) => Some(1),
         Command::Index(c) => c.threads(),

@@ -44,19 +44,8 @@ fn json_lines(s: &str) -> Vec<Value> {
 
 /// The numbers of "read N = kept K + removed R + skipped S" in a summary.
 fn accounting(summary: &str) -> [u64; 4] {
-    let line = summary
-        .lines()
-        .find(|l| l.starts_with("result"))
-        .expect("result line");
-    let nums: Vec<u64> = line
-        .split_once("read ")
-        .unwrap()
-        .1
-        .split(|c: char| !c.is_ascii_digit() && c != ',')
-        .filter(|w| !w.is_empty() && *w != ",")
-        .map(|w| w.replace(',', "").parse().unwrap())
-        .collect();
-    [nums[0], nums[1], nums[2], nums[3]]
+    let (read, kept, removed, skipped) = crate::common::accounting(summary);
+    [read, kept, removed, skipped]
 }
 
 /// Records with nothing to compare (blank lines of text, texts of spaces) are skipped as
@@ -98,23 +87,14 @@ fn records_without_text_are_accounted_for_in_every_format() {
             let want = if input == "in.jsonl" { n } else { n + 1 };
             assert_eq!(empty, want, "{input} {mode}");
             assert!(
-                err.contains(&format!("empty {}", thousands(want as u64))),
+                err.contains(&format!(
+                    "empty {}",
+                    crate::common::summary_thousands(want as u64)
+                )),
                 "{err}"
             );
         }
     }
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A JSONL file without an extension (`split -l N new.jsonl batch_` makes `batch_aa`, ...)
