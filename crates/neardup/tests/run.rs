@@ -280,3 +280,31 @@ fn a_sink_error_stops_the_run_and_is_returned() {
         assert_eq!(sink.0, 1, "{method:?}: the first refusal stops the stream");
     }
 }
+
+#[test]
+fn a_corpus_in_memory_runs_again_under_another_plan() {
+    let texts = corpus(13, 150);
+    let p = pipeline(|b| b);
+    let first_held = held(&p, &texts, None);
+    let exact = RunPlan::choose(&p, &first_held, Method::Exact, Goal::Pairs).unwrap();
+    let mut ready = p.prepare(first_held, &exact, &mut Quiet).unwrap();
+    let mut first = Collect::default();
+    p.run(&mut ready, &mut Quiet, &mut first).unwrap();
+    let back = ready.into_held().expect("held in memory");
+    let lsh = RunPlan::choose(&p, &back, Method::Lsh, Goal::Pairs).unwrap();
+    let mut ready = p.prepare(back, &lsh, &mut Quiet).unwrap();
+    let mut second = Collect::default();
+    p.run(&mut ready, &mut Quiet, &mut second).unwrap();
+    second.pairs.sort_by_key(|p| (p.a, p.b));
+    let (_, fresh, _) = run(&p, &texts, Method::Lsh, Goal::Pairs, None);
+    assert_eq!(second.pairs, fresh.pairs);
+    assert!(!first.pairs.is_empty());
+    // A corpus on disk that has run gives nothing back to run again.
+    let dir = tempfile::tempdir().unwrap();
+    let on_disk = held(&p, &texts, Some(dir.path()));
+    let plan = RunPlan::choose(&p, &on_disk, Method::Auto, Goal::Pairs).unwrap();
+    let mut ready = p.prepare(on_disk, &plan, &mut Quiet).unwrap();
+    p.run(&mut ready, &mut Quiet, &mut Collect::default())
+        .unwrap();
+    assert!(ready.into_held().is_none());
+}

@@ -107,7 +107,7 @@ pub(super) enum Prepared<'p> {
     Disk(Option<Spilled<'p>>, Option<Vec<u32>>),
 }
 
-impl Ready<'_> {
+impl<'p> Ready<'p> {
     /// The plan the run follows.
     pub fn plan(&self) -> &RunPlan {
         &self.plan
@@ -119,6 +119,16 @@ impl Ready<'_> {
             Prepared::Shingled(s) => s.corpus().has_shingles(doc),
             Prepared::Sketched(s) => s.corpus().has_shingles(doc),
             Prepared::Disk(s, _) => s.as_ref().is_some_and(|s| s.has_shingles(doc)),
+        }
+    }
+
+    /// The corpus back, to run it with another plan (the exact join after LSH, as an
+    /// evaluation does); `None` for a corpus on disk that has run (its files are consumed).
+    pub fn into_held(self) -> Option<Held<'p>> {
+        match self.corpus {
+            Prepared::Shingled(s) => Some(Held::Memory(s)),
+            Prepared::Sketched(s) => Some(Held::Memory(s.0)),
+            Prepared::Disk(spilled, ranks) => spilled.map(|spilled| Held::Disk { spilled, ranks }),
         }
     }
 
