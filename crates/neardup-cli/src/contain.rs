@@ -34,26 +34,26 @@ pub fn refuse(mode: Mode, args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// The summary's `method` line of a containment run.
-pub fn method_line(method: Method) -> Option<String> {
-    (method == Method::Auto).then(|| {
-        "LSH Ensemble (auto: --measure containment; --method exact runs the exact \
-         containment join)"
-            .to_string()
-    })
+/// The summary's `method` line of a containment run under `--method auto`.
+pub const METHOD_LINE: &str =
+    "LSH Ensemble (auto: --measure containment; --method exact runs the exact containment join)";
+
+/// The TSV header of containment pairs (JSON lines have none).
+pub fn write_header(out: &mut dyn Write, format: OutputFormat) -> io::Result<()> {
+    if format == OutputFormat::Tsv {
+        out.write_all(b"a\tb\tcontainment\tjaccard\n")?;
+    }
+    Ok(())
 }
 
-/// Writes the pairs, `a` the contained document: JSON lines `{"a", "b", "containment",
-/// "jaccard"}`, or TSV with those columns.
+/// Writes a chunk of pairs, `a` the contained document: JSON lines `{"a", "b",
+/// "containment", "jaccard"}`, or TSV rows under [`write_header`]'s columns.
 pub fn write(
     out: &mut dyn Write,
     pairs: &[Contained],
     docs: &Documents,
     format: OutputFormat,
 ) -> io::Result<()> {
-    if format == OutputFormat::Tsv {
-        out.write_all(b"a\tb\tcontainment\tjaccard\n")?;
-    }
     let mut buf = Vec::with_capacity(128);
     for p in pairs {
         buf.clear();

@@ -9,11 +9,15 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use neardup::evaluation::{Comparison, Evaluation, LabelScore, LabelScores};
 use neardup::jaccard;
 use neardup::metrics::{CandidateCurve, Grouping};
-use neardup::{Corpus, KeepPolicy, Measure, Pair, Pipeline, Similarities, Stage, Stats};
+use neardup::{
+    Corpus, Goal, Held, KeepPolicy, Measure, Method, Pair, Pipeline, Ready, RunError, RunPlan,
+    Similarities, Stage, Stats,
+};
+use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 
 use crate::args::EvalArgs;
@@ -54,41 +58,34 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     // The report's histograms are of LSH's candidates.
     let mut recorded = args.report.is_some().then(Similarities::default);
 
-    let shingled = pipeline.shingle(&docs.texts)?;
-    // Band keys are held per distinct set: copies cost none.
-    crate::plan::refuse_over_memory(
-        shingled.corpus().distinct_sets() as u64,
-        &config,
-        args.matching.memory,
+    let mut intake = pipeline.intake(None)?;
+    intake.add(&docs.texts)?;
+    let held = intake.finish()?;
+    if let Some(shingled) = held.shingled() {
+        // Band keys are held per distinct set: copies cost none.
+        crate::plan::refuse_over_memory(
+            shingled.corpus().distinct_sets() as u64,
+            &config,
+            args.matching.memory,
+        )?;
+    }
+    // The same corpus through both engines: the exact one first, then LSH (or the LSH
+    // Ensemble), each chosen by the run seam, never by a branch here.
+    let (exact_run, exact_stats, ready) = found(&pipeline, held, Method::Exact, &mut bars)?;
+    let held = ready.into_held().context("the corpus is held in memory")?;
+    let (lsh_run, lsh_stats, ready) = found(
+        &pipeline,
+        held,
+        Method::Lsh,
+        &mut (&mut bars, &mut recorded),
     )?;
-    let containment = config.measure() == Measure::Containment;
-    let (exact, exact_stats) = if containment {
-        let (found, stats) = pipeline.exact_containment_pairs(&shingled, &mut bars);
-        (contained_as_pairs(&found), stats)
-    } else {
-        pipeline.exact_pairs(&shingled, &mut bars)?
-    };
-    // The corpus is held shingled (containment) or sketched (LSH) for the rest of the run.
-    let (held_shingled, held_sketched);
-    // The search's pairs as found, for a containment run's report.
-    let mut contained = Vec::new();
-    let (lsh_set, lsh, lsh_stats, corpus) = if containment {
-        let (found, stats) =
-            pipeline.containment_pairs(&shingled, &mut (&mut bars, &mut recorded))?;
-        held_shingled = shingled;
-        contained = found;
-        (
-            None,
-            contained_as_pairs(&contained),
-            stats,
-            held_shingled.corpus(),
-        )
-    } else {
-        held_sketched = pipeline.sketch(shingled, &mut bars);
-        let (set, stats) = pipeline.pair_set(&held_sketched, &mut (&mut bars, &mut recorded));
-        let pairs = set.to_vec();
-        (Some(set), pairs, stats, held_sketched.corpus())
-    };
+    let exact = exact_run.pairs;
+    let lsh = lsh_run.pairs;
+    let contained = lsh_run.contained;
+    let corpus = ready
+        .shingled()
+        .context("the corpus is held in memory")?
+        .corpus();
     let run = Run {
         docs: &docs,
         corpus,
@@ -133,11 +130,11 @@ pub fn run(args: &EvalArgs) -> Result<String> {
             recorded.as_ref(),
             read_time,
         );
-        match &lsh_set {
-            Some(lsh_set) => {
+        match lsh_run.totals {
+            Some(totals) => {
                 let mut sample = report_run::PairSample::default();
                 sample.add(&lsh);
-                report_run::add_pairs(&mut data, &lsh_set.totals(), Some(&sample), &docs);
+                report_run::add_pairs(&mut data, &totals, Some(&sample), &docs);
             }
             None => report_run::add_containment(
                 &mut data,
@@ -345,20 +342,58 @@ impl Run<'_> {
     }
 }
 
-/// Containment pairs in the evaluation's form: `a` the contained document, the
-/// containment where the Jaccard goes (what the recall is broken down by).
-fn contained_as_pairs(found: &[neardup::Contained]) -> Vec<Pair> {
-    found
-        .iter()
-        .map(|c| Pair {
+/// One engine's pairs, sorted by `(a, b)`: by similarity, or (containment) in the
+/// evaluation's form, `a` the contained document and the containment where the Jaccard
+/// goes (what the recall is broken down by), with the pairs as found for the report.
+#[derive(Default)]
+struct Found {
+    pairs: Vec<Pair>,
+    contained: Vec<neardup::Contained>,
+    /// A run by similarity: its totals (for the report).
+    totals: Option<neardup::PairTotals>,
+}
+
+impl neardup::Sink for Found {
+    type Error = std::convert::Infallible;
+    fn pairs(&mut self, chunk: &[Pair]) -> Result<(), Self::Error> {
+        self.pairs.extend_from_slice(chunk);
+        Ok(())
+    }
+    fn contained(&mut self, chunk: &[neardup::Contained]) -> Result<(), Self::Error> {
+        self.contained.extend_from_slice(chunk);
+        self.pairs.extend(chunk.iter().map(|c| Pair {
             a: c.a,
             b: c.b,
             similarity: neardup::Similarity {
                 jaccard: Some(c.containment),
                 ..Default::default()
             },
-        })
-        .collect()
+        }));
+        Ok(())
+    }
+}
+
+/// Runs `held` through the engine the run seam chooses for `method`; the corpus comes
+/// back ready, to run again or to read.
+fn found<'p>(
+    pipeline: &'p Pipeline,
+    held: Held<'p>,
+    method: Method,
+    observer: &mut dyn neardup::Observer,
+) -> Result<(Found, Stats, Ready<'p>)> {
+    let plan = RunPlan::choose(pipeline, &held, method, Goal::Pairs)?;
+    let mut ready = pipeline.prepare(held, &plan, observer)?;
+    let mut found = Found::default();
+    let (outcome, stats) = match pipeline.run(&mut ready, observer, &mut found) {
+        Ok(done) => done,
+        Err(RunError::Run(e)) => return Err(e.into()),
+        Err(RunError::Sink(never)) => match never {},
+    };
+    if let neardup::Outcome::Pairs(totals) = outcome {
+        found.totals = (!plan.engine().is_containment()).then_some(totals);
+    }
+    found.pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
+    Ok((found, stats, ready))
 }
 
 /// How the approximate method and the measure are named in the tables.

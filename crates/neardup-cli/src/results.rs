@@ -1,18 +1,18 @@
-//! The batch commands' results from the ready corpus: pairs streamed as they are
-//! verified, containment pairs, clusters, or dedup's survivors; each gives the stats and
-//! the summary's result line, and writes the report if one is asked for.
+//! The batch commands' results from the ready corpus, run through the core's one seam
+//! (`Pipeline::run`): pairs (by similarity or containment) written as they are verified
+//! by a `Sink`, clusters, or dedup's survivors; each gives the stats and the summary's
+//! result line, and writes the report if one is asked for.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
-use neardup::{Config, Pipeline, Similarities, Stats};
+use anyhow::{bail, Context, Result};
+use neardup::{Config, Contained, Pair, Pipeline, Ready, RunError, Similarities, Stats};
 
 use crate::args::RunArgs;
 use crate::input::Documents;
 use crate::output::{finish, open_output, write_clusters, OutputFormat, PairWriter};
 use crate::progress::Bars;
-use crate::ready::Ready;
 use crate::report_run;
 use crate::run::{name, Mode};
 use crate::summary::{self, thousands};
@@ -70,95 +70,73 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// `pairs --measure containment`: the exact containment join or the ensemble search.
-    pub fn contained_pairs(&mut self, shingled: &neardup::Shingled) -> Result<Outcome> {
-        let (pipeline, docs, exact) = (self.pipeline, self.docs, self.exact);
-        let mut observer = (self.bars.clone(), &mut self.recorded);
-        let (pairs, stats) = if exact {
-            pipeline.exact_containment_pairs(shingled, &mut observer)
-        } else {
-            pipeline.containment_pairs(shingled, &mut observer)?
-        };
-        let start = Instant::now();
-        let mut out = open_output(self.args.output.as_deref(), &self.args.input.inputs)?;
-        crate::contain::write(&mut out, &pairs, docs, self.format).map_err(|e| out.error(e))?;
-        finish(out)?;
-        let write_time = start.elapsed();
-        let line = format!(
-            "{} among {} (a contained in b at {} or more)",
-            summary::count(pairs.len() as u64, "pair", "pairs"),
-            summary::count(
-                crate::contain::documents(&pairs, docs.len()),
-                "document",
-                "documents"
-            ),
-            self.config().threshold()
-        );
-        let plan = (!exact).then(|| pipeline.ensemble_plan());
-        self.report(&stats, None, &|data| {
-            let sizes = crate::contain::set_sizes(shingled.corpus());
-            report_run::add_containment(data, &pairs, &stats, plan, sizes, docs)
-        })?;
-        Ok(Outcome {
-            stats,
-            line,
-            write_time,
-        })
-    }
-
-    /// `pairs`: each chunk of pairs written as soon as it is verified.
-    pub fn pairs(&mut self, ready: Ready) -> Result<Outcome> {
+    /// `pairs`: each chunk of pairs written as soon as it is verified (by similarity, or
+    /// `a` contained in `b` with `--measure containment`).
+    pub fn pairs(&mut self, ready: &mut Ready) -> Result<Outcome> {
         let (pipeline, docs) = (self.pipeline, self.docs);
+        let containment = ready.plan().engine().is_containment();
         let simhash = !self.config().sketch().is_minhash();
         let mut out = open_output(self.args.output.as_deref(), &self.args.input.inputs)?;
-        let mut written = Duration::ZERO;
-        let mut sample = self
-            .args
-            .report
-            .is_some()
-            .then(report_run::PairSample::default);
+        let report = self.args.report.is_some();
         let format = self.format;
-        let bars = self.bars.clone();
-        let recorded = &mut self.recorded;
-        // The exact join's error (outer) comes before any pair; the writer's (inner) stops
-        // the stream.
-        let streamed = (|| -> neardup::Result<std::io::Result<_>> {
-            let mut writer = match PairWriter::new(&mut out, docs, format, simhash) {
-                Ok(writer) => writer,
-                Err(e) => return Ok(Err(e)),
-            };
-            // Each chunk is written as soon as it is verified: nothing holds the pairs.
-            let sink = |chunk: &[neardup::Pair]| {
-                let start = Instant::now();
-                if let Some(sample) = sample.as_mut() {
-                    sample.add(chunk);
-                }
-                let done = writer.write(chunk);
-                written += start.elapsed();
-                done
-            };
-            let mut observer = (bars, recorded);
-            match ready {
-                Ready::Exact(c) => pipeline.exact_for_each_pair_chunk(&c, &mut observer, sink),
-                Ready::Lsh(c) => Ok(pipeline.for_each_pair_chunk(&c, &mut observer, sink)),
-                Ready::Spilled(c) => c.for_each_pair_chunk(&mut observer, sink),
-                Ready::Contained(_) => unreachable!("containment pairs are written apart"),
-            }
-        })();
-        let (totals, stats) = streamed?.map_err(|e| out.error(e))?;
+        let mut observer = (self.bars.clone(), &mut self.recorded);
+        let to = if containment {
+            crate::contain::write_header(&mut out, format).map(|()| To::Contained(&mut out))
+        } else {
+            PairWriter::new(&mut out, docs, format, simhash).map(To::Pairs)
+        };
+        let to = match to {
+            Ok(to) => to,
+            Err(e) => return Err(out.error(e).into()),
+        };
+        let mut sink = Written {
+            to,
+            docs,
+            format,
+            sample: report.then(report_run::PairSample::default),
+            contained: report.then(Vec::new),
+            time: Duration::ZERO,
+        };
+        let (outcome, stats) = match pipeline.run(ready, &mut observer, &mut sink) {
+            Ok(done) => done,
+            Err(RunError::Run(e)) => return Err(e.into()),
+            Err(RunError::Sink(e)) => return Err(out.error(e).into()),
+        };
+        let Written {
+            sample,
+            contained,
+            time,
+            ..
+        } = sink;
         finish(out)?;
-        let line = format!(
-            "{} among {}",
-            summary::count(totals.pairs, "pair", "pairs"),
-            summary::count(totals.documents, "document", "documents")
-        );
-        self.report(&stats, self.recorded.as_ref(), &|data| {
-            report_run::add_pairs(data, &totals, sample.as_ref(), docs)
-        })?;
+        let neardup::Outcome::Pairs(totals) = outcome else {
+            bail!("a pairs run gave no pairs")
+        };
+        let pairs = summary::count(totals.pairs, "pair", "pairs");
+        let among = summary::count(totals.documents, "document", "documents");
+        let line = if containment {
+            let t = self.config().threshold();
+            format!("{pairs} among {among} (a contained in b at {t} or more)")
+        } else {
+            format!("{pairs} among {among}")
+        };
+        if containment {
+            let plan = (!ready.plan().engine().is_exact()).then(|| pipeline.ensemble_plan());
+            let shingled = ready.shingled().context("containment runs in memory")?;
+            let pairs = contained.unwrap_or_default();
+            self.report(&stats, None, &|data| {
+                let sizes = crate::contain::set_sizes(shingled.corpus());
+                report_run::add_containment(data, &pairs, &stats, plan, sizes, docs)
+            })?;
+        } else {
+            self.report(&stats, self.recorded.as_ref(), &|data| {
+                report_run::add_pairs(data, &totals, sample.as_ref(), docs)
+            })?;
+        }
         Ok(Outcome {
             stats,
             line,
-            write_time: written,
+            write_time: time,
         })
     }
 
@@ -166,18 +144,19 @@ impl Run<'_> {
     /// as the surviving records (dedup).
     pub fn clusters(
         &mut self,
-        ready: Ready,
-        spilled_ranks: Option<&[u32]>,
+        ready: &mut Ready,
         has_shingles: &dyn Fn(u32) -> bool,
     ) -> Result<Outcome> {
         let (pipeline, docs, args) = (self.pipeline, self.docs, self.args);
         let simhash = !self.config().sketch().is_minhash();
         let mut observer = (self.bars.clone(), &mut self.recorded);
-        let (clusters, stats) = match ready {
-            Ready::Exact(c) => pipeline.exact_cluster_set(&c, &mut observer)?,
-            Ready::Lsh(c) => pipeline.cluster_set(&c, &mut observer),
-            Ready::Spilled(c) => c.cluster_set(spilled_ranks, &mut observer)?,
-            Ready::Contained(_) => unreachable!("containment runs are refused for clusters"),
+        let (outcome, stats) = match pipeline.run(ready, &mut observer, &mut NoPairs) {
+            Ok(done) => done,
+            Err(RunError::Run(e)) => return Err(e.into()),
+            Err(RunError::Sink(never)) => match never {},
+        };
+        let neardup::Outcome::Clusters(clusters) = outcome else {
+            bail!("a clusters run gave no clusters")
         };
         let write_start = Instant::now();
         if self.mode == Mode::Clusters {
@@ -214,5 +193,70 @@ impl Run<'_> {
             line,
             write_time,
         })
+    }
+}
+
+/// Where `pairs` writes: each chunk as it comes, and what the report needs of them.
+struct Written<'a, 'w> {
+    to: To<'w>,
+    docs: &'a Documents,
+    format: OutputFormat,
+    sample: Option<report_run::PairSample>,
+    /// Containment pairs kept for the report (only when one is asked for).
+    contained: Option<Vec<Contained>>,
+    /// Time spent writing.
+    time: Duration,
+}
+
+/// The writer of one kind of pairs.
+enum To<'w> {
+    Pairs(PairWriter<'w>),
+    Contained(&'w mut dyn std::io::Write),
+}
+
+impl neardup::Sink for Written<'_, '_> {
+    type Error = std::io::Error;
+
+    fn pairs(&mut self, chunk: &[Pair]) -> Result<(), Self::Error> {
+        let start = Instant::now();
+        if let Some(sample) = self.sample.as_mut() {
+            sample.add(chunk);
+        }
+        let done = match &mut self.to {
+            To::Pairs(writer) => writer.write(chunk),
+            To::Contained(_) => Err(std::io::Error::other(
+                "pairs by similarity in a containment run",
+            )),
+        };
+        self.time += start.elapsed();
+        done
+    }
+
+    fn contained(&mut self, chunk: &[Contained]) -> Result<(), Self::Error> {
+        let start = Instant::now();
+        if let Some(kept) = self.contained.as_mut() {
+            kept.extend_from_slice(chunk);
+        }
+        let done = match &mut self.to {
+            To::Contained(out) => crate::contain::write(*out, chunk, self.docs, self.format),
+            To::Pairs(_) => Err(std::io::Error::other(
+                "containment pairs in a similarity run",
+            )),
+        };
+        self.time += start.elapsed();
+        done
+    }
+}
+
+/// The sink of a clusters run, which hands on no pairs.
+struct NoPairs;
+
+impl neardup::Sink for NoPairs {
+    type Error = std::convert::Infallible;
+    fn pairs(&mut self, _: &[Pair]) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn contained(&mut self, _: &[Contained]) -> Result<(), Self::Error> {
+        Ok(())
     }
 }

@@ -14,7 +14,7 @@ use crate::input::Documents;
 use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
-use crate::ready::{self, Ready};
+use crate::ready;
 use crate::results::{Outcome, Run};
 use crate::summary::{self, secs, Summary};
 use crate::usage::usage;
@@ -172,7 +172,8 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
     if mode == Mode::Dedup {
         crate::dedup_output::refuse_after_reading(&docs, args)?;
     }
-    let (exact, ready) = ready::prepare(mode, args, &pipeline, &bars, read.held, spill.as_ref())?;
+    let mut ready = ready::prepare(mode, args, &pipeline, &bars, read.held, spill.as_ref())?;
+    let exact = ready.plan().engine().is_exact();
     // Documents without shingles, which every mode reports as skipped.
     let empty: Vec<u32> = (0..docs.len() as u32)
         .filter(|&d| !ready.has_shingles(d))
@@ -196,12 +197,9 @@ pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
         recorded: args.report.is_some().then(Similarities::default),
         report_time: std::cell::Cell::new(None),
     };
-    let outcome = match (mode, ready) {
-        (Mode::Pairs, Ready::Contained(shingled)) => run.contained_pairs(&shingled)?,
-        (Mode::Pairs, ready) => run.pairs(ready)?,
-        (Mode::Clusters | Mode::Dedup, ready) => {
-            run.clusters(ready, read.spilled_ranks.as_deref(), &has_shingles)?
-        }
+    let outcome = match mode {
+        Mode::Pairs => run.pairs(&mut ready)?,
+        Mode::Clusters | Mode::Dedup => run.clusters(&mut ready, &has_shingles)?,
     };
     let report_time = run.report_time.get();
     let summary = summarize(&mut docs, &config, read.read_time, &outcome);
