@@ -47,7 +47,7 @@ pub enum Command {
 )))]
 pub struct PlanArgs {
     #[command(flatten)]
-    pub read: InputArgs,
+    pub read: InputFlags,
     /// Documents in the sample, 1..=1000000.
     #[arg(long, default_value_t = 2000, value_name = "N", value_parser = parse_sample)]
     pub sample: usize,
@@ -66,38 +66,17 @@ impl PlanArgs {
 
     /// The input options, as the matching commands take them.
     pub fn inputs_args(&self) -> InputArgs {
-        self.read.clone()
+        self.read.clone().into()
     }
 }
 
-#[cfg(test)]
-impl InputArgs {
-    /// The inputs with every other option at its default.
-    pub fn new(inputs: Vec<PathBuf>) -> Self {
-        InputArgs {
-            inputs,
-            format: None,
-            text_field: None,
-            id_field: None,
-            text_columns: None,
-            id_column: None,
-            max_record_bytes: neardup_io::DEFAULT_MAX_RECORD_BYTES,
-            on_error: OnError::Skip,
-            tsv_escapes: false,
-            quote: None,
-            delimiter: None,
-            hidden: false,
-            globs: Vec::new(),
-            follow: false,
-            key_field: None,
-            empty_under: None,
-        }
-    }
-}
+/// The input settings under the name the batch commands' reading still uses.
+pub use crate::settings::InputSettings as InputArgs;
 
-/// Where documents come from.
+/// Where documents come from: the input options (resolved into
+/// [`InputSettings`](crate::settings::InputSettings) before any work).
 #[derive(Args, Debug, Clone)]
-pub struct InputArgs {
+pub struct InputFlags {
     /// Input files or directories; `-` reads standard input. `.gz` is read transparently.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
@@ -153,14 +132,6 @@ pub struct InputArgs {
     /// default a link is skipped with reason symlink.
     #[arg(long)]
     pub follow: bool,
-    /// The field (JSONL) or column (CSV/TSV) whose value each record carries as its key
-    /// (set from --keep-by; not an option of its own).
-    #[arg(skip)]
-    pub key_field: Option<String>,
-    /// The shingler the documents will be compared with, when reading may skip as
-    /// `empty` a record it gives no shingles (set by the run; not an option of its own).
-    #[arg(skip)]
-    pub empty_under: Option<neardup::Shingler>,
 }
 
 /// Parses --quote: one ASCII character that is not a tab or a line end.
@@ -411,7 +382,7 @@ pub struct DedupOnlyArgs {
 #[derive(Args, Debug, Clone)]
 pub struct CommonRunArgs {
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: InputFlags,
     #[command(flatten)]
     pub matching: MatchArgs,
     #[command(flatten)]
@@ -479,7 +450,7 @@ impl RunArgs {
             batch,
         } = common;
         RunArgs {
-            input,
+            input: input.into(),
             matching,
             verify: batch.verify,
             keep: None,
@@ -550,7 +521,7 @@ impl RunArgs {
 #[derive(Args, Debug, Clone)]
 pub struct EvalArgs {
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: InputFlags,
     #[command(flatten)]
     pub matching: MatchArgs,
     /// How the approximate method's candidates are confirmed: with `none` (or `estimate`)

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use neardup::{Measure, Normalization, ShingleKind, SketchKind};
 
-use crate::args::{InputArgs, RuntimeArgs};
+use crate::args::{InputFlags, RuntimeArgs};
 
 /// The index commands.
 #[derive(Subcommand, Debug)]
@@ -96,7 +96,7 @@ pub struct IndexAt {
     #[arg(value_name = "INDEX")]
     pub index: PathBuf,
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: InputFlags,
     #[command(flatten)]
     pub params: IndexParamArgs,
 }

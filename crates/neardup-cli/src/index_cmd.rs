@@ -147,7 +147,7 @@ fn check_given(
 /// documents go into the index, so their ids must name them: an empty id, or a JSON number
 /// and a string with the same text (`12` and `"12"`, one id in the index), are refused.
 fn read(
-    input: &crate::args::InputArgs,
+    input: &crate::args::InputFlags,
     quiet: bool,
     stored: bool,
 ) -> Result<(Documents, Vec<(DocId, String)>)> {

@@ -11,9 +11,9 @@ use neardup_io::{Entry, Excluded, Format, Location, ReadOptions, Record, SkipRea
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::args::{InputArgs, OnError};
 use crate::held::{Places, RawReader, RawSpill, UserIds};
 use crate::progress::Bars;
+use crate::settings::InputSettings;
 use crate::usage::usage;
 
 /// A document's id as the user sees it: theirs, or its line/record number.
@@ -186,8 +186,15 @@ pub struct Documents {
 }
 
 impl Documents {
-    /// Reads every input. A hard error (unreadable file, bad header) stops the run.
-    pub fn read(args: &InputArgs, keep_raw: bool, bars: &Bars) -> Result<Documents> {
+    /// Reads every input (given as the input options or their settings). A hard error
+    /// (unreadable file, bad header) stops the run.
+    pub fn read<A: Clone + Into<InputSettings>>(
+        args: &A,
+        keep_raw: bool,
+        bars: &Bars,
+    ) -> Result<Documents> {
+        let args: InputSettings = args.clone().into();
+        let args = &args;
         let mut texts = Vec::new();
         let mut docs = Self::read_batches(args, keep_raw, false, bars, usize::MAX, |batch| {
             texts.extend(batch);
@@ -201,7 +208,7 @@ impl Documents {
     /// in order, as they are read; the documents come back without their texts. With
     /// `list_skipped`, the skipped records go to a temporary file for the skipped list.
     pub fn read_batches(
-        args: &InputArgs,
+        args: &InputSettings,
         keep_raw: bool,
         list_skipped: bool,
         bars: &Bars,
@@ -252,7 +259,7 @@ impl Documents {
             for entry in reader.by_ref() {
                 bars.tick();
                 let entry = entry?;
-                if args.on_error == OnError::Fail {
+                if args.fail_on_error {
                     fail_on_bad(&entry)?;
                 }
                 tally.count(&entry);
@@ -656,7 +663,7 @@ pub fn refuse_options_for(
     format: Format,
     sniffed: bool,
     path: &Path,
-    args: &InputArgs,
+    args: &InputSettings,
 ) -> Result<()> {
     let how = match (sniffed, format) {
         (true, Format::Jsonl) => " (by its content: its first non-blank byte is '{')",
@@ -750,7 +757,7 @@ impl InputTally {
         path: &Path,
         format: Format,
         sniffed: bool,
-        args: &InputArgs,
+        args: &InputSettings,
         fields: &[String],
         warnings: &mut Vec<String>,
     ) -> Result<()> {
@@ -910,7 +917,7 @@ pub fn known_format(path: &Path, forced: Option<Format>) -> Option<Format> {
 }
 
 /// Reader options from the input arguments.
-pub fn read_options(args: &InputArgs) -> ReadOptions {
+pub fn read_options(args: &InputSettings) -> ReadOptions {
     let defaults = ReadOptions::default();
     let mut opts = ReadOptions::default()
         .with_text_field(args.text_field.clone().unwrap_or(defaults.text_field))
@@ -942,7 +949,7 @@ mod tests {
     use super::*;
 
     fn read(path: &Path, keep_raw: bool) -> Documents {
-        let args = InputArgs::new(vec![path.to_path_buf()]);
+        let args = InputSettings::new(vec![path.to_path_buf()]);
         Documents::read_batches(
             &args,
             keep_raw,
@@ -995,7 +1002,7 @@ mod tests {
             content.push_str(&blank.repeat(n));
             content.push_str(text);
             std::fs::write(&path, content).unwrap();
-            let mut args = InputArgs::new(vec![path.clone()]);
+            let mut args = InputSettings::new(vec![path.clone()]);
             args.empty_under = Some(neardup::Shingler::default());
             let mut texts = Vec::new();
             let mut docs =
@@ -1102,7 +1109,7 @@ mod tests {
         let text = "{\"text\": \"a b c d e f\"}\n{\"text\": \" \\t \"}\n\nnot json\n\
                     {\"text\": \"\"}\n{\"text\": \"g h i j k\"}\n";
         std::fs::write(&path, text).unwrap();
-        let args = InputArgs::new(vec![path.clone()]);
+        let args = InputSettings::new(vec![path.clone()]);
         let mut texts = Vec::new();
         let bars = Bars::new(true);
         let mut docs = Documents::read_batches(&args, false, true, &bars, 2, |batch| {

@@ -20,6 +20,7 @@ mod report_run;
 mod results;
 mod run;
 mod serve_cmd;
+mod settings;
 mod sim;
 mod spill;
 mod summary;

@@ -7,7 +7,6 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use neardup::{Goal, KeepPolicy, Pipeline, Quiet, SplitMix64, Stage, Verification};
 
-use crate::args::OnError;
 use crate::args::PlanArgs;
 use crate::input::{fail_on_bad, read_options, refuse_options_for};
 use neardup::plan::{alternatives, estimate, Plan, SampleStats, Throughput};
@@ -139,7 +138,7 @@ fn read_sample(args: &PlanArgs) -> Result<(Vec<String>, u64, u64)> {
         refuse_options_for(reader.format(), reader.sniffed(), path, &input)?;
         for entry in reader {
             let entry = entry?;
-            if input.on_error == OnError::Fail {
+            if input.fail_on_error {
                 fail_on_bad(&entry)?;
             }
             let Some(record) = entry.into_record() else {
