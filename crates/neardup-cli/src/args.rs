@@ -617,6 +617,24 @@ mod tests {
                 .unwrap_err();
             assert_eq!(err.kind(), clap::error::ErrorKind::InvalidValue, "{bad:?}");
         }
+        // --format parses into neardup-io's Format, --output-format into the writer's.
+        for format in neardup_io::Format::ALL {
+            let cli =
+                Cli::try_parse_from(["neardup", "pairs", "x", "--format", format.name()]).unwrap();
+            let Command::Pairs(run) = cli.command else {
+                panic!("not pairs: {:?}", cli.command);
+            };
+            assert_eq!(RunArgs::from(run).input.format, Some(format));
+        }
+        let cli =
+            Cli::try_parse_from(["neardup", "clusters", "x", "--output-format", "tsv"]).unwrap();
+        let Command::Clusters(run) = cli.command else {
+            panic!("not clusters: {:?}", cli.command);
+        };
+        assert_eq!(
+            RunArgs::from(run).output_format,
+            Some(crate::output::OutputFormat::Tsv)
+        );
         // Refused by the core's FromStr, whose message clap shows.
         let err = Cli::try_parse_from(["neardup", "pairs", "x.jsonl", "--shingle", "char:0"])
             .unwrap_err();
