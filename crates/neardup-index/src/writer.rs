@@ -134,7 +134,11 @@ struct Prepared {
 
 impl Prepared {
     fn new(pipeline: &Pipeline, id: &str, text: &str, common: &[u64]) -> Prepared {
-        let doc = pipeline.shingle_doc(text);
+        Prepared::of(pipeline, id, pipeline.shingle_doc(text), common)
+    }
+
+    /// A document already shingled, sketched.
+    fn of(pipeline: &Pipeline, id: &str, doc: DocSet, common: &[u64]) -> Prepared {
         // Verification is exact: the band keys are all the index needs of the sketch.
         let sketch = index_keys(pipeline, &doc, common);
         Prepared {
@@ -376,16 +380,16 @@ impl IndexWriter {
             .map(|(tokens, _)| tokens)
             .unwrap_or_else(|| Arc::clone(&self.current.state.common));
         let pipeline = Arc::clone(&self.current.pipeline);
-        let prepare = |w: usize| Prepared::new(&pipeline, docs[w].0, docs[w].1, &common);
         let words = Words::of(batches);
         // Only the words on an id said by several batches need their emptiness known
-        // before the commit; they are prepared once, here.
-        let early: HashMap<usize, Prepared> = {
+        // before the commit: they are shingled here (only the last non-empty one of an id
+        // is sketched).
+        let early: HashMap<usize, DocSet> = {
             let repeated = words.repeated(&docs);
-            let prepared = parallel::map(&repeated, |&w| prepare(w));
-            repeated.into_iter().zip(prepared).collect()
+            let sets = parallel::map(&repeated, |&w| pipeline.shingle_doc(docs[w].1));
+            repeated.into_iter().zip(sets).collect()
         };
-        let known_empty = |w: usize| early.get(&w).is_some_and(Prepared::is_empty);
+        let known_empty = |w: usize| early.get(&w).is_some_and(|d| d.set().is_empty());
         let mut last_word: HashMap<&str, usize> = HashMap::new();
         for &w in words.all.iter().filter(|&&w| !known_empty(w)) {
             last_word.insert(docs[w].0, w);
@@ -396,9 +400,12 @@ impl IndexWriter {
         drop(last_word);
         let ids: Vec<&str> = finals.iter().map(|&w| docs[w].0).collect();
         let before = Arc::clone(&self.current.state);
-        let report = self.commit_docs(&ids, count, |k| match early.get(&finals[k]) {
-            Some(p) => Cow::Borrowed(p),
-            None => Cow::Owned(prepare(finals[k])),
+        let report = self.commit_docs(&ids, count, |k| {
+            let w = finals[k];
+            Cow::Owned(match early.get(&w) {
+                Some(doc) => Prepared::of(&pipeline, docs[w].0, doc.clone(), &common),
+                None => Prepared::new(&pipeline, docs[w].0, docs[w].1, &common),
+            })
         })?;
         // A final word the commit found empty was the only word on its id.
         let empty: HashSet<&str> = report.empty.iter().map(String::as_str).collect();
