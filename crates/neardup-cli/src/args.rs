@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::settings::InputSettings;
 use neardup::{
     defaults, KeepPolicy, Measure, Method, Normalization, ShingleKind, SketchKind, Verification,
 };
@@ -65,13 +67,10 @@ impl PlanArgs {
     }
 
     /// The input options, as the matching commands take them.
-    pub fn inputs_args(&self) -> InputArgs {
+    pub fn inputs_args(&self) -> InputSettings {
         self.read.clone().into()
     }
 }
-
-/// The input settings under the name the batch commands' reading still uses.
-pub use crate::settings::InputSettings as InputArgs;
 
 /// Where documents come from: the input options (resolved into
 /// [`InputSettings`](crate::settings::InputSettings) before any work).
@@ -424,7 +423,7 @@ pub struct DedupArgs {
 /// is at its default (no `--keep`, no `--force`, ...).
 #[derive(Debug, Clone)]
 pub struct RunArgs {
-    pub input: InputArgs,
+    pub input: InputSettings,
     pub matching: MatchArgs,
     pub verify: Verification,
     pub keep: Option<KeepPolicy>,

@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use neardup::{Engine, Goal, Held, Intake, Pipeline, Ready, RunPlan, Why};
 
-use crate::args::{InputArgs, RunArgs};
+use crate::args::RunArgs;
 use crate::input::{BadRecord, Documents};
 use crate::keep_by::KeepBy;
 use crate::progress::Bars;
 use crate::run::{lsh_option, Mode};
+use crate::settings::InputSettings;
 use crate::spill::Spill;
 use crate::summary::{self, secs, thousands};
 
@@ -140,7 +141,7 @@ const READ_BATCH: usize = 1 << 14;
 /// others, so neither waits for the other; texts are kept only for the report's examples.
 fn read_into<'p>(
     args: &RunArgs,
-    input: &InputArgs,
+    input: &InputSettings,
     mode: Mode,
     bars: &Bars,
     mut batches: Intake<'p>,
