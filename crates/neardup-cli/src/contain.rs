@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use anyhow::Result;
-use neardup::{Contained, Method, SketchKind, Verification};
+use neardup::{Contained, Method, SketchKind};
 
 use crate::args::RunArgs;
 use crate::input::Documents;
@@ -25,9 +25,6 @@ pub fn refuse(mode: Mode, args: &RunArgs) -> Result<()> {
         usage!("--measure containment searches by MinHash bands; --sketch simhash has none");
     }
     // --bands and --no-neighbours are refused with the matching options (`run::config`).
-    if args.verify != Verification::Exact {
-        usage!("--measure containment verifies every candidate exactly; drop --verify");
-    }
     if args.method() == Method::Exact && m.sketch.is_some() {
         usage!("--sketch is an LSH option; --method exact runs the exact containment join");
     }

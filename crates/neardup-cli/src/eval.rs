@@ -28,7 +28,6 @@ use crate::progress::Bars;
 use crate::report_run;
 use crate::run::config;
 use crate::summary::{self, secs, thousands, Summary};
-use crate::usage::usage;
 
 fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
     stats
@@ -41,9 +40,6 @@ fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
 
 pub fn run(args: &EvalArgs) -> Result<String> {
     let config = config(&args.matching, args.verify, KeepPolicy::First)?;
-    if config.measure() == Measure::Containment && args.verify != neardup::Verification::Exact {
-        usage!("--measure containment verifies every candidate exactly; drop --verify");
-    }
     let quiet = args.runtime.quiet;
     if !quiet {
         summary::to_stderr(&summary::plan(&config, false));

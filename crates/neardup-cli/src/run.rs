@@ -46,17 +46,8 @@ pub fn builder(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<
             usage!("--no-neighbours does not apply to --sketch simhash: it looks at no pairs beyond its candidates");
         }
     }
-    if m.measure == Measure::Containment {
-        if m.bands.is_some() {
-            usage!(
-                "--bands and --rows do not apply to --measure containment: the rows per band are \
-                 chosen for each size partition (see `neardup plan --measure containment`)"
-            );
-        }
-        if m.no_neighbours {
-            usage!("--no-neighbours does not apply to --measure containment (it has no steps beyond the buckets)");
-        }
-    }
+    // What containment does not take (bands, --no-neighbours, --verify) is refused by
+    // the core's ConfigBuilder::build, for every front end alike.
     Ok(Config::builder()
         .shingle(m.shingle)
         .normalization(if m.no_normalize {

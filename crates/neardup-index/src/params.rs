@@ -108,7 +108,7 @@ impl Params {
             Measure::Jaccard => (Some(self.bands), Some(self.rows)),
             Measure::Containment => (None, None),
         };
-        Ok(Config::builder()
+        let builder = Config::builder()
             .shingle(shingle)
             .normalization(normalization)
             .max_shingles(self.max_shingles)
@@ -120,10 +120,15 @@ impl Params {
             .rows(rows)
             .measure(measure)
             .verification(Verification::Exact)
-            .neighbours(false)
             .multiset(self.multiset)
-            .sketch_input(parse_input(&self.sketch_input)?)
-            .build()?)
+            .sketch_input(parse_input(&self.sketch_input)?);
+        // Queries come one at a time: no checks beyond the buckets (containment has none
+        // to turn off).
+        Ok(match measure {
+            Measure::Jaccard => builder.neighbours(false),
+            Measure::Containment => builder,
+        }
+        .build()?)
     }
 
     /// Each parameter that differs, as `seed: the index has 1, asked for 2`.

@@ -24,29 +24,6 @@ fn count(name: &str, value: i64, range: &str) -> PyResult<usize> {
     usize::try_from(value).map_err(|_| refused(format!("{name} must be in {range}, got {value}")))
 }
 
-/// Refuses the settings a containment search does not take, as the command does, instead
-/// of ignoring them (simhash is refused by the library itself).
-fn refuse_for_containment(banded: bool, neighbours: bool, verify: Verification) -> PyResult<()> {
-    if banded {
-        return Err(refused(
-            "bands and rows do not apply to measure='containment': the rows per band are \
-             chosen for each size partition",
-        ));
-    }
-    if !neighbours {
-        return Err(refused(
-            "neighbours=False does not apply to measure='containment' (it has no steps \
-             beyond the buckets)",
-        ));
-    }
-    if verify != Verification::Exact {
-        return Err(refused(
-            "measure='containment' verifies every candidate exactly: leave verify='exact'",
-        ));
-    }
-    Ok(())
-}
-
 impl NativeConfig {
     /// Refuses `what` (a run, a building block) with a containment configuration:
     /// containment finds pairs and answers index queries, nothing else; the message says
@@ -109,9 +86,6 @@ impl NativeConfig {
         let verification: Verification = verify.parse().map_err(core)?;
         let keep: KeepPolicy = keep.parse().map_err(core)?;
         let measure: Measure = measure.parse().map_err(core)?;
-        if measure == Measure::Containment {
-            refuse_for_containment(bands.is_some() || rows.is_some(), neighbours, verification)?;
-        }
         let num_perm = count("number of permutations", num_perm, "1..=65536")?;
         let max_shingles = count(
             "the cap on shingles per document",

@@ -145,7 +145,7 @@ def test_a_config_keeps_its_measure_through_pickle() -> None:
     [
         ({"measure": "overlap"}, "invalid measure \"overlap\": expected jaccard or containment"),
         ({"bands": 4, "rows": 8}, "the rows per band are chosen for each size partition"),
-        ({"neighbours": False}, "neighbours=False does not apply to measure='containment'"),
+        ({"neighbours": False}, "the checks beyond the buckets cannot be turned off"),
         ({"verify": "estimate"}, "verifies every candidate exactly"),
         ({"sketch": "simhash"}, "containment: MinHash sketches only, not simhash"),
     ],

@@ -46,9 +46,11 @@ pub enum Error {
     /// index.
     #[error("{0}: MinHash sketches only, not simhash (simhash verifies exactly or not at all)")]
     NotForSimHash(&'static str),
-    /// A use that containment does not have was asked of it: clusters (a fragment
-    /// contained in two unrelated pages does not make the pages one cluster).
-    #[error("{0}: not for containment, which gives pairs only (a fragment contained in two unrelated documents does not make them one cluster)")]
+    /// A setting or a use that containment does not take was asked of it: clusters (a
+    /// fragment contained in two unrelated pages does not make the pages one cluster),
+    /// bands and rows (chosen per size partition), the checks beyond the buckets turned
+    /// off (it has none), verification other than exact. The text says which, and why.
+    #[error("measure containment: {0}")]
     NotForContainment(&'static str),
     /// A run plan was made for another corpus: a corpus on disk runs on the spilled
     /// bands, and they need one.

@@ -189,7 +189,7 @@ fn containment_runs_stream_the_pairs_of_both_engines() {
     // Clusters of containment are refused when the plan is made.
     let held = held(&p, &texts, None);
     let refused = RunPlan::choose(&p, &held, Method::Auto, Goal::Clusters).unwrap_err();
-    assert_eq!(refused, Error::NotForContainment("clusters"));
+    assert!(matches!(refused, Error::NotForContainment(m) if m.contains("clusters")));
 }
 
 #[test]

@@ -34,6 +34,10 @@ pub mod defaults {
     pub const MAX_SHINGLES: usize = crate::text::shingle::DEFAULT_MAX_SHINGLES;
 }
 
+/// Why containment gives no clusters ([`Error::NotForContainment`]).
+pub(crate) const NO_CONTAINMENT_CLUSTERS: &str = "it finds pairs, not clusters: a fragment \
+     contained in two unrelated documents does not make them one cluster";
+
 /// A validated configuration. Build one with [`Config::builder`].
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -329,6 +333,24 @@ impl ConfigBuilder {
                 }));
             }
         }
+        if self.measure == crate::candidates::containment::Measure::Containment {
+            if self.bands.is_some() || self.rows.is_some() {
+                return Err(Error::NotForContainment(
+                    "bands and rows do not apply: the rows per band are chosen for each size \
+                     partition",
+                ));
+            }
+            if !self.neighbours {
+                return Err(Error::NotForContainment(
+                    "the checks beyond the buckets cannot be turned off: it has no steps beyond the buckets",
+                ));
+            }
+            if self.verification != Verification::Exact {
+                return Err(Error::NotForContainment(
+                    "it verifies every candidate exactly: leave verification exact",
+                ));
+            }
+        }
         let plan = match (self.bands, self.rows) {
             (Some(b), Some(r)) => BandPlan::new(b, r, self.num_perm)?,
             (None, None) => BandPlan::for_threshold(self.threshold, self.num_perm)?,
@@ -358,6 +380,28 @@ impl ConfigBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn containment_refuses_what_it_does_not_take() {
+        use crate::candidates::containment::Measure;
+        let contained = || Config::builder().measure(Measure::Containment);
+        assert!(contained().build().is_ok());
+        for refused in [
+            contained().bands(Some(4)).rows(Some(8)),
+            contained().rows(Some(8)),
+            contained().neighbours(false),
+            contained().verification(Verification::Estimate),
+            contained().verification(Verification::None),
+        ] {
+            assert!(matches!(refused.build(), Err(Error::NotForContainment(_))));
+        }
+        // The same settings are Jaccard's to take.
+        assert!(Config::builder()
+            .neighbours(false)
+            .verification(Verification::None)
+            .build()
+            .is_ok());
+    }
 
     #[test]
     fn the_default_shingle_parses_to_the_default_kind() {

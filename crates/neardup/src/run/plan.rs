@@ -92,7 +92,9 @@ impl RunPlan {
         let config = pipeline.config();
         let containment = config.measure() == Measure::Containment;
         if containment && goal == Goal::Clusters {
-            return Err(Error::NotForContainment("clusters"));
+            return Err(Error::NotForContainment(
+                crate::run::config::NO_CONTAINMENT_CLUSTERS,
+            ));
         }
         let auto = method == Method::Auto;
         let lsh = if config.sketch().is_minhash() {
