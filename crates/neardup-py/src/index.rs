@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use neardup::Config;
-use neardup_index::{IndexWriter, Neighbour, Query, Searcher};
+use neardup_index::{IndexWriter, Neighbour, Outcome, Query, Searcher};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use rayon::prelude::*;
@@ -110,6 +110,27 @@ struct Report {
     missing: Vec<String>,
     empty: Vec<String>,
     merge_failed: Option<String>,
+}
+
+impl Report {
+    /// Counts what became of each document of `batches` (`outcomes`, batch by batch, as
+    /// [`IndexWriter::add_batches`] gives them).
+    fn count<T>(&mut self, batches: &[Vec<(&str, T)>], outcomes: &[Vec<Outcome>]) {
+        for (batch, outcomes) in batches.iter().zip(outcomes) {
+            for ((id, _), outcome) in batch.iter().zip(outcomes) {
+                match outcome {
+                    Outcome::Added { replaced } => {
+                        self.added += 1;
+                        self.replaced += usize::from(*replaced);
+                    }
+                    Outcome::Superseded => self.superseded += 1,
+                    Outcome::Empty => self.empty.push((*id).to_string()),
+                    // add_batches checks no similarity: nothing is a duplicate.
+                    Outcome::Duplicate { .. } => {}
+                }
+            }
+        }
+    }
 }
 
 /// How long a writer waits for the lock between two checks for Ctrl-C.
@@ -325,20 +346,22 @@ impl Index {
                     // Borrowed, and unstaged once committed: an interrupted commit leaves them.
                     let changes = &state.staged[..run];
                     let done = if first_add {
-                        let docs: Vec<(&str, Watched<'_>)> = changes
+                        // Each staged add is a batch of its own, applied in order as if
+                        // committed one after another: a later empty text of an id does
+                        // not undo an earlier add of it.
+                        let batches: Vec<Vec<(&str, Watched<'_>)>> = changes
                             .iter()
-                            .flat_map(|c| match c {
-                                Change::Add(d) => d,
+                            .map(|c| match c {
+                                Change::Add(d) => d
+                                    .iter()
+                                    .map(|(id, text)| (id.as_str(), Watched { text, stop }))
+                                    .collect(),
                                 Change::Remove(_) => unreachable!("a run of adds"),
                             })
-                            .map(|(id, text)| (id.as_str(), Watched { text, stop }))
                             .collect();
-                        writer.add(&docs).map(|r| {
-                            report.added += r.added;
-                            report.replaced += r.replaced;
-                            report.superseded += r.superseded;
-                            report.empty.extend(r.empty);
-                        })
+                        writer
+                            .add_batches(&batches)
+                            .map(|outcomes| report.count(&batches, &outcomes))
                     } else {
                         let ids: Vec<&str> = changes
                             .iter()

@@ -222,3 +222,17 @@ def test_a_staged_id_given_twice_is_added_once(tmp_path: Path) -> None:
     report = index.commit()
     assert (report["added"], report["replaced"], report["superseded"]) == (1, 1, 0)
     assert len(index) == 1
+
+
+def test_staged_adds_apply_in_order_as_separate_commits_would(tmp_path: Path) -> None:
+    index = neardup.Index(tmp_path / "idx")
+    lamp = "Brass desk lamp with a green glass shade"
+    index.add([lamp], ["a"])
+    index.add([""], ["a"])  # an empty text leaves "a" as the earlier add left it
+    index.add(["Set of four ladder-back chairs"], ["b"])
+    index.add(["Oak dining table, seats six"], ["b"])  # a later add of "b" replaces it
+    report = index.commit()
+    assert (report["added"], report["replaced"], report["empty"]) == (3, 1, ["a"])
+    assert sorted(index.ids()) == ["a", "b"]
+    assert [k for k, _ in index.query(lamp)] == ["a"], "the acknowledged add of a is kept"
+    assert [k for k, _ in index.query("Oak dining table, seats six")] == ["b"]
