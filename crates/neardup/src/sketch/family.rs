@@ -106,11 +106,13 @@ impl FamilySet {
     pub const EMPTY: FamilySet = FamilySet(0);
 
     /// The set with these bits (bit `f` for family `f`), as stored by [`FamilySet::bits`].
+    #[inline]
     pub const fn from_bits(bits: u8) -> Self {
         FamilySet(bits)
     }
 
     /// One bit per family.
+    #[inline]
     pub const fn bits(self) -> u8 {
         self.0
     }
@@ -123,6 +125,7 @@ impl FamilySet {
     }
 
     /// True if `family` is in the set.
+    #[inline]
     pub fn contains(self, family: usize) -> bool {
         family < MAX_FAMILIES && self.0 & (1 << family) != 0
     }
@@ -143,6 +146,7 @@ impl FamilySet {
     /// The family two documents are compared in: the last one both are in, so every pair
     /// is compared with exactly one sketch. Documents similar at the threshold always
     /// share one.
+    #[inline]
     pub fn shared(self, other: FamilySet) -> Option<usize> {
         let both = self.0 & other.0;
         (both != 0).then(|| 7 - both.leading_zeros() as usize)
