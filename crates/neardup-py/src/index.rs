@@ -112,6 +112,16 @@ struct Report {
     merge_failed: Option<String>,
 }
 
+/// True if an id is in more than one of `batches`.
+fn shares_ids<T>(batches: &[Vec<(&str, T)>]) -> bool {
+    let mut owner: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    batches.iter().enumerate().any(|(b, batch)| {
+        batch
+            .iter()
+            .any(|(id, _)| *owner.entry(id).or_insert(b) != b)
+    })
+}
+
 impl Report {
     /// Counts what became of each document of `batches` (`outcomes`, batch by batch, as
     /// [`IndexWriter::add_batches`] gives them).
@@ -346,9 +356,6 @@ impl Index {
                     // Borrowed, and unstaged once committed: an interrupted commit leaves them.
                     let changes = &state.staged[..run];
                     let done = if first_add {
-                        // Each staged add is a batch of its own, applied in order as if
-                        // committed one after another: a later empty text of an id does
-                        // not undo an earlier add of it.
                         let batches: Vec<Vec<(&str, Watched<'_>)>> = changes
                             .iter()
                             .map(|c| match c {
@@ -359,9 +366,26 @@ impl Index {
                                 Change::Remove(_) => unreachable!("a run of adds"),
                             })
                             .collect();
-                        writer
-                            .add_batches(&batches)
-                            .map(|outcomes| report.count(&batches, &outcomes))
+                        if shares_ids(&batches) {
+                            // Each staged add applies in order, as if committed one after
+                            // another: a later empty text of an id does not undo an
+                            // earlier add of it. (Texts are taken up front here, so
+                            // Ctrl-C waits for this commit.)
+                            writer
+                                .add_batches(&batches)
+                                .map(|outcomes| report.count(&batches, &outcomes))
+                        } else {
+                            // No id in two staged adds: one add is the same, and watches
+                            // for Ctrl-C as it reads each text.
+                            let docs: Vec<(&str, Watched<'_>)> =
+                                batches.into_iter().flatten().collect();
+                            writer.add(&docs).map(|r| {
+                                report.added += r.added;
+                                report.replaced += r.replaced;
+                                report.superseded += r.superseded;
+                                report.empty.extend(r.empty);
+                            })
+                        }
                     } else {
                         let ids: Vec<&str> = changes
                             .iter()
