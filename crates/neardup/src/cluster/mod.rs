@@ -3,3 +3,9 @@
 
 pub(crate) mod clusters;
 pub(crate) mod ranks;
+
+pub use clusters::{
+    cluster, cluster_ranked, cluster_sets, Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy,
+    Similarity,
+};
+pub use ranks::KeepRanks;

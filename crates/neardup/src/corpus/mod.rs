@@ -4,3 +4,7 @@
 pub(crate) mod sets;
 pub(crate) mod slot;
 pub(crate) mod stages;
+
+pub use sets::{set_fingerprint, Corpus, WHOLE_NUM_PERM};
+pub use slot::MAX_DOCUMENTS;
+pub use stages::{ShingleBatches, Shingled, Sketched};

@@ -6,3 +6,9 @@ pub(crate) mod classic;
 pub(crate) mod document;
 pub(crate) mod family;
 pub(crate) mod oph;
+
+pub use crate::rng::SplitMix64;
+pub use classic::{ClassicMinHash, Sketch, MAX_NUM_PERM};
+pub use document::{DocSet, DocSketch, FamilySketch};
+pub use family::{FamilySet, SketchKind, MAX_FAMILIES};
+pub use oph::OnePermutation;

@@ -8,6 +8,8 @@ pub(crate) mod runs;
 pub(crate) mod spilled;
 pub(crate) mod texts;
 
+pub use spilled::{SpillBatches, Spilled};
+
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;

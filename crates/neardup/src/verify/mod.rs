@@ -3,3 +3,9 @@
 pub(crate) mod jaccard;
 pub(crate) mod prefilter;
 pub(crate) mod verifier;
+
+pub use jaccard::{
+    estimate, estimate_std_dev, intersection_size, jaccard, jaccard_at_least, jaccard_from_counts,
+    meets_threshold, Verification,
+};
+pub use verifier::Verdict;
