@@ -3,16 +3,15 @@
 
 use std::time::Instant;
 
-use rayon::prelude::*;
-
-use crate::candidates::band_index::{BandIndex, Candidate};
+use crate::candidates::band_index::BandIndex;
 use crate::candidates::bands::BandPlan;
 use crate::candidates::neighbours::{self as beyond, Known};
+use crate::candidates::source::{verify_from, BandBuckets, Halt};
 use crate::corpus::sets::Corpus;
 use crate::corpus::stages::Sketched;
 use crate::run::observer::Observer;
 use crate::run::pairs::Pair;
-use crate::run::pipeline::{Pipeline, PAIR_CHUNK};
+use crate::run::pipeline::Pipeline;
 use crate::run::stats::{Stage, Stats};
 use crate::verify::verifier::{Policy, Tally, Verifier};
 
@@ -69,41 +68,33 @@ impl Pipeline {
         let index = band_index(self.config.plan(), corpus, stats);
         let verifier = Verifier::new(corpus, Policy::new(&self.config));
         let mut known = Known::new(corpus.len(), self.config.neighbours());
-        let mut tally = Tally::default();
-        let mut through = [Tally::default(); 2];
         observer.start(Stage::Verify, 0);
         let start = Instant::now();
-        let walked = (|| {
-            index.for_each_pair_chunk(PAIR_CHUNK, |chunk: &[Candidate]| {
-                let firsts: Vec<(u32, u32)> = chunk
-                    .par_iter()
-                    .filter(|c| {
-                        Some(index.family_of(c.band)) == corpus.shared_family(c.a, c.b)
-                            && !index.collided_earlier(c.a, c.b, c.band)
-                    })
-                    .map(|c| (c.a, c.b))
-                    .collect();
-                let verified = verifier.judge_all(&firsts, &mut tally, observer);
-                for p in &verified {
-                    known.note(p);
-                }
-                observer.advance(chunk.len() as u64);
-                out(&verified)
-            })?;
-            if self.config.neighbours() {
+        let mut buckets = BandBuckets {
+            index: &index,
+            corpus,
+        };
+        let walked = verify_from(&mut buckets, &verifier, observer, |passed| {
+            passed.iter().for_each(|p| known.note(p));
+            out(passed)
+        })
+        .map_err(Halt::into_stopped)
+        .and_then(|judged| {
+            let beyond = if self.config.neighbours() {
                 let beyond = beyond::Beyond {
                     corpus,
                     index: &index,
-                    verifier: &verifier,
                     threshold: self.config.threshold(),
                 };
-                through = beyond.walk(&mut known, observer, &mut out)?;
-            }
-            Ok(())
-        })();
+                beyond.walk(&verifier, &mut known, observer, &mut out)?
+            } else {
+                Default::default()
+            };
+            Ok((judged.tally, beyond))
+        });
         stats.timings.push((Stage::Verify, start.elapsed()));
         observer.finish();
-        walked?;
+        let (tally, through) = walked?;
         record(stats, tally, through);
         Ok(known)
     }

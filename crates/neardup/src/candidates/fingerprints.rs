@@ -7,13 +7,14 @@ use std::time::Instant;
 use crate::candidates::bucket_walk::record;
 use crate::candidates::neighbours::Known;
 use crate::candidates::simhash::SimHashTables;
+use crate::candidates::source::{verify_from, Halt, Listed};
 use crate::corpus::sets::Corpus;
 use crate::corpus::stages::Sketched;
 use crate::run::observer::Observer;
 use crate::run::pairs::Pair;
-use crate::run::pipeline::{Pipeline, PAIR_CHUNK};
+use crate::run::pipeline::Pipeline;
 use crate::run::stats::{Stage, Stats};
-use crate::verify::verifier::{Policy, Tally, Verifier};
+use crate::verify::verifier::{Policy, Verifier};
 
 impl Pipeline {
     /// Every pair of representatives `a < b` whose fingerprints are within the distance,
@@ -49,20 +50,15 @@ impl Pipeline {
         let links = self.simhash_links(corpus, stats);
         let verifier = Verifier::new(corpus, Policy::new(&self.config));
         let mut known = Known::new(corpus.len(), false);
-        let mut tally = Tally::default();
         observer.start(Stage::Verify, links.len() as u64);
         let start = Instant::now();
-        let walked = links.chunks(PAIR_CHUNK).try_for_each(|chunk| {
-            let verified = verifier.judge_all(chunk, &mut tally, observer);
-            for p in &verified {
-                known.note(p);
-            }
-            observer.advance(chunk.len() as u64);
-            out(&verified)
+        let walked = verify_from(&mut Listed(&links), &verifier, observer, |passed| {
+            passed.iter().for_each(|p| known.note(p));
+            out(passed)
         });
         stats.timings.push((Stage::Verify, start.elapsed()));
         observer.finish();
-        walked?;
+        let tally = walked.map_err(Halt::into_stopped)?.tally;
         record(stats, tally, Default::default());
         Ok(known)
     }

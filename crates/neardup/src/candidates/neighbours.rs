@@ -5,9 +5,12 @@
 //! second step finds the pair anyway. Pairs that collided in a band were candidates
 //! already and are skipped.
 
+use std::convert::Infallible;
+
 use rayon::prelude::*;
 
 use crate::candidates::band_index::BandIndex;
+use crate::candidates::source::{verify_from, CandidateSource, Halt, Link, Listed};
 use crate::corpus::sets::Corpus;
 use crate::run::observer::Observer;
 use crate::run::pairs::Pair;
@@ -52,63 +55,89 @@ impl Known {
     }
 }
 
-/// The step beyond the buckets of one walk.
+/// The steps beyond the buckets of one walk.
 pub(crate) struct Beyond<'a> {
     pub(crate) corpus: &'a Corpus,
     pub(crate) index: &'a BandIndex<'a>,
-    pub(crate) verifier: &'a Verifier<'a>,
     pub(crate) threshold: f64,
 }
 
 impl Beyond<'_> {
-    /// Judges the proposed pairs that are compared in a family and never collided there
-    /// (those that collided were candidates already); returns those that pass.
-    fn judge_fresh(
-        &self,
-        proposed: Vec<(u32, u32)>,
-        tally: &mut Tally,
-        observer: &mut dyn Observer,
-    ) -> Vec<Pair> {
-        let fresh: Vec<(u32, u32)> = proposed
-            .into_par_iter()
-            .filter(|&(a, b)| {
-                self.corpus
-                    .shared_family(a, b)
-                    .is_some_and(|family| !self.index.collide_in_family(a, b, family))
-            })
-            .collect();
-        self.verifier.judge_all(&fresh, tally, observer)
+    /// Whether a proposed pair is new: compared in a family and never collided there
+    /// (those that collided were candidates already).
+    fn fresh(&self, (a, b): Link) -> bool {
+        self.corpus
+            .shared_family(a, b)
+            .is_some_and(|family| !self.index.collide_in_family(a, b, family))
     }
 
     /// Verifies the large groups' candidates, then the shared neighbours', handing the
     /// verified pairs to `out`; returns the tally of each step.
     pub(crate) fn walk<E>(
         &self,
+        verifier: &Verifier<'_>,
         known: &mut Known,
         observer: &mut dyn Observer,
         out: &mut impl FnMut(&[Pair]) -> Result<(), E>,
     ) -> Result<[Tally; 2], E> {
-        let mut large_tally = Tally::default();
-        let proposed =
-            crate::candidates::large_groups::pairs_near_large_groups(self.corpus, self.threshold);
-        let large = self.judge_fresh(proposed, &mut large_tally, observer);
-        for p in &large {
-            known.note(p);
-        }
-        for part in large.chunks(PAIR_CHUNK) {
-            out(part)?;
-        }
+        let proposed: Vec<Link> =
+            crate::candidates::large_groups::pairs_near_large_groups(self.corpus, self.threshold)
+                .into_par_iter()
+                .filter(|&l| self.fresh(l))
+                .collect();
         // Known pairs that did not collide: the large groups' (sorted, as proposed).
-        let large: Vec<(u32, u32)> = large.iter().map(|p| (p.a, p.b)).collect();
-        let mut near_tally = Tally::default();
-        let Some(mut lists) = known.neighbours.take() else {
-            return Ok([large_tally, near_tally]);
+        let mut large: Vec<Link> = Vec::new();
+        let large_tally = verify_from(&mut Listed(&proposed), verifier, observer, |passed| {
+            passed.iter().for_each(|p| known.note(p));
+            large.extend(passed.iter().map(|p| (p.a, p.b)));
+            out(passed)
+        })
+        .map_err(Halt::into_stopped)?
+        .tally;
+        let Some(lists) = known.neighbours.take() else {
+            return Ok([large_tally, Tally::default()]);
         };
+        let mut shared = SharedNeighbours {
+            beyond: self,
+            lists,
+            large: &large,
+        };
+        let near_tally = verify_from(&mut shared, verifier, observer, |passed| {
+            for p in passed {
+                known.paired[p.a as usize] = true;
+                known.paired[p.b as usize] = true;
+            }
+            out(passed)
+        })
+        .map_err(Halt::into_stopped)?
+        .tally;
+        Ok([large_tally, near_tally])
+    }
+}
+
+/// Pairs of representatives that are both verified neighbours of a third (one with 2 to
+/// [`MAX_NEIGHBOURS`] of them), new to the walk, in batches of about `NEIGHBOUR_BATCH`.
+struct SharedNeighbours<'a> {
+    beyond: &'a Beyond<'a>,
+    lists: Vec<Vec<u32>>,
+    /// The large groups' verified pairs, sorted: known already.
+    large: &'a [Link],
+}
+
+impl CandidateSource for SharedNeighbours<'_> {
+    type Candidate = Link;
+    type Error = Infallible;
+
+    fn propose<G: From<Infallible>>(
+        &mut self,
+        take: &mut dyn FnMut(&[Link]) -> Result<(), G>,
+    ) -> Result<(), G> {
+        let lists = &mut self.lists;
         lists.par_iter_mut().for_each(|l| l.sort_unstable());
         let eligible = |l: &&Vec<u32>| (2..=MAX_NEIGHBOURS).contains(&l.len());
         // How many pairs each document proposes as the lower one: cuts the work into
         // batches of about NEIGHBOUR_BATCH, each sorted and deduplicated on its own.
-        let mut lower = vec![0u64; self.corpus.len()];
+        let mut lower = vec![0u64; self.beyond.corpus.len()];
         for l in lists.iter().filter(eligible) {
             for (i, &x) in l.iter().enumerate() {
                 lower[x as usize] += (l.len() - 1 - i) as u64;
@@ -116,7 +145,7 @@ impl Beyond<'_> {
         }
         for range in batches(&lower, NEIGHBOUR_BATCH) {
             let range = range.start as u32..range.end as u32;
-            let mut proposed: Vec<(u32, u32)> = lists
+            let mut proposed: Vec<Link> = lists
                 .par_iter()
                 .filter(eligible)
                 .flat_map_iter(|l| {
@@ -129,15 +158,14 @@ impl Beyond<'_> {
                 .collect();
             proposed.par_sort_unstable();
             proposed.dedup();
-            proposed.retain(|&(a, b)| large.binary_search(&(a, b)).is_err());
-            let near = self.judge_fresh(proposed, &mut near_tally, observer);
-            for p in &near {
-                known.paired[p.a as usize] = true;
-                known.paired[p.b as usize] = true;
-            }
-            out(&near)?;
+            proposed.retain(|&l| self.large.binary_search(&l).is_err());
+            let fresh: Vec<Link> = proposed
+                .into_par_iter()
+                .filter(|&l| self.beyond.fresh(l))
+                .collect();
+            fresh.chunks(PAIR_CHUNK).try_for_each(&mut *take)?;
         }
-        Ok([large_tally, near_tally])
+        Ok(())
     }
 }
 

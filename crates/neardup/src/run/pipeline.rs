@@ -26,7 +26,9 @@ use crate::verify::jaccard::Verification;
 const PREFILTER_SEED: u64 = 0x7072_6566_696c_7465;
 
 use crate::candidates::bucket_walk;
-use crate::verify::verifier::{Policy, Tally, Verdict, Verifier};
+use crate::candidates::source::{verify_from, Halt, Listed};
+use crate::verify::verifier::{Policy, Verdict, Verifier};
+use std::convert::Infallible;
 
 /// Candidate pairs verified per chunk: bounds memory for huge buckets.
 pub(crate) const PAIR_CHUNK: usize = 1 << 20;
@@ -284,16 +286,18 @@ impl Pipeline {
             self.simhash_links(corpus, &mut stats)
         };
         let verifier = Verifier::new(corpus, Policy::new(&self.config));
-        let mut tally = Tally::default();
         observer.start(Stage::Verify, 0);
-        let mut verified: Vec<(u32, u32)> = stats.time(Stage::Verify, || {
-            let mut verified = Vec::new();
-            for chunk in links.chunks(PAIR_CHUNK) {
-                let passed = verifier.judge_all(chunk, &mut tally, observer);
+        let mut verified: Vec<(u32, u32)> = Vec::new();
+        let judged = stats.time(Stage::Verify, || {
+            verify_from(&mut Listed(&links), &verifier, observer, |passed| {
                 verified.extend(passed.iter().map(|p| (p.a, p.b)));
-            }
-            verified
+                Ok::<(), Infallible>(())
+            })
         });
+        let tally = judged
+            .map_err(Halt::into_stopped)
+            .unwrap_or_else(|never| match never {})
+            .tally;
         observer.finish();
         stats.candidates = tally.candidates;
         stats.verified = tally.verified;
