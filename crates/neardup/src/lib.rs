@@ -38,26 +38,26 @@
 //! # Ok::<(), neardup::Error>(())
 //! ```
 
-mod candidates;
-mod cluster;
-mod corpus;
+pub mod candidates;
+pub mod cluster;
+pub mod corpus;
 mod error;
-mod measure;
+pub mod measure;
 mod rng;
-mod run;
+pub mod run;
 pub mod shuffle;
-mod sketch;
+pub mod sketch;
 pub mod spill;
-mod text;
-mod verify;
+pub mod text;
+pub mod verify;
 
 pub use measure::{evaluation, metrics, plan};
 pub use run::method;
 
 pub use candidates::bands::BandPlan;
 pub use candidates::containment::{
-    contained, is_smaller, Contained, ContainmentJoin, EnsemblePlan, EnsembleRow, Measure,
-    PartitionCount, TokenCounter, COMMON_TOKEN_SHARE, ENSEMBLE_RECALL, MAX_ONE_ROW_BUCKET,
+    contained, is_smaller, Contained, ContainmentJoin, EnsemblePlan, EnsembleRow, PartitionCount,
+    TokenCounter, COMMON_TOKEN_SHARE, ENSEMBLE_RECALL, MAX_ONE_ROW_BUCKET,
 };
 pub use candidates::exact_join::{ExactJoin, JoinStats, ScoredPair};
 pub use candidates::simhash::{
@@ -75,6 +75,7 @@ pub use corpus::stages::{ShingleBatches, Shingled, Sketched};
 pub use error::{Error, Result};
 pub use rng::SplitMix64;
 pub use run::config::{defaults, Config, ConfigBuilder, MIN_THRESHOLD};
+pub use run::measure::Measure;
 pub use run::method::{Goal, Method, MethodChoice};
 pub use run::observer::{Observer, Quiet};
 pub use run::pairs::{Pair, PairSet};

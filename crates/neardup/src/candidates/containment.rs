@@ -19,43 +19,8 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::candidates::exact_join::JoinStats;
-use crate::error::{by_name, Error};
 use crate::text::ids::Shingle;
 use crate::verify::jaccard::{intersection_at_least, jaccard_from_counts};
-
-/// What the threshold is a threshold of.
-///
-/// Printed and parsed by its [name](Measure::name); with the `clap` feature it is a
-/// `clap::ValueEnum` under the same names, its variants' first paragraphs as their help.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-pub enum Measure {
-    /// Jaccard similarity |A ∩ B| / |A ∪ B| (the default).
-    #[default]
-    #[cfg_attr(feature = "clap", value(name = "jaccard"))]
-    Jaccard,
-    /// Containment |A ∩ B| / |A| of the smaller document A in the larger B.
-    ///
-    /// A fragment inside a longer document: candidates by an LSH Ensemble-style search
-    /// over size partitions, each verified exactly.
-    #[cfg_attr(feature = "clap", value(name = "containment"))]
-    Containment,
-}
-
-impl Measure {
-    /// Every measure, the default first.
-    pub const ALL: [Measure; 2] = [Measure::Jaccard, Measure::Containment];
-
-    /// The measure's name: `jaccard`, `containment`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Measure::Jaccard => "jaccard",
-            Measure::Containment => "containment",
-        }
-    }
-}
-
-by_name!(Measure, Error::InvalidMeasure);
 
 /// A document `a` contained in a document `b` at `containment` = |A ∩ B| / |A|, A being the
 /// smaller set (on equal sizes, the lower document number).
@@ -629,11 +594,6 @@ mod tests {
         assert_eq!(r.rows, plan.rows(17, 6));
         assert_eq!(r.jaccard_floor, plan.jaccard_floor(17, 6));
         assert_eq!(r.recall, plan.recall_at_threshold(17, 6));
-    }
-
-    #[test]
-    fn measures_are_named() {
-        crate::error::assert_named(&Measure::ALL);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use crate::candidates::bands::BandPlan;
 use crate::cluster::clusters::KeepPolicy;
 use crate::error::{Error, Result};
+use crate::run::measure::Measure;
 use crate::sketch::family::SketchKind;
 use crate::text::normalize::Normalization;
 use crate::text::shingle::{ShingleKind, Shingler};
@@ -52,7 +53,7 @@ pub struct Config {
     neighbours: bool,
     allow_truncated: bool,
     hamming: u32,
-    measure: crate::candidates::containment::Measure,
+    measure: Measure,
     sketch_input: crate::text::ids::SketchInput,
 }
 
@@ -111,7 +112,7 @@ impl Config {
     /// How likely a pair is to become a candidate, by its Jaccard: the band plan's
     /// S-curve, or SimHash's.
     pub fn candidate_curve(&self) -> crate::candidates::bands::CandidateCurve {
-        if self.measure == crate::candidates::containment::Measure::Containment {
+        if self.measure == Measure::Containment {
             return crate::candidates::bands::CandidateCurve::Containment;
         }
         match self.sketch {
@@ -127,7 +128,7 @@ impl Config {
     }
 
     /// What the threshold is a threshold of.
-    pub fn measure(&self) -> crate::candidates::containment::Measure {
+    pub fn measure(&self) -> Measure {
         self.measure
     }
 
@@ -156,7 +157,7 @@ pub struct ConfigBuilder {
     allow_truncated: bool,
     multiset: bool,
     hamming: u32,
-    measure: crate::candidates::containment::Measure,
+    measure: Measure,
     sketch_input: crate::text::ids::SketchInput,
 }
 
@@ -178,7 +179,7 @@ impl Default for ConfigBuilder {
             allow_truncated: false,
             multiset: false,
             hamming: defaults::HAMMING,
-            measure: crate::candidates::containment::Measure::Jaccard,
+            measure: Measure::Jaccard,
             sketch_input: crate::text::ids::SketchInput::Ids,
         }
     }
@@ -267,7 +268,7 @@ impl ConfigBuilder {
     /// [`Measure::Containment`](crate::Measure::Containment),
     /// [`Pipeline::containment_pairs`](crate::Pipeline::containment_pairs) finds the
     /// documents contained at the threshold in larger ones.
-    pub fn measure(mut self, measure: crate::candidates::containment::Measure) -> Self {
+    pub fn measure(mut self, measure: Measure) -> Self {
         self.measure = measure;
         self
     }
@@ -317,7 +318,7 @@ impl ConfigBuilder {
             return Err(Error::InvalidHamming(self.hamming));
         }
         if self.sketch == SketchKind::SimHash {
-            if self.measure == crate::candidates::containment::Measure::Containment {
+            if self.measure == Measure::Containment {
                 return Err(Error::NotForSimHash("containment"));
             }
             if self.bands.is_some() || self.rows.is_some() {
@@ -333,7 +334,7 @@ impl ConfigBuilder {
                 }));
             }
         }
-        if self.measure == crate::candidates::containment::Measure::Containment {
+        if self.measure == Measure::Containment {
             if self.bands.is_some() || self.rows.is_some() {
                 return Err(Error::NotForContainment(
                     "bands and rows do not apply: the rows per band are chosen for each size \
@@ -383,7 +384,6 @@ mod tests {
 
     #[test]
     fn containment_refuses_what_it_does_not_take() {
-        use crate::candidates::containment::Measure;
         let contained = || Config::builder().measure(Measure::Containment);
         assert!(contained().build().is_ok());
         for refused in [

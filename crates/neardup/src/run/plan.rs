@@ -1,7 +1,7 @@
 //! Which engine finds a run's candidates, chosen once, and why.
 
-use crate::candidates::containment::Measure;
 use crate::error::{Error, Result};
+use crate::run::measure::Measure;
 use crate::run::method::{Goal, Method, MethodChoice};
 use crate::run::pipeline::Pipeline;
 
