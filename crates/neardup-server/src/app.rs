@@ -14,7 +14,6 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use neardup_index::{IndexWriter, Searcher};
 use tokio::net::{TcpListener, TcpStream};
@@ -30,6 +29,7 @@ use crate::error::{ApiError, Error, ErrorCode, Result};
 use crate::group_commit;
 use crate::handlers;
 use crate::metrics::Metrics;
+use crate::routes::{self, Labels};
 
 /// What every request shares.
 pub(crate) struct AppState {
@@ -255,32 +255,13 @@ impl Server {
     /// The routes with their layers.
     pub fn router(&self) -> Router {
         let state = Arc::clone(&self.state);
-        Router::new()
-            .route("/v1/query", post(handlers::query))
-            .route(
-                "/v1/documents/{id}",
-                get(handlers::get_document).delete(handlers::delete_document),
-            )
-            .route("/v1/documents", post(handlers::add))
-            // POST only is the batch removal: the document whose id is "delete" is still
-            // read and removed by id.
-            .route(
-                "/v1/documents/delete",
-                post(handlers::delete_documents)
-                    .get(handlers::get_document_delete)
-                    .delete(handlers::delete_document_delete),
-            )
-            .route("/v1/compact", post(handlers::compact))
-            .route("/v1/stats", get(handlers::stats))
-            .route("/metrics", get(handlers::metrics))
-            .route("/healthz", get(handlers::healthz))
-            .route("/readyz", get(handlers::readyz))
-            .route("/v1/openapi.json", get(handlers::openapi))
+        let (routes, labels) = routes::router(&state, routes::table());
+        routes
             .fallback(handlers::fallback)
             .layer(DefaultBodyLimit::max(state.config.max_body))
             .layer(middleware::from_fn_with_state(Arc::clone(&state), admit))
             .layer(middleware::from_fn(json_errors))
-            .layer(middleware::from_fn_with_state(Arc::clone(&state), measure))
+            .layer(middleware::from_fn_with_state((Arc::clone(&state), labels), measure))
             .layer(PropagateRequestIdLayer::x_request_id())
             .layer(
                 TraceLayer::new_for_http()
@@ -742,19 +723,22 @@ fn method_label(method: &Method) -> &'static str {
 
 /// Counts each request by route template (never the raw path: ids would each make a
 /// series), method and status, its time, and its error code.
-async fn measure(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+async fn measure(
+    State((state, labels)): State<(Arc<AppState>, Labels)>,
+    req: Request,
+    next: Next,
+) -> Response {
     let start = Instant::now();
-    let route = req
+    let route = labels.of(req
         .extensions()
         .get::<MatchedPath>()
-        .map_or("other", |m| m.as_str())
-        .to_string();
+        .map(MatchedPath::as_str));
     let method = method_label(req.method());
     let response = next.run(req).await;
     let status = response.status().as_u16();
     state
         .metrics
-        .request(&route, method, status, start.elapsed().as_secs_f64());
+        .request(route, method, status, start.elapsed().as_secs_f64());
     if let Some(ErrorCode(code)) = response.extensions().get::<ErrorCode>() {
         state.metrics.error(code);
         if status >= 500 {

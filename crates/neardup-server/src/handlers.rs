@@ -12,7 +12,6 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use neardup_index::Query;
 use serde::Serialize;
-use subtle::ConstantTimeEq;
 
 use crate::api::{parse, AddParams, DeleteRequest, NewDocument, QueryRequest};
 use crate::app::{AppState, Budget, MemorySpent};
@@ -25,74 +24,6 @@ type Answer = Result<Response, ApiError>;
 #[derive(Serialize)]
 struct Found<'a> {
     neighbours: Vec<neardup_index::Neighbour<'a>>,
-}
-
-/// The bearer token of a request: the scheme is case-insensitive (RFC 9110 §11.1).
-fn bearer(parts: &Parts) -> Option<&[u8]> {
-    let value = parts.headers.get(header::AUTHORIZATION)?.as_bytes();
-    let space = value.iter().position(|&b| b == b' ')?;
-    let (scheme, rest) = value.split_at(space);
-    scheme
-        .eq_ignore_ascii_case(b"bearer")
-        .then(|| rest.trim_ascii())
-}
-
-/// True if the request carries one of `tokens`, compared in constant time.
-fn bearer_matches(parts: &Parts, tokens: &[&str]) -> bool {
-    let Some(given) = bearer(parts) else {
-        return false;
-    };
-    tokens
-        .iter()
-        .fold(false, |ok, t| ok | bool::from(given.ct_eq(t.as_bytes())))
-}
-
-/// A request allowed to write: it carries the write token (or the read token when it is
-/// the only one), and the server is not read-only. An extractor, so that the router's
-/// method check (`405`) comes before it.
-pub(crate) struct Write;
-
-impl FromRequestParts<Arc<AppState>> for Write {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &Arc<AppState>,
-    ) -> Result<Write, ApiError> {
-        if let Some(t) = state.config.write_tokens() {
-            if !bearer_matches(parts, &[t]) {
-                return Err(ApiError::unauthorized());
-            }
-        }
-        if state.config.read_only {
-            return Err(ApiError::read_only());
-        }
-        Ok(Write)
-    }
-}
-
-/// A request allowed to read: it carries the read or the write token, if the server has a
-/// read token.
-pub(crate) struct Read;
-
-impl FromRequestParts<Arc<AppState>> for Read {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &Arc<AppState>,
-    ) -> Result<Read, ApiError> {
-        let c = &state.config;
-        if let Some(r) = &c.read_token {
-            let tokens: Vec<&str> = std::iter::once(r.as_str())
-                .chain(c.write_token.as_deref())
-                .collect();
-            if !bearer_matches(parts, &tokens) {
-                return Err(ApiError::unauthorized());
-            }
-        }
-        Ok(Read)
-    }
 }
 
 /// The memory a request holds (see `app::admit`), kept by a write until it is committed.
@@ -177,7 +108,6 @@ fn json_response<T: Serialize + ?Sized>(value: &T) -> Response {
 /// `POST /v1/documents[?dedup=true]`: adds a batch in one durable commit.
 pub(crate) async fn add(
     State(state): State<Arc<AppState>>,
-    _: Write,
     Held(held): Held,
     params: Result<QueryParams<AddParams>, axum::extract::rejection::QueryRejection>,
     bytes: Result<Bytes, BytesRejection>,
@@ -202,7 +132,6 @@ pub(crate) async fn add(
 /// `POST /v1/query`: neighbours of texts, or of indexed documents by id.
 pub(crate) async fn query(
     State(state): State<Arc<AppState>>,
-    _: Read,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Answer {
     let req: QueryRequest = parse(&body(bytes)?)?;
@@ -283,7 +212,6 @@ fn answer_queries(
 /// size, not its text: the index stores no texts).
 pub(crate) async fn get_document(
     State(state): State<Arc<AppState>>,
-    _: Read,
     id: Result<Path<String>, PathRejection>,
 ) -> Answer {
     let id = path_id(id)?;
@@ -292,7 +220,7 @@ pub(crate) async fn get_document(
 
 /// `GET /v1/documents/delete`: the document whose id is `delete` (the path is also the
 /// batch removal's, which is POST only).
-pub(crate) async fn get_document_delete(State(state): State<Arc<AppState>>, _: Read) -> Answer {
+pub(crate) async fn get_document_delete(State(state): State<Arc<AppState>>) -> Answer {
     document(state, "delete".to_string()).await
 }
 
@@ -321,7 +249,6 @@ async fn document(state: Arc<AppState>, id: String) -> Answer {
 /// `DELETE /v1/documents/{id}`.
 pub(crate) async fn delete_document(
     State(state): State<Arc<AppState>>,
-    _: Write,
     id: Result<Path<String>, PathRejection>,
 ) -> Answer {
     let id = path_id(id)?;
@@ -329,7 +256,7 @@ pub(crate) async fn delete_document(
 }
 
 /// `DELETE /v1/documents/delete`: the document whose id is `delete`.
-pub(crate) async fn delete_document_delete(State(state): State<Arc<AppState>>, _: Write) -> Answer {
+pub(crate) async fn delete_document_delete(State(state): State<Arc<AppState>>) -> Answer {
     remove_one(state, "delete".to_string()).await
 }
 
@@ -346,7 +273,6 @@ async fn remove_one(state: Arc<AppState>, id: String) -> Answer {
 /// `POST /v1/documents/delete`: `{"ids": [...]}` in one durable commit.
 pub(crate) async fn delete_documents(
     State(state): State<Arc<AppState>>,
-    _: Write,
     Held(held): Held,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Answer {
@@ -359,14 +285,14 @@ pub(crate) async fn delete_documents(
 
 /// `POST /v1/compact`: merges every segment into one without the deleted documents, on
 /// the writer, in one durable commit.
-pub(crate) async fn compact(State(state): State<Arc<AppState>>, _: Write) -> Answer {
+pub(crate) async fn compact(State(state): State<Arc<AppState>>) -> Answer {
     Ok(bytes_response(
         queue(state, Work::Compact, None).await?.body,
     ))
 }
 
 /// `GET /v1/stats`.
-pub(crate) async fn stats(State(state): State<Arc<AppState>>, _: Read) -> Answer {
+pub(crate) async fn stats(State(state): State<Arc<AppState>>) -> Answer {
     let searcher = state.searcher();
     Ok(json_response(&neardup_index::StatsJson(&searcher)))
 }
@@ -391,7 +317,7 @@ pub(crate) async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 }
 
 /// `GET /metrics`.
-pub(crate) async fn metrics(State(state): State<Arc<AppState>>, _: Read) -> Response {
+pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     (
         [(
             header::CONTENT_TYPE,

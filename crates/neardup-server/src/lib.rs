@@ -40,6 +40,7 @@ mod error;
 mod group_commit;
 mod handlers;
 mod metrics;
+mod routes;
 
 pub use app::Server;
 pub use config::{
