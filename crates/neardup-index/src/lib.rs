@@ -53,6 +53,7 @@ mod json;
 mod manifest;
 mod parallel;
 mod params;
+mod query;
 mod searcher;
 mod segment;
 mod state;
@@ -63,7 +64,8 @@ pub use error::{Error, Result};
 pub use json::{OutcomeJson, StatsJson};
 pub use manifest::{FORMAT_VERSION, OLDEST_FORMAT};
 pub use params::Params;
-pub use searcher::{Containment, IndexStats, Inside, Neighbour, Query, Searcher};
+pub use query::{Answer, Kind, Query};
+pub use searcher::{Containment, IndexStats, Inside, Neighbour, Searcher};
 pub use writer::{AddReport, IndexWriter, Outcome, RemoveReport, COMMON_SAMPLE};
 
 #[cfg(not(target_endian = "little"))]

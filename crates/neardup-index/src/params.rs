@@ -2,7 +2,8 @@
 //! and band keys. They are written into the manifest when the index is created, and every
 //! later open is checked against them.
 
-use neardup::{Config, Measure, Normalization, ShingleKind, SketchInput, SketchKind, Verification};
+use neardup::text::SketchInput;
+use neardup::{Config, Measure, Normalization, ShingleKind, SketchKind, Verification};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -75,7 +76,8 @@ impl Params {
     pub fn of(config: &Config) -> Params {
         let shingler = config.shingler();
         let containment = config.measure() == Measure::Containment;
-        let ensemble = neardup::EnsemblePlan::new(config.threshold(), config.num_perm());
+        let ensemble =
+            neardup::candidates::EnsemblePlan::new(config.threshold(), config.num_perm());
         Params {
             shingle: shingler.kind().to_string(),
             normalization: shingler.normalization_level().name().to_string(),

@@ -3,43 +3,17 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use neardup::{
-    contained, is_smaller, meets_threshold, shingle_ids, Config, Contained, DocSet, DocSketch,
-    EnsemblePlan, Measure, Pipeline, Shingle, Similarity, SketchInput, MAX_ONE_ROW_BUCKET,
-};
+use neardup::candidates::{contained, is_smaller, EnsemblePlan, MAX_ONE_ROW_BUCKET};
+use neardup::sketch::{DocSet, DocSketch};
+use neardup::text::{shingle_ids, Shingle, SketchInput};
+use neardup::verify::meets_threshold;
+use neardup::{Config, Contained, Measure, Pipeline, Similarity};
 
 use crate::error::{Error, Result};
 use crate::params::Params;
+use crate::query::Query;
 use crate::segment::Segment;
 use crate::state::State;
-
-/// What a query asks for beyond the document: a threshold at or above the index's, and
-/// how many neighbours at most.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Query {
-    threshold: Option<f64>,
-    top: Option<usize>,
-}
-
-impl Query {
-    /// Every neighbour at the index's threshold.
-    pub fn new() -> Self {
-        Query::default()
-    }
-
-    /// Only neighbours at least this similar; it must be at least the index's threshold
-    /// (the band plan finds nothing below it reliably).
-    pub fn threshold(mut self, t: f64) -> Self {
-        self.threshold = Some(t);
-        self
-    }
-
-    /// At most `k` neighbours, the most similar.
-    pub fn top(mut self, k: usize) -> Self {
-        self.top = Some(k);
-        self
-    }
-}
 
 /// An indexed document similar to a query. Its id borrows from the [`Searcher`] that
 /// answered (no copy per answer; `id.to_string()` keeps it longer).
@@ -138,10 +112,10 @@ pub(crate) fn family_mask(sketch: &DocSketch) -> u8 {
     sketch.family_set().bits()
 }
 
-/// The family two documents are compared in ([`neardup::FamilySet::shared`]), by their
+/// The family two documents are compared in ([`neardup::sketch::FamilySet::shared`]), by their
 /// stored masks.
 pub(crate) fn shared_family(a: u8, b: u8) -> Option<usize> {
-    neardup::FamilySet::from_bits(a).shared(neardup::FamilySet::from_bits(b))
+    neardup::sketch::FamilySet::from_bits(a).shared(neardup::sketch::FamilySet::from_bits(b))
 }
 
 /// The entries `walk` offers to `first(segment, entry)`, each kept once, in the order

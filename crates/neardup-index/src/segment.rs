@@ -43,7 +43,7 @@ use crate::error::{io_at, Error, Result};
 use crate::files::{segment_name, write_durably};
 use crate::manifest::FORMAT_VERSION;
 use crate::parallel;
-use neardup::WHOLE_NUM_PERM;
+use neardup::corpus::WHOLE_NUM_PERM;
 
 const MAGIC: [u8; 8] = *b"NDIXSEG1";
 

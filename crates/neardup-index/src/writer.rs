@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use neardup::{set_fingerprint, Config, DocSet, DocSketch, Pipeline, Similarity, TokenCounter};
+use neardup::candidates::TokenCounter;
+use neardup::corpus::set_fingerprint;
+use neardup::sketch::{DocSet, DocSketch};
+use neardup::{Config, Pipeline, Similarity};
 
 use crate::deletes::Deletes;
 use crate::error::{io_at, Error, Result};

@@ -64,13 +64,13 @@ fn answered(searcher: &Searcher, texts: &[String], query: &Query) -> BTreeMap<(u
 
 /// Every answer is a pair of the exact join with its exact containment, and the answers
 /// hold the join's pairs with the recall the plan promises: each pair is found with
-/// probability at least [`neardup::ENSEMBLE_RECALL`], so the share found falls below it by
+/// probability at least [`neardup::candidates::ENSEMBLE_RECALL`], so the share found falls below it by
 /// more than three standard deviations of a binomial share only by a defect.
 fn assert_verified_subset(got: &BTreeMap<(u32, u32), f64>, want: &BTreeMap<(u32, u32), f64>) {
     for (pair, c) in got {
         assert_eq!(want.get(pair), Some(c), "{pair:?} is not in the exact join");
     }
-    let p = neardup::ENSEMBLE_RECALL;
+    let p = neardup::candidates::ENSEMBLE_RECALL;
     let floor = p - 3.0 * (p * (1.0 - p) / want.len() as f64).sqrt();
     let found = got.len() as f64 / want.len() as f64;
     eprintln!("recall {found:.3} ({} of {})", got.len(), want.len());

@@ -15,7 +15,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use neardup::{Config, SplitMix64};
+use neardup::sketch::SplitMix64;
+use neardup::Config;
 use neardup_index::{check, IndexWriter, Searcher};
 
 const BATCH: usize = 40;
