@@ -2,7 +2,7 @@
 //! each an SVG element (wrap one with [`standalone`](crate::svg::standalone) for a file).
 //!
 //! ```
-//! use neardup::plan::Plan;
+//! use neardup::measure::plan::Plan;
 //! use neardup_report::charts::{s_curve, CurvePlan};
 //!
 //! let plans = [CurvePlan { label: "16 × 8".into(), plan: Plan::new(16, 8) }];
@@ -10,7 +10,7 @@
 //! assert!(svg.starts_with("<svg") && svg.contains("P(0.8) = 0.947"));
 //! ```
 
-use neardup::plan::Plan;
+use neardup::measure::plan::Plan;
 
 use super::histogram::{coarsen, SizeBin};
 use super::html::{count, seconds, thousands};
@@ -350,7 +350,7 @@ mod tests {
     use crate::histogram::{cluster_size_bins, similarity_bins};
 
     fn fine(values: &[f64]) -> Vec<u64> {
-        similarity_bins(values, neardup::SIMILARITY_BINS)
+        similarity_bins(values, neardup::run::SIMILARITY_BINS)
     }
 
     #[test]

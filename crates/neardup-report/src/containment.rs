@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use neardup::{EnsemblePlan, EnsembleRow, PartitionCount, ENSEMBLE_RECALL, MAX_ONE_ROW_BUCKET};
+use neardup::candidates::{
+    EnsemblePlan, EnsembleRow, PartitionCount, ENSEMBLE_RECALL, MAX_ONE_ROW_BUCKET,
+};
 
 use super::html::thousands;
 use super::{charts, svg, ContainmentData, SIMILARITY_BINS};

@@ -8,9 +8,9 @@
 //! assert!(neardup_report::render(&data).contains("id=\"clusters\""));
 //! ```
 
-use neardup::evaluation::{Distinct, Evaluation, LabelScore, LabelScores, Method};
-use neardup::metrics::BandRecall;
-use neardup::plan::Plan;
+use neardup::measure::evaluation::{Distinct, Evaluation, LabelScore, LabelScores, Method};
+use neardup::measure::metrics::BandRecall;
+use neardup::measure::plan::Plan;
 
 use super::histogram::similarity_bins;
 use super::{ClusterView, Count, DocView, DuplicateView, PairView, Parameter, ReportData, Timing};
@@ -152,9 +152,9 @@ pub fn data(similarities: usize, pairs: usize) -> ReportData {
             Count::new("malformed_json", 1),
         ],
         timings: timings(),
-        verified_similarities: similarity_bins(&verified, neardup::SIMILARITY_BINS),
+        verified_similarities: similarity_bins(&verified, neardup::run::SIMILARITY_BINS),
         identical_pairs: similarities as u64 / 10,
-        rejected_similarities: similarity_bins(&rejected, neardup::SIMILARITY_BINS),
+        rejected_similarities: similarity_bins(&rejected, neardup::run::SIMILARITY_BINS),
         cluster_sizes,
         largest_clusters,
         sample_pairs,

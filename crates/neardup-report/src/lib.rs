@@ -13,7 +13,7 @@
 //! and [`MAX_PAIRS`] pairs are shown, and the word diffs of pairs are bounded ([`diff`]).
 //!
 //! ```
-//! use neardup::plan::Plan;
+//! use neardup::measure::plan::Plan;
 //! use neardup_report::histogram::similarity_bins;
 //! use neardup_report::{render, Count, DocView, PairView, ReportData};
 //!
@@ -22,7 +22,7 @@
 //!     threshold: Some(0.8),
 //!     plan: Some(Plan::new(16, 8)),
 //!     counts: vec![Count::new("pairs", 1)],
-//!     verified_similarities: similarity_bins(&[0.9], neardup::SIMILARITY_BINS),
+//!     verified_similarities: similarity_bins(&[0.9], neardup::run::SIMILARITY_BINS),
 //!     sample_pairs: vec![PairView {
 //!         a: DocView { id: "1".into(), text: "red bike for sale".into() },
 //!         b: DocView { id: "2".into(), text: "red bike for sale!".into() },
@@ -49,9 +49,9 @@ pub mod svg;
 
 use std::fmt::Write as _;
 
-pub use neardup::evaluation::Evaluation;
-pub use neardup::plan::Plan;
-pub use neardup::{EnsemblePlan, PartitionCount};
+pub use neardup::candidates::{EnsemblePlan, PartitionCount};
+pub use neardup::measure::evaluation::Evaluation;
+pub use neardup::measure::plan::Plan;
 
 use html::escape;
 use sections::{
@@ -195,7 +195,7 @@ pub struct ReportData {
     pub skipped: Vec<Count>,
     /// Seconds per stage.
     pub timings: Vec<Timing>,
-    /// Jaccard of the verified pairs or links, counted in [`neardup::SIMILARITY_BINS`]
+    /// Jaccard of the verified pairs or links, counted in [`neardup::run::SIMILARITY_BINS`]
     /// bins (never listed).
     pub verified_similarities: Vec<u64>,
     /// Pairs (or cluster links) between identical copies: Jaccard 1, found by the
@@ -234,7 +234,7 @@ pub struct ContainmentData {
     pub plan: Option<EnsemblePlan>,
     /// The run's documents by size partition ([`EnsemblePlan::partitions_of`]).
     pub partitions: Vec<PartitionCount>,
-    /// Containment of the reported pairs, counted in [`neardup::SIMILARITY_BINS`] bins.
+    /// Containment of the reported pairs, counted in [`neardup::run::SIMILARITY_BINS`] bins.
     pub containments: Vec<u64>,
     /// Jaccard of the same pairs, counted alike.
     pub jaccards: Vec<u64>,
@@ -380,7 +380,7 @@ mod tests {
         assert!(html.contains("SimHash plan and candidate curve"));
         assert!(html.contains("at most <b>6</b> bits apart"));
         // The curve at the threshold, in the text and the legend.
-        let at = format!("{:.3}", neardup::simhash_probability(0.8, 6));
+        let at = format!("{:.3}", neardup::candidates::simhash_probability(0.8, 6));
         assert!(html.contains(&format!("<b>{at}</b>")), "{at}");
         assert!(html.contains(&format!("K = 6: P(0.8) = {at}")));
         assert!(!html.contains("bands ×"), "no band plan in a SimHash run");
@@ -396,7 +396,7 @@ mod tests {
 
     /// A containment run of a fragment (hostile text included) in a page.
     fn containment_data(plan: Option<EnsemblePlan>) -> ReportData {
-        let fine = |v: &[f64]| histogram::similarity_bins(v, neardup::SIMILARITY_BINS);
+        let fine = |v: &[f64]| histogram::similarity_bins(v, neardup::run::SIMILARITY_BINS);
         let mut data = example::data(0, 0);
         data.plan = None;
         data.threshold = Some(0.8);

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use neardup::evaluation::Evaluation;
+use neardup::measure::evaluation::Evaluation;
 
 use super::charts::{self, CurvePlan};
 use super::html::{
@@ -85,7 +85,7 @@ pub fn plan_section(out: &mut String, data: &ReportData) {
 
 /// The plan of a SimHash run: its distance, and its candidate curve for sets of equal size.
 fn simhash_plan(out: &mut String, k: u32, t: f64) {
-    let probability = |s: f64| neardup::simhash_probability(s, k);
+    let probability = |s: f64| neardup::candidates::simhash_probability(s, k);
     let _ = write!(
         out,
         "<section id=\"plan\"><h2>SimHash plan and candidate curve</h2>\
