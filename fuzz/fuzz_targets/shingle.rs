@@ -5,7 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use neardup::shingle::{normalize, Normalization, ShingleKind, Shingler};
+use neardup::text::normalize;
+use neardup::{Normalization, ShingleKind, Shingler};
 use unicode_segmentation::UnicodeSegmentation;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,10 +5,11 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use neardup::bench_internals::{bucket_key, BandIndex};
-use neardup::jaccard;
-use neardup::OnePermutation;
-use neardup::{BandPlan, ShingleKind, Shingler};
-use neardup::{ClassicMinHash, Sketch};
+use neardup::candidates::BandPlan;
+use neardup::sketch::OnePermutation;
+use neardup::sketch::{ClassicMinHash, Sketch};
+use neardup::verify::jaccard;
+use neardup::{ShingleKind, Shingler};
 
 fn summaries() -> Vec<String> {
     let path = concat!(
@@ -151,7 +152,7 @@ fn group_and_verify(c: &mut Criterion) {
 /// Candidate pairs of long documents crowding below t = 0.8, as on templated pages: 4,000
 /// shingles each, Jaccard spread over 0.55..0.85.
 fn long_pairs() -> Vec<(Vec<u64>, Vec<u64>)> {
-    let mut rng = neardup::SplitMix64::new(17);
+    let mut rng = neardup::sketch::SplitMix64::new(17);
     (0..200)
         .map(|i| {
             let j = 0.55 + 0.3 * (i as f64 / 199.0);
@@ -196,7 +197,7 @@ fn verify_long(c: &mut Criterion) {
         b.iter(|| {
             passing(&|a, b| {
                 let n = branchy_intersection(a, b);
-                neardup::jaccard_from_counts(n, a.len(), b.len()) >= 0.8
+                neardup::verify::jaccard_from_counts(n, a.len(), b.len()) >= 0.8
             })
         })
     });
@@ -204,7 +205,7 @@ fn verify_long(c: &mut Criterion) {
         b.iter(|| passing(&|a, b| jaccard(a, b) >= 0.8))
     });
     g.bench_function("early_exit", |b| {
-        b.iter(|| passing(&|a, b| neardup::jaccard_at_least(a, b, 0.8).is_some()))
+        b.iter(|| passing(&|a, b| neardup::verify::jaccard_at_least(a, b, 0.8).is_some()))
     });
     g.finish();
 }

@@ -12,7 +12,9 @@
 use std::io::{BufRead, BufReader};
 use std::time::Instant;
 
-use neardup::{is_smaller, meets_threshold, Config, Pipeline};
+use neardup::candidates::is_smaller;
+use neardup::verify::meets_threshold;
+use neardup::{Config, Pipeline};
 use rayon::prelude::*;
 
 fn main() {
@@ -49,7 +51,7 @@ fn main() {
                     continue;
                 }
                 compared += 1;
-                let shared = neardup::intersection_size(x, y);
+                let shared = neardup::verify::intersection_size(x, y);
                 pairs += u64::from(meets_threshold(shared as f64 / x.len() as f64, t));
             }
             (pairs, compared)

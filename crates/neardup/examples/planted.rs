@@ -18,7 +18,9 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 
-use neardup::{jaccard, Config, Pipeline, SplitMix64};
+use neardup::sketch::SplitMix64;
+use neardup::verify::jaccard;
+use neardup::{Config, Pipeline};
 
 const WORDS: u64 = 200_000;
 

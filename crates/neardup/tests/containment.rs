@@ -5,10 +5,9 @@
 mod common;
 
 use common::planted_fragments as planted;
-use neardup::{
-    intersection_size, is_smaller, meets_threshold, Config, Pipeline, Quiet, ShingleKind,
-    SketchKind,
-};
+use neardup::candidates::is_smaller;
+use neardup::verify::{intersection_size, meets_threshold};
+use neardup::{Config, Pipeline, Quiet, ShingleKind, SketchKind};
 
 fn pipeline(t: f64) -> Pipeline {
     let config = Config::builder()

@@ -4,10 +4,9 @@
 mod common;
 
 use common::Rng;
-use neardup::{
-    Cluster, Config, KeepPolicy, Pair, Pipeline, Quiet, Shingled, Similarities, Sketched, Stats,
-    Verification,
-};
+use neardup::corpus::{Shingled, Sketched};
+use neardup::run::Similarities;
+use neardup::{Cluster, Config, KeepPolicy, Pair, Pipeline, Quiet, Stats, Verification};
 use proptest::prelude::*;
 
 const WORDS: &[&str] = &[
@@ -257,7 +256,7 @@ fn check_clusters(texts: &[String], clusters: &[Cluster], t: f64) {
         }
         let kept = sh.shingle_set(&texts[c.kept as usize]);
         for d in &c.duplicates {
-            let j = neardup::jaccard(&kept, &sh.shingle_set(&texts[d.doc as usize]));
+            let j = neardup::verify::jaccard(&kept, &sh.shingle_set(&texts[d.doc as usize]));
             assert!(j >= t, "{} duplicates {} at only {j}", d.doc, c.kept);
             assert_eq!(d.similarity.jaccard, Some(j));
         }
@@ -451,8 +450,8 @@ fn documents_shorter_than_k_are_counted() {
 
 #[test]
 fn parameters_out_of_range_are_refused_by_build() {
+    use neardup::text::{MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE};
     use neardup::{Error, ShingleKind};
-    use neardup::{MAX_MAX_SHINGLES, MAX_SHINGLE_SIZE};
     let build = |b: neardup::ConfigBuilder| b.build().map(|_| ()).unwrap_err();
     assert_eq!(
         build(Config::builder().threshold(1e-18)),
@@ -463,7 +462,7 @@ fn parameters_out_of_range_are_refused_by_build() {
         Error::InvalidThreshold(0.009)
     );
     assert!(Config::builder()
-        .threshold(neardup::MIN_THRESHOLD)
+        .threshold(neardup::run::MIN_THRESHOLD)
         .build()
         .is_ok());
     assert_eq!(
@@ -510,7 +509,7 @@ fn huge_caps_and_sizes_do_not_wrap_to_nothing() {
 
 #[test]
 fn at_the_minimum_threshold_lsh_and_the_exact_join_agree_with_brute_force() {
-    let t = neardup::MIN_THRESHOLD;
+    let t = neardup::run::MIN_THRESHOLD;
     let texts = near_duplicate_corpus(7, 60);
     let p = pipeline(t, Verification::Exact);
     let corpus = p.sketch_texts(&texts).unwrap();
@@ -519,8 +518,8 @@ fn at_the_minimum_threshold_lsh_and_the_exact_join_agree_with_brute_force() {
     let mut brute = Vec::new();
     for a in 0..sets.len() {
         for b in a + 1..sets.len() {
-            let j = neardup::jaccard(sets[a], sets[b]);
-            if !sets[a].is_empty() && neardup::meets_threshold(j, t) {
+            let j = neardup::verify::jaccard(sets[a], sets[b]);
+            if !sets[a].is_empty() && neardup::verify::meets_threshold(j, t) {
                 brute.push((a as u32, b as u32, j));
             }
         }
@@ -580,10 +579,10 @@ enum Streamed<'a> {
 fn streamed(
     pipeline: &Pipeline,
     corpus: Streamed<'_>,
-) -> (Vec<Pair>, neardup::PairTotals, Stats, Similarities) {
+) -> (Vec<Pair>, neardup::run::PairTotals, Stats, Similarities) {
     let mut all = Vec::new();
     let sink = |chunk: &[Pair]| {
-        assert!(!chunk.is_empty() && chunk.len() <= neardup::STREAM_CHUNK);
+        assert!(!chunk.is_empty() && chunk.len() <= neardup::run::STREAM_CHUNK);
         all.extend_from_slice(chunk);
         Ok::<(), ()>(())
     };
@@ -728,7 +727,7 @@ fn an_error_from_the_consumer_stops_the_walk() {
 /// similarities, under every verification and with truncated documents.
 #[test]
 fn documents_one_at_a_time_give_the_corpus_runs_pairs() {
-    use neardup::{DocSet, DocSketch};
+    use neardup::sketch::{DocSet, DocSketch};
     let mut texts = near_duplicate_corpus(41, 120);
     texts.extend_from_within(..40);
     texts.push(String::new());
@@ -740,7 +739,7 @@ fn documents_one_at_a_time_give_the_corpus_runs_pairs() {
         Verification::None,
     ];
     for verification in verifications {
-        for max_shingles in [neardup::DEFAULT_MAX_SHINGLES, 60] {
+        for max_shingles in [neardup::text::DEFAULT_MAX_SHINGLES, 60] {
             let config = Config::builder()
                 .threshold(0.6)
                 .verification(verification)
@@ -758,7 +757,7 @@ fn documents_one_at_a_time_give_the_corpus_runs_pairs() {
             assert_eq!(truncated > 0, max_shingles == 60);
             let mut expected = Vec::new();
             for a in 0..n {
-                assert_eq!(neardup::shingle_ids(docs[a].set()), c.set(a as u32));
+                assert_eq!(neardup::text::shingle_ids(docs[a].set()), c.set(a as u32));
                 assert_eq!(docs[a].is_truncated(), c.is_truncated(a as u32));
                 for b in a + 1..n {
                     let same = c.representative(a as u32) == c.representative(b as u32);
@@ -842,7 +841,8 @@ fn one_pipeline_serves_several_threads() {
 /// many copies' pairs were sent, and refuse a pair that names no two documents.
 #[test]
 fn a_pair_set_from_found_pairs_is_the_runs() {
-    use neardup::{Error, PairSet};
+    use neardup::run::PairSet;
+    use neardup::Error;
     let texts = corpus_with_copies(61);
     let p = pipeline(0.7, Verification::Exact);
     let corpus = p.sketch_texts(&texts).unwrap();

@@ -4,9 +4,10 @@
 mod common;
 
 use common::Rng;
+use neardup::run::Why;
 use neardup::{
     Config, Contained, Engine, Error, Goal, Held, Measure, Method, Outcome, Pair, Pipeline, Quiet,
-    RunError, RunPlan, Sink, SketchKind, SpillOptions, Why,
+    RunError, RunPlan, Sink, SketchKind, SpillOptions,
 };
 
 /// Collects what a run hands on, as `(a, b, similarity bits)` rows.

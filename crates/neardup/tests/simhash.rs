@@ -4,10 +4,9 @@
 mod common;
 
 use common::Rng;
-use neardup::{
-    hamming, jaccard, simhash, Config, Pipeline, Quiet, ShingleKind, Shingler, SketchKind,
-    Verification,
-};
+use neardup::candidates::{hamming, simhash};
+use neardup::verify::jaccard;
+use neardup::{Config, Pipeline, Quiet, ShingleKind, Shingler, SketchKind, Verification};
 
 /// Texts in families: a base of random words and copies with a few words changed, so
 /// that fingerprint distances spread from 0 to far past K.

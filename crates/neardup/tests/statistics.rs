@@ -3,8 +3,9 @@
 mod common;
 
 use common::{planted_sets, tokens_text, Rng};
-use neardup::{estimate, jaccard, shingle_ids, Shingle};
-use neardup::{ClassicMinHash, Sketch};
+use neardup::sketch::{ClassicMinHash, Sketch};
+use neardup::text::{shingle_ids, Shingle};
+use neardup::verify::{estimate, jaccard};
 use neardup::{Config, Pipeline, Quiet, ShingleKind, Verification};
 
 /// The sample mean and variance of T estimates of Jaccard `j` from `k` positions, against
@@ -152,7 +153,7 @@ fn band_collision_rates_of(
     seed: u64,
     input: impl Fn(&[u64]) -> Vec<u64>,
 ) -> Vec<(f64, f64, f64, f64)> {
-    let plan = neardup::BandPlan::new(16, 8, 128).unwrap();
+    let plan = neardup::candidates::BandPlan::new(16, 8, 128).unwrap();
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     for &share in &[0.5, 0.7, 0.8, 0.9] {
@@ -181,7 +182,7 @@ fn band_collision_rates_of(
 #[test]
 #[ignore = "measurement: prints band-collision rates per document size"]
 fn measure_band_collisions_by_size() {
-    let oph = neardup::OnePermutation::new(128, 5).unwrap();
+    let oph = neardup::sketch::OnePermutation::new(128, 5).unwrap();
     let classic = ClassicMinHash::new(128, 5).unwrap();
     let sizes: Vec<usize> = std::env::var("SIZES")
         .map(|v| v.split(',').map(|x| x.parse().unwrap()).collect())
@@ -206,7 +207,7 @@ fn measure_band_collisions_by_size() {
 /// used: see `family.rs`).
 #[test]
 fn band_collisions_follow_the_s_curve_for_each_sketch_where_it_is_used() {
-    let oph = neardup::OnePermutation::new(128, 5).unwrap();
+    let oph = neardup::sketch::OnePermutation::new(128, 5).unwrap();
     let classic = ClassicMinHash::new(128, 5).unwrap();
     let cases: [(&str, &dyn Sketch, usize); 4] = [
         ("oph", &oph, 100),
@@ -247,7 +248,7 @@ fn estimates_from_ids_are_unbiased_with_binomial_spread() {
             let estimates: Vec<f64> = (0..T as u64)
                 .map(|seed| {
                     let s: Box<dyn Sketch> = if name == "oph" {
-                        Box::new(neardup::OnePermutation::new(K, seed + 500).unwrap())
+                        Box::new(neardup::sketch::OnePermutation::new(K, seed + 500).unwrap())
                     } else {
                         Box::new(ClassicMinHash::new(K, seed + 500).unwrap())
                     };
@@ -285,7 +286,7 @@ fn one_permutation_estimate_is_unbiased_for_large_sets() {
         let j = jaccard(&a, &b);
         let estimates: Vec<f64> = (0..T as u64)
             .map(|seed| {
-                let s = neardup::OnePermutation::new(K, seed + 5000).unwrap();
+                let s = neardup::sketch::OnePermutation::new(K, seed + 5000).unwrap();
                 estimate(&s.sketch(&a), &s.sketch(&b))
             })
             .collect();

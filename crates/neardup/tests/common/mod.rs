@@ -2,7 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own part of the helpers
 
 /// The library's own seeded generator, so tests need no rand crate.
-pub use neardup::SplitMix64 as Rng;
+pub use neardup::sketch::SplitMix64 as Rng;
 
 /// Two sets with exactly `shared` common elements and `own` elements each of their own:
 /// Jaccard = shared / (shared + 2·own). Elements are fresh random 64-bit values.
