@@ -2,6 +2,8 @@
 //! Ensemble-style search ([`EnsemblePlan`]) or by the exact containment join, both on the
 //! representatives of the groups of identical sets, then expanded to the copies.
 
+use std::convert::Infallible;
+
 use rayon::prelude::*;
 
 use crate::candidates::bands::BandPlan;
@@ -9,21 +11,26 @@ use crate::candidates::containment::{
     contained, is_smaller, without_common, Contained, ContainmentJoin, EnsemblePlan, TokenCounter,
     MAX_ONE_ROW_BUCKET,
 };
+use crate::candidates::source::{
+    gather, CandidateSource, JoinedContainment, Judge, Link, Listed, Take,
+};
 use crate::corpus::sets::Corpus;
 use crate::corpus::stages::Shingled;
 use crate::error::{Error, Result};
 use crate::run::observer::Observer;
 use crate::run::pairs::Groups;
-use crate::run::pipeline::Pipeline;
+use crate::run::pipeline::{Pipeline, PAIR_CHUNK};
 use crate::run::stats::{Stage, Stats};
 use crate::sketch::classic::Sketch;
 use crate::sketch::document::{DocSet, DocSketch, FamilySketch};
 use crate::text::ids::SketchInput;
+use crate::verify::verifier::Tally;
 
 /// What one band (or all of them) gave.
 #[derive(Default)]
 struct BandLinks {
-    /// Candidates `(a, b)`, indices of representatives, `a` the smaller.
+    /// Candidates `(a, b)`, indices of representatives, `a` the smaller (empty once
+    /// counted in a total).
     links: Vec<(u32, u32)>,
     /// Buckets of two or more.
     buckets: u64,
@@ -138,29 +145,26 @@ impl Pipeline {
         let (rows_of, keys) = stats.time(Stage::Sketch, || search.keys(&plan, sketch));
         stats.add_time(Stage::Sketch, filtering);
         observer.finish();
-        observer.start(Stage::Group, 0);
-        let grouped = stats.time(Stage::Group, || search.links(&keys, &rows_of));
+        // The bands are searched a few at a time and each batch of candidates verified at
+        // once: the candidates are never held whole.
+        let mut bands = EnsembleBands::new(&search, &keys, &rows_of);
+        let judge = Containment {
+            corpus,
+            reps: &search.reps,
+            threshold: self.config.threshold(),
+        };
+        observer.start(Stage::Verify, 0);
+        let start = std::time::Instant::now();
+        let (found, judged) = gather(&mut bands, &judge, observer);
         observer.finish();
-        stats.buckets = grouped.buckets;
-        stats.largest_bucket = grouped.largest as u64;
-        stats.skipped_buckets = grouped.skipped;
-        let links = grouped.links;
-        observer.start(Stage::Verify, links.len() as u64);
-        let t = self.config.threshold();
-        let reps = &search.reps;
-        let found: Vec<Contained> = stats.time(Stage::Verify, || {
-            links
-                .par_iter()
-                .filter_map(|&(a, b)| {
-                    let (a, b) = (reps[a as usize], reps[b as usize]);
-                    contained((a, corpus.set(a)), (b, corpus.set(b)), t)
-                })
-                .collect()
-        });
-        observer.advance(links.len() as u64);
-        observer.finish();
-        stats.candidates = links.len() as u64;
-        stats.verified = found.len() as u64;
+        stats.spend(Stage::Group, start.elapsed().saturating_sub(judged.judging));
+        stats.spend(Stage::Verify, judged.judging);
+        let counted = &bands.counted;
+        stats.buckets = counted.buckets;
+        stats.largest_bucket = counted.largest as u64;
+        stats.skipped_buckets = counted.skipped;
+        stats.candidates = judged.tally.candidates;
+        stats.verified = judged.tally.verified;
         Ok((expand(corpus, found), stats))
     }
 
@@ -184,6 +188,7 @@ impl Pipeline {
         stats.postings = join.postings;
         stats.merged = join.merged;
         stats.verified = found.len() as u64;
+        let (found, _) = gather(&mut Listed(&found), &JoinedContainment, observer);
         (expand(corpus, found), stats)
     }
 }
@@ -298,67 +303,140 @@ impl<'c> Search<'c> {
             .collect()
     }
 
-    /// Every band's candidates, each pair once: looked for with one row count, in the
-    /// first band its keys agree in.
-    fn links(&self, keys: &[Keys], rows_of: &[u8]) -> BandLinks {
-        let oversized = self.oversized(keys);
+    /// One band's candidates, each pair in the first band its keys agree in (and not
+    /// passed over there), looked for with the row count its smaller set asks for
+    /// against the larger one's partition.
+    fn band_links(
+        &self,
+        (kind, band): (&Keys, usize),
+        oversized: &[Vec<u64>],
+        rows_of: &[u8],
+    ) -> BandLinks {
         let passed_over = |kind: &Keys, band: usize, key: u64| {
             kind.rows == 1 && oversized[band].binary_search(&key).is_ok()
         };
         let rows_for = |i: usize, j: usize| rows_of[i * self.partitions + j] as usize;
-        let per_band: Vec<BandLinks> = keys
-            .iter()
-            .flat_map(|kind| (0..kind.bands).map(move |band| (kind, band)))
-            .collect::<Vec<_>>()
-            .into_par_iter()
-            .map(|(kind, band)| {
-                let mut records: Vec<(u64, u32)> = (0..self.reps.len())
-                    .map(|i| (kind.of(i)[band], i as u32))
-                    .collect();
-                records.sort_unstable();
-                let mut found = BandLinks::default();
-                for run in records.chunk_by(|x, y| x.0 == y.0).filter(|r| r.len() > 1) {
-                    found.buckets += 1;
-                    found.largest = found.largest.max(run.len());
-                    if passed_over(kind, band, run[0].0) {
-                        found.skipped += 1;
+        let mut records: Vec<(u64, u32)> = (0..self.reps.len())
+            .map(|i| (kind.of(i)[band], i as u32))
+            .collect();
+        records.sort_unstable();
+        let mut found = BandLinks::default();
+        for run in records.chunk_by(|x, y| x.0 == y.0).filter(|r| r.len() > 1) {
+            found.buckets += 1;
+            found.largest = found.largest.max(run.len());
+            if passed_over(kind, band, run[0].0) {
+                found.skipped += 1;
+                continue;
+            }
+            for (n, &(_, x)) in run.iter().enumerate() {
+                for &(_, y) in &run[n + 1..] {
+                    let (x, y) = (x as usize, y as usize);
+                    let (a, b) =
+                        if is_smaller(self.whole(x), self.reps[x], self.whole(y), self.reps[y]) {
+                            (x, y)
+                        } else {
+                            (y, x)
+                        };
+                    let j = EnsemblePlan::partition(self.size(b));
+                    if rows_for(a, j) != kind.rows {
                         continue;
                     }
-                    for (n, &(_, x)) in run.iter().enumerate() {
-                        for &(_, y) in &run[n + 1..] {
-                            let (x, y) = (x as usize, y as usize);
-                            let (a, b) = if is_smaller(
-                                self.whole(x),
-                                self.reps[x],
-                                self.whole(y),
-                                self.reps[y],
-                            ) {
-                                (x, y)
-                            } else {
-                                (y, x)
-                            };
-                            let j = EnsemblePlan::partition(self.size(b));
-                            if rows_for(a, j) != kind.rows {
-                                continue;
-                            }
-                            let (ka, kb) = (kind.of(a), kind.of(b));
-                            let looked = |e: usize| ka[e] == kb[e] && !passed_over(kind, e, ka[e]);
-                            if (0..band).any(looked) {
-                                continue;
-                            }
-                            found.links.push((a as u32, b as u32));
-                        }
+                    let (ka, kb) = (kind.of(a), kind.of(b));
+                    let looked = |e: usize| ka[e] == kb[e] && !passed_over(kind, e, ka[e]);
+                    if (0..band).any(looked) {
+                        continue;
                     }
+                    found.links.push((a as u32, b as u32));
                 }
-                found
+            }
+        }
+        found
+    }
+}
+
+/// The containment search's bands as a candidate source: a few bands searched in
+/// parallel at a time, their candidates handed on before the next few are searched.
+struct EnsembleBands<'s> {
+    search: &'s Search<'s>,
+    bands: Vec<(&'s Keys, usize)>,
+    oversized: Vec<Vec<u64>>,
+    rows_of: &'s [u8],
+    /// Buckets, the largest and those passed over, of every band searched so far.
+    counted: BandLinks,
+}
+
+impl<'s> EnsembleBands<'s> {
+    fn new(search: &'s Search<'s>, keys: &'s [Keys], rows_of: &'s [u8]) -> Self {
+        EnsembleBands {
+            search,
+            bands: keys
+                .iter()
+                .flat_map(|kind| (0..kind.bands).map(move |band| (kind, band)))
+                .collect(),
+            oversized: search.oversized(keys),
+            rows_of,
+            counted: BandLinks::default(),
+        }
+    }
+}
+
+impl CandidateSource for EnsembleBands<'_> {
+    type Candidate = Link;
+    type Error = Infallible;
+
+    fn propose<G: From<Infallible>>(
+        &mut self,
+        take: &mut Take<'_, Link, G>,
+    ) -> std::result::Result<(), G> {
+        // Enough bands at a time to keep every thread busy, few enough that their
+        // candidates stay a small part of what the run holds.
+        let at_once = 4 * rayon::current_num_threads().max(1);
+        for group in self.bands.chunks(at_once) {
+            let found: Vec<BandLinks> = group
+                .par_iter()
+                .map(|&band| self.search.band_links(band, &self.oversized, self.rows_of))
+                .collect();
+            for band in found {
+                let c = &mut self.counted;
+                c.buckets += band.buckets;
+                c.largest = c.largest.max(band.largest);
+                c.skipped += band.skipped;
+                band.links.chunks(PAIR_CHUNK).try_for_each(&mut *take)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Containment at the threshold, checked exactly on the representatives' sets.
+struct Containment<'a> {
+    corpus: &'a Corpus,
+    /// The representative of each index the search numbers.
+    reps: &'a [u32],
+    threshold: f64,
+}
+
+impl Judge<Link> for Containment<'_> {
+    type Found = Contained;
+    type Error = Infallible;
+
+    fn judge(
+        &self,
+        batch: &[Link],
+        tally: &mut Tally,
+        _: &mut dyn Observer,
+    ) -> std::result::Result<Vec<Contained>, Infallible> {
+        let (corpus, reps, t) = (self.corpus, self.reps, self.threshold);
+        let found: Vec<Contained> = batch
+            .par_iter()
+            .filter_map(|&(a, b)| {
+                let (a, b) = (reps[a as usize], reps[b as usize]);
+                contained((a, corpus.set(a)), (b, corpus.set(b)), t)
             })
             .collect();
-        BandLinks {
-            buckets: per_band.iter().map(|b| b.buckets).sum::<u64>(),
-            largest: per_band.iter().map(|b| b.largest).max().unwrap_or(0),
-            skipped: per_band.iter().map(|b| b.skipped).sum::<u64>(),
-            links: per_band.into_iter().flat_map(|b| b.links).collect(),
-        }
+        tally.candidates += batch.len() as u64;
+        tally.verified += found.len() as u64;
+        Ok(found)
     }
 }
 

@@ -10,7 +10,7 @@ use std::convert::Infallible;
 use rayon::prelude::*;
 
 use crate::candidates::band_index::BandIndex;
-use crate::candidates::source::{verify_from, CandidateSource, Halt, Link, Listed};
+use crate::candidates::source::{verify_from, CandidateSource, Halt, Link, Listed, Take};
 use crate::corpus::sets::Corpus;
 use crate::run::observer::Observer;
 use crate::run::pairs::Pair;
@@ -128,10 +128,7 @@ impl CandidateSource for SharedNeighbours<'_> {
     type Candidate = Link;
     type Error = Infallible;
 
-    fn propose<G: From<Infallible>>(
-        &mut self,
-        take: &mut dyn FnMut(&[Link]) -> Result<(), G>,
-    ) -> Result<(), G> {
+    fn propose<G: From<Infallible>>(&mut self, take: &mut Take<'_, Link, G>) -> Result<(), G> {
         let lists = &mut self.lists;
         lists.par_iter_mut().for_each(|l| l.sort_unstable());
         let eligible = |l: &&Vec<u32>| (2..=MAX_NEIGHBOURS).contains(&l.len());
@@ -202,7 +199,7 @@ mod tests {
             .iter()
             .map(|r| counts[r.clone()].iter().sum::<u64>())
             .sum();
-        assert_eq!(covered, counts.iter().sum());
+        assert_eq!(covered, counts.iter().sum::<u64>());
         assert!(batches(&[0, 0], 5).is_empty());
         assert_eq!(batches(&[1, 1, 1], 100), vec![0..3]);
     }

@@ -21,14 +21,19 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::candidates::band_index::{BandIndex, Candidate};
+use crate::candidates::containment::Contained;
+use crate::candidates::exact_join::ScoredPair;
 use crate::corpus::sets::Corpus;
 use crate::run::observer::Observer;
 use crate::run::pairs::Pair;
 use crate::run::pipeline::PAIR_CHUNK;
-use crate::verify::verifier::{Tally, Verifier};
+use crate::verify::verifier::{Policy, Tally, Verifier};
 
 /// A pair of documents by number: a candidate before it is judged.
 pub(crate) type Link = (u32, u32);
+
+/// What a source hands its batches to: it judges them and hands on what passed.
+pub(crate) type Take<'t, C, G> = dyn FnMut(&[C]) -> Result<(), G> + 't;
 
 /// One way of finding candidate pairs.
 pub(crate) trait CandidateSource {
@@ -41,7 +46,7 @@ pub(crate) trait CandidateSource {
     /// error, which it returns (a source's own failure is turned into the same type).
     fn propose<G: From<Self::Error>>(
         &mut self,
-        take: &mut dyn FnMut(&[Self::Candidate]) -> Result<(), G>,
+        take: &mut Take<'_, Self::Candidate, G>,
     ) -> Result<(), G>;
 }
 
@@ -124,10 +129,7 @@ impl<C: Sync> CandidateSource for Listed<'_, C> {
     type Candidate = C;
     type Error = Infallible;
 
-    fn propose<G: From<Infallible>>(
-        &mut self,
-        take: &mut dyn FnMut(&[C]) -> Result<(), G>,
-    ) -> Result<(), G> {
+    fn propose<G: From<Infallible>>(&mut self, take: &mut Take<'_, C, G>) -> Result<(), G> {
         self.0.chunks(PAIR_CHUNK).try_for_each(take)
     }
 }
@@ -143,10 +145,7 @@ impl CandidateSource for BandBuckets<'_> {
     type Candidate = Link;
     type Error = Infallible;
 
-    fn propose<G: From<Infallible>>(
-        &mut self,
-        take: &mut dyn FnMut(&[Link]) -> Result<(), G>,
-    ) -> Result<(), G> {
+    fn propose<G: From<Infallible>>(&mut self, take: &mut Take<'_, Link, G>) -> Result<(), G> {
         let (index, corpus) = (self.index, self.corpus);
         index.for_each_pair_chunk(PAIR_CHUNK, |chunk: &[Candidate]| {
             let firsts: Vec<Link> = chunk
@@ -177,6 +176,89 @@ impl Judge<Link> for Verifier<'_> {
     }
 }
 
+/// The exact join's pairs, each scored by the join: the exact policy on that Jaccard
+/// (a truncated document's prefix is not the document: the whole documents' estimate is
+/// judged instead). Every pair the join found is reported to the observer as verified.
+pub(crate) struct JoinScores<'a> {
+    pub(crate) corpus: &'a Corpus,
+    pub(crate) verifier: Verifier<'a>,
+    pub(crate) policy: Policy,
+}
+
+impl Judge<ScoredPair> for JoinScores<'_> {
+    type Found = Pair;
+    type Error = Infallible;
+
+    fn judge(
+        &self,
+        batch: &[ScoredPair],
+        tally: &mut Tally,
+        observer: &mut dyn Observer,
+    ) -> Result<Vec<Pair>, Infallible> {
+        if observer.wants_scores() {
+            batch.iter().for_each(|p| observer.scored(p.jaccard, true));
+        }
+        let passed: Vec<Pair> = batch
+            .iter()
+            .filter_map(|p| {
+                let truncated = self.corpus.truncated_estimate(p.a, p.b);
+                let estimate = self.verifier.estimate(p.a, p.b);
+                let verdict = self.policy.judge(|_| Some(p.jaccard), estimate, truncated);
+                Some(Pair {
+                    a: p.a,
+                    b: p.b,
+                    similarity: verdict.passed()?,
+                })
+            })
+            .collect();
+        tally.candidates += batch.len() as u64;
+        tally.verified += passed.len() as u64;
+        Ok(passed)
+    }
+}
+
+/// The exact containment join's pairs: the join measured each containment exactly, so
+/// every one it gives passes.
+pub(crate) struct JoinedContainment;
+
+impl Judge<Contained> for JoinedContainment {
+    type Found = Contained;
+    type Error = Infallible;
+
+    fn judge(
+        &self,
+        batch: &[Contained],
+        tally: &mut Tally,
+        _: &mut dyn Observer,
+    ) -> Result<Vec<Contained>, Infallible> {
+        tally.candidates += batch.len() as u64;
+        tally.verified += batch.len() as u64;
+        Ok(batch.to_vec())
+    }
+}
+
+/// Every pass of a source that cannot fail, gathered.
+pub(crate) fn gather<S, J>(
+    source: &mut S,
+    judge: &J,
+    observer: &mut dyn Observer,
+) -> (Vec<J::Found>, Judged)
+where
+    S: CandidateSource<Error = Infallible>,
+    J: Judge<S::Candidate, Error = Infallible>,
+    J::Found: Clone,
+{
+    let mut found = Vec::new();
+    let judged = verify_from(source, judge, observer, |passed| {
+        found.extend_from_slice(passed);
+        Ok::<(), Infallible>(())
+    });
+    let judged = judged
+        .map_err(Halt::into_stopped)
+        .unwrap_or_else(|never| match never {});
+    (found, judged)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,10 +275,7 @@ mod tests {
         type Candidate = u32;
         type Error = String;
 
-        fn propose<G: From<String>>(
-            &mut self,
-            take: &mut dyn FnMut(&[u32]) -> Result<(), G>,
-        ) -> Result<(), G> {
+        fn propose<G: From<String>>(&mut self, take: &mut Take<'_, u32, G>) -> Result<(), G> {
             let all: Vec<u32> = (0..self.n).collect();
             for batch in all.chunks(self.size) {
                 if let Some(f) = self.fail.filter(|f| batch.contains(f)) {

@@ -26,7 +26,7 @@ use crate::verify::jaccard::Verification;
 const PREFILTER_SEED: u64 = 0x7072_6566_696c_7465;
 
 use crate::candidates::bucket_walk;
-use crate::candidates::source::{verify_from, Halt, Listed};
+use crate::candidates::source::{gather, verify_from, Halt, JoinScores, Listed};
 use crate::verify::verifier::{Policy, Verdict, Verifier};
 use std::convert::Infallible;
 
@@ -406,27 +406,15 @@ impl Pipeline {
         stats.merged = join.merged;
         stats.postings = join.postings;
         stats.verified = found.len() as u64;
-        if observer.wants_scores() {
-            for p in &found {
-                observer.scored(p.jaccard, true);
-            }
-        }
         let policy = Policy::exact(self.config.threshold());
-        let verifier = Verifier::new(corpus, policy);
-        Ok(found
-            .into_iter()
-            .filter_map(|p| {
-                // A truncated document's prefix is not the document: judge the estimate.
-                let truncated = corpus.truncated_estimate(p.a, p.b);
-                let verdict =
-                    policy.judge(|_| Some(p.jaccard), verifier.estimate(p.a, p.b), truncated);
-                Some(Pair {
-                    a: p.a,
-                    b: p.b,
-                    similarity: verdict.passed()?,
-                })
-            })
-            .collect())
+        let judge = JoinScores {
+            corpus,
+            verifier: Verifier::new(corpus, policy),
+            policy,
+        };
+        // The join counted its own candidates: the judge's tally is not the run's.
+        let (passed, _) = gather(&mut Listed(&found), &judge, observer);
+        Ok(passed)
     }
 
     /// All pairs with Jaccard ≥ t, found by the exact join (no LSH), sorted by `(a, b)`.
