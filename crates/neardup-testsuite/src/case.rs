@@ -33,9 +33,9 @@
 
 use std::path::{Path, PathBuf};
 
+use neardup::verify::jaccard;
 use neardup::{
-    jaccard, Cluster, Config, KeepPolicy, Measure, Normalization, ShingleKind, SketchKind,
-    Verification,
+    Cluster, Config, KeepPolicy, Measure, Normalization, ShingleKind, SketchKind, Verification,
 };
 use serde::Deserialize;
 

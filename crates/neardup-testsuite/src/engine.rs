@@ -4,7 +4,8 @@ mod documents;
 mod index;
 mod server;
 
-use neardup::{cluster, Cluster, Config, Measure, Pair, Pipeline, Quiet, Similarity};
+use neardup::cluster::cluster;
+use neardup::{Cluster, Config, Measure, Pair, Pipeline, Quiet, Similarity};
 use neardup::{SketchKind, Verification};
 
 use crate::case::Case;
@@ -24,10 +25,10 @@ pub enum Engine {
     Exact,
     /// One document at a time, as an index or a cluster job meets them: copies by
     /// fingerprint, candidates by a band key shared in their family, verdicts by
-    /// `verify_docs`, clusters by `neardup::cluster` over the verified pairs.
+    /// `verify_docs`, clusters by `neardup::cluster::cluster` over the verified pairs.
     Documents,
     /// The persistent index (`neardup-index`): the corpus added in two batches, each
-    /// document queried against it; clusters by `neardup::cluster` over those pairs.
+    /// document queried against it; clusters by `neardup::cluster::cluster` over those pairs.
     Index,
     /// The index behind `neardup-server`, over HTTP on a loopback port: the corpus posted
     /// in two batches, each document queried; Jaccard as the API gives it (6 decimals).
@@ -124,7 +125,7 @@ impl Engine {
     }
 }
 
-/// The pairs (a < b) from each document's neighbours, and clusters by `neardup::cluster`
+/// The pairs (a < b) from each document's neighbours, and clusters by `neardup::cluster::cluster`
 /// over them: how the engines that answer one query at a time (index, server) are judged.
 fn from_neighbours(
     pipeline: &Pipeline,

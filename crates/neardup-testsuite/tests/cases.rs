@@ -130,12 +130,12 @@ fn containment_agrees_with_its_cases() {
         let mut truth = Vec::new();
         for (a, x) in sets.iter().enumerate() {
             for (b, y) in sets.iter().enumerate() {
-                let smaller = neardup::is_smaller(x.len(), a as u32, y.len(), b as u32);
+                let smaller = neardup::candidates::is_smaller(x.len(), a as u32, y.len(), b as u32);
                 if a == b || x.is_empty() || !smaller {
                     continue;
                 }
-                let c = neardup::intersection_size(x, y) as f64 / x.len() as f64;
-                if neardup::meets_threshold(c, case.threshold) {
+                let c = neardup::verify::intersection_size(x, y) as f64 / x.len() as f64;
+                if neardup::verify::meets_threshold(c, case.threshold) {
                     truth.push([a as u32, b as u32]);
                 }
             }

@@ -1,7 +1,9 @@
 //! The per-document building blocks as an engine: what an index or a cluster job does
 //! with documents it meets one at a time.
 
-use neardup::{cluster, DocSet, DocSketch, Pair, Pipeline, Similarity};
+use neardup::cluster::cluster;
+use neardup::sketch::{DocSet, DocSketch};
+use neardup::{Pair, Pipeline, Similarity};
 
 use super::Answer;
 
