@@ -3,7 +3,10 @@
 //! keys, the exact Jaccard of two texts and the verdict on candidate pairs, each equal to
 //! what a corpus run computes for the same documents.
 
-use neardup::{jaccard, jaccard_of_ids, DocSet, DocSketch, Similarity, Verification};
+use neardup::sketch::{DocSet, DocSketch};
+use neardup::text::jaccard_of_ids;
+use neardup::verify::jaccard;
+use neardup::{Similarity, Verification};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;

@@ -9,7 +9,8 @@
 use std::sync::{Arc, RwLock};
 
 use foldhash::{HashMap, HashMapExt};
-use neardup::{DocSet, DocSketch, Pipeline};
+use neardup::sketch::{DocSet, DocSketch};
+use neardup::Pipeline;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rayon::prelude::*;
@@ -32,7 +33,7 @@ struct Entry {
     doc: DocSet,
     sketch: DocSketch,
     /// The families the set is in.
-    mask: neardup::FamilySet,
+    mask: neardup::sketch::FamilySet,
 }
 
 /// A slot's set and, for a truncated text, its whole-text sketch, as bytes.

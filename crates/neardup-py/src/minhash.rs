@@ -9,7 +9,8 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use neardup::{ClassicMinHash, Config, DocSet, OnePermutation, Pipeline, Sketch, SketchKind};
+use neardup::sketch::{ClassicMinHash, DocSet, OnePermutation, Sketch};
+use neardup::{Config, Pipeline, SketchKind};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
@@ -78,7 +79,7 @@ fn element_hash(item: &Bound<'_, PyAny>) -> PyResult<u64> {
 
 fn num_perm_of(num_perm: i64) -> PyResult<usize> {
     match usize::try_from(num_perm) {
-        Ok(k) if (1..=neardup::MAX_NUM_PERM).contains(&k) => Ok(k),
+        Ok(k) if (1..=neardup::sketch::MAX_NUM_PERM).contains(&k) => Ok(k),
         _ => Err(core(neardup::Error::InvalidNumPerm(
             num_perm.max(0) as usize
         ))),
@@ -199,7 +200,7 @@ impl MinHash {
     /// The MinHash of a text's shingle set, made as the library makes it.
     #[staticmethod]
     #[pyo3(signature = (text, *, shingle="char:5".to_string(), normalize="nfkc".to_string(),
-                        max_shingles=neardup::DEFAULT_MAX_SHINGLES as i64, num_perm=128, seed=1,
+                        max_shingles=neardup::text::DEFAULT_MAX_SHINGLES as i64, num_perm=128, seed=1,
                         sketch="oph".to_string()),
            text_signature = "(text, *, shingle='char:5', normalize='nfkc', max_shingles=16777216, num_perm=128, seed=1, sketch='oph')")]
     #[allow(clippy::too_many_arguments)]
@@ -229,7 +230,7 @@ impl MinHash {
     /// The MinHashes of many texts, shingled in parallel with the GIL released.
     #[staticmethod]
     #[pyo3(signature = (texts, *, shingle="char:5".to_string(), normalize="nfkc".to_string(),
-                        max_shingles=neardup::DEFAULT_MAX_SHINGLES as i64, num_perm=128, seed=1,
+                        max_shingles=neardup::text::DEFAULT_MAX_SHINGLES as i64, num_perm=128, seed=1,
                         sketch="oph".to_string()),
            text_signature = "(texts, *, shingle='char:5', normalize='nfkc', max_shingles=16777216, num_perm=128, seed=1, sketch='oph')")]
     #[allow(clippy::too_many_arguments)]
@@ -329,7 +330,7 @@ impl MinHash {
     /// `estimate` does that here). 0 if either set is empty.
     fn jaccard(&self, other: &MinHash) -> f64 {
         let (a, b) = self.both(other);
-        neardup::jaccard(&a, &b)
+        neardup::verify::jaccard(&a, &b)
     }
 
     /// The MinHash estimate of the Jaccard similarity: the share of signature positions
@@ -341,7 +342,7 @@ impl MinHash {
             return Ok(0.0);
         }
         let oph = self.uses_oph(&[a.len(), b.len()]);
-        Ok(neardup::estimate(
+        Ok(neardup::verify::estimate(
             &self.signature(&a, oph),
             &self.signature(&b, oph),
         ))

@@ -16,7 +16,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use neardup::{Observer, Stage};
+use neardup::run::Stage;
+use neardup::Observer;
 use pyo3::{PyResult, Python};
 use rayon::ThreadPool;
 
