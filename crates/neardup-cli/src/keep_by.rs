@@ -1,7 +1,7 @@
 //! `--keep-by FIELD[:asc|:desc]`: which document a cluster keeps, from a value of each record.
 
 use anyhow::Result;
-use neardup::KeepRanks;
+use neardup::cluster::KeepRanks;
 
 use crate::usage::usage;
 

@@ -1,10 +1,10 @@
 //! `neardup plan` and the memory check of a run, as text: the S-curves of band plans as a
 //! table and an SVG chart, and a sample's [`Estimate`] as lines. The numbers come from the
-//! core's `neardup::plan`.
+//! core's `neardup::measure::plan`.
 
 use std::fmt::Write as _;
 
-use neardup::plan::{Estimate, NamedPlan, Plan};
+use neardup::measure::plan::{Estimate, NamedPlan, Plan};
 use neardup_report::charts::{self, CurvePlan};
 use neardup_report::html::{seconds, thousands};
 use neardup_report::svg;
@@ -134,7 +134,7 @@ pub fn refuse_over_memory(
     config: &neardup::Config,
     limit: Option<u64>,
 ) -> anyhow::Result<()> {
-    let sketch = neardup::plan::sketch_memory(documents, config);
+    let sketch = neardup::measure::plan::sketch_memory(documents, config);
     let held = resident_memory().unwrap_or(0);
     let need = held.saturating_add(sketch);
     if let Some((limit, named)) = memory_limit(limit) {
@@ -238,7 +238,7 @@ pub fn render_estimate(e: &Estimate) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use neardup::plan::{alternatives, Memory, Time};
+    use neardup::measure::plan::{alternatives, Memory, Time};
 
     #[test]
     fn table_and_chart() {

@@ -3,7 +3,8 @@
 use std::sync::{Arc, Mutex};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use neardup::{Observer, Stage};
+use neardup::run::Stage;
+use neardup::Observer;
 
 /// The bars of one run; every method is a no-op when hidden. Clones share the bar.
 #[derive(Clone)]

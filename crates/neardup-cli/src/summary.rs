@@ -50,7 +50,7 @@ pub fn plan(config: &Config, exact: bool) -> String {
         sh.normalization_level(),
         config.threshold(),
     );
-    if config.measure() == neardup::Measure::Containment {
+    if config.measure().from_smaller() {
         if exact {
             out.push_str(
                 "containment of the smaller document, exact containment join (recall 1)\n",
@@ -86,7 +86,7 @@ pub fn plan(config: &Config, exact: bool) -> String {
             let _ = write!(
                 out,
                 "  {s}{mark}: {:.3}",
-                neardup::simhash_probability(s, k)
+                neardup::candidates::simhash_probability(s, k)
             );
         }
         out.push('\n');
@@ -222,31 +222,31 @@ impl Summary {
         }
         for (stage, time) in &stats.timings {
             let what = match stage {
-                neardup::Stage::Shingle => count(stats.shingles, "shingle", "shingles"),
-                neardup::Stage::Sketch => "signatures".to_string(),
-                neardup::Stage::Group if stats.skipped_buckets > 0 => format!(
+                neardup::run::Stage::Shingle => count(stats.shingles, "shingle", "shingles"),
+                neardup::run::Stage::Sketch => "signatures".to_string(),
+                neardup::run::Stage::Group if stats.skipped_buckets > 0 => format!(
                     "{} of 2+ (largest {}; {} of more than {} passed over)",
                     count(stats.buckets, "bucket", "buckets"),
                     thousands(stats.largest_bucket),
                     count(stats.skipped_buckets, "one-row bucket", "one-row buckets"),
-                    thousands(neardup::MAX_ONE_ROW_BUCKET as u64)
+                    thousands(neardup::candidates::MAX_ONE_ROW_BUCKET as u64)
                 ),
-                neardup::Stage::Group => format!(
+                neardup::run::Stage::Group => format!(
                     "{} of 2+ (largest {})",
                     count(stats.buckets, "bucket", "buckets"),
                     thousands(stats.largest_bucket)
                 ),
-                neardup::Stage::Verify => verify_line(stats),
-                neardup::Stage::ExactJoin => format!(
+                neardup::run::Stage::Verify => verify_line(stats),
+                neardup::run::Stage::ExactJoin => format!(
                     "{}, {} verified",
                     count(stats.candidates, "candidate", "candidates"),
                     thousands(stats.verified)
                 ),
-                neardup::Stage::Cluster => String::new(),
+                neardup::run::Stage::Cluster => String::new(),
             };
             let sep = if what.is_empty() { "" } else { " in " };
             self.line(stage.name(), format!("{what}{sep}{}", secs(*time)));
-            if *stage == neardup::Stage::Shingle && stats.truncated > 0 {
+            if *stage == neardup::run::Stage::Shingle && stats.truncated > 0 {
                 self.line(
                     "truncated",
                     format!(
@@ -257,7 +257,7 @@ impl Summary {
                     ),
                 );
             }
-            if *stage == neardup::Stage::Shingle {
+            if *stage == neardup::run::Stage::Shingle {
                 self.line(
                     "identical",
                     format!(
@@ -308,7 +308,7 @@ fn cpu_time(secs: f64) -> String {
 
 /// What `--method auto` chose and why: the chosen method, its predicted CPU time and
 /// the other's, and the sample they were predicted from.
-pub fn method_choice(c: &neardup::MethodChoice) -> String {
+pub fn method_choice(c: &neardup::run::MethodChoice) -> String {
     let exact = c.method == neardup::Method::Exact;
     let (chosen, mine, other, theirs) = if exact {
         ("the exact join", c.exact_secs, "LSH", c.lsh_secs)
@@ -383,7 +383,7 @@ mod tests {
         let stats = Stats {
             shingles: 1,
             identical: 1,
-            timings: vec![(neardup::Stage::Shingle, Duration::ZERO)],
+            timings: vec![(neardup::run::Stage::Shingle, Duration::ZERO)],
             ..Stats::default()
         };
         let mut s = Summary::default();
