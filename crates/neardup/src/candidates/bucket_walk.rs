@@ -102,14 +102,14 @@ impl Pipeline {
 
 /// The counters of a walk: `tally` of the buckets', `large` and `near` of the steps beyond.
 pub(crate) fn record(stats: &mut Stats, tally: Tally, [large, near]: [Tally; 2]) {
-    {
-        stats.candidates = tally.candidates + large.candidates + near.candidates;
-        stats.verified = tally.verified + large.verified + near.verified;
-        stats.prefiltered = tally.prefiltered + large.prefiltered + near.prefiltered;
-        stats.merged = tally.merged + large.merged + near.merged;
-        stats.truncated_pairs = tally.truncated + large.truncated + near.truncated;
-        (stats.large_group_candidates, stats.large_group_verified) =
-            (large.candidates, large.verified);
-        (stats.neighbour_candidates, stats.neighbour_verified) = (near.candidates, near.verified);
-    }
+    let mut all = tally;
+    all += large;
+    all += near;
+    stats.candidates = all.candidates;
+    stats.verified = all.verified;
+    stats.prefiltered = all.prefiltered;
+    stats.merged = all.merged;
+    stats.truncated_pairs = all.truncated;
+    (stats.large_group_candidates, stats.large_group_verified) = (large.candidates, large.verified);
+    (stats.neighbour_candidates, stats.neighbour_verified) = (near.candidates, near.verified);
 }

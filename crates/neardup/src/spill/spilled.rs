@@ -26,6 +26,7 @@ use rayon::prelude::*;
 use crate::candidates::band_index::bucket_key;
 use crate::candidates::large_groups::{LargeGroups, Scratch};
 use crate::candidates::neighbours::MAX_NEIGHBOURS;
+use crate::candidates::source::{verify_from, CandidateSource, Halt, Judge, Take};
 use crate::cluster::clusters::{Clusters, Similarity};
 use crate::corpus::sets::set_fingerprint;
 use crate::corpus::slot::check_documents;
@@ -133,7 +134,7 @@ impl Pipeline {
 
 impl<'p> SpillBatches<'p> {
     /// Shingles and sketches a batch of texts in parallel and spills them, in order. A
-    /// batch that would take the corpus past [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) is
+    /// batch that would take the corpus past [`MAX_DOCUMENTS`](crate::corpus::MAX_DOCUMENTS) is
     /// refused whole.
     pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) -> Result<()> {
         let first = self.texts.len();
@@ -489,7 +490,6 @@ impl Spilled<'_> {
             .par_iter()
             .map(|&(a, b)| self.pipeline.verify_sets(of(a), of(b)))
             .collect();
-        observer.advance(batch.len() as u64);
         Ok(passed(batch, verdicts, tally, observer))
     }
 
@@ -498,31 +498,24 @@ impl Spilled<'_> {
     fn verify_all<E>(
         &self,
         pairs: impl Iterator<Item = Result<Link>>,
-        mut seen: Option<&mut Sorter<Link>>,
+        seen: Option<&mut Sorter<Link>>,
         tally: &mut Tally,
         observer: &mut dyn Observer,
-        mut each: impl FnMut(&[Pair]) -> std::result::Result<(), Stop<E>>,
+        each: impl FnMut(&[Pair]) -> std::result::Result<(), Stop<E>>,
     ) -> std::result::Result<(), Stop<E>> {
-        let size = self.batch_size();
-        let mut batch = Vec::with_capacity(size);
-        let mut last = None;
-        let mut pairs = pairs.peekable();
-        while let Some(pair) = pairs.next() {
-            let pair = pair?;
-            if last != Some(pair) {
-                last = Some(pair);
-                if let Some(seen) = seen.as_mut() {
-                    seen.push(pair)?;
-                }
-                batch.push(pair);
+        let mut source = Sorted {
+            pairs,
+            seen,
+            size: self.batch_size(),
+        };
+        match verify_from(&mut source, &OnDisk(self), observer, each) {
+            Ok(judged) => {
+                *tally += judged.tally;
+                Ok(())
             }
-            if batch.len() == size || (pairs.peek().is_none() && !batch.is_empty()) {
-                let passed = self.verify(&batch, tally, observer)?;
-                each(&passed)?;
-                batch.clear();
-            }
+            Err(Halt::Failed(e)) => Err(Stop::Lib(e)),
+            Err(Halt::Stopped(stop)) => Err(stop),
         }
-        Ok(())
     }
 
     /// Every similar pair, handed to `sink` in chunks as it is verified: the pairs inside
@@ -701,7 +694,7 @@ impl Spilled<'_> {
     /// its kept documents. `ranks` orders the documents for keeping (smaller first), in
     /// place of the configured keep policy, as [`Shingled::set_keep_ranks`] does.
     ///
-    /// [`Shingled::set_keep_ranks`]: crate::Shingled::set_keep_ranks
+    /// [`Shingled::set_keep_ranks`]: crate::corpus::Shingled::set_keep_ranks
     pub fn cluster_set(
         mut self,
         ranks: Option<&[u32]>,
@@ -787,6 +780,60 @@ impl Spilled<'_> {
             return Err(e);
         }
         Ok((clusters, stats))
+    }
+}
+
+/// Candidate pairs read back sorted from disk: each distinct pair once (and to `seen`,
+/// if given), in batches of `size` whose sets fit in memory.
+struct Sorted<'s, I> {
+    pairs: I,
+    seen: Option<&'s mut Sorter<Link>>,
+    size: usize,
+}
+
+impl<I: Iterator<Item = Result<Link>>> CandidateSource for Sorted<'_, I> {
+    type Candidate = Link;
+    type Error = Error;
+
+    fn propose<G: From<Error>>(
+        &mut self,
+        take: &mut Take<'_, Link, G>,
+    ) -> std::result::Result<(), G> {
+        let mut batch = Vec::with_capacity(self.size);
+        let mut last = None;
+        let mut pairs = (&mut self.pairs).peekable();
+        while let Some(pair) = pairs.next() {
+            let pair = pair?;
+            if last != Some(pair) {
+                last = Some(pair);
+                if let Some(seen) = self.seen.as_mut() {
+                    seen.push(pair)?;
+                }
+                batch.push(pair);
+            }
+            if batch.len() == self.size || (pairs.peek().is_none() && !batch.is_empty()) {
+                take(&batch)?;
+                batch.clear();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Jaccard under the configured verification, on sets read back from disk.
+struct OnDisk<'s, 'p>(&'s Spilled<'p>);
+
+impl Judge<Link> for OnDisk<'_, '_> {
+    type Found = Pair;
+    type Error = Error;
+
+    fn judge(
+        &self,
+        batch: &[Link],
+        tally: &mut Tally,
+        observer: &mut dyn Observer,
+    ) -> Result<Vec<Pair>> {
+        self.0.verify(batch, tally, observer)
     }
 }
 

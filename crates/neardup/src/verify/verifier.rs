@@ -133,6 +133,16 @@ pub(crate) struct Tally {
     pub(crate) truncated: u64,
 }
 
+impl std::ops::AddAssign for Tally {
+    fn add_assign(&mut self, other: Tally) {
+        self.candidates += other.candidates;
+        self.verified += other.verified;
+        self.prefiltered += other.prefiltered;
+        self.merged += other.merged;
+        self.truncated += other.truncated;
+    }
+}
+
 /// What judging one candidate cost.
 #[derive(Clone, Copy, Debug, Default)]
 struct Work {
