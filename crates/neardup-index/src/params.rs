@@ -75,7 +75,8 @@ impl Params {
     /// The parameters of a configuration.
     pub fn of(config: &Config) -> Params {
         let shingler = config.shingler();
-        let containment = config.measure() == Measure::Containment;
+        // A search by size keeps the ensemble's tables: no one band plan.
+        let by_size = !config.measure().has_band_plan();
         let ensemble =
             neardup::candidates::EnsemblePlan::new(config.threshold(), config.num_perm());
         Params {
@@ -86,12 +87,12 @@ impl Params {
             sketch: config.sketch().name().to_string(),
             seed: config.seed(),
             threshold: config.threshold(),
-            bands: if containment {
+            bands: if by_size {
                 ensemble.table_bands()
             } else {
                 config.plan().bands()
             },
-            rows: if containment { 0 } else { config.plan().rows() },
+            rows: if by_size { 0 } else { config.plan().rows() },
             multiset: shingler.is_multiset(),
             measure: config.measure().name().to_string(),
             sketch_input: input_name(config.sketch_input()).to_string(),
@@ -106,9 +107,10 @@ impl Params {
         let sketch: SketchKind = self.sketch.parse()?;
         let measure: Measure = self.measure.parse()?;
         // A containment index chooses its rows per pair of sizes: no one band plan.
-        let (bands, rows) = match measure {
-            Measure::Jaccard => (Some(self.bands), Some(self.rows)),
-            Measure::Containment => (None, None),
+        let (bands, rows) = if measure.has_band_plan() {
+            (Some(self.bands), Some(self.rows))
+        } else {
+            (None, None)
         };
         let builder = Config::builder()
             .shingle(shingle)
@@ -126,9 +128,10 @@ impl Params {
             .sketch_input(parse_input(&self.sketch_input)?);
         // Queries come one at a time: no checks beyond the buckets (containment has none
         // to turn off).
-        Ok(match measure {
-            Measure::Jaccard => builder.neighbours(false),
-            Measure::Containment => builder,
+        Ok(if measure.from_smaller() {
+            builder
+        } else {
+            builder.neighbours(false)
         }
         .build()?)
     }

@@ -7,7 +7,7 @@ use neardup::candidates::{contained, is_smaller, EnsemblePlan, MAX_ONE_ROW_BUCKE
 use neardup::sketch::{DocSet, DocSketch};
 use neardup::text::{shingle_ids, Shingle, SketchInput};
 use neardup::verify::meets_threshold;
-use neardup::{Config, Contained, Measure, Pipeline, Similarity};
+use neardup::{Config, Contained, Pipeline, Similarity};
 
 use crate::error::{Error, Result};
 use crate::params::Params;
@@ -98,12 +98,13 @@ pub(crate) struct Probe<'a> {
 /// a containment index the tables of every row count (one family), signed without the
 /// index's `common` tokens.
 pub(crate) fn index_keys(pipeline: &Pipeline, doc: &DocSet, common: &[u64]) -> DocSketch {
-    match pipeline.config().measure() {
+    if pipeline.config().measure().from_smaller() {
         // The configuration refuses containment with SimHash, the one sketch without keys.
-        Measure::Containment => pipeline
+        pipeline
             .ensemble_keys(doc, common)
-            .unwrap_or_else(|_| pipeline.sketch_doc_keys(doc)),
-        Measure::Jaccard => pipeline.sketch_doc_keys(doc),
+            .unwrap_or_else(|_| pipeline.sketch_doc_keys(doc))
+    } else {
+        pipeline.sketch_doc_keys(doc)
     }
 }
 
@@ -182,8 +183,11 @@ impl Searcher {
     pub fn open(dir: impl AsRef<Path>) -> Result<Searcher> {
         let state = State::load(dir.as_ref(), None)?;
         let pipeline = Pipeline::new(state.manifest.params.config()?)?;
-        let ensemble =
-            (pipeline.config().measure() == Measure::Containment).then(|| pipeline.ensemble_plan());
+        let ensemble = pipeline
+            .config()
+            .measure()
+            .from_smaller()
+            .then(|| pipeline.ensemble_plan());
         // The segments hold one section per table band: any other count is not this
         // version's containment index.
         if let Some(plan) = ensemble {

@@ -239,9 +239,10 @@ impl IndexWriter {
         let params = Params::of(config);
         let pipeline = Pipeline::new(params.config()?)?;
         // A containment index keeps its tables as one family.
-        let families = match config.measure() {
-            neardup::Measure::Jaccard => pipeline.families(),
-            neardup::Measure::Containment => 1,
+        let families = if config.measure().from_smaller() {
+            1
+        } else {
+            pipeline.families()
         };
         let mut manifest = Manifest::new(params, families);
         manifest.write(dir)?;

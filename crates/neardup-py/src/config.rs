@@ -25,15 +25,17 @@ fn count(name: &str, value: i64, range: &str) -> PyResult<usize> {
 }
 
 impl NativeConfig {
-    /// Refuses `what` (a run, a building block) with a containment configuration:
-    /// containment finds pairs and answers index queries, nothing else; the message says
-    /// what to use instead.
+    /// Refuses `what` (a run, a building block) with a measure that gives no clusters
+    /// (containment): it finds pairs and answers index queries, nothing else; the message
+    /// says what to use instead.
     pub fn refuse_containment(&self, what: &str) -> PyResult<()> {
-        if self.config().measure() == Measure::Containment {
+        let measure = self.config().measure();
+        if !measure.gives_clusters() {
+            let name = measure.name();
             return Err(refused(format!(
-                "{what} with measure='containment': containment finds pairs only \
-                 (neardup.pairs(texts, measure='containment'), or `neardup pairs --measure \
-                 containment`) and answers a containment index's queries (neardup.Index)"
+                "{what} with measure='{name}': {name} finds pairs only \
+                 (neardup.pairs(texts, measure='{name}'), or `neardup pairs --measure \
+                 {name}`) and answers a {name} index's queries (neardup.Index)"
             )));
         }
         Ok(())
@@ -139,6 +141,13 @@ impl NativeConfig {
     #[getter]
     fn measure(&self) -> &'static str {
         self.config().measure().name()
+    }
+
+    /// Whether a pair is scored from its smaller document (containment): the pairs are
+    /// `Contained`, `a` inside `b`.
+    #[getter]
+    fn from_smaller(&self) -> bool {
+        self.config().measure().from_smaller()
     }
 
     /// Sketch families: 2 with the default sketch (classic below 64 shingles, one-permutation

@@ -48,7 +48,14 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_SHINGLE", neardup::defaults::SHINGLE)?;
     m.add("DEFAULT_HAMMING", neardup::defaults::HAMMING)?;
     m.add("DEFAULT_MAX_SHINGLES", neardup::defaults::MAX_SHINGLES)?;
-    m.add("MIN_THRESHOLD", neardup::MIN_THRESHOLD)?;
+    m.add("MIN_THRESHOLD", neardup::run::MIN_THRESHOLD)?;
+    // The measures searched by size, with no one band plan (Spark refuses them by name).
+    let by_size: Vec<&str> = neardup::Measure::ALL
+        .into_iter()
+        .filter(|m| !m.has_band_plan())
+        .map(neardup::Measure::name)
+        .collect();
+    m.add("_MEASURES_BY_SIZE", by_size)?;
     m.add("NeardupError", py.get_type::<errors::NeardupError>())?;
     m.add("IndexFileError", py.get_type::<errors::IndexFileError>())?;
     m.add_class::<config::NativeConfig>()?;

@@ -9,7 +9,7 @@
 #[non_exhaustive]
 pub enum Error {
     /// The similarity threshold must lie in
-    /// [`MIN_THRESHOLD`](crate::MIN_THRESHOLD)..=1: below it, size windows such
+    /// [`MIN_THRESHOLD`](crate::run::MIN_THRESHOLD)..=1: below it, size windows such
     /// as `n / t` and the band plan's arithmetic lose precision.
     #[error("threshold must be in 0.01..=1, got {0}")]
     InvalidThreshold(f64),
@@ -35,10 +35,11 @@ pub enum Error {
     /// A sketch kind could not be parsed (expected `oph`, `classic` or `simhash`).
     #[error("invalid sketch {0:?}: expected oph, classic or simhash")]
     InvalidSketch(String),
-    /// A measure could not be parsed (expected `jaccard` or `containment`).
-    #[error("invalid measure {0:?}: expected jaccard or containment")]
+    /// A measure could not be parsed (expected one of [`Measure::ALL`](crate::Measure::ALL)
+    /// by its name).
+    #[error("invalid measure {0:?}: expected {names}", names = crate::run::measure::Measure::expected())]
     InvalidMeasure(String),
-    /// The SimHash distance must be in 0..=[`MAX_HAMMING`](crate::MAX_HAMMING).
+    /// The SimHash distance must be in 0..=[`MAX_HAMMING`](crate::candidates::MAX_HAMMING).
     #[error("the Hamming distance must be in 0..=16, got {0}")]
     InvalidHamming(u32),
     /// A setting or a use that only MinHash has was asked of SimHash: bands and rows,
@@ -83,7 +84,7 @@ pub enum Error {
     /// Only one of `bands` and `rows` was given.
     #[error("bands and rows go together: give both or neither")]
     IncompleteBands,
-    /// A pair handed to [`PairSet::from_pairs`](crate::PairSet::from_pairs) names no two
+    /// A pair handed to [`PairSet::from_pairs`](crate::run::PairSet::from_pairs) names no two
     /// distinct documents of the corpus that take part in matching.
     #[error("pair ({a}, {b}) is not two distinct documents with shingles among {documents}")]
     InvalidPair {
@@ -117,7 +118,7 @@ pub enum Error {
         limit: usize,
     },
     /// A corpus holds 32-bit ids and sketches them: a configuration whose sketches hash
-    /// the 64-bit hashes ([`SketchInput::Hashes`](crate::SketchInput::Hashes), an older
+    /// the 64-bit hashes ([`SketchInput::Hashes`](crate::text::SketchInput::Hashes), an older
     /// index's) is for single documents only.
     #[error("a corpus sketches 32-bit shingle ids; sketch input `hashes` is for indexes made before format 3")]
     CorpusSketchesIds,

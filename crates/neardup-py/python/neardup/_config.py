@@ -175,7 +175,7 @@ class Config:
         raw = _run_pairs(
             self._native, _output.texts_of(texts), _output.ids_list(ids), exact, threads, form
         )
-        if self._native.measure == "containment":
+        if self._native.from_smaller:
             return _output.contained(raw, ids, output)
         return _output.pairs(raw, ids, output)
 

@@ -20,6 +20,7 @@ DEFAULT_SHINGLE: str
 DEFAULT_HAMMING: int
 DEFAULT_MAX_SHINGLES: int
 MIN_THRESHOLD: float
+_MEASURES_BY_SIZE: list[str]
 
 class NeardupError(ValueError):
     """A setting or an argument neardup refuses, with the library's message."""
@@ -65,6 +66,8 @@ class _Config:
     def families(self) -> int: ...
     @property
     def measure(self) -> str: ...
+    @property
+    def from_smaller(self) -> bool: ...
     def probability(self, s: float) -> float: ...
 
 _Form = Literal["list", "columns"]
@@ -213,16 +216,32 @@ class Index:
     @property
     def pending(self) -> int:
         """Documents and ids staged and not yet committed."""
+    # `kind` names what a query answers (the index's query kinds): one overload per kind.
     @overload
     def query(
-        self, texts: str, *, threshold: Optional[float] = None, top: Optional[int] = None
+        self,
+        texts: str,
+        *,
+        kind: Literal["neighbours"] = "neighbours",
+        threshold: Optional[float] = None,
+        top: Optional[int] = None,
     ) -> list[_Neighbour]: ...
     @overload
     def query(
-        self, texts: Any, *, threshold: Optional[float] = None, top: Optional[int] = None
+        self,
+        texts: Any,
+        *,
+        kind: Literal["neighbours"] = "neighbours",
+        threshold: Optional[float] = None,
+        top: Optional[int] = None,
     ) -> list[list[_Neighbour]]: ...
     def query_id(
-        self, id: str, *, threshold: Optional[float] = None, top: Optional[int] = None
+        self,
+        id: str,
+        *,
+        kind: Literal["neighbours"] = "neighbours",
+        threshold: Optional[float] = None,
+        top: Optional[int] = None,
     ) -> Optional[list[_Neighbour]]:
         """The neighbours of an indexed document (itself left out); None if absent."""
     def compact(self) -> None:

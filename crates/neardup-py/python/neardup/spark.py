@@ -69,12 +69,13 @@ def _step(name: str, df: DataFrame) -> DataFrame:
 def _config(arguments: Mapping[str, Any]) -> Config:
     """The `Config` of a run's arguments (its ``locals()``), Spark's refusals first; Spark
     runs never look beyond the buckets."""
-    if str(arguments.get("measure", "jaccard")).strip() == "containment":
+    measure = str(arguments.get("measure", "jaccard")).strip()
+    if measure in _neardup._MEASURES_BY_SIZE:
         raise NeardupError(
-            "measure='containment': Spark runs group documents by one band plan for every "
-            "size, and containment plans its rows per size partition; find contained "
-            "documents on one machine with neardup.pairs(texts, measure='containment') or "
-            "`neardup pairs --measure containment`"
+            f"measure='{measure}': Spark runs group documents by one band plan for every "
+            f"size, and {measure} plans its rows per size partition; find contained "
+            f"documents on one machine with neardup.pairs(texts, measure='{measure}') or "
+            f"`neardup pairs --measure {measure}`"
         )
     if arguments.get("sketch") == "simhash":
         raise NeardupError(

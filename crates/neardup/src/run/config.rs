@@ -112,7 +112,7 @@ impl Config {
     /// How likely a pair is to become a candidate, by its Jaccard: the band plan's
     /// S-curve, or SimHash's.
     pub fn candidate_curve(&self) -> crate::candidates::bands::CandidateCurve {
-        if self.measure == Measure::Containment {
+        if self.measure.from_smaller() {
             return crate::candidates::bands::CandidateCurve::Containment;
         }
         match self.sketch {
@@ -257,8 +257,8 @@ impl ConfigBuilder {
     }
 
     /// With [`SketchKind::SimHash`], the largest Hamming distance of two fingerprints
-    /// that makes them candidates, in 0..=[`MAX_HAMMING`](crate::MAX_HAMMING) (default
-    /// [`DEFAULT_HAMMING`](crate::DEFAULT_HAMMING)).
+    /// that makes them candidates, in 0..=[`MAX_HAMMING`](crate::candidates::MAX_HAMMING) (default
+    /// [`DEFAULT_HAMMING`](crate::candidates::DEFAULT_HAMMING)).
     pub fn hamming(mut self, k: u32) -> Self {
         self.hamming = k;
         self
@@ -291,8 +291,8 @@ impl ConfigBuilder {
     }
 
     /// What the sketches of single documents hash of each shingle (default
-    /// [`SketchInput::Ids`](crate::SketchInput::Ids), as a corpus does). An index keeps
-    /// [`SketchInput::Hashes`](crate::SketchInput::Hashes), the band keys its on-disk format
+    /// [`SketchInput::Ids`](crate::text::SketchInput::Ids), as a corpus does). An index keeps
+    /// [`SketchInput::Hashes`](crate::text::SketchInput::Hashes), the band keys its on-disk format
     /// was defined with; a corpus run with it would not match its documents' own sketches.
     pub fn sketch_input(mut self, input: crate::text::ids::SketchInput) -> Self {
         self.sketch_input = input;
@@ -318,8 +318,8 @@ impl ConfigBuilder {
             return Err(Error::InvalidHamming(self.hamming));
         }
         if self.sketch == SketchKind::SimHash {
-            if self.measure == Measure::Containment {
-                return Err(Error::NotForSimHash("containment"));
+            if self.measure.from_smaller() {
+                return Err(Error::NotForSimHash(self.measure.name()));
             }
             if self.bands.is_some() || self.rows.is_some() {
                 return Err(Error::NotForSimHash("bands and rows"));
@@ -334,13 +334,13 @@ impl ConfigBuilder {
                 }));
             }
         }
-        if self.measure == Measure::Containment {
-            if self.bands.is_some() || self.rows.is_some() {
-                return Err(Error::NotForContainment(
-                    "bands and rows do not apply: the rows per band are chosen for each size \
-                     partition",
-                ));
-            }
+        if !self.measure.has_band_plan() && (self.bands.is_some() || self.rows.is_some()) {
+            return Err(Error::NotForContainment(
+                "bands and rows do not apply: the rows per band are chosen for each size \
+                 partition",
+            ));
+        }
+        if self.measure.from_smaller() {
             if !self.neighbours {
                 return Err(Error::NotForContainment(
                     "the checks beyond the buckets cannot be turned off: it has no steps beyond the buckets",

@@ -29,11 +29,45 @@ impl Measure {
     /// Every measure, the default first.
     pub const ALL: [Measure; 2] = [Measure::Jaccard, Measure::Containment];
 
-    /// The measure's name: `jaccard`, `containment`.
+    /// The measure's name: `jaccard`, `containment`. It is also the name of a pair's
+    /// score in the outputs.
     pub fn name(self) -> &'static str {
         match self {
             Measure::Jaccard => "jaccard",
             Measure::Containment => "containment",
+        }
+    }
+
+    /// Whether a pair is scored from its smaller document: a [`Contained`](crate::Contained)
+    /// pair, `a` inside `b`, found by size (the LSH Ensemble search over size partitions,
+    /// or the exact containment join) rather than by one band plan. Such a run holds its
+    /// sets in memory and needs MinHash sketches.
+    pub fn from_smaller(self) -> bool {
+        match self {
+            Measure::Jaccard => false,
+            Measure::Containment => true,
+        }
+    }
+
+    /// Whether its pairs join into clusters (`clusters`, `dedup`): not containment's, as a
+    /// fragment contained in two unrelated pages does not make the pages one cluster.
+    pub fn gives_clusters(self) -> bool {
+        !self.from_smaller()
+    }
+
+    /// Whether a run of it has one band plan (bands × rows, and an index keeps them):
+    /// a search by size chooses its rows per band for each size partition.
+    pub fn has_band_plan(self) -> bool {
+        !self.from_smaller()
+    }
+
+    /// Every measure's name, for a message: `jaccard or containment`.
+    pub(crate) fn expected() -> String {
+        let names: Vec<&str> = Self::ALL.iter().map(|m| m.name()).collect();
+        match names.split_last() {
+            Some((last, [])) => (*last).to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
         }
     }
 }
@@ -47,5 +81,19 @@ mod tests {
     #[test]
     fn measures_are_named() {
         crate::error::assert_named(&Measure::ALL);
+        assert_eq!(Measure::expected(), "jaccard or containment");
+        assert_eq!(
+            "overlap".parse::<Measure>().unwrap_err().to_string(),
+            "invalid measure \"overlap\": expected jaccard or containment"
+        );
+    }
+
+    #[test]
+    fn containment_is_scored_from_the_smaller_document_and_gives_no_clusters() {
+        assert!(!Measure::Jaccard.from_smaller());
+        assert!(Measure::Jaccard.gives_clusters() && Measure::Jaccard.has_band_plan());
+        assert!(Measure::Containment.from_smaller());
+        assert!(!Measure::Containment.gives_clusters());
+        assert!(!Measure::Containment.has_band_plan());
     }
 }

@@ -1,7 +1,6 @@
 //! Which engine finds a run's candidates, chosen once, and why.
 
 use crate::error::{Error, Result};
-use crate::run::measure::Measure;
 use crate::run::method::{Goal, Method, MethodChoice};
 use crate::run::pipeline::Pipeline;
 
@@ -90,8 +89,8 @@ impl RunPlan {
         lsh_option: Option<&'static str>,
     ) -> Result<Self> {
         let config = pipeline.config();
-        let containment = config.measure() == Measure::Containment;
-        if containment && goal == Goal::Clusters {
+        let containment = config.measure().from_smaller();
+        if !config.measure().gives_clusters() && goal == Goal::Clusters {
             return Err(Error::NotForContainment(
                 crate::run::config::NO_CONTAINMENT_CLUSTERS,
             ));
