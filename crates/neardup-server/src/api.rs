@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 
+use neardup_index::Query;
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
@@ -31,13 +32,41 @@ impl From<Object<DocumentFields>> for NewDocument {
     }
 }
 
-/// `POST /v1/query`.
+/// The body of every query operation (`POST /v1/query`).
 #[derive(Debug)]
 pub(crate) struct QueryRequest {
     pub texts: Option<Vec<String>>,
     pub ids: Option<Vec<String>>,
     pub threshold: Option<f64>,
     pub top: Option<usize>,
+}
+
+impl QueryRequest {
+    /// The index's query, whether the items are ids (else texts), and the items; a
+    /// threshold out of [0, 1], or both lists or neither, is a `400`.
+    pub fn split(self) -> Result<(Query, bool, Vec<String>), ApiError> {
+        let mut q = Query::new();
+        if let Some(t) = self.threshold {
+            // Checked here too, not only by each query: a list of none still refuses it.
+            if !(0.0..=1.0).contains(&t) {
+                return Err(ApiError::bad_request(format!(
+                    "threshold {t}: give a number from 0 to 1"
+                ))
+                .field("threshold"));
+            }
+            q = q.threshold(t);
+        }
+        if let Some(k) = self.top {
+            q = q.top(k);
+        }
+        match (self.texts, self.ids) {
+            (Some(texts), None) => Ok((q, false, texts)),
+            (None, Some(ids)) => Ok((q, true, ids)),
+            _ => Err(ApiError::bad_request(
+                "give either \"texts\" or \"ids\" (a list), not both",
+            )),
+        }
+    }
 }
 
 #[derive(Deserialize)]

@@ -134,30 +134,7 @@ pub(crate) async fn query(
     State(state): State<Arc<AppState>>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Answer {
-    let req: QueryRequest = parse(&body(bytes)?)?;
-    let mut q = Query::new();
-    if let Some(t) = req.threshold {
-        // Checked here too, not only by each query: a list of none still refuses it.
-        if !(0.0..=1.0).contains(&t) {
-            return Err(
-                ApiError::bad_request(format!("threshold {t}: give a number from 0 to 1"))
-                    .field("threshold"),
-            );
-        }
-        q = q.threshold(t);
-    }
-    if let Some(k) = req.top {
-        q = q.top(k);
-    }
-    let (by_id, items) = match (req.texts, req.ids) {
-        (Some(texts), None) => (false, texts),
-        (None, Some(ids)) => (true, ids),
-        _ => {
-            return Err(ApiError::bad_request(
-                "give either \"texts\" or \"ids\" (a list), not both",
-            ))
-        }
-    };
+    let (q, by_id, items) = parse::<QueryRequest>(&body(bytes)?)?.split()?;
     check_batch(&state, items.len(), if by_id { "ids" } else { "texts" })?;
     let searcher = state.searcher();
     let inline = !by_id
