@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::settings::InputSettings;
 use neardup::{
     defaults, KeepPolicy, Measure, Method, Normalization, ShingleKind, SketchKind, Verification,
 };
+use neardup_io::documents::InputOptions;
 
 /// Find near-duplicate documents: shingling, MinHash, LSH, exact verification.
 #[derive(Parser, Debug)]
@@ -67,13 +67,13 @@ impl PlanArgs {
     }
 
     /// The input options, as the matching commands take them.
-    pub fn inputs_args(&self) -> InputSettings {
+    pub fn inputs_args(&self) -> InputOptions {
         self.read.clone().into()
     }
 }
 
 /// Where documents come from: the input options (resolved into
-/// [`InputSettings`](crate::settings::InputSettings) before any work).
+/// neardup-io's `InputOptions` before any work, in `settings.rs`).
 #[derive(Args, Debug, Clone)]
 pub struct InputFlags {
     /// Input files or directories; `-` reads standard input. `.gz` is read transparently.
@@ -173,7 +173,7 @@ fn parse_sample(s: &str) -> Result<usize, String> {
 }
 
 fn parse_max_shingles(s: &str) -> Result<usize, String> {
-    parse_in(s, 1, neardup::MAX_MAX_SHINGLES)
+    parse_in(s, 1, neardup::text::MAX_MAX_SHINGLES)
 }
 
 /// At most 8 threads per available core: more only costs memory and start-up time
@@ -188,7 +188,7 @@ fn parse_threads(s: &str) -> Result<usize, String> {
 }
 
 fn parse_threshold(s: &str) -> Result<f64, String> {
-    let min = neardup::MIN_THRESHOLD;
+    let min = neardup::run::MIN_THRESHOLD;
     match s.trim().parse::<f64>() {
         Ok(t) if (min..=1.0).contains(&t) => Ok(t),
         _ => Err(format!("must be a number in {min}..=1")),
@@ -423,7 +423,7 @@ pub struct DedupArgs {
 /// is at its default (no `--keep`, no `--force`, ...).
 #[derive(Debug, Clone)]
 pub struct RunArgs {
-    pub input: InputSettings,
+    pub input: InputOptions,
     pub matching: MatchArgs,
     pub verify: Verification,
     pub keep: Option<KeepPolicy>,

@@ -7,22 +7,27 @@ use anyhow::Result;
 use neardup::{Contained, Method, SketchKind};
 
 use crate::args::RunArgs;
-use crate::input::Documents;
 use crate::output::{push_tsv_number, render_id, round, OutputFormat};
 use crate::run::Mode;
 use crate::usage::usage;
+use neardup_io::documents::Documents;
 
-/// Refuses what a containment run does not do, before any work.
+/// Refuses what the measure does not do (a containment run: clusters, SimHash, --sketch
+/// with the exact join), before any work.
 pub fn refuse(mode: Mode, args: &RunArgs) -> Result<()> {
     let m = &args.matching;
-    if mode != Mode::Pairs {
+    let name = m.measure.name();
+    if !m.measure.gives_clusters() && mode != Mode::Pairs {
         usage!(
-            "--measure containment is for pairs, eval and plan: a fragment contained in two \
+            "--measure {name} is for pairs, eval and plan: a fragment contained in two \
              unrelated pages does not make the pages one cluster"
         );
     }
+    if !m.measure.from_smaller() {
+        return Ok(());
+    }
     if m.sketch == Some(SketchKind::SimHash) {
-        usage!("--measure containment searches by MinHash bands; --sketch simhash has none");
+        usage!("--measure {name} searches by MinHash bands; --sketch simhash has none");
     }
     // --bands and --no-neighbours are refused with the matching options (`run::config`).
     if args.method() == Method::Exact && m.sketch.is_some() {
@@ -97,7 +102,7 @@ pub fn documents(pairs: &[Contained], n: usize) -> u64 {
 }
 
 /// The set size of every document with shingles: what the containment search partitions.
-pub fn set_sizes(corpus: &neardup::Corpus) -> impl Iterator<Item = usize> + '_ {
+pub fn set_sizes(corpus: &neardup::corpus::Corpus) -> impl Iterator<Item = usize> + '_ {
     // A corpus holds at most u32::MAX documents (they are numbered by u32).
     (0..corpus.len() as u32)
         .filter(|&d| corpus.has_shingles(d))

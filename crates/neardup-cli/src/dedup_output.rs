@@ -10,9 +10,9 @@ use neardup::Clusters;
 use neardup_io::{DedupWriter, Format};
 
 use crate::args::RunArgs;
-use crate::input::{known_format, read_options, skipped_by_pipeline, DocId, Documents};
 use crate::output::{finish, open_output};
 use crate::usage::usage;
+use neardup_io::documents::{known_format, skipped_by_pipeline, DocId, Documents};
 
 /// An input as far as dedup's one output cares: its format and, when known, its header.
 struct Shape<'a> {
@@ -29,7 +29,7 @@ struct Shape<'a> {
 /// the input's. Inputs whose format only their content tells are checked after reading
 /// ([`refuse_after_reading`]).
 pub fn refuse_before_reading(args: &RunArgs) -> Result<()> {
-    let opts = read_options(&args.input);
+    let opts = args.input.read_options();
     let headers: Vec<(&Path, Format, Option<Vec<u8>>)> = args
         .input
         .inputs

@@ -1,6 +1,6 @@
 //! `eval`: LSH and the exact join on the same input, side by side.
 //!
-//! The core's `neardup::evaluation` computes an [`Evaluation`]; [`render`] prints it as
+//! The core's `neardup::measure::evaluation` computes an [`Evaluation`]; [`render`] prints it as
 //! tables, `--json` serializes it as one JSON object, and `--missed` writes the pairs
 //! behind the numbers.
 
@@ -10,24 +10,24 @@ use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use neardup::evaluation::{Comparison, Evaluation, LabelScore, LabelScores};
-use neardup::jaccard;
-use neardup::metrics::{CandidateCurve, Grouping};
-use neardup::{
-    Corpus, Goal, Held, KeepPolicy, Measure, Method, Pair, Pipeline, Ready, RunError, RunPlan,
-    Similarities, Stage, Stats,
-};
+use neardup::corpus::Corpus;
+use neardup::measure::evaluation::{Comparison, Evaluation, LabelScore, LabelScores};
+use neardup::measure::metrics::{CandidateCurve, Grouping};
+use neardup::run::{Similarities, Stage};
+use neardup::verify::jaccard;
+use neardup::{Goal, Held, KeepPolicy, Method, Pair, Pipeline, Ready, RunError, RunPlan, Stats};
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 
 use crate::args::EvalArgs;
-use crate::input::{BadRecord, Documents};
 use crate::labels::read_labels;
 use crate::output::open_output;
 use crate::progress::Bars;
 use crate::report_run;
 use crate::run::config;
 use crate::summary::{self, secs, thousands, Summary};
+use crate::usage::BadRecord;
+use neardup_io::documents::Documents;
 
 fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
     stats
@@ -46,7 +46,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     }
     let bars = Bars::new(quiet);
     let read_start = Instant::now();
-    let docs = Documents::read(&args.input, false, &bars)?;
+    let docs = crate::ready::read_all(&args.input.clone().into(), &bars)?;
     let read_time = read_start.elapsed();
     let labels = args.labels.as_deref().map(read_labels).transpose()?;
     let pipeline = Pipeline::new(config.clone())?;
@@ -189,7 +189,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
 struct Run<'a> {
     docs: &'a Documents,
     corpus: &'a Corpus,
-    plan: neardup::metrics::CandidateCurve,
+    plan: neardup::measure::metrics::CandidateCurve,
     threshold: f64,
     lsh: &'a [Pair],
     exact: &'a [Pair],
@@ -346,7 +346,7 @@ struct Found {
     pairs: Vec<Pair>,
     contained: Vec<neardup::Contained>,
     /// A run by similarity: its totals (for the report).
-    totals: Option<neardup::PairTotals>,
+    totals: Option<neardup::run::PairTotals>,
 }
 
 impl neardup::Sink for Found {
@@ -405,7 +405,7 @@ pub struct Names {
 impl Names {
     /// The names for a configuration.
     pub fn of(config: &neardup::Config) -> Names {
-        if config.measure() == Measure::Containment {
+        if config.measure().from_smaller() {
             Names {
                 row: "ensemble",
                 label: "LSH Ensemble",
@@ -533,8 +533,8 @@ pub fn render(e: &Evaluation, names: &Names) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use neardup::evaluation::{Distinct, Method};
-    use neardup::metrics::BandRecall;
+    use neardup::measure::evaluation::{Distinct, Method};
+    use neardup::measure::metrics::BandRecall;
 
     fn evaluation() -> Evaluation {
         Evaluation {

@@ -14,11 +14,11 @@ use crate::index_args::{
     IndexAddArgs, IndexCommand, IndexCompactArgs, IndexDirArgs, IndexInputArgs, IndexParamArgs,
     IndexQueryArgs, IndexRemoveArgs, IndexStatsArgs, WaitArgs,
 };
-use crate::input::{DocId, Documents};
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
 use crate::summary::{secs, thousands, to_stderr};
 use crate::usage::usage;
+use neardup_io::documents::{DocId, Documents};
 
 /// Query lines are computed in parallel this many documents at a time, then written in
 /// order.
@@ -155,7 +155,7 @@ fn read(
     // Empty texts are not skipped while reading (as the batch commands do): `add --dedup`
     // and `query` answer one line per document read, an empty one included, and an index
     // command holds the texts anyway.
-    let mut docs = Documents::read(input, false, &bars)?;
+    let mut docs = crate::ready::read_all(&input.clone().into(), &bars)?;
     // As the batch commands' summary: how a format was told is a note (quiet under -q),
     // warnings about the data print under -q too.
     if !quiet {
@@ -189,7 +189,7 @@ fn check_ids(docs: &Documents, pairs: &[(DocId, String)]) -> Result<()> {
         .iter()
         .position(|(id, _)| matches!(id, DocId::Text(t) if t.is_empty()))
     {
-        return Err(crate::input::BadRecord(format!(
+        return Err(crate::usage::BadRecord(format!(
             "{}: the record's id is empty; an indexed document needs an id to be found or removed by",
             place_words(docs, d)
         ))
@@ -211,7 +211,7 @@ fn check_ids(docs: &Documents, pairs: &[(DocId, String)]) -> Result<()> {
             };
             match seen.get(text) {
                 Some(&(first, was_number)) if was_number != number => {
-                    return Err(crate::input::BadRecord(format!(
+                    return Err(crate::usage::BadRecord(format!(
                         "{}: the id {} and the id {} at {} are one id in an index (ids are text there); \
                          make the input's ids all strings or all numbers",
                         place_words(docs, d),

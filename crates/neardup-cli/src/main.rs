@@ -5,10 +5,8 @@ mod contain;
 mod dedup_output;
 mod eval;
 mod freed;
-mod held;
 mod index_args;
 mod index_cmd;
-mod input;
 mod keep_by;
 mod labels;
 mod output;
@@ -32,6 +30,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::{Cli, Command};
+use neardup_io::documents::DocumentsError;
 
 /// Exit codes: 0 success, 2 bad usage (from clap too), 3 bad input, 4 I/O failure.
 const EXIT_USAGE: u8 = 2;
@@ -115,6 +114,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
             || c.downcast_ref::<neardup_io::Error>()
                 .is_some_and(neardup_io::Error::is_broken_pipe)
+            || c.downcast_ref::<DocumentsError>()
+                .is_some_and(DocumentsError::is_broken_pipe)
     })
 }
 
@@ -131,9 +132,24 @@ fn index_exit_code(e: &neardup_index::Error) -> u8 {
     }
 }
 
+/// The document table's errors: an option that does not fit a format is a usage error,
+/// as is the core's limit on documents; records that are not what was asked for are bad
+/// input.
+fn documents_exit_code(e: &DocumentsError) -> u8 {
+    match e {
+        DocumentsError::OptionNotForFormat(_) | DocumentsError::TooManyDocuments(_) => EXIT_USAGE,
+        DocumentsError::Read(io) if io.io_error().is_none() => EXIT_INPUT,
+        _ if e.io_error().is_some() => EXIT_IO,
+        _ => EXIT_INPUT,
+    }
+}
+
 fn exit_code(e: &anyhow::Error) -> u8 {
     for c in e.chain() {
-        if c.downcast_ref::<input::BadRecord>().is_some() {
+        if let Some(e) = c.downcast_ref::<DocumentsError>() {
+            return documents_exit_code(e);
+        }
+        if c.downcast_ref::<usage::BadRecord>().is_some() {
             return EXIT_INPUT;
         }
         if c.downcast_ref::<usage::Usage>().is_some() {

@@ -9,7 +9,7 @@ use neardup_io::{OutputFile, OutputOptions};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::input::{DocId, Documents};
+use neardup_io::documents::{DocId, Documents};
 
 /// Opens an output (`None` or `-` is standard output) with
 /// [`neardup_io::OutputFile::create`]: a device or FIFO is written in place, a regular

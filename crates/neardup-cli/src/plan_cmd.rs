@@ -5,11 +5,13 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use neardup::{Goal, KeepPolicy, Pipeline, Quiet, SplitMix64, Stage, Verification};
+use neardup::run::Stage;
+use neardup::sketch::SplitMix64;
+use neardup::{Goal, KeepPolicy, Pipeline, Quiet, Verification};
 
 use crate::args::PlanArgs;
-use crate::input::{fail_on_bad, read_options, refuse_options_for};
-use neardup::plan::{alternatives, estimate, Plan, SampleStats, Throughput};
+use neardup::measure::plan::{alternatives, estimate, Plan, SampleStats, Throughput};
+use neardup_io::documents::{fail_on_bad, refuse_options_for};
 
 use crate::plan;
 use crate::run::config;
@@ -17,7 +19,7 @@ use crate::summary;
 
 pub fn run(args: &PlanArgs) -> Result<String> {
     let config = config(&args.matching, Verification::Exact, KeepPolicy::First)?;
-    if config.measure() == neardup::Measure::Containment {
+    if config.measure().from_smaller() {
         return containment(args, &config);
     }
     if !config.sketch().is_minhash() {
@@ -129,7 +131,7 @@ pub fn run(args: &PlanArgs) -> Result<String> {
 /// the same every run), with the number of records and text bytes read.
 fn read_sample(args: &PlanArgs) -> Result<(Vec<String>, u64, u64)> {
     let input = args.inputs_args();
-    let opts = read_options(&input);
+    let opts = input.read_options();
     let (mut seen, mut bytes) = (0u64, 0u64);
     let mut sample: Vec<String> = Vec::with_capacity(args.sample);
     let mut rng = SplitMix64::new(args.matching.seed);
@@ -179,7 +181,7 @@ fn simhash(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
         let _ = writeln!(
             out,
             "  s = {s:<5} {:.3}{mark}",
-            neardup::simhash_probability(s, k)
+            neardup::candidates::simhash_probability(s, k)
         );
     }
     Ok(out)
@@ -193,7 +195,7 @@ const QUERY_SIZES: [usize; 5] = [16, 64, 256, 1_024, 4_096];
 /// partition's worst case; with an input, the partitions of a sample and the recall the
 /// search has on it against the exact containment join.
 fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
-    use neardup::EnsemblePlan;
+    use neardup::candidates::EnsemblePlan;
     let pipeline = Pipeline::new(config.clone())?;
     let plan = pipeline.ensemble_plan();
     let t = config.threshold();
@@ -204,7 +206,7 @@ fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
          probability {} when one of 1, 2, 4 or 8 rows can (its least Jaccard is \
          t·a / (a + u − t·a), u the partition's largest size).\n\n",
         plan.num_perm(),
-        neardup::ENSEMBLE_RECALL
+        neardup::candidates::ENSEMBLE_RECALL
     );
     let row = |out: &mut String, a: usize, j: usize| {
         let r = plan.row(a, j);
@@ -268,7 +270,7 @@ fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
 }
 
 /// Pairs among identical copies: LSH never sees them as candidates, but they are pairs.
-fn identical_pairs(corpus: &neardup::Corpus) -> u64 {
+fn identical_pairs(corpus: &neardup::corpus::Corpus) -> u64 {
     corpus
         .identical_groups()
         .iter()
@@ -279,7 +281,7 @@ fn identical_pairs(corpus: &neardup::Corpus) -> u64 {
 /// Shingles per second of exact Jaccard, timed on neighbouring documents of the sample.
 /// A sample's own verify stage is too short to time: it has a few hundred candidates, and
 /// fixed costs would dominate.
-fn verify_rate(corpus: &neardup::Corpus) -> f64 {
+fn verify_rate(corpus: &neardup::corpus::Corpus) -> f64 {
     /// Shingles compared at least, so the timing is well above the clock's resolution.
     const WORK: usize = 20_000_000;
     let n = corpus.len() as u32; // a sample: at most 10⁶ documents
@@ -291,7 +293,7 @@ fn verify_rate(corpus: &neardup::Corpus) -> f64 {
     while compared < WORK {
         for d in 0..n - 1 {
             let (a, b) = (corpus.set(d), corpus.set(d + 1));
-            sum += neardup::jaccard(a, b);
+            sum += neardup::verify::jaccard(a, b);
             compared += a.len() + b.len();
         }
         if compared == 0 {

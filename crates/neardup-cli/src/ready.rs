@@ -6,16 +6,17 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use neardup::{Engine, Goal, Held, Intake, Pipeline, Ready, RunPlan, Why};
+use neardup::run::Why;
+use neardup::{Engine, Goal, Held, Intake, Pipeline, Ready, RunPlan};
 
 use crate::args::RunArgs;
-use crate::input::{BadRecord, Documents};
 use crate::keep_by::KeepBy;
 use crate::progress::Bars;
 use crate::run::{lsh_option, Mode};
-use crate::settings::InputSettings;
 use crate::spill::Spill;
 use crate::summary::{self, secs, thousands};
+use crate::usage::BadRecord;
+use neardup_io::documents::{Documents, InputOptions};
 
 /// What reading gave: the documents, the corpus held (with its keep-by ranks), and how
 /// long reading took.
@@ -37,12 +38,18 @@ pub fn read<'p>(
 ) -> Result<Read<'p>> {
     let mut input = args.input.clone();
     input.key_field = keep_by.map(|k| k.field.clone());
-    input.empty_under = Some(*pipeline.config().shingler());
+    // A record the pipeline would give no shingles is skipped as empty while reading.
+    let shingler = *pipeline.config().shingler();
+    input.empty_text = Some(std::sync::Arc::new(move |text: &str| {
+        shingler.shingle_set(text).is_empty()
+    }));
+    input.keep_raw = mode == Mode::Dedup;
+    input.list_skipped = args.skipped.is_some();
     let read_start = Instant::now();
     let intake = pipeline
         .intake(spill.map(|s| s.options.clone()))
         .map_err(|e| anyhow::anyhow!(e))?;
-    let (mut docs, intake) = read_into(args, &input, mode, bars, intake)?;
+    let (mut docs, intake) = read_into(args, &input, bars, intake)?;
     let mut held = intake.finish()?;
     let read_time = read_start.elapsed();
     // What reading freed sits in the reader's and the shingling threads' arenas, which
@@ -134,6 +141,25 @@ fn why_line(why: &Why, chosen_in: Duration) -> String {
     }
 }
 
+/// Reads every input into the document table, texts included, with a spinner counting
+/// records (eval, the index commands).
+pub fn read_all(input: &InputOptions, bars: &Bars) -> Result<Documents> {
+    bars.spinner("read");
+    let mut texts = Vec::new();
+    let mut docs = Documents::read_batches(
+        input,
+        usize::MAX,
+        || bars.tick(),
+        |batch| {
+            texts.extend(batch);
+            Ok::<_, anyhow::Error>(())
+        },
+    )?;
+    bars.done();
+    docs.texts = texts;
+    Ok(docs)
+}
+
 /// Documents handed from the reading thread to shingling at a time.
 const READ_BATCH: usize = 1 << 14;
 
@@ -141,8 +167,7 @@ const READ_BATCH: usize = 1 << 14;
 /// others, so neither waits for the other; texts are kept only for the report's examples.
 fn read_into<'p>(
     args: &RunArgs,
-    input: &InputSettings,
-    mode: Mode,
+    input: &InputOptions,
     bars: &Bars,
     mut batches: Intake<'p>,
 ) -> Result<(Documents, Intake<'p>)> {
@@ -151,15 +176,15 @@ fn read_into<'p>(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<String>>(4);
     std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
-            let list_skipped = args.skipped.is_some();
-            Documents::read_batches(
+            bars.spinner("read");
+            let docs = Documents::read_batches(
                 input,
-                mode == Mode::Dedup,
-                list_skipped,
-                bars,
                 READ_BATCH,
+                || bars.tick(),
                 |b| tx.send(b).context("shingling stopped"),
-            )
+            )?;
+            bars.done();
+            Ok::<_, anyhow::Error>(docs)
         });
         let mut texts = Vec::new();
         let mut count = 0usize;
@@ -179,7 +204,9 @@ fn read_into<'p>(
             .join()
             .map_err(|_| anyhow::anyhow!("the reading thread panicked"))?;
         match failed {
-            Some(neardup::Error::TooManyDocuments(_)) | None if count > neardup::MAX_DOCUMENTS => {
+            Some(neardup::Error::TooManyDocuments(_)) | None
+                if count > neardup::corpus::MAX_DOCUMENTS =>
+            {
                 bail!(neardup::Error::TooManyDocuments(count))
             }
             Some(e) => bail!(e),

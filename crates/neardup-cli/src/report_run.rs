@@ -4,17 +4,16 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
-use neardup::{
-    Clusters, Config, Contained, EnsemblePlan, Measure, Pair, PairTotals, Similarities, Similarity,
-    Stats,
-};
+use neardup::candidates::EnsemblePlan;
+use neardup::run::{PairTotals, Similarities};
+use neardup::{Clusters, Config, Contained, Pair, Similarity, Stats};
 
 use neardup_report::{
     self as report, ClusterView, ContainmentData, Count, DocView, DuplicateView, PairView,
     Parameter, ReportData, Timing,
 };
 
-use crate::input::{Accounts, Documents};
+use neardup_io::documents::{Accounts, Documents};
 
 /// Pairs shown side by side, spread over the similarity range.
 const SAMPLE_PAIRS: usize = 50;
@@ -53,7 +52,7 @@ pub fn base(
         ));
     }
     let simhash = !exact && !config.sketch().is_minhash();
-    let containment = config.measure() == Measure::Containment;
+    let containment = config.measure().from_smaller();
     if containment {
         parameters.push(Parameter::new("measure", "containment |A ∩ B| / |A|"));
     }
@@ -175,7 +174,7 @@ fn sample_pairs(mut pairs: Vec<Pair>, docs: &Documents) -> Vec<PairView> {
         .collect()
 }
 
-/// The first pair met in each of [`neardup::SIMILARITY_BINS`] similarity bins, gathered
+/// The first pair met in each of [`neardup::run::SIMILARITY_BINS`] similarity bins, gathered
 /// while pairs stream past: a sample spread over the similarity range in bounded memory.
 pub struct PairSample {
     first: Vec<Option<Pair>>,
@@ -186,7 +185,7 @@ pub struct PairSample {
 impl Default for PairSample {
     fn default() -> Self {
         PairSample {
-            first: vec![None; neardup::SIMILARITY_BINS],
+            first: vec![None; neardup::run::SIMILARITY_BINS],
             hamming: Vec::new(),
         }
     }
@@ -196,7 +195,7 @@ impl PairSample {
     /// Looks at a chunk of pairs.
     pub fn add(&mut self, chunk: &[Pair]) {
         for p in chunk {
-            if let Some(i) = neardup::Similarities::bin(value(p)) {
+            if let Some(i) = neardup::run::Similarities::bin(value(p)) {
                 self.first[i].get_or_insert(*p);
             }
         }
@@ -260,7 +259,7 @@ pub fn add_containment(
     let t = data.threshold.unwrap_or(1.0);
     let binned = |value: fn(&Contained) -> f64| {
         let values: Vec<f64> = pairs.iter().map(value).collect();
-        report::histogram::similarity_bins(&values, neardup::SIMILARITY_BINS)
+        report::histogram::similarity_bins(&values, neardup::run::SIMILARITY_BINS)
     };
     data.containment = Some(ContainmentData {
         plan,
@@ -269,7 +268,7 @@ pub fn add_containment(
         jaccards: binned(|p| p.jaccard),
         below_jaccard_threshold: pairs
             .iter()
-            .filter(|p| !neardup::meets_threshold(p.jaccard, t))
+            .filter(|p| !neardup::verify::meets_threshold(p.jaccard, t))
             .count() as u64,
         skipped_buckets: stats.skipped_buckets,
     });

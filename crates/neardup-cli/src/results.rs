@@ -7,15 +7,16 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use neardup::{Config, Contained, Pair, Pipeline, Ready, RunError, Similarities, Stats};
+use neardup::run::Similarities;
+use neardup::{Config, Contained, Pair, Pipeline, Ready, RunError, Stats};
 
 use crate::args::RunArgs;
-use crate::input::Documents;
 use crate::output::{finish, open_output, write_clusters, OutputFormat, PairWriter};
 use crate::progress::Bars;
 use crate::report_run;
 use crate::run::{name, Mode};
 use crate::summary::{self, thousands};
+use neardup_io::documents::Documents;
 
 /// What the result stages share: the run's settings, its documents, its method.
 pub struct Run<'a> {

@@ -4,13 +4,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use neardup::{
-    Config, ConfigBuilder, KeepPolicy, Measure, Method, Normalization, Pipeline, Similarities,
-    Verification,
-};
+use neardup::run::Similarities;
+use neardup::{Config, ConfigBuilder, KeepPolicy, Method, Normalization, Pipeline, Verification};
 
 use crate::args::{MatchArgs, RunArgs};
-use crate::input::Documents;
 use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
@@ -18,6 +15,7 @@ use crate::ready;
 use crate::results::{Outcome, Run};
 use crate::summary::{self, secs, Summary};
 use crate::usage::usage;
+use neardup_io::documents::Documents;
 
 /// What a run produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,9 +71,7 @@ pub fn builder(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<
 /// Refuses options that do not go together, before any work (an option that never
 /// applies to the command is not offered by it).
 fn refuse_inapplicable(mode: Mode, args: &RunArgs) -> Result<()> {
-    if args.matching.measure == Measure::Containment {
-        crate::contain::refuse(mode, args)?;
-    }
+    crate::contain::refuse(mode, args)?;
     if args.method == Method::Exact {
         if let Some(flag) = lsh_option(args) {
             usage!("{flag} is an LSH option; --method exact runs the exact join, which verifies every pair exactly");
@@ -223,7 +219,7 @@ fn summarize(
     for w in &docs.warnings {
         summary.warning(w);
     }
-    if config.measure() == Measure::Containment && stats.truncated > 0 {
+    if config.measure().from_smaller() && stats.truncated > 0 {
         summary.warning(format!(
             "{} longer than --max-shingles: their containment is of their first {} only",
             summary::count(stats.truncated, "document is", "documents are"),

@@ -3,10 +3,12 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use neardup::{
-    estimate, estimate_std_dev, hamming, intersection_size, jaccard_from_counts, meets_threshold,
-    simhash, ClassicMinHash, KeepPolicy, Sketch, Verification,
+use neardup::candidates::{hamming, simhash};
+use neardup::sketch::{ClassicMinHash, Sketch};
+use neardup::verify::{
+    estimate, estimate_std_dev, intersection_size, jaccard_from_counts, meets_threshold,
 };
+use neardup::{KeepPolicy, Verification};
 use serde_json::json;
 
 use crate::args::SimArgs;
@@ -89,7 +91,7 @@ pub fn run(args: &SimArgs) -> Result<String> {
     };
     let distance = hamming(fingerprint(&a), fingerprint(&b));
     // Containment of the smaller in the larger (the lower argument on equal sizes).
-    let (small, large) = if neardup::is_smaller(sa.len(), 0, sb.len(), 1) {
+    let (small, large) = if neardup::candidates::is_smaller(sa.len(), 0, sb.len(), 1) {
         (&sa, &sb)
     } else {
         (&sb, &sa)
@@ -99,7 +101,7 @@ pub fn run(args: &SimArgs) -> Result<String> {
     } else {
         shared as f64 / small.len() as f64
     };
-    let by_containment = config.measure() == neardup::Measure::Containment;
+    let by_containment = config.measure().from_smaller();
     let similar = if by_containment {
         meets_threshold(containment, config.threshold())
     } else {
@@ -107,10 +109,10 @@ pub fn run(args: &SimArgs) -> Result<String> {
     };
     let simhash_run = !config.sketch().is_minhash();
     let p = if by_containment {
-        let plan = neardup::EnsemblePlan::new(config.threshold(), config.num_perm());
+        let plan = neardup::candidates::EnsemblePlan::new(config.threshold(), config.num_perm());
         plan.probability(
             small.len(),
-            neardup::EnsemblePlan::partition(large.len()),
+            neardup::candidates::EnsemblePlan::partition(large.len()),
             j,
         )
     } else {

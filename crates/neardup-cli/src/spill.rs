@@ -82,7 +82,7 @@ pub fn decide(args: &RunArgs, config: &Config) -> Result<Option<Spill>> {
     } = over;
     let in_memory = if !config.sketch().is_minhash() {
         Some("a simhash run holds every set in memory: use a MinHash sketch (which spills to disk)")
-    } else if args.matching.measure == neardup::Measure::Containment {
+    } else if config.measure().from_smaller() {
         Some("a containment run holds every set in memory")
     } else {
         None

@@ -15,6 +15,19 @@ impl fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
+/// Records that are not what the command asked for, found by the command itself (exit
+/// code 3); the document table's own are `DocumentsError::BadRecord`.
+#[derive(Debug)]
+pub struct BadRecord(pub String);
+
+impl fmt::Display for BadRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadRecord {}
+
 /// Returns early with a [`Usage`] error.
 macro_rules! usage {
     ($($arg:tt)*) => {

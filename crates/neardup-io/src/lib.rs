@@ -68,6 +68,13 @@
 //! `testdata/dirty/` holds a fixture of each kind with the expected result
 //! (`tests/dirty.rs` checks them), and `fuzz/` fuzz targets for every reader.
 //!
+//! # The document table
+//!
+//! [`documents::Documents`] reads every input of [`documents::InputOptions`] into
+//! documents numbered in input order, a few bytes each (ids, places, exact bytes spilled
+//! to a temporary file, skip accounting), handing the texts on in batches as they are
+//! read: how every front end reads documents.
+//!
 //! # Writing
 //!
 //! [`DedupWriter`] writes the CSV/TSV header ([`Reader::header_raw`]) and then each kept
@@ -124,9 +131,11 @@
 mod dedup_writer;
 mod delimited;
 mod dir;
+pub mod documents;
 mod error;
 mod format;
 mod jsonl;
+pub mod labels;
 mod line_source;
 mod lines;
 mod open;
