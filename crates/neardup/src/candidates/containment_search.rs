@@ -15,12 +15,14 @@ use crate::candidates::source::{
     gather, CandidateSource, JoinedContainment, Judge, Link, Listed, Take,
 };
 use crate::corpus::sets::Corpus;
+use crate::corpus::slot::doc_ids;
 use crate::corpus::stages::Shingled;
 use crate::error::{Error, Result};
 use crate::run::observer::Observer;
 use crate::run::pairs::Groups;
 use crate::run::pipeline::{Pipeline, PAIR_CHUNK};
 use crate::run::stats::{Stage, Stats};
+use crate::run::stream::STREAM_CHUNK;
 use crate::sketch::classic::Sketch;
 use crate::sketch::document::{DocSet, DocSketch, FamilySketch};
 use crate::text::ids::SketchInput;
@@ -134,6 +136,16 @@ impl Pipeline {
         shingled: &Shingled,
         observer: &mut dyn Observer,
     ) -> Result<(Vec<Contained>, Stats)> {
+        let (found, stats) = self.ensemble_found(shingled, observer)?;
+        Ok((expand(&shingled.corpus, found), stats))
+    }
+
+    /// The containment search's pairs of representatives (not yet expanded to copies).
+    pub(crate) fn ensemble_found(
+        &self,
+        shingled: &Shingled,
+        observer: &mut dyn Observer,
+    ) -> Result<(Vec<Contained>, Stats)> {
         let sketch = self.ensemble_sketch()?;
         let corpus = &shingled.corpus;
         let mut stats = shingled.stats.clone();
@@ -165,13 +177,23 @@ impl Pipeline {
         stats.skipped_buckets = counted.skipped;
         stats.candidates = judged.tally.candidates;
         stats.verified = judged.tally.verified;
-        Ok((expand(corpus, found), stats))
+        Ok((found, stats))
     }
 
     /// Every document contained at the threshold in a larger one, by the exact
     /// containment join ([`ContainmentJoin`]): the ground truth of
     /// [`Pipeline::containment_pairs`], in the same order and form.
     pub fn exact_containment_pairs(
+        &self,
+        shingled: &Shingled,
+        observer: &mut dyn Observer,
+    ) -> (Vec<Contained>, Stats) {
+        let (found, stats) = self.containment_join_found(shingled, observer);
+        (expand(&shingled.corpus, found), stats)
+    }
+
+    /// The exact containment join's pairs of representatives (not yet expanded).
+    pub(crate) fn containment_join_found(
         &self,
         shingled: &Shingled,
         observer: &mut dyn Observer,
@@ -189,7 +211,7 @@ impl Pipeline {
         stats.merged = join.merged;
         stats.verified = found.len() as u64;
         let (found, _) = gather(&mut Listed(&found), &JoinedContainment, observer);
-        (expand(corpus, found), stats)
+        (found, stats)
     }
 }
 
@@ -443,28 +465,179 @@ impl Judge<Link> for Containment<'_> {
 /// The pairs of representatives expanded to their groups of copies (each copy of A in
 /// each copy of B), with every two copies of one set contained in each other; sorted.
 fn expand(corpus: &Corpus, found: Vec<Contained>) -> Vec<Contained> {
+    let mut out = Vec::new();
+    let streamed = for_each_expanded(corpus, &found, |chunk| {
+        out.extend_from_slice(chunk);
+        Ok::<(), Infallible>(())
+    });
+    streamed.unwrap_or_else(|never| match never {});
+    out
+}
+
+/// The pairs of representatives `found` expanded to their groups of copies, handed to
+/// `out` in chunks of at most [`STREAM_CHUNK`] by `(a, b)`: document by document, so only
+/// the representatives' pairs and one document's row are held, never the expansion.
+/// Returns the number of documents in at least one pair.
+///
+/// A copy of A and a copy of B are a pair as A and B are; two sets of one size contain
+/// each other alike, and then the lower number is `a`; every two copies of one set
+/// contain each other.
+pub(crate) fn for_each_expanded<E>(
+    corpus: &Corpus,
+    found: &[Contained],
+    mut out: impl FnMut(&[Contained]) -> std::result::Result<(), E>,
+) -> std::result::Result<u64, E> {
     let groups = Groups::new(corpus);
-    let mut out: Vec<Contained> = Vec::with_capacity(found.len());
-    for g in groups.all() {
-        for (i, &a) in g.iter().enumerate() {
-            out.extend(g[i + 1..].iter().map(|&b| Contained {
-                a,
-                b,
-                containment: 1.0,
-                jaccard: 1.0,
-            }));
+    let equal = |p: &Contained| corpus.set(p.a).len() == corpus.set(p.b).len();
+    // Each representative's pairs in which its copies can be `a`: those where it is the
+    // smaller set, and both sides of a pair of equal sizes.
+    let mut rows: Vec<(u32, u32)> = Vec::with_capacity(found.len());
+    for (i, p) in found.iter().enumerate() {
+        rows.push((p.a, i as u32));
+        if equal(p) {
+            rows.push((p.b, i as u32));
         }
     }
-    for p in found {
-        let equal = corpus.set(p.a).len() == corpus.set(p.b).len();
-        for &x in groups.members(&p.a) {
-            for &y in groups.members(&p.b) {
-                // Sets of one size contain each other alike: the lower number is `a`.
-                let (a, b) = if equal { (x.min(y), x.max(y)) } else { (x, y) };
-                out.push(Contained { a, b, ..p });
+    rows.par_sort_unstable();
+    let mut paired = vec![false; corpus.len()];
+    let mut row: Vec<Contained> = Vec::new();
+    let mut buf: Vec<Contained> = Vec::with_capacity(STREAM_CHUNK.min(rows.len() + 1024));
+    for x in doc_ids(corpus.len()).filter(|&x| corpus.has_shingles(x)) {
+        let r = corpus.representative(x);
+        row.clear();
+        let copies = groups.members(&r).iter().filter(|&&y| y > x);
+        row.extend(copies.map(|&b| Contained {
+            a: x,
+            b,
+            containment: 1.0,
+            jaccard: 1.0,
+        }));
+        let from = rows.partition_point(|&(rep, _)| rep < r);
+        for &(_, i) in rows[from..].iter().take_while(|&&(rep, _)| rep == r) {
+            let p = found[i as usize];
+            let (other, both) = (if p.a == r { p.b } else { p.a }, equal(&p));
+            let partners = groups.members(&other).iter();
+            row.extend(
+                partners
+                    .filter(|&&y| !both || y > x)
+                    .map(|&b| Contained { a: x, b, ..p }),
+            );
+        }
+        row.sort_unstable_by_key(|p| p.b);
+        for p in &row {
+            paired[p.a as usize] = true;
+            paired[p.b as usize] = true;
+            buf.push(*p);
+            if buf.len() == STREAM_CHUNK {
+                out(&buf)?;
+                buf.clear();
             }
         }
     }
-    out.par_sort_unstable_by_key(|p| (p.a, p.b));
-    out
+    if !buf.is_empty() {
+        out(&buf)?;
+    }
+    Ok(paired.iter().filter(|&&p| p).count() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::config::Config;
+    use crate::run::observer::Quiet;
+    use crate::text::shingle::ShingleKind;
+
+    /// The expansion as it was first written: every pair built, then sorted.
+    fn expanded_by_sorting(corpus: &Corpus, found: &[Contained]) -> Vec<Contained> {
+        let groups = Groups::new(corpus);
+        let mut out = Vec::new();
+        for g in groups.all() {
+            for (i, &a) in g.iter().enumerate() {
+                out.extend(g[i + 1..].iter().map(|&b| Contained {
+                    a,
+                    b,
+                    containment: 1.0,
+                    jaccard: 1.0,
+                }));
+            }
+        }
+        for p in found {
+            let equal = corpus.set(p.a).len() == corpus.set(p.b).len();
+            for &x in groups.members(&p.a) {
+                for &y in groups.members(&p.b) {
+                    let (a, b) = if equal { (x.min(y), x.max(y)) } else { (x, y) };
+                    out.push(Contained { a, b, ..*p });
+                }
+            }
+        }
+        out.sort_by_key(|p| (p.a, p.b));
+        out
+    }
+
+    #[test]
+    fn streamed_expansion_is_the_sorted_one_in_bounded_chunks() {
+        let page = "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20";
+        let texts = [
+            "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10", // a fragment of the page
+            page,
+            "w1 w2 w3 w4 w5 w6 w7 w8 w9 x10", // the same size as the fragment, 9 of 10 shared
+            "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10", // a copy of the fragment
+            "",
+            page, // a copy of the page
+            "w1 w2 w3 w4 w5 w6 w7 w8 w9 x10",
+            "unrelated words entirely here",
+            "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10",
+        ];
+        let config = Config::builder()
+            .measure(crate::run::measure::Measure::Containment)
+            .shingle(ShingleKind::Word(1))
+            .threshold(0.8)
+            .build()
+            .unwrap();
+        let p = Pipeline::new(config).unwrap();
+        let shingled = p.shingle(&texts).unwrap();
+        let (found, _) = p.containment_join_found(&shingled, &mut Quiet);
+        let corpus = &shingled.corpus;
+        let equal = found
+            .iter()
+            .filter(|c| corpus.set(c.a).len() == corpus.set(c.b).len())
+            .count();
+        assert!(equal > 0, "a pair of equal sizes is in the case");
+        let want = expanded_by_sorting(corpus, &found);
+        let mut got = Vec::new();
+        let mut largest = 0;
+        let documents = for_each_expanded(corpus, &found, |chunk| {
+            largest = largest.max(chunk.len());
+            got.extend_from_slice(chunk);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!(got, want);
+        assert!(largest <= STREAM_CHUNK);
+        let mut docs: Vec<u32> = want.iter().flat_map(|c| [c.a, c.b]).collect();
+        docs.sort_unstable();
+        docs.dedup();
+        assert_eq!(documents, docs.len() as u64);
+        // 3 fragments, 2 near-fragments of equal size, 2 pages: all but the empty and the
+        // unrelated text are paired.
+        assert_eq!(documents, 7);
+    }
+
+    #[test]
+    fn a_consumer_error_stops_the_expansion() {
+        let texts = ["a b c d e", "a b c d e", "a b c d e"];
+        let config = Config::builder()
+            .measure(crate::run::measure::Measure::Containment)
+            .shingle(ShingleKind::Word(1))
+            .build()
+            .unwrap();
+        let p = Pipeline::new(config).unwrap();
+        let shingled = p.shingle(&texts).unwrap();
+        let mut calls = 0;
+        let stopped = for_each_expanded(&shingled.corpus, &[], |_| {
+            calls += 1;
+            Err("stop")
+        });
+        assert_eq!((stopped, calls), (Err("stop"), 1));
+    }
 }

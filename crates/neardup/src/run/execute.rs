@@ -1,6 +1,7 @@
 //! [`Pipeline::run`]: a ready corpus through its engine, into a [`Sink`] or clusters.
 
 use crate::candidates::containment::Contained;
+use crate::candidates::containment_search::for_each_expanded;
 use crate::cluster::clusters::Clusters;
 use crate::error::Error;
 use crate::run::method::Goal;
@@ -8,13 +9,13 @@ use crate::run::observer::Observer;
 use crate::run::pairs::Pair;
 use crate::run::pipeline::Pipeline;
 use crate::run::stats::Stats;
-use crate::run::stream::{PairTotals, STREAM_CHUNK};
+use crate::run::stream::PairTotals;
 
 use super::intake::{Prepared, Ready};
 use super::plan::Engine;
 
 /// Where a pairs run hands its pairs, in chunks of at most
-/// [`STREAM_CHUNK`](crate::STREAM_CHUNK) as they are verified; the run holds none of
+/// [`STREAM_CHUNK`](crate::run::STREAM_CHUNK) as they are verified; the run holds none of
 /// them. An error from the sink stops the run and is returned as [`RunError::Sink`].
 pub trait Sink {
     /// What the sink can fail with (writing, a stopped consumer).
@@ -92,17 +93,21 @@ impl Pipeline {
                 pairs_outcome(streamed)
             }
             (Goal::Pairs, Prepared::Shingled(c)) => {
-                let (pairs, stats) = if engine == Engine::ExactContainment {
-                    self.exact_containment_pairs(c, observer)
+                // The pairs of representatives are held; their copies are streamed.
+                let (found, stats) = if engine == Engine::ExactContainment {
+                    self.containment_join_found(c, observer)
                 } else {
-                    self.containment_pairs(c, observer)?
+                    self.ensemble_found(c, observer)?
                 };
-                for chunk in pairs.chunks(STREAM_CHUNK) {
-                    sink.contained(chunk).map_err(RunError::Sink)?;
-                }
+                let mut pairs = 0u64;
+                let documents = for_each_expanded(c.corpus(), &found, |chunk| {
+                    pairs += chunk.len() as u64;
+                    sink.contained(chunk)
+                })
+                .map_err(RunError::Sink)?;
                 let totals = PairTotals {
-                    pairs: pairs.len() as u64,
-                    documents: documents_contained(&pairs, c.corpus().len()),
+                    pairs,
+                    documents,
                     identical: 0,
                 };
                 Ok((Outcome::Pairs(totals), stats))
@@ -134,14 +139,4 @@ fn pairs_outcome<E>(
 ) -> Result<(Outcome, Stats), RunError<E>> {
     let (totals, stats) = streamed?.map_err(RunError::Sink)?;
     Ok((Outcome::Pairs(totals), stats))
-}
-
-/// Documents in at least one containment pair, of `documents`.
-fn documents_contained(pairs: &[Contained], documents: usize) -> u64 {
-    let mut seen = vec![false; documents];
-    for p in pairs {
-        seen[p.a as usize] = true;
-        seen[p.b as usize] = true;
-    }
-    seen.iter().filter(|&&s| s).count() as u64
 }
