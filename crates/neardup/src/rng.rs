@@ -12,7 +12,7 @@
 /// samples and corpora from it, so they need no other generator.
 ///
 /// ```
-/// use neardup::SplitMix64;
+/// use neardup::sketch::SplitMix64;
 /// let mut rng = SplitMix64::new(42);
 /// let first = rng.next_u64();
 /// assert_eq!(SplitMix64::new(42).next_u64(), first); // the seed fixes the sequence

@@ -38,7 +38,9 @@ use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
-use crate::{cluster_sets, DocSet, DocSketch, Error, Pipeline, Result, Similarity, Verification};
+use crate::cluster::cluster_sets;
+use crate::sketch::{DocSet, DocSketch};
+use crate::{Error, Pipeline, Result, Similarity, Verification};
 
 /// Most rows a [`BucketWalk`] chunk holds.
 pub const CHUNK: usize = 1 << 20;

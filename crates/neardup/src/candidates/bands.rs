@@ -42,7 +42,7 @@ impl BandPlan {
     /// plan leans to recall: at K = 128 and t = 0.8 it is 16 × 8 (0.947 at s = 0.8).
     ///
     /// ```
-    /// use neardup::BandPlan;
+    /// use neardup::candidates::BandPlan;
     /// let plan = BandPlan::for_threshold(0.8, 128).unwrap();
     /// assert_eq!((plan.bands(), plan.rows()), (16, 8));
     /// assert!(plan.probability(0.8) > 0.94);
@@ -126,7 +126,7 @@ pub fn s_curve(bands: usize, rows: usize, s: f64) -> f64 {
 
 /// How likely a pair of a given Jaccard is to become a candidate: by LSH's bands, or by
 /// SimHash fingerprints within a Hamming distance (see
-/// [`simhash_probability`](crate::simhash_probability) for the assumption it rests on).
+/// [`simhash_probability`](crate::candidates::simhash_probability) for the assumption it rests on).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CandidateCurve {
     /// LSH with this band plan.

@@ -144,7 +144,8 @@ impl ContainmentJoin {
     /// smaller contained in the larger at the threshold, sorted by `(a, b)`.
     ///
     /// ```
-    /// use neardup::{ContainmentJoin, Shingler};
+    /// use neardup::Shingler;
+    /// use neardup::candidates::ContainmentJoin;
     /// let s = Shingler::default();
     /// let brief = s.shingle_set("Markets closed higher on Friday after a quiet week");
     /// let digest = s.shingle_set(

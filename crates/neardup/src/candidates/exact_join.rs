@@ -779,7 +779,7 @@ mod tests {
     use crate::verify::jaccard::jaccard;
     use proptest::prelude::*;
 
-    use crate::SplitMix64;
+    use crate::sketch::SplitMix64;
 
     /// Uniform-enough integer in `lo..=hi`.
     fn range(rng: &mut SplitMix64, lo: usize, hi: usize) -> usize {

@@ -31,7 +31,8 @@ const SIMHASH_SEED: u64 = 0x7369_6d68_6173_6831;
 /// outweigh the others. An empty input gives 0.
 ///
 /// ```
-/// use neardup::{simhash, ShingleKind, Shingler};
+/// use neardup::{ShingleKind, Shingler};
+/// use neardup::candidates::simhash;
 /// let words = Shingler::new(ShingleKind::Word(1));
 /// let mut hashes = Vec::new();
 /// words.hashes_into("buy now buy", &mut hashes);
@@ -72,7 +73,7 @@ pub fn simhash(sorted: &[u64], seed: u64) -> u64 {
 /// promise for every pair.)
 ///
 /// ```
-/// use neardup::simhash_probability;
+/// use neardup::candidates::simhash_probability;
 /// assert!((simhash_probability(1.0, 3) - 1.0).abs() < 1e-12);
 /// assert!(simhash_probability(0.95, 3) < 0.5); // K = 3 wants very near copies
 /// assert!(simhash_probability(0.95, 10) > 0.9);

@@ -1,5 +1,5 @@
 //! A keep order from a value of each document (a timestamp, a price, a score), for
-//! [`Shingled::set_keep_ranks`](crate::Shingled::set_keep_ranks).
+//! [`Shingled::set_keep_ranks`](crate::corpus::Shingled::set_keep_ranks).
 
 use std::cmp::Ordering;
 
@@ -25,7 +25,7 @@ impl KeepRanks {
     /// the first in input order.
     ///
     /// ```
-    /// use neardup::KeepRanks;
+    /// use neardup::cluster::KeepRanks;
     /// // Keep the newest: "10" is larger than "9" as a number, and a missing value is last.
     /// let newest = KeepRanks::from_values(&[Some("9"), None, Some("10")], true);
     /// assert_eq!(newest.ranks, [1, 2, 0]);

@@ -123,7 +123,7 @@ fn kept_rows<T: Send>(
     }
 }
 
-/// Refuses to number more than [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) documents.
+/// Refuses to number more than [`MAX_DOCUMENTS`](crate::corpus::MAX_DOCUMENTS) documents.
 fn check_count(held: usize, adding: usize) -> Result<()> {
     check_documents(held.saturating_add(adding))
 }
@@ -164,7 +164,7 @@ impl CorpusBuilder {
     /// A set identical to an earlier document's is not stored again: the document is
     /// recorded as a copy of that one (its representative), so a corpus of many copies
     /// holds one set, whatever the number of copies. A batch that would take the corpus
-    /// past [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) is refused whole.
+    /// past [`MAX_DOCUMENTS`](crate::corpus::MAX_DOCUMENTS) is refused whole.
     pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) -> Result<()> {
         check_count(self.corpus.len(), texts.len())?;
         // Per parallel task, its documents' sets back to back: one buffer per task, not
@@ -272,7 +272,8 @@ impl CorpusBuilder {
 /// about 2⁻¹²⁸, and the corpus still compares the sets before it calls two documents copies.
 ///
 /// ```
-/// use neardup::{set_fingerprint, Shingler};
+/// use neardup::Shingler;
+/// use neardup::corpus::set_fingerprint;
 /// let shingler = Shingler::default();
 /// let a = shingler.shingle_set("Second-hand bicycle, barely used");
 /// let b = shingler.shingle_set("second-hand  bicycle, barely used");

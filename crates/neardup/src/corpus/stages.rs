@@ -121,7 +121,7 @@ impl ShingleBatches {
     }
 
     /// Shingles a batch of texts in parallel and appends them in order. A batch that
-    /// would take the corpus past [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) is refused
+    /// would take the corpus past [`MAX_DOCUMENTS`](crate::corpus::MAX_DOCUMENTS) is refused
     /// whole ([`Error::TooManyDocuments`]), and so is every batch under a configuration
     /// whose sketches hash 64-bit hashes ([`Error::CorpusSketchesIds`]).
     pub fn add<T: AsRef<str> + Sync>(&mut self, texts: &[T]) -> Result<()> {

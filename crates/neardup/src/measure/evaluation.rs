@@ -5,7 +5,7 @@
 //! struct (serializable with the `serde` feature) that a program prints as it likes.
 //!
 //! ```
-//! use neardup::evaluation::Comparison;
+//! use neardup::measure::evaluation::Comparison;
 //! use neardup::{Config, Pipeline, Quiet};
 //!
 //! let texts = [

@@ -14,7 +14,7 @@
 //! and both against ground-truth labels.
 //!
 //! ```
-//! use neardup::metrics::{adjusted_rand_index, pair_metrics, Grouping};
+//! use neardup::measure::metrics::{adjusted_rand_index, pair_metrics, Grouping};
 //!
 //! let labelled = Grouping::from_clusters([("1", "x"), ("2", "x"), ("3", "x")])?;
 //! let predicted = Grouping::from_pairs([("1", "2"), ("3", "4")]);
@@ -22,7 +22,7 @@
 //! assert_eq!((m.predicted, m.labelled, m.both), (2, 3, 1));
 //! assert_eq!(m.precision(), 0.5);
 //! assert!(adjusted_rand_index(&predicted, &labelled, 4) < 1.0);
-//! # Ok::<(), neardup::metrics::Conflict>(())
+//! # Ok::<(), neardup::measure::metrics::Conflict>(())
 //! ```
 
 use std::collections::{HashMap, HashSet};

@@ -7,7 +7,7 @@
 //! [`alternatives`]); a [`BandPlan`] is the validated one a pipeline runs with.
 //!
 //! ```
-//! use neardup::plan::{alternatives, integral_optimal, Plan};
+//! use neardup::measure::plan::{alternatives, integral_optimal, Plan};
 //!
 //! let chosen = Plan::new(16, 8);
 //! assert!((chosen.probability(0.8) - 0.947).abs() < 5e-4);

@@ -68,7 +68,7 @@ pub fn sample_size(documents: usize) -> usize {
 /// threaded runs of the benchmark corpora (docs/design/12-exact-join-and-method-choice.md has
 /// the runs and how far the predictions fall from them). Only their ratios matter.
 pub(crate) mod cost {
-    /// One unit of [`Sketch::work`](crate::Sketch::work): a hash of the classic sketch
+    /// One unit of [`Sketch::work`](crate::sketch::Sketch::work): a hash of the classic sketch
     /// (refitted when it became vectorized in blocks of lanes).
     pub const HASH: f64 = 0.09;
     /// One shingle of a long set sketched for the prefilter.

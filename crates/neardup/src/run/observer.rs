@@ -8,7 +8,8 @@ use crate::run::stats::{Similarities, Stage};
 /// implement the ones you need.
 ///
 /// ```
-/// use neardup::{Config, Observer, Pipeline, Stage};
+/// use neardup::{Config, Observer, Pipeline};
+/// use neardup::run::Stage;
 ///
 /// /// Counts the candidates that verification rejected.
 /// #[derive(Default)]

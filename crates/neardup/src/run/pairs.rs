@@ -163,7 +163,8 @@ impl PairSet {
     /// ([`Error::InvalidPair`]).
     ///
     /// ```
-    /// use neardup::{Config, Pair, PairSet, Pipeline, Quiet, Similarity};
+    /// use neardup::{Config, Pair, Pipeline, Quiet, Similarity};
+    /// use neardup::run::PairSet;
     /// let pipeline = Pipeline::new(Config::builder().threshold(0.8).build()?)?;
     /// let texts = ["a red bicycle for sale", "a red bicycle for sale", "A red bicycle for sale!"];
     /// let corpus = pipeline.shingle(&texts)?;

@@ -80,7 +80,7 @@ impl Pipeline {
     }
 
     /// Shingles the texts only: all the exact join needs. More than
-    /// [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) texts are refused.
+    /// [`MAX_DOCUMENTS`](crate::corpus::MAX_DOCUMENTS) texts are refused.
     pub fn shingle<T: AsRef<str> + Sync>(&self, texts: &[T]) -> Result<Shingled> {
         let mut batches = self.shingle_batches();
         batches.add(texts)?;

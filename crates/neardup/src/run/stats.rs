@@ -60,7 +60,7 @@ pub struct Stats {
     /// The largest bucket.
     pub largest_bucket: u64,
     /// Containment runs: one-row buckets passed over for holding more than
-    /// [`MAX_ONE_ROW_BUCKET`](crate::MAX_ONE_ROW_BUCKET) documents.
+    /// [`MAX_ONE_ROW_BUCKET`](crate::candidates::MAX_ONE_ROW_BUCKET) documents.
     pub skipped_buckets: u64,
     /// Distinct candidate pairs (pairs mode) or candidate links (clusters) checked.
     pub candidates: u64,

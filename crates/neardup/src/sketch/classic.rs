@@ -47,7 +47,7 @@ pub trait Sketch: Send + Sync {
 /// documents get (see `family.rs`).
 ///
 /// ```
-/// use neardup::{ClassicMinHash, Sketch};
+/// use neardup::sketch::{ClassicMinHash, Sketch};
 /// let sketch = ClassicMinHash::new(128, 42).unwrap();
 /// let a = sketch.sketch(&[1, 2, 3, 4]);
 /// let b = sketch.sketch(&[4, 3, 2, 1, 1]);

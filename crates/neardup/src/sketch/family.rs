@@ -91,7 +91,7 @@ pub const MAX_FAMILIES: usize = 8;
 /// Python classes all ask it, so the rule cannot drift apart between them.
 ///
 /// ```
-/// use neardup::FamilySet;
+/// use neardup::sketch::FamilySet;
 /// let small = FamilySet::EMPTY.with(0);
 /// let both = small.with(1);
 /// assert_eq!(both.shared(small), Some(0));

@@ -23,8 +23,8 @@ const EMPTY: u64 = u64::MAX;
 /// The one-permutation sketch with data-independent optimal densification.
 ///
 /// ```
-/// use neardup::OnePermutation;
-/// use neardup::Sketch;
+/// use neardup::sketch::OnePermutation;
+/// use neardup::sketch::Sketch;
 /// let sketch = OnePermutation::new(128, 7).unwrap();
 /// let a: Vec<u64> = (0..300).collect();
 /// let b: Vec<u64> = (100..400).collect(); // Jaccard 0.5

@@ -11,7 +11,7 @@
 //! (10⁻⁷ for d = 20), which raises its Jaccard by one part in the union.
 //!
 //! ```
-//! use neardup::Shingle;
+//! use neardup::text::Shingle;
 //! let hash = 0x0123_4567_89ab_cdef_u64;
 //! let id = (hash >> 32) as u32; // the top half
 //! // A hash and its id feed a sketch the same value.
@@ -28,9 +28,9 @@ pub(crate) fn shingle_id(hash: u64) -> u32 {
     (hash >> 32) as u32
 }
 
-/// A shingle as the set functions take it: a 64-bit hash ([`DocSet`](crate::DocSet),
+/// A shingle as the set functions take it: a 64-bit hash ([`DocSet`](crate::sketch::DocSet),
 /// [`Shingler::shingle_set`](crate::Shingler::shingle_set)) or a 32-bit id (a
-/// [`Corpus`](crate::Corpus)).
+/// [`Corpus`](crate::corpus::Corpus)).
 pub trait Shingle: Copy + Ord + Hash + Debug + Send + Sync + Into<u64> + 'static {
     /// What a sketch hashes for this shingle: its id, spread over 64 bits.
     fn sketch_value(self) -> u64;
@@ -166,7 +166,8 @@ pub(crate) fn distinct_ids(hashes: &[u64]) -> usize {
 /// corpus gives the same two documents, without building the id sets.
 ///
 /// ```
-/// use neardup::{jaccard_of_ids, Shingler};
+/// use neardup::Shingler;
+/// use neardup::text::jaccard_of_ids;
 /// let s = Shingler::default();
 /// let (a, b) = (s.shingle_set("a bike for sale"), s.shingle_set("a bike for sale!"));
 /// assert!(jaccard_of_ids(&a, &b) > 0.8);

@@ -114,7 +114,7 @@ pub struct ShingleInfo {
 /// Default cap on the shingle positions compared exactly per document: 2²⁴ (16,777,216),
 /// so documents up to 16 MiB of text are compared whole. A longer document keeps the set of
 /// its first positions for LSH, and a sketch of all its shingles
-/// ([`Corpus::whole_signature`](crate::Corpus::whole_signature)) for the estimate its
+/// ([`Corpus::whole_signature`](crate::corpus::Corpus::whole_signature)) for the estimate its
 /// pairs are reported with.
 pub const DEFAULT_MAX_SHINGLES: usize = 1 << 24;
 
@@ -147,7 +147,8 @@ impl Shingler {
     /// no longer the same as one that says it once).
     ///
     /// ```
-    /// use neardup::{jaccard, Shingler, ShingleKind};
+    /// use neardup::{Shingler, ShingleKind};
+    /// use neardup::verify::jaccard;
     /// let words = Shingler::new(ShingleKind::Word(1));
     /// let (a, b) = ("buy buy buy now", "buy now");
     /// assert_eq!(jaccard(&words.shingle_set(a), &words.shingle_set(b)), 1.0);
