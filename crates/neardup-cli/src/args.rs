@@ -9,6 +9,10 @@ use neardup::{
 };
 use neardup_io::documents::InputOptions;
 
+use crate::settings::{
+    EvalSettings, MatchSettings, PlanSettings, RunSettings, RuntimeSettings, SimSettings,
+};
+
 /// Find near-duplicate documents: shingling, MinHash, LSH, exact verification.
 #[derive(Parser, Debug)]
 #[command(name = "neardup", version, about, long_about = None)]
@@ -60,20 +64,8 @@ pub struct PlanArgs {
     pub matching: MatchArgs,
 }
 
-impl PlanArgs {
-    /// The inputs to sample (none: the plan alone).
-    pub fn inputs(&self) -> &[PathBuf] {
-        &self.read.inputs
-    }
-
-    /// The input options, as the matching commands take them.
-    pub fn inputs_args(&self) -> InputOptions {
-        self.read.clone().into()
-    }
-}
-
 /// Where documents come from: the input options (resolved into
-/// neardup-io's `InputOptions` before any work, in `settings.rs`).
+/// neardup-io's `InputOptions` right after parsing, below).
 #[derive(Args, Debug, Clone)]
 pub struct InputFlags {
     /// Input files or directories; `-` reads standard input. `.gz` is read transparently.
@@ -379,7 +371,7 @@ pub struct DedupOnlyArgs {
 
 /// What pairs, clusters and dedup all take: inputs, matching, method, outputs, runtime.
 #[derive(Args, Debug, Clone)]
-pub struct CommonRunArgs {
+pub struct CommonRunSettings {
     #[command(flatten)]
     pub input: InputFlags,
     #[command(flatten)]
@@ -392,7 +384,7 @@ pub struct CommonRunArgs {
 #[derive(Args, Debug, Clone)]
 pub struct PairsArgs {
     #[command(flatten)]
-    pub run: CommonRunArgs,
+    pub run: CommonRunSettings,
     #[command(flatten)]
     pub format: OutputFormatArgs,
 }
@@ -401,7 +393,7 @@ pub struct PairsArgs {
 #[derive(Args, Debug, Clone)]
 pub struct ClustersArgs {
     #[command(flatten)]
-    pub run: CommonRunArgs,
+    pub run: CommonRunSettings,
     #[command(flatten)]
     pub format: OutputFormatArgs,
     #[command(flatten)]
@@ -412,45 +404,23 @@ pub struct ClustersArgs {
 #[derive(Args, Debug, Clone)]
 pub struct DedupArgs {
     #[command(flatten)]
-    pub run: CommonRunArgs,
+    pub run: CommonRunSettings,
     #[command(flatten)]
     pub keep: KeepArgs,
     #[command(flatten)]
     pub dedup: DedupOnlyArgs,
 }
 
-/// A batch command's arguments gathered in one place; what the command does not offer
-/// is at its default (no `--keep`, no `--force`, ...).
-#[derive(Debug, Clone)]
-pub struct RunArgs {
-    pub input: InputOptions,
-    pub matching: MatchArgs,
-    pub verify: Verification,
-    pub keep: Option<KeepPolicy>,
-    pub keep_by: Option<String>,
-    pub allow_truncated: bool,
-    pub method: Method,
-    pub exact: bool,
-    pub output: Option<PathBuf>,
-    pub force: bool,
-    pub removed: Option<PathBuf>,
-    pub output_format: Option<crate::output::OutputFormat>,
-    pub skipped: Option<PathBuf>,
-    pub report: Option<PathBuf>,
-    pub tmp: Option<PathBuf>,
-    pub runtime: RuntimeArgs,
-}
-
-impl RunArgs {
-    fn gather(common: CommonRunArgs) -> Self {
-        let CommonRunArgs {
+impl RunSettings {
+    fn gather(common: CommonRunSettings) -> Self {
+        let CommonRunSettings {
             input,
             matching,
             batch,
         } = common;
-        RunArgs {
+        RunSettings {
             input: input.into(),
-            matching,
+            matching: matching.into(),
             verify: batch.verify,
             keep: None,
             keep_by: None,
@@ -464,12 +434,12 @@ impl RunArgs {
             skipped: batch.skipped,
             report: batch.report,
             tmp: batch.tmp,
-            runtime: batch.runtime,
+            runtime: batch.runtime.into(),
         }
     }
 
     fn with_keep(self, keep: KeepArgs) -> Self {
-        RunArgs {
+        RunSettings {
             keep: keep.keep,
             keep_by: keep.keep_by,
             allow_truncated: keep.allow_truncated,
@@ -478,41 +448,123 @@ impl RunArgs {
     }
 }
 
-impl From<PairsArgs> for RunArgs {
+impl From<PairsArgs> for RunSettings {
     fn from(a: PairsArgs) -> Self {
-        RunArgs {
+        RunSettings {
             output_format: a.format.output_format,
-            ..RunArgs::gather(a.run)
+            ..RunSettings::gather(a.run)
         }
     }
 }
 
-impl From<ClustersArgs> for RunArgs {
+impl From<ClustersArgs> for RunSettings {
     fn from(a: ClustersArgs) -> Self {
-        RunArgs {
+        RunSettings {
             output_format: a.format.output_format,
-            ..RunArgs::gather(a.run).with_keep(a.keep)
+            ..RunSettings::gather(a.run).with_keep(a.keep)
         }
     }
 }
 
-impl From<DedupArgs> for RunArgs {
+impl From<DedupArgs> for RunSettings {
     fn from(a: DedupArgs) -> Self {
-        RunArgs {
+        RunSettings {
             force: a.dedup.force,
             removed: a.dedup.removed,
-            ..RunArgs::gather(a.run).with_keep(a.keep)
+            ..RunSettings::gather(a.run).with_keep(a.keep)
         }
     }
 }
 
-impl RunArgs {
-    /// The method asked for: `--exact` is `--method exact`.
-    pub fn method(&self) -> Method {
-        if self.exact {
-            Method::Exact
-        } else {
-            self.method
+/// The input options, as given (an option left out stays `None`, so the document table
+/// can refuse one that does not fit an input's format); what the run sets (the key field,
+/// the empty-text test, raw bytes, the skipped list) is set by the run.
+impl From<InputFlags> for InputOptions {
+    fn from(f: InputFlags) -> Self {
+        let mut options = InputOptions::new(f.inputs);
+        options.format = f.format;
+        options.text_field = f.text_field;
+        options.id_field = f.id_field;
+        options.text_columns = f.text_columns;
+        options.id_column = f.id_column;
+        options.max_record_bytes = f.max_record_bytes;
+        options.fail_on_error = f.on_error == OnError::Fail;
+        options.tsv_escapes = f.tsv_escapes;
+        options.quote = f.quote;
+        options.delimiter = f.delimiter;
+        options.hidden = f.hidden;
+        options.globs = f.globs;
+        options.follow = f.follow;
+        options
+    }
+}
+
+impl From<MatchArgs> for MatchSettings {
+    fn from(m: MatchArgs) -> Self {
+        MatchSettings {
+            shingle: m.shingle,
+            normalize: if m.no_normalize {
+                Normalization::None
+            } else {
+                m.normalize
+            },
+            multiset: m.multiset,
+            num_perm: m.num_perm,
+            sketch: m.sketch,
+            measure: m.measure,
+            hamming: m.hamming,
+            seed: m.seed,
+            threshold: m.threshold,
+            max_shingles: m.max_shingles,
+            no_neighbours: m.no_neighbours,
+            memory: m.memory,
+            bands: m.bands,
+            rows: m.rows,
+        }
+    }
+}
+
+impl From<RuntimeArgs> for RuntimeSettings {
+    fn from(r: RuntimeArgs) -> Self {
+        RuntimeSettings { quiet: r.quiet }
+    }
+}
+
+impl From<EvalArgs> for EvalSettings {
+    fn from(a: EvalArgs) -> Self {
+        EvalSettings {
+            input: a.input.into(),
+            matching: a.matching.into(),
+            verify: a.verify,
+            labels: a.labels,
+            allow_unknown_labels: a.allow_unknown_labels,
+            missed: a.missed,
+            json: a.json,
+            report: a.report,
+            runtime: a.runtime.into(),
+        }
+    }
+}
+
+impl From<SimArgs> for SimSettings {
+    fn from(a: SimArgs) -> Self {
+        SimSettings {
+            a: a.a,
+            b: a.b,
+            text: a.text,
+            matching: a.matching.into(),
+            json: a.json,
+        }
+    }
+}
+
+impl From<PlanArgs> for PlanSettings {
+    fn from(a: PlanArgs) -> Self {
+        PlanSettings {
+            input: a.read.into(),
+            sample: a.sample,
+            svg: a.svg,
+            matching: a.matching.into(),
         }
     }
 }
@@ -590,7 +642,7 @@ mod tests {
         let Command::Clusters(run) = cli.command else {
             panic!("not clusters: {:?}", cli.command);
         };
-        let run = RunArgs::from(run);
+        let run = RunSettings::from(run);
         assert_eq!(run.keep, Some(KeepPolicy::Longest));
         assert_eq!(run.verify, Verification::Triage);
         assert_eq!(run.matching.sketch, Some(SketchKind::Classic));
@@ -600,7 +652,7 @@ mod tests {
         let Command::Pairs(run) = cli.command else {
             panic!("not pairs: {:?}", cli.command);
         };
-        let run = RunArgs::from(run);
+        let run = RunSettings::from(run);
         assert_eq!((run.keep, run.verify), (None, Verification::Exact));
         assert_eq!(
             (run.matching.sketch, run.matching.normalize),
@@ -623,7 +675,7 @@ mod tests {
             let Command::Pairs(run) = cli.command else {
                 panic!("not pairs: {:?}", cli.command);
             };
-            assert_eq!(RunArgs::from(run).input.format, Some(format));
+            assert_eq!(RunSettings::from(run).input.format, Some(format));
         }
         let cli =
             Cli::try_parse_from(["neardup", "clusters", "x", "--output-format", "tsv"]).unwrap();
@@ -631,7 +683,7 @@ mod tests {
             panic!("not clusters: {:?}", cli.command);
         };
         assert_eq!(
-            RunArgs::from(run).output_format,
+            RunSettings::from(run).output_format,
             Some(crate::output::OutputFormat::Tsv)
         );
         // Refused by the core's FromStr, whose message clap shows.

@@ -6,15 +6,15 @@ use std::io::{self, Write};
 use anyhow::Result;
 use neardup::{Contained, Method, SketchKind};
 
-use crate::args::RunArgs;
 use crate::output::{push_tsv_number, render_id, round, OutputFormat};
 use crate::run::Mode;
+use crate::settings::RunSettings;
 use crate::usage::usage;
 use neardup_io::documents::Documents;
 
 /// Refuses what the measure does not do (a containment run: clusters, SimHash, --sketch
 /// with the exact join), before any work.
-pub fn refuse(mode: Mode, args: &RunArgs) -> Result<()> {
+pub fn refuse(mode: Mode, args: &RunSettings) -> Result<()> {
     let m = &args.matching;
     let name = m.measure.name();
     if !m.measure.gives_clusters() && mode != Mode::Pairs {

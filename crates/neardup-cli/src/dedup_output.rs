@@ -9,8 +9,8 @@ use anyhow::{Context, Result};
 use neardup::Clusters;
 use neardup_io::{DedupWriter, Format};
 
-use crate::args::RunArgs;
 use crate::output::{finish, open_output};
+use crate::settings::RunSettings;
 use crate::usage::usage;
 use neardup_io::documents::{known_format, skipped_by_pipeline, DocId, Documents};
 
@@ -28,7 +28,7 @@ struct Shape<'a> {
 /// alone), a directory without `-o DIR`, and an output named for another format than
 /// the input's. Inputs whose format only their content tells are checked after reading
 /// ([`refuse_after_reading`]).
-pub fn refuse_before_reading(args: &RunArgs) -> Result<()> {
+pub fn refuse_before_reading(args: &RunSettings) -> Result<()> {
     let opts = args.input.read_options();
     let headers: Vec<(&Path, Format, Option<Vec<u8>>)> = args
         .input
@@ -52,7 +52,7 @@ pub fn refuse_before_reading(args: &RunArgs) -> Result<()> {
 
 /// The same refusals as [`refuse_before_reading`] on what reading told: the formats of
 /// inputs read by their content, and every header.
-pub fn refuse_after_reading(docs: &Documents, args: &RunArgs) -> Result<()> {
+pub fn refuse_after_reading(docs: &Documents, args: &RunSettings) -> Result<()> {
     let shapes: Vec<Shape> = docs
         .inputs
         .iter()
@@ -139,7 +139,7 @@ pub fn write_survivors(
     docs: &Documents,
     clusters: &Clusters,
     has_shingles: &dyn Fn(u32) -> bool,
-    args: &RunArgs,
+    args: &RunSettings,
 ) -> Result<u64> {
     let first = docs.inputs.first().context("no input")?;
     let output = args

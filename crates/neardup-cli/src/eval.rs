@@ -19,12 +19,12 @@ use neardup::{Goal, Held, KeepPolicy, Method, Pair, Pipeline, Ready, RunError, R
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 
-use crate::args::EvalArgs;
 use crate::labels::read_labels;
 use crate::output::open_output;
 use crate::progress::Bars;
 use crate::report_run;
 use crate::run::config;
+use crate::settings::EvalSettings;
 use crate::summary::{self, secs, thousands, Summary};
 use crate::usage::BadRecord;
 use neardup_io::documents::Documents;
@@ -38,7 +38,7 @@ fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
         .sum()
 }
 
-pub fn run(args: &EvalArgs) -> Result<String> {
+pub fn run(args: &EvalSettings) -> Result<String> {
     let config = config(&args.matching, args.verify, KeepPolicy::First)?;
     let quiet = args.runtime.quiet;
     if !quiet {
@@ -46,7 +46,7 @@ pub fn run(args: &EvalArgs) -> Result<String> {
     }
     let bars = Bars::new(quiet);
     let read_start = Instant::now();
-    let docs = crate::ready::read_all(&args.input.clone().into(), &bars)?;
+    let docs = crate::ready::read_all(&args.input, &bars)?;
     let read_time = read_start.elapsed();
     let labels = args.labels.as_deref().map(read_labels).transpose()?;
     let pipeline = Pipeline::new(config.clone())?;

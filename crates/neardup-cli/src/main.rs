@@ -65,9 +65,9 @@ fn main() -> ExitCode {
         Command::Pairs(a) => run::run(run::Mode::Pairs, &a.clone().into()),
         Command::Clusters(a) => run::run(run::Mode::Clusters, &a.clone().into()),
         Command::Dedup(a) => run::run(run::Mode::Dedup, &a.clone().into()),
-        Command::Eval(a) => eval::run(a).and_then(|s| print(&s)),
-        Command::Sim(a) => sim::run(a).and_then(|s| print(&s)),
-        Command::Plan(a) => plan_cmd::run(a).and_then(|s| print(&s)),
+        Command::Eval(a) => eval::run(&a.clone().into()).and_then(|s| print(&s)),
+        Command::Sim(a) => sim::run(&a.clone().into()).and_then(|s| print(&s)),
+        Command::Plan(a) => plan_cmd::run(&a.clone().into()).and_then(|s| print(&s)),
         Command::Index(c) => index_cmd::run(c),
         Command::Serve(a) => serve_cmd::run(a),
     };

@@ -9,7 +9,7 @@ use neardup::run::Stage;
 use neardup::sketch::SplitMix64;
 use neardup::{Goal, KeepPolicy, Pipeline, Quiet, Verification};
 
-use crate::args::PlanArgs;
+use crate::settings::PlanSettings;
 use neardup::measure::plan::{alternatives, estimate, Plan, SampleStats, Throughput};
 use neardup_io::documents::{fail_on_bad, refuse_options_for};
 
@@ -17,7 +17,7 @@ use crate::plan;
 use crate::run::config;
 use crate::summary;
 
-pub fn run(args: &PlanArgs) -> Result<String> {
+pub fn run(args: &PlanSettings) -> Result<String> {
     let config = config(&args.matching, Verification::Exact, KeepPolicy::First)?;
     if config.measure().from_smaller() {
         return containment(args, &config);
@@ -129,8 +129,8 @@ pub fn run(args: &PlanArgs) -> Result<String> {
 
 /// A uniform sample of the input (reservoir sampling, Algorithm R, seeded so that it is
 /// the same every run), with the number of records and text bytes read.
-fn read_sample(args: &PlanArgs) -> Result<(Vec<String>, u64, u64)> {
-    let input = args.inputs_args();
+fn read_sample(args: &PlanSettings) -> Result<(Vec<String>, u64, u64)> {
+    let input = args.input.clone();
     let opts = input.read_options();
     let (mut seen, mut bytes) = (0u64, 0u64);
     let mut sample: Vec<String> = Vec::with_capacity(args.sample);
@@ -163,7 +163,7 @@ fn read_sample(args: &PlanArgs) -> Result<(Vec<String>, u64, u64)> {
 
 /// `plan --sketch simhash`: SimHash's candidate curve. Its costs are not estimated from a
 /// sample (the estimate models bands); `eval` measures a SimHash run on the input.
-fn simhash(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
+fn simhash(args: &PlanSettings, config: &neardup::Config) -> Result<String> {
     if !args.inputs().is_empty() {
         crate::usage::usage!(
             "plan estimates what a MinHash run finds and costs from a sample; for --sketch \
@@ -194,7 +194,7 @@ const QUERY_SIZES: [usize; 5] = [16, 64, 256, 1_024, 4_096];
 /// rows per band and the chance of finding a pair at exactly the threshold in the
 /// partition's worst case; with an input, the partitions of a sample and the recall the
 /// search has on it against the exact containment join.
-fn containment(args: &PlanArgs, config: &neardup::Config) -> Result<String> {
+fn containment(args: &PlanSettings, config: &neardup::Config) -> Result<String> {
     use neardup::candidates::EnsemblePlan;
     let pipeline = Pipeline::new(config.clone())?;
     let plan = pipeline.ensemble_plan();

@@ -9,10 +9,10 @@ use anyhow::{bail, Context, Result};
 use neardup::run::Why;
 use neardup::{Engine, Goal, Held, Intake, Pipeline, Ready, RunPlan};
 
-use crate::args::RunArgs;
 use crate::keep_by::KeepBy;
 use crate::progress::Bars;
 use crate::run::{lsh_option, Mode};
+use crate::settings::RunSettings;
 use crate::spill::Spill;
 use crate::summary::{self, secs, thousands};
 use crate::usage::BadRecord;
@@ -30,7 +30,7 @@ pub struct Read<'p> {
 /// says so) and ranks the documents by `--keep-by`.
 pub fn read<'p>(
     mode: Mode,
-    args: &RunArgs,
+    args: &RunSettings,
     pipeline: &'p Pipeline,
     bars: &Bars,
     spill: Option<&Spill>,
@@ -89,7 +89,7 @@ pub fn read<'p>(
 /// stage the engine starts from.
 pub fn prepare<'p>(
     mode: Mode,
-    args: &RunArgs,
+    args: &RunSettings,
     pipeline: &'p Pipeline,
     bars: &Bars,
     held: Held<'p>,
@@ -166,7 +166,7 @@ const READ_BATCH: usize = 1 << 14;
 /// Reads the inputs on one thread while the documents read so far are shingled on the
 /// others, so neither waits for the other; texts are kept only for the report's examples.
 fn read_into<'p>(
-    args: &RunArgs,
+    args: &RunSettings,
     input: &InputOptions,
     bars: &Bars,
     mut batches: Intake<'p>,

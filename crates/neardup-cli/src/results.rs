@@ -10,18 +10,18 @@ use anyhow::{bail, Context, Result};
 use neardup::run::Similarities;
 use neardup::{Config, Contained, Pair, Pipeline, Ready, RunError, Stats};
 
-use crate::args::RunArgs;
 use crate::output::{finish, open_output, write_clusters, OutputFormat, PairWriter};
 use crate::progress::Bars;
 use crate::report_run;
 use crate::run::{name, Mode};
+use crate::settings::RunSettings;
 use crate::summary::{self, thousands};
 use neardup_io::documents::Documents;
 
 /// What the result stages share: the run's settings, its documents, its method.
 pub struct Run<'a> {
     pub mode: Mode,
-    pub args: &'a RunArgs,
+    pub args: &'a RunSettings,
     pub pipeline: &'a Pipeline,
     pub bars: &'a Bars,
     pub docs: &'a Documents,

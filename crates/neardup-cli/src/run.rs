@@ -5,14 +5,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use neardup::run::Similarities;
-use neardup::{Config, ConfigBuilder, KeepPolicy, Method, Normalization, Pipeline, Verification};
+use neardup::{Config, ConfigBuilder, KeepPolicy, Method, Pipeline, Verification};
 
-use crate::args::{MatchArgs, RunArgs};
 use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
 use crate::ready;
 use crate::results::{Outcome, Run};
+use crate::settings::{MatchSettings, RunSettings};
 use crate::summary::{self, secs, Summary};
 use crate::usage::usage;
 use neardup_io::documents::Documents;
@@ -26,51 +26,53 @@ pub enum Mode {
 }
 
 /// A validated configuration from the matching options.
-pub fn config(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<Config> {
+pub fn config(m: &MatchSettings, verify: Verification, keep: KeepPolicy) -> Result<Config> {
     Ok(builder(m, verify, keep)?.build()?)
 }
 
 /// The configuration from the matching options, to be built once the command's own are
 /// added; refuses the matching options that do not go together.
-pub fn builder(m: &MatchArgs, verify: Verification, keep: KeepPolicy) -> Result<ConfigBuilder> {
-    if m.hamming.is_some() && m.sketch != Some(neardup::SketchKind::SimHash) {
-        usage!("--hamming is the distance of SimHash fingerprints: give --sketch simhash too");
-    }
-    if m.sketch == Some(neardup::SketchKind::SimHash) {
-        if m.num_perm != neardup::defaults::NUM_PERM {
-            usage!("--num-perm is the length of a MinHash signature; --sketch simhash keeps one 64-bit fingerprint");
-        }
-        if m.no_neighbours {
-            usage!("--no-neighbours does not apply to --sketch simhash: it looks at no pairs beyond its candidates");
-        }
-    }
-    // What containment does not take (bands, --no-neighbours, --verify) is refused by
-    // the core's ConfigBuilder::build, for every front end alike.
-    Ok(Config::builder()
+pub fn builder(m: &MatchSettings, verify: Verification, keep: KeepPolicy) -> Result<ConfigBuilder> {
+    // What a sketch kind does not take (--hamming without simhash; --num-perm and
+    // --no-neighbours with it) and what containment does not take (bands, --no-neighbours,
+    // --verify) are refused by the core's ConfigBuilder::build, for every front end
+    // alike; the sketch's refusals are worded here with the command's flags.
+    let builder = Config::builder()
         .shingle(m.shingle)
-        .normalization(if m.no_normalize {
-            Normalization::None
-        } else {
-            m.normalize
-        })
+        .normalization(m.normalize)
         .num_perm(m.num_perm)
         .seed(m.seed)
         .max_shingles(m.max_shingles)
         .neighbours(!m.no_neighbours)
         .multiset(m.multiset)
         .sketch(m.sketch.unwrap_or_default())
-        .hamming(m.hamming.unwrap_or(neardup::defaults::HAMMING))
         .measure(m.measure)
         .threshold(m.threshold)
         .bands(m.bands)
         .rows(m.rows)
         .verification(verify)
-        .keep(keep))
+        .keep(keep);
+    let builder = match m.hamming {
+        Some(k) => builder.hamming(k),
+        None => builder,
+    };
+    match builder.clone().build() {
+        Err(neardup::Error::HammingWithoutSimHash) => {
+            usage!("--hamming is the distance of SimHash fingerprints: give --sketch simhash too")
+        }
+        Err(neardup::Error::NumPermWithSimHash(_)) => {
+            usage!("--num-perm is the length of a MinHash signature; --sketch simhash keeps one 64-bit fingerprint")
+        }
+        Err(neardup::Error::NoNeighboursWithSimHash) => {
+            usage!("--no-neighbours does not apply to --sketch simhash: it looks at no pairs beyond its candidates")
+        }
+        _ => Ok(builder),
+    }
 }
 
 /// Refuses options that do not go together, before any work (an option that never
 /// applies to the command is not offered by it).
-fn refuse_inapplicable(mode: Mode, args: &RunArgs) -> Result<()> {
+fn refuse_inapplicable(mode: Mode, args: &RunSettings) -> Result<()> {
     crate::contain::refuse(mode, args)?;
     if args.method == Method::Exact {
         if let Some(flag) = lsh_option(args) {
@@ -82,7 +84,7 @@ fn refuse_inapplicable(mode: Mode, args: &RunArgs) -> Result<()> {
 
 /// Refuses an output that is an input (by device and inode), an output named twice, and
 /// a `--force` that would delete a directory holding an input.
-fn check_outputs(args: &RunArgs) -> Result<()> {
+fn check_outputs(args: &RunSettings) -> Result<()> {
     let outputs: Vec<(&str, &Path)> = [
         ("-o", args.output.as_deref()),
         ("--skipped", args.skipped.as_deref()),
@@ -132,7 +134,7 @@ fn contains(dir: &Path, path: &Path) -> bool {
 }
 
 /// Runs one of the three matching commands.
-pub fn run(mode: Mode, args: &RunArgs) -> Result<()> {
+pub fn run(mode: Mode, args: &RunSettings) -> Result<()> {
     let started = Instant::now();
     refuse_inapplicable(mode, args)?;
     check_outputs(args)?;
@@ -276,7 +278,7 @@ pub fn name(mode: Mode) -> &'static str {
 }
 
 /// The first LSH option given on the command line, if any.
-pub fn lsh_option(args: &RunArgs) -> Option<&'static str> {
+pub fn lsh_option(args: &RunSettings) -> Option<&'static str> {
     let m = &args.matching;
     [
         ("--bands", m.bands.is_some()),

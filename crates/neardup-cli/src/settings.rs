@@ -1,29 +1,119 @@
-//! The command line resolved into plain settings, once, before any work: what the layers
-//! below the commands read instead of clap's argument structs.
+//! The command line resolved into plain settings, once, right after parsing: what the
+//! layers below the commands read instead of clap's argument structs (`args.rs` and
+//! `index_args.rs` define those and resolve them here, ripgrep's `HiArgs` idea). The input
+//! options resolve into neardup-io's `InputOptions`.
 
+use std::path::PathBuf;
+
+use neardup::{KeepPolicy, Measure, Method, Normalization, ShingleKind, SketchKind, Verification};
 use neardup_io::documents::InputOptions;
 
-use crate::args::{InputFlags, OnError};
+use crate::output::OutputFormat;
 
-/// The input options, as given (an option left out stays `None`, so the document table
-/// can refuse one that does not fit an input's format); what the run sets (the key field,
-/// the empty-text test, raw bytes, the skipped list) is set by the run.
-impl From<InputFlags> for InputOptions {
-    fn from(f: InputFlags) -> Self {
-        let mut options = InputOptions::new(f.inputs);
-        options.format = f.format;
-        options.text_field = f.text_field;
-        options.id_field = f.id_field;
-        options.text_columns = f.text_columns;
-        options.id_column = f.id_column;
-        options.max_record_bytes = f.max_record_bytes;
-        options.fail_on_error = f.on_error == OnError::Fail;
-        options.tsv_escapes = f.tsv_escapes;
-        options.quote = f.quote;
-        options.delimiter = f.delimiter;
-        options.hidden = f.hidden;
-        options.globs = f.globs;
-        options.follow = f.follow;
-        options
+/// How documents are compared (`--shingle`, `--threshold`, `--sketch`, ...), as given; a
+/// SimHash or MinHash option left out stays `None`, so one that does not apply is refused
+/// rather than ignored.
+#[derive(Debug, Clone)]
+pub struct MatchSettings {
+    pub shingle: ShingleKind,
+    /// `--normalize`, or `none` under `--no-normalize`.
+    pub normalize: Normalization,
+    pub multiset: bool,
+    pub num_perm: usize,
+    pub sketch: Option<SketchKind>,
+    pub measure: Measure,
+    pub hamming: Option<u32>,
+    pub seed: u64,
+    pub threshold: f64,
+    pub max_shingles: usize,
+    pub no_neighbours: bool,
+    /// The memory limit in bytes (`None`: half of this machine's).
+    pub memory: Option<u64>,
+    pub bands: Option<usize>,
+    pub rows: Option<usize>,
+}
+
+/// How a run behaves (`--threads` starts the thread pool in `main.rs`, before any command).
+#[derive(Debug, Clone, Copy)]
+pub struct RuntimeSettings {
+    /// No summary, no progress bars.
+    pub quiet: bool,
+}
+
+/// A batch command's settings (pairs, clusters, dedup); what the command does not offer
+/// is at its default (no `--keep`, no `--force`, ...).
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub input: InputOptions,
+    pub matching: MatchSettings,
+    pub verify: Verification,
+    pub keep: Option<KeepPolicy>,
+    pub keep_by: Option<String>,
+    pub allow_truncated: bool,
+    pub method: Method,
+    pub exact: bool,
+    pub output: Option<PathBuf>,
+    pub force: bool,
+    pub removed: Option<PathBuf>,
+    pub output_format: Option<OutputFormat>,
+    pub skipped: Option<PathBuf>,
+    pub report: Option<PathBuf>,
+    pub tmp: Option<PathBuf>,
+    pub runtime: RuntimeSettings,
+}
+
+impl RunSettings {
+    /// The method asked for: `--exact` is `--method exact`.
+    pub fn method(&self) -> Method {
+        if self.exact {
+            Method::Exact
+        } else {
+            self.method
+        }
+    }
+}
+
+/// `eval`'s settings.
+#[derive(Debug, Clone)]
+pub struct EvalSettings {
+    pub input: InputOptions,
+    pub matching: MatchSettings,
+    pub verify: Verification,
+    pub labels: Option<PathBuf>,
+    pub allow_unknown_labels: bool,
+    pub missed: Option<PathBuf>,
+    pub json: bool,
+    pub report: Option<PathBuf>,
+    pub runtime: RuntimeSettings,
+}
+
+/// `sim`'s settings.
+#[derive(Debug, Clone)]
+pub struct SimSettings {
+    /// The first text, or a file holding it.
+    pub a: String,
+    /// The second text, or a file holding it.
+    pub b: String,
+    /// Both are texts, never file names.
+    pub text: bool,
+    pub matching: MatchSettings,
+    pub json: bool,
+}
+
+/// `plan`'s settings: the input options of the matching commands, the inputs optional.
+#[derive(Debug, Clone)]
+pub struct PlanSettings {
+    /// The inputs to sample (none: the plan alone) and how to read them.
+    pub input: InputOptions,
+    /// Documents in the sample.
+    pub sample: usize,
+    pub svg: Option<PathBuf>,
+    pub matching: MatchSettings,
+}
+
+impl PlanSettings {
+    /// The inputs to sample (none: the plan alone).
+    pub fn inputs(&self) -> &[PathBuf] {
+        &self.input.inputs
     }
 }

@@ -11,8 +11,8 @@ use neardup::verify::{
 use neardup::{KeepPolicy, Verification};
 use serde_json::json;
 
-use crate::args::SimArgs;
 use crate::run::config;
+use crate::settings::SimSettings;
 use crate::usage::usage;
 
 /// File extensions that make an argument a file name rather than a text.
@@ -53,7 +53,7 @@ fn looks_like_path(arg: &str) -> bool {
         })
 }
 
-pub fn run(args: &SimArgs) -> Result<String> {
+pub fn run(args: &SimSettings) -> Result<String> {
     // The estimate always comes from the classic sketch of the two whole sets, and there
     // is no corpus to look beyond the buckets of.
     if args.matching.sketch.is_some_and(|s| s.is_minhash()) {

@@ -4,8 +4,8 @@
 use anyhow::Result;
 use neardup::{Config, Method, SpillOptions, Verification};
 
-use crate::args::RunArgs;
 use crate::plan::{bytes, memory_limit};
+use crate::settings::RunSettings;
 use crate::usage::usage;
 
 /// Bytes an in-memory run is taken to hold per byte of input: each byte of text starts at
@@ -67,7 +67,7 @@ pub struct Spill {
 /// The spill of a run whose inputs are predicted not to fit in memory; `None` if they
 /// fit, if their size is unknown (standard input), or if the exact join was asked for
 /// (it holds every set; the memory check refuses it if it would not fit).
-pub fn decide(args: &RunArgs, config: &Config) -> Result<Option<Spill>> {
+pub fn decide(args: &RunSettings, config: &Config) -> Result<Option<Spill>> {
     if args.method() == Method::Exact {
         return Ok(None);
     }
