@@ -53,6 +53,17 @@ pub enum Error {
     /// off (it has none), verification other than exact. The text says which, and why.
     #[error("measure containment: {0}")]
     NotForContainment(&'static str),
+    /// A Hamming distance was given without [`SketchKind::SimHash`](crate::sketch::SketchKind::SimHash):
+    /// it is the distance of SimHash fingerprints.
+    #[error("the Hamming distance is the distance of SimHash fingerprints: it applies to sketch simhash only")]
+    HammingWithoutSimHash,
+    /// A signature length other than the default was given with SimHash, which keeps one
+    /// 64-bit fingerprint per document.
+    #[error("the number of permutations ({0}) is the length of a MinHash signature; sketch simhash keeps one 64-bit fingerprint")]
+    NumPermWithSimHash(usize),
+    /// The checks beyond the buckets were turned off with SimHash, which has none.
+    #[error("sketch simhash looks at no pairs beyond its candidates: the checks beyond the buckets cannot be turned off")]
+    NoNeighboursWithSimHash,
     /// A run plan was made for another corpus: a corpus on disk runs on the spilled
     /// bands, and they need one.
     #[error("the {0:?} engine does not run on this corpus (a run plan is made for the corpus it runs on)")]

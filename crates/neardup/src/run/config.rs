@@ -156,7 +156,9 @@ pub struct ConfigBuilder {
     neighbours: bool,
     allow_truncated: bool,
     multiset: bool,
-    hamming: u32,
+    /// `None` until given: a Hamming distance given without SimHash is refused, the
+    /// default is not.
+    hamming: Option<u32>,
     measure: Measure,
     sketch_input: crate::text::ids::SketchInput,
 }
@@ -178,7 +180,7 @@ impl Default for ConfigBuilder {
             neighbours: true,
             allow_truncated: false,
             multiset: false,
-            hamming: defaults::HAMMING,
+            hamming: None,
             measure: Measure::Jaccard,
             sketch_input: crate::text::ids::SketchInput::Ids,
         }
@@ -258,9 +260,10 @@ impl ConfigBuilder {
 
     /// With [`SketchKind::SimHash`], the largest Hamming distance of two fingerprints
     /// that makes them candidates, in 0..=[`MAX_HAMMING`](crate::candidates::MAX_HAMMING) (default
-    /// [`DEFAULT_HAMMING`](crate::candidates::DEFAULT_HAMMING)).
+    /// [`DEFAULT_HAMMING`](crate::candidates::DEFAULT_HAMMING)). Given with another
+    /// sketch, it is refused ([`Error::HammingWithoutSimHash`]).
     pub fn hamming(mut self, k: u32) -> Self {
-        self.hamming = k;
+        self.hamming = Some(k);
         self
     }
 
@@ -301,6 +304,19 @@ impl ConfigBuilder {
 
     /// Validates the settings.
     pub fn build(self) -> Result<Config> {
+        // Settings of one sketch kind given with the other, first: a front end refuses
+        // them before anything else it checks.
+        if self.sketch == SketchKind::SimHash {
+            if self.num_perm != defaults::NUM_PERM {
+                return Err(Error::NumPermWithSimHash(self.num_perm));
+            }
+            if !self.neighbours {
+                return Err(Error::NoNeighboursWithSimHash);
+            }
+        } else if self.hamming.is_some() {
+            return Err(Error::HammingWithoutSimHash);
+        }
+        let hamming = self.hamming.unwrap_or(defaults::HAMMING);
         if !(MIN_THRESHOLD..=1.0).contains(&self.threshold) {
             return Err(Error::InvalidThreshold(self.threshold));
         }
@@ -314,8 +330,8 @@ impl ConfigBuilder {
         if self.num_perm == 0 || self.num_perm > crate::sketch::classic::MAX_NUM_PERM {
             return Err(Error::InvalidNumPerm(self.num_perm));
         }
-        if self.hamming > crate::candidates::simhash::MAX_HAMMING {
-            return Err(Error::InvalidHamming(self.hamming));
+        if hamming > crate::candidates::simhash::MAX_HAMMING {
+            return Err(Error::InvalidHamming(hamming));
         }
         if self.sketch == SketchKind::SimHash {
             if self.measure.from_smaller() {
@@ -371,7 +387,7 @@ impl ConfigBuilder {
             sketch: self.sketch,
             neighbours: self.neighbours,
             allow_truncated: self.allow_truncated,
-            hamming: self.hamming,
+            hamming,
             measure: self.measure,
             sketch_input: self.sketch_input,
         })
@@ -401,6 +417,61 @@ mod tests {
             .verification(Verification::None)
             .build()
             .is_ok());
+    }
+
+    #[test]
+    fn simhash_refuses_minhash_settings_and_minhash_the_hamming_distance() {
+        let simhash = || Config::builder().sketch(SketchKind::SimHash);
+        assert_eq!(simhash().build().unwrap().hamming(), defaults::HAMMING);
+        assert_eq!(simhash().hamming(5).build().unwrap().hamming(), 5);
+        // The default signature length, or the checks left on, given or not, change nothing.
+        assert!(simhash()
+            .num_perm(defaults::NUM_PERM)
+            .neighbours(true)
+            .build()
+            .is_ok());
+        assert_eq!(
+            simhash().num_perm(64).build().unwrap_err(),
+            Error::NumPermWithSimHash(64)
+        );
+        assert_eq!(
+            simhash().neighbours(false).build().unwrap_err(),
+            Error::NoNeighboursWithSimHash
+        );
+        // A distance given without SimHash is refused, even the default one; not given,
+        // a MinHash configuration keeps the default.
+        for sketch in [SketchKind::OnePermutation, SketchKind::Classic] {
+            let minhash = || Config::builder().sketch(sketch);
+            assert_eq!(minhash().build().unwrap().hamming(), defaults::HAMMING);
+            assert_eq!(
+                minhash().hamming(defaults::HAMMING).build().unwrap_err(),
+                Error::HammingWithoutSimHash
+            );
+            assert!(minhash().num_perm(64).neighbours(false).build().is_ok());
+        }
+        // Refused before the settings' own ranges (the threshold, the distance's), as the
+        // command has always refused them; with SimHash, the signature length first.
+        assert_eq!(
+            Config::builder()
+                .threshold(5.0)
+                .hamming(3)
+                .build()
+                .unwrap_err(),
+            Error::HammingWithoutSimHash
+        );
+        assert_eq!(
+            simhash()
+                .num_perm(64)
+                .neighbours(false)
+                .hamming(99)
+                .build()
+                .unwrap_err(),
+            Error::NumPermWithSimHash(64)
+        );
+        assert_eq!(
+            simhash().hamming(99).build().unwrap_err(),
+            Error::InvalidHamming(99)
+        );
     }
 
     #[test]
