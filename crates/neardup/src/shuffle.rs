@@ -38,7 +38,7 @@ use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
-use crate::cluster::cluster_sets;
+use crate::cluster::clusters::cluster_sets;
 use crate::sketch::{DocSet, DocSketch};
 use crate::{Error, Pipeline, Result, Similarity, Verification};
 

@@ -191,7 +191,7 @@ where
 /// # Panics
 ///
 /// If a link names a document `>= num_docs`.
-pub fn cluster_ranked<R, S>(
+pub(crate) fn cluster_ranked<R, S>(
     num_docs: usize,
     links: &[(u32, u32)],
     rank: R,
@@ -223,7 +223,7 @@ where
 /// # Panics
 ///
 /// If a group number is `>= sets` or a link names a document past `set_of`.
-pub fn cluster_sets<R, S>(
+pub(crate) fn cluster_sets<R, S>(
     set_of: &[u32],
     sets: usize,
     links: &[(u32, u32)],

@@ -4,8 +4,5 @@
 pub(crate) mod clusters;
 pub(crate) mod ranks;
 
-pub use clusters::{
-    cluster, cluster_ranked, cluster_sets, Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy,
-    Similarity,
-};
+pub use clusters::{cluster, Cluster, ClusterRef, Clusters, Duplicate, KeepPolicy, Similarity};
 pub use ranks::KeepRanks;

@@ -12,7 +12,7 @@
 //! 3. [`Pipeline::prepare`]: the corpus as far as the engine needs it (sketched for the
 //!    band and SimHash engines), a [`Ready`] run.
 //! 4. [`Pipeline::run`]: pairs handed to a [`Sink`] in bounded chunks as they are
-//!    verified, or clusters, as the plan's [`Goal`](crate::Goal) asks.
+//!    verified, or clusters, as the plan's [`Goal`] asks.
 //!
 //! ```
 //! use neardup::{Config, Goal, Method, Outcome, Pipeline, Quiet, RunPlan, Sink};
@@ -69,6 +69,7 @@ pub(crate) mod stream;
 pub use config::{defaults, Config, ConfigBuilder, MIN_THRESHOLD};
 pub use execute::{Outcome, RunError, Sink};
 pub use intake::{Held, Intake, Ready};
+pub use measure::Measure;
 pub use method::{Goal, Method, MethodChoice};
 pub use observer::{Observer, Quiet};
 pub use pairs::{Pair, PairSet};
