@@ -62,7 +62,7 @@ impl NativeConfig {
     #[new]
     #[pyo3(signature = (*, shingle, normalize, threshold, num_perm, seed, sketch, bands, rows,
                         verify, keep, max_shingles, neighbours, allow_truncated, multiset,
-                        hamming, measure))]
+                        measure, hamming = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         shingle: &str,
@@ -79,8 +79,8 @@ impl NativeConfig {
         neighbours: bool,
         allow_truncated: bool,
         multiset: bool,
-        hamming: i64,
         measure: &str,
+        hamming: Option<i64>,
     ) -> PyResult<Self> {
         let shingle: ShingleKind = shingle.parse().map_err(core)?;
         let normalization: Normalization = normalize.parse().map_err(core)?;
@@ -96,7 +96,16 @@ impl NativeConfig {
         )?;
         let bands = bands.map(|b| count("bands", b, "1..")).transpose()?;
         let rows = rows.map(|r| count("rows", r, "1..")).transpose()?;
-        let config = Config::builder()
+        // A distance is passed only when given (the package leaves out the default): the
+        // library refuses one given without SimHash.
+        let hamming = hamming
+            .map(|k| {
+                u32::try_from(k).map_err(|_| {
+                    refused(format!("the Hamming distance must be in 0..=16, got {k}"))
+                })
+            })
+            .transpose()?;
+        let builder = Config::builder()
             .shingle(shingle)
             .normalization(normalization)
             .threshold(threshold)
@@ -111,14 +120,13 @@ impl NativeConfig {
             .neighbours(neighbours)
             .allow_truncated(allow_truncated)
             .multiset(multiset)
-            .measure(measure)
-            .hamming(u32::try_from(hamming).map_err(|_| {
-                crate::errors::refused(format!(
-                    "the Hamming distance must be in 0..=16, got {hamming}"
-                ))
-            })?)
-            .build()
-            .map_err(core)?;
+            .measure(measure);
+        let config = match hamming {
+            Some(k) => builder.hamming(k),
+            None => builder,
+        }
+        .build()
+        .map_err(core)?;
         let pipeline = Pipeline::new(config).map_err(core)?;
         Ok(NativeConfig {
             pipeline: Arc::new(pipeline),

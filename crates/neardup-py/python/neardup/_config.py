@@ -102,7 +102,12 @@ class Config:
     _native: _Config = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        native = _Config(**self._settings())
+        settings = self._settings()
+        # The default distance is left out, as not given: the library refuses a distance
+        # given without SimHash (as the command refuses --hamming without --sketch simhash).
+        if settings["hamming"] == DEFAULT_HAMMING:
+            del settings["hamming"]
+        native = _Config(**settings)
         object.__setattr__(self, "_native", native)
 
     @classmethod

@@ -55,8 +55,8 @@ class _Config:
         neighbours: bool,
         allow_truncated: bool,
         multiset: bool,
-        hamming: int,
         measure: str,
+        hamming: Optional[int] = None,
     ) -> _Config: ...
     @property
     def bands(self) -> int: ...
