@@ -9,7 +9,7 @@ use neardup::{Contained, Method, SketchKind};
 use crate::output::{push_tsv_number, render_id, round, OutputFormat};
 use crate::run::Mode;
 use crate::settings::RunSettings;
-use crate::usage::usage;
+use crate::errors::usage;
 use neardup_io::documents::Documents;
 
 /// Refuses what the measure does not do (a containment run: clusters, SimHash, --sketch
@@ -40,21 +40,24 @@ pub fn refuse(mode: Mode, args: &RunSettings) -> Result<()> {
 pub const METHOD_LINE: &str =
     "LSH Ensemble (auto: --measure containment; --method exact runs the exact containment join)";
 
-/// The TSV header of containment pairs (JSON lines have none).
-pub fn write_header(out: &mut dyn Write, format: OutputFormat) -> io::Result<()> {
+/// The TSV header of containment pairs (JSON lines have none), the score named after
+/// the measure ([`Measure::name`](neardup::Measure::name): `containment`).
+pub fn write_header(out: &mut dyn Write, format: OutputFormat, score: &str) -> io::Result<()> {
     if format == OutputFormat::Tsv {
-        out.write_all(b"a\tb\tcontainment\tjaccard\n")?;
+        writeln!(out, "a\tb\t{score}\tjaccard")?;
     }
     Ok(())
 }
 
 /// Writes a chunk of pairs, `a` the contained document: JSON lines `{"a", "b",
-/// "containment", "jaccard"}`, or TSV rows under [`write_header`]'s columns.
+/// "containment", "jaccard"}` (the score named `score`), or TSV rows under
+/// [`write_header`]'s columns.
 pub fn write(
     out: &mut dyn Write,
     pairs: &[Contained],
     docs: &Documents,
     format: OutputFormat,
+    score: &str,
 ) -> io::Result<()> {
     let mut buf = Vec::with_capacity(128);
     for p in pairs {
@@ -69,7 +72,9 @@ pub fn write(
                 buf.extend_from_slice(&a);
                 buf.extend_from_slice(b",\"b\":");
                 buf.extend_from_slice(&b);
-                buf.extend_from_slice(b",\"containment\":");
+                buf.extend_from_slice(b",\"");
+                buf.extend_from_slice(score.as_bytes());
+                buf.extend_from_slice(b"\":");
                 serde_json::to_writer(&mut buf, &round(Some(p.containment)))?;
                 buf.extend_from_slice(b",\"jaccard\":");
                 serde_json::to_writer(&mut buf, &round(Some(p.jaccard)))?;

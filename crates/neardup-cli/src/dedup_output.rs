@@ -11,7 +11,7 @@ use neardup_io::{DedupWriter, Format};
 
 use crate::output::{finish, open_output};
 use crate::settings::RunSettings;
-use crate::usage::usage;
+use crate::errors::usage;
 use neardup_io::documents::{known_format, skipped_by_pipeline, DocId, Documents};
 
 /// An input as far as dedup's one output cares: its format and, when known, its header.

@@ -26,7 +26,7 @@ use crate::report_run;
 use crate::run::config;
 use crate::settings::EvalSettings;
 use crate::summary::{self, secs, thousands, Summary};
-use crate::usage::BadRecord;
+use crate::errors::BadRecord;
 use neardup_io::documents::Documents;
 
 fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {

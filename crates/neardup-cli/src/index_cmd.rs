@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use neardup::{Config, Measure, Normalization};
+use neardup::{Config, Normalization};
 use neardup_index::{check, IndexWriter, Outcome, OutcomeJson, Params, Query, Searcher};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -17,7 +17,7 @@ use crate::index_args::{
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
 use crate::summary::{secs, thousands, to_stderr};
-use crate::usage::usage;
+use crate::errors::usage;
 use neardup_io::documents::{DocId, Documents};
 
 /// Query lines are computed in parallel this many documents at a time, then written in
@@ -40,8 +40,8 @@ pub fn run(command: &IndexCommand) -> Result<()> {
 fn build_config(p: &IndexParamArgs, threshold: Option<f64>) -> Result<Config> {
     let d = Config::builder().build()?;
     let measure = p.measure.unwrap_or_default();
-    if measure == Measure::Containment && p.bands.is_some() {
-        usage!("--bands/--rows do not apply to --measure containment: its rows per band are chosen for each pair of sizes");
+    if !measure.has_band_plan() && p.bands.is_some() {
+        usage!("--bands/--rows do not apply to --measure {measure}: its rows per band are chosen for each pair of sizes");
     }
     let shingler = d.shingler();
     Ok(Config::builder()
@@ -56,14 +56,20 @@ fn build_config(p: &IndexParamArgs, threshold: Option<f64>) -> Result<Config> {
         .rows(p.rows)
         .multiset(p.multiset)
         .measure(measure)
-        .build()?)
+        .build()
+        .map_err(|e| match e {
+            // An index refuses SimHash whatever else is given (IndexWriter::create): say
+            // that rather than which MinHash setting SimHash does not take.
+            neardup::Error::NumPermWithSimHash(_) => neardup::Error::NotForSimHash("an index"),
+            e => e,
+        })?)
 }
 
 /// The pinned search: the band plan and threshold, or the containment tables (and the
 /// common tokens they leave out, once learned).
 fn plan_words(searcher: &Searcher) -> String {
     let p = searcher.params();
-    if p.measure == Measure::Containment.name() {
+    if searcher.pipeline().config().measure().from_smaller() {
         let common = searcher
             .stats()
             .common_tokens
@@ -189,7 +195,7 @@ fn check_ids(docs: &Documents, pairs: &[(DocId, String)]) -> Result<()> {
         .iter()
         .position(|(id, _)| matches!(id, DocId::Text(t) if t.is_empty()))
     {
-        return Err(crate::usage::BadRecord(format!(
+        return Err(crate::errors::BadRecord(format!(
             "{}: the record's id is empty; an indexed document needs an id to be found or removed by",
             place_words(docs, d)
         ))
@@ -211,7 +217,7 @@ fn check_ids(docs: &Documents, pairs: &[(DocId, String)]) -> Result<()> {
             };
             match seen.get(text) {
                 Some(&(first, was_number)) if was_number != number => {
-                    return Err(crate::usage::BadRecord(format!(
+                    return Err(crate::errors::BadRecord(format!(
                         "{}: the id {} and the id {} at {} are one id in an index (ids are text there); \
                          make the input's ids all strings or all numbers",
                         place_words(docs, d),
@@ -397,7 +403,7 @@ fn build(a: &IndexInputArgs) -> Result<()> {
 /// Warns when a containment index learned its common tokens from too few documents for a
 /// 1 % share to mean anything: they are pinned, so later documents are signed with them.
 fn common_warning(report: &neardup_index::AddReport) {
-    let few = (16.0 / neardup::COMMON_TOKEN_SHARE) as u64;
+    let few = (16.0 / neardup::candidates::COMMON_TOKEN_SHARE) as u64;
     if let Some(n) = report.common_learned_from.filter(|&n| n < few) {
         to_stderr(&format!(
             "warning: the containment index learned its common tokens from {} distinct \
@@ -522,11 +528,12 @@ fn add(a: &IndexAddArgs) -> Result<()> {
     Ok(())
 }
 
-/// One line of `index query`.
+/// One line of `index query`: the id, then the answer's field (`"neighbours"`).
 #[derive(Serialize)]
 struct QueryLine<'a> {
     id: &'a DocId,
-    neighbours: Vec<neardup_index::Neighbour<'a>>,
+    #[serde(flatten)]
+    answer: neardup_index::Answer<'a>,
 }
 
 fn query(a: &IndexQueryArgs) -> Result<()> {
@@ -534,7 +541,7 @@ fn query(a: &IndexQueryArgs) -> Result<()> {
     let searcher = Searcher::open(&a.at.index)?;
     let built = searcher.params().threshold;
     check_given(&a.at.index, searcher.params(), &a.at.params, None)?;
-    let mut q = Query::new();
+    let mut q = Query::new().kind(a.kind);
     if let Some(t) = a.threshold {
         if !(t > 0.0 && t <= 1.0) || t < built {
             usage!("--threshold {t}: a query asks for a threshold in [{built}, 1], the index's or more (it was built for {built})");
@@ -554,14 +561,11 @@ fn query(a: &IndexQueryArgs) -> Result<()> {
         let lines: Vec<Result<(Vec<u8>, bool)>> = chunk
             .par_iter()
             .map(|(id, text)| {
-                let found = searcher.query(text, &q)?;
-                let line = QueryLine {
-                    id,
-                    neighbours: found,
-                };
+                let answer = searcher.answer(text, &q)?;
+                let line = QueryLine { id, answer };
                 let mut bytes = serde_json::to_vec(&line)?;
                 bytes.push(b'\n');
-                Ok((bytes, !line.neighbours.is_empty()))
+                Ok((bytes, line.answer.found_any()))
             })
             .collect();
         for line in lines {

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use neardup::cluster::KeepRanks;
 
-use crate::usage::usage;
+use crate::errors::usage;
 
 /// A parsed `--keep-by`: the field or column, and whether the largest value is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]

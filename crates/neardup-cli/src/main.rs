@@ -3,8 +3,8 @@
 mod args;
 mod contain;
 mod dedup_output;
+mod errors;
 mod eval;
-mod freed;
 mod index_args;
 mod index_cmd;
 mod keep_by;
@@ -22,7 +22,7 @@ mod settings;
 mod sim;
 mod spill;
 mod summary;
-mod usage;
+mod trim_memory;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -75,7 +75,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            summary::to_stderr(&format!("neardup: {}\n", usage::message(&e)));
+            summary::to_stderr(&format!("neardup: {}\n", errors::message(&e)));
             ExitCode::from(exit_code(&e))
         }
     }
@@ -149,10 +149,10 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         if let Some(e) = c.downcast_ref::<DocumentsError>() {
             return documents_exit_code(e);
         }
-        if c.downcast_ref::<usage::BadRecord>().is_some() {
+        if c.downcast_ref::<errors::BadRecord>().is_some() {
             return EXIT_INPUT;
         }
-        if c.downcast_ref::<usage::Usage>().is_some() {
+        if c.downcast_ref::<errors::Usage>().is_some() {
             return EXIT_USAGE;
         }
         if c.downcast_ref::<neardup::Error>().is_some() {

@@ -26,7 +26,7 @@ pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<OutputFile
             | neardup_io::Error::OutputIsDirectory { .. }
             | neardup_io::Error::DanglingSymlink { .. }
             | neardup_io::Error::UnsupportedOutput { .. }),
-        ) => Err(crate::usage::Usage(e.to_string()).into()),
+        ) => Err(crate::errors::Usage(e.to_string()).into()),
         Err(e) => Err(e.into()),
     }
 }

@@ -139,7 +139,7 @@ pub fn refuse_over_memory(
     let need = held.saturating_add(sketch);
     if let Some((limit, named)) = memory_limit(limit) {
         if need > limit {
-            crate::usage::usage!(
+            crate::errors::usage!(
                 "{} documents with {} bands x {} rows of {} permutations would need about {} \
                  ({} held after reading + {} for band keys and signatures), more than {named}: \
                  use fewer bands (--bands/--rows) or a smaller --num-perm, or give the input \

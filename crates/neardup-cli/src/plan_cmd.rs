@@ -165,7 +165,7 @@ fn read_sample(args: &PlanSettings) -> Result<(Vec<String>, u64, u64)> {
 /// sample (the estimate models bands); `eval` measures a SimHash run on the input.
 fn simhash(args: &PlanSettings, config: &neardup::Config) -> Result<String> {
     if !args.inputs().is_empty() {
-        crate::usage::usage!(
+        crate::errors::usage!(
             "plan estimates what a MinHash run finds and costs from a sample; for --sketch \
              simhash, `neardup eval --sketch simhash` measures recall and time on the input"
         );

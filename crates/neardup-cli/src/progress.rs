@@ -67,7 +67,7 @@ impl Observer for Bars {
         // threads that sorted: verification and clustering need them back less than the
         // system does.
         if stage == Stage::Verify {
-            crate::freed::trim();
+            crate::trim_memory::trim();
         }
         if !self.visible {
             return;

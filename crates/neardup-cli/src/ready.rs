@@ -15,7 +15,7 @@ use crate::run::{lsh_option, Mode};
 use crate::settings::RunSettings;
 use crate::spill::Spill;
 use crate::summary::{self, secs, thousands};
-use crate::usage::BadRecord;
+use crate::errors::BadRecord;
 use neardup_io::documents::{Documents, InputOptions};
 
 /// What reading gave: the documents, the corpus held (with its keep-by ranks), and how
@@ -54,7 +54,7 @@ pub fn read<'p>(
     let read_time = read_start.elapsed();
     // What reading freed sits in the reader's and the shingling threads' arenas, which
     // the later stages hardly allocate from.
-    crate::freed::trim();
+    crate::trim_memory::trim();
     if let Some(keep_by) = keep_by {
         let values: Vec<Option<&str>> = docs.keys.iter().map(Option::as_deref).collect();
         let ranks = keep_by.ranks(&values);

@@ -81,8 +81,10 @@ impl Run<'_> {
         let report = self.args.report.is_some();
         let format = self.format;
         let mut observer = (self.bars.clone(), &mut self.recorded);
+        let score = self.config().measure().name();
         let to = if containment {
-            crate::contain::write_header(&mut out, format).map(|()| To::Contained(&mut out))
+            crate::contain::write_header(&mut out, format, score)
+                .map(|()| To::Contained(&mut out, score))
         } else {
             PairWriter::new(&mut out, docs, format, simhash).map(To::Pairs)
         };
@@ -212,7 +214,8 @@ struct Written<'a, 'w> {
 /// The writer of one kind of pairs.
 enum To<'w> {
     Pairs(PairWriter<'w>),
-    Contained(&'w mut dyn std::io::Write),
+    /// The pairs' output, and the name of their score (the measure's).
+    Contained(&'w mut dyn std::io::Write, &'static str),
 }
 
 impl neardup::Sink for Written<'_, '_> {
@@ -225,7 +228,7 @@ impl neardup::Sink for Written<'_, '_> {
         }
         let done = match &mut self.to {
             To::Pairs(writer) => writer.write(chunk),
-            To::Contained(_) => Err(std::io::Error::other(
+            To::Contained(..) => Err(std::io::Error::other(
                 "pairs by similarity in a containment run",
             )),
         };
@@ -239,7 +242,9 @@ impl neardup::Sink for Written<'_, '_> {
             kept.extend_from_slice(chunk);
         }
         let done = match &mut self.to {
-            To::Contained(out) => crate::contain::write(*out, chunk, self.docs, self.format),
+            To::Contained(out, score) => {
+                crate::contain::write(*out, chunk, self.docs, self.format, score)
+            }
             To::Pairs(_) => Err(std::io::Error::other(
                 "containment pairs in a similarity run",
             )),

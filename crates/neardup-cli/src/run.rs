@@ -14,7 +14,7 @@ use crate::ready;
 use crate::results::{Outcome, Run};
 use crate::settings::{MatchSettings, RunSettings};
 use crate::summary::{self, secs, Summary};
-use crate::usage::usage;
+use crate::errors::usage;
 use neardup_io::documents::Documents;
 
 /// What a run produces.

@@ -9,7 +9,7 @@ use clap::Args;
 use neardup_server::{Server, ServerConfig};
 
 use crate::summary::to_stderr;
-use crate::usage::usage;
+use crate::errors::usage;
 
 /// Where the write token comes from when no file is given.
 const TOKEN_ENV: &str = "NEARDUP_TOKEN";
@@ -214,7 +214,7 @@ fn return_freed_memory() {
         .name("malloc-trim".into())
         .spawn(|| loop {
             std::thread::sleep(Duration::from_secs(1));
-            crate::freed::trim();
+            crate::trim_memory::trim();
         });
 }
 

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::run::config;
 use crate::settings::SimSettings;
-use crate::usage::usage;
+use crate::errors::usage;
 
 /// File extensions that make an argument a file name rather than a text.
 const FILE_EXTENSIONS: [&str; 14] = [

@@ -6,7 +6,7 @@ use neardup::{Config, Method, SpillOptions, Verification};
 
 use crate::plan::{bytes, memory_limit};
 use crate::settings::RunSettings;
-use crate::usage::usage;
+use crate::errors::usage;
 
 /// Bytes an in-memory run is taken to hold per byte of input: each byte of text starts at
 /// most one shingle, held as a 4-byte id, and each document adds its band keys and places

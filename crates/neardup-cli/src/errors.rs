@@ -1,4 +1,5 @@
-//! Errors of the command line itself, each with its exit code.
+//! Errors of the command line itself (a usage error, a bad record), each with its exit
+//! code, and the one line a failed command prints.
 
 use std::fmt;
 
@@ -31,7 +32,7 @@ impl std::error::Error for BadRecord {}
 /// Returns early with a [`Usage`] error.
 macro_rules! usage {
     ($($arg:tt)*) => {
-        return Err($crate::usage::Usage(format!($($arg)*)).into())
+        return Err($crate::errors::Usage(format!($($arg)*)).into())
     };
 }
 pub(crate) use usage;
