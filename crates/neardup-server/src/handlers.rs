@@ -10,7 +10,7 @@ use axum::extract::{FromRequestParts, Path, Query as QueryParams, State};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use neardup_index::Query;
+use neardup_index::{Kind, Query};
 use serde::Serialize;
 
 use crate::api::{parse, AddParams, DeleteRequest, NewDocument, QueryRequest};
@@ -19,12 +19,6 @@ use crate::error::ApiError;
 use crate::group_commit::{queue, Work};
 
 type Answer = Result<Response, ApiError>;
-
-/// One query's answer.
-#[derive(Serialize)]
-struct Found<'a> {
-    neighbours: Vec<neardup_index::Neighbour<'a>>,
-}
 
 /// The memory a request holds (see `app::admit`), kept by a write until it is committed.
 pub(crate) struct Held(Option<Budget>);
@@ -129,12 +123,15 @@ pub(crate) async fn add(
     Ok(bytes_response(queue(state, work, held).await?.body))
 }
 
-/// `POST /v1/query`: neighbours of texts, or of indexed documents by id.
+/// A query operation (`POST /v1/query` for neighbours): the answers of one kind about
+/// texts, or about indexed documents by id.
 pub(crate) async fn query(
     State(state): State<Arc<AppState>>,
     bytes: Result<Bytes, BytesRejection>,
+    kind: Kind,
 ) -> Answer {
     let (q, by_id, items) = parse::<QueryRequest>(&body(bytes)?)?.split()?;
+    let q = q.kind(kind);
     check_batch(&state, items.len(), if by_id { "ids" } else { "texts" })?;
     let searcher = state.searcher();
     let inline = !by_id
@@ -165,22 +162,22 @@ fn answer_queries(
 ) -> Result<Vec<u8>, ApiError> {
     let mut results = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let found = if by_id {
+        let answer = if by_id {
             searcher
-                .query_id(item, q)
+                .answer_id(item, q)
                 .map_err(ApiError::index)?
                 .ok_or_else(|| {
                     ApiError::not_found(format!("no live document has the id {item:?}"))
                         .field(format!("ids[{i}]"))
                 })?
         } else {
-            searcher.query(item, q).map_err(ApiError::index)?
+            searcher.answer(item, q).map_err(ApiError::index)?
         };
-        results.push(Found { neighbours: found });
+        results.push(answer);
     }
     #[derive(Serialize)]
     struct Answers<'a> {
-        results: Vec<Found<'a>>,
+        results: Vec<neardup_index::Answer<'a>>,
     }
     Ok(serde_json::to_vec(&Answers { results }).unwrap_or_default())
 }

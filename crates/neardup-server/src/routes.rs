@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Request, State};
 use axum::handler::Handler;
 use axum::http::{header, HeaderMap, Method};
@@ -11,6 +13,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{on, MethodFilter, MethodRouter};
 use axum::Router;
+use neardup_index::Kind;
 use subtle::ConstantTimeEq;
 
 use crate::app::AppState;
@@ -54,12 +57,20 @@ where
     }
 }
 
+/// A query operation: POST, read access, the one request body, the answers of `kind`.
+fn query(path: &'static str, kind: Kind) -> Route {
+    let handler = move |state: State<Arc<AppState>>, bytes: Result<Bytes, BytesRejection>| {
+        handlers::query(state, bytes, kind)
+    };
+    route(Method::POST, path, Access::Read, handler)
+}
+
 /// Every route the server answers.
 pub(crate) fn table() -> Vec<Route> {
     use Access::{Open, Read, Write};
     use Method as M;
     vec![
-        route(M::POST, "/v1/query", Read, handlers::query),
+        query("/v1/query", Kind::Neighbours),
         route(M::GET, "/v1/documents/{id}", Read, handlers::get_document),
         route(
             M::DELETE,
