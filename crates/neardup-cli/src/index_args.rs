@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use neardup::{Measure, Normalization, ShingleKind, SketchKind};
+use neardup_index::Kind;
 
 use crate::args::{InputFlags, RuntimeArgs};
 
@@ -172,11 +173,21 @@ pub struct IndexQueryArgs {
     /// At most K neighbours per document, the most similar.
     #[arg(long, value_name = "K")]
     pub top: Option<usize>,
+    /// What each line answers, in the field of that name.
+    #[arg(long, value_name = "KIND", default_value = Kind::default().name(), value_parser = kind())]
+    pub kind: Kind,
     /// Where the lines go (default: standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
+}
+
+/// The index's query kinds, by name.
+fn kind() -> impl clap::builder::TypedValueParser<Value = Kind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Kind::names())
+        .map(|name| Kind::named(&name).expect("one of the names offered"))
 }
 
 #[derive(Args, Debug, Clone)]
