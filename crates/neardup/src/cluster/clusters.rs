@@ -464,7 +464,8 @@ impl Clusters {
     }
 
     /// Bytes of heap held (capacities), for tests that bound what a document costs.
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.kept.capacity() * 4
             + self.start.capacity() * std::mem::size_of::<usize>()
             + self.members.capacity() * 4
