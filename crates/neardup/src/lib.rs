@@ -70,16 +70,24 @@ pub mod spill;
 pub mod text;
 pub mod verify;
 
+// What a run needs, shown at the root in full (each also under its stage's namespace).
+#[doc(inline)]
 pub use candidates::Contained;
+#[doc(inline)]
 pub use cluster::{Cluster, Clusters, Duplicate, KeepPolicy, Similarity};
 pub use error::{Error, Result};
+#[doc(inline)]
 pub use run::{
     defaults, Config, ConfigBuilder, Engine, Goal, Held, Intake, Measure, Method, Observer,
     Outcome, Pair, Pipeline, Quiet, Ready, RunError, RunPlan, Sink, Stats,
 };
+#[doc(inline)]
 pub use sketch::SketchKind;
+#[doc(inline)]
 pub use spill::SpillOptions;
+#[doc(inline)]
 pub use text::{Normalization, ShingleKind, Shingler};
+#[doc(inline)]
 pub use verify::Verification;
 
 /// Internals exposed for the crate's own benchmarks only: not part of the API.
