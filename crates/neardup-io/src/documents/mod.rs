@@ -539,6 +539,11 @@ impl Documents {
         self.count as usize
     }
 
+    /// True if no input had a document.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     /// A document's id as the user sees it: theirs, or its line (JSONL, lines) or record
     /// (CSV/TSV) number, prefixed by its source when several inputs are read.
     pub fn id(&self, doc: u32) -> DocId {
