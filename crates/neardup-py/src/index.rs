@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use neardup::Config;
-use neardup_index::{IndexWriter, Neighbour, Outcome, Query, Searcher};
+use neardup_index::{Answer, IndexWriter, Kind, Neighbour, Outcome, Query, Searcher};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use rayon::prelude::*;
@@ -211,8 +211,19 @@ impl Index {
         Ok(list)
     }
 
-    fn query_of(threshold: Option<f64>, top: Option<i64>) -> PyResult<Query> {
-        let mut q = Query::new();
+    /// A query's answer: for neighbours, as `neighbours` gives them.
+    fn answer<'py>(py: Python<'py>, answer: &Answer<'_>) -> PyResult<Bound<'py, PyAny>> {
+        match answer {
+            Answer::Neighbours(found) => Ok(Index::neighbours(py, found)?.into_any()),
+        }
+    }
+
+    fn query_of(kind: &str, threshold: Option<f64>, top: Option<i64>) -> PyResult<Query> {
+        let kind = Kind::named(kind).ok_or_else(|| {
+            let names: Vec<&str> = Kind::names().collect();
+            refused(format!("kind {kind:?}: one of {}", names.join(", ")))
+        })?;
+        let mut q = Query::new().kind(kind);
         let top = top
             .map(|k| {
                 usize::try_from(k).map_err(|_| refused(format!("top must be 0 or more, got {k}")))
@@ -436,12 +447,13 @@ impl Index {
     /// `(id, similarity)` (in a containment index `(id, containment, inside, jaccard)`,
     /// the most contained first); for a list of texts, one such list per text, answered in
     /// parallel. `threshold` may ask for more than the index's, never less; `top` keeps the
-    /// most similar.
-    #[pyo3(signature = (texts, *, threshold=None, top=None))]
+    /// most similar. `kind` names what to answer (the index's query kinds).
+    #[pyo3(signature = (texts, *, kind="neighbours", threshold=None, top=None))]
     fn query<'py>(
         &self,
         py: Python<'py>,
         texts: &Bound<'py, PyAny>,
+        kind: &str,
         threshold: Option<f64>,
         top: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
@@ -451,7 +463,7 @@ impl Index {
         } else {
             texts::read(texts, "texts")?
         };
-        let query = Index::query_of(threshold, top)?;
+        let query = Index::query_of(kind, threshold, top)?;
         let searcher = self.searcher(py)?;
         let texts = texts.as_slice();
         let watch = threads::worth_watching(texts.len(), threads::bytes_of(texts));
@@ -462,7 +474,7 @@ impl Index {
                 stop.checkpoint();
                 let part = chunk
                     .par_iter()
-                    .map(|t| searcher.query(t, &query))
+                    .map(|t| searcher.answer(t, &query))
                     .collect::<neardup_index::Result<Vec<_>>>()?;
                 found.extend(part);
             }
@@ -470,30 +482,31 @@ impl Index {
         })?;
         let found = found.map_err(index_error)?;
         if one {
-            return Ok(Index::neighbours(py, &found[0])?.into_any());
+            return Index::answer(py, &found[0]);
         }
         let out = PyList::empty(py);
         for f in &found {
-            out.append(Index::neighbours(py, f)?)?;
+            out.append(Index::answer(py, f)?)?;
         }
         Ok(out.into_any())
     }
 
     /// The neighbours of the indexed document `id` (itself left out), as `query` gives
     /// them; `None` if no document has that id.
-    #[pyo3(signature = (id, *, threshold=None, top=None))]
+    #[pyo3(signature = (id, *, kind="neighbours", threshold=None, top=None))]
     fn query_id<'py>(
         &self,
         py: Python<'py>,
         id: String,
+        kind: &str,
         threshold: Option<f64>,
         top: Option<i64>,
-    ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let query = Index::query_of(threshold, top)?;
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let query = Index::query_of(kind, threshold, top)?;
         let searcher = self.searcher(py)?;
         let found =
-            threads::detached(py, || searcher.query_id(&id, &query))?.map_err(index_error)?;
-        found.map(|f| Index::neighbours(py, &f)).transpose()
+            threads::detached(py, || searcher.answer_id(&id, &query))?.map_err(index_error)?;
+        found.map(|f| Index::answer(py, &f)).transpose()
     }
 
     /// Merges every segment into one and drops deleted documents (one commit). Staged
