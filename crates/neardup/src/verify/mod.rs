@@ -1,4 +1,5 @@
-//! Verification: Jaccard and its estimate, and the 1-bit prefilter of long sets.
+//! Verification: the [`Verification`] policy, Jaccard and its estimate, the 1-bit prefilter
+//! of long sets, and the [`Verdict`] on one candidate pair.
 
 pub(crate) mod jaccard;
 pub(crate) mod prefilter;
