@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use neardup::run::Similarities;
 use neardup::{Config, Contained, Pair, Pipeline, Ready, RunError, Stats};
+use neardup_io::documents::Documents;
 
 use crate::output::{finish, open_output, write_clusters, OutputFormat, PairWriter};
 use crate::progress::Bars;
@@ -16,7 +17,6 @@ use crate::report_run;
 use crate::run::{name, Mode};
 use crate::settings::RunSettings;
 use crate::summary::{self, thousands};
-use neardup_io::documents::Documents;
 
 /// What the result stages share: the run's settings, its documents, its method.
 pub struct Run<'a> {
@@ -81,7 +81,7 @@ impl Run<'_> {
         let report = self.args.report.is_some();
         let format = self.format;
         let mut observer = (self.bars.clone(), &mut self.recorded);
-        let score = self.config().measure().name();
+        let score = pipeline.config().measure().name();
         let to = if containment {
             crate::contain::write_header(&mut out, format, score)
                 .map(|()| To::Contained(&mut out, score))
