@@ -5,12 +5,12 @@ use std::io::{self, Write};
 
 use anyhow::Result;
 use neardup::{Contained, Method, SketchKind};
+use neardup_io::documents::Documents;
 
+use crate::errors::usage;
 use crate::output::{push_tsv_number, render_id, round, OutputFormat};
 use crate::run::Mode;
 use crate::settings::RunSettings;
-use crate::errors::usage;
-use neardup_io::documents::Documents;
 
 /// Refuses what the measure does not do (a containment run: clusters, SimHash, --sketch
 /// with the exact join), before any work.

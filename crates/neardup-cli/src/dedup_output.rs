@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use neardup::Clusters;
+use neardup_io::documents::{known_format, skipped_by_pipeline, DocId, Documents};
 use neardup_io::{DedupWriter, Format};
 
+use crate::errors::usage;
 use crate::output::{finish, open_output};
 use crate::settings::RunSettings;
-use crate::errors::usage;
-use neardup_io::documents::{known_format, skipped_by_pipeline, DocId, Documents};
 
 /// An input as far as dedup's one output cares: its format and, when known, its header.
 struct Shape<'a> {

@@ -16,9 +16,11 @@ use neardup::measure::metrics::{CandidateCurve, Grouping};
 use neardup::run::{Similarities, Stage};
 use neardup::verify::jaccard;
 use neardup::{Goal, Held, KeepPolicy, Method, Pair, Pipeline, Ready, RunError, RunPlan, Stats};
+use neardup_io::documents::Documents;
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 
+use crate::errors::BadRecord;
 use crate::labels::read_labels;
 use crate::output::open_output;
 use crate::progress::Bars;
@@ -26,8 +28,6 @@ use crate::report_run;
 use crate::run::config;
 use crate::settings::EvalSettings;
 use crate::summary::{self, secs, thousands, Summary};
-use crate::errors::BadRecord;
-use neardup_io::documents::Documents;
 
 fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
     stats

@@ -7,9 +7,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use neardup::{Config, Normalization};
 use neardup_index::{check, IndexWriter, Outcome, OutcomeJson, Params, Query, Searcher};
+use neardup_io::documents::{DocId, Documents};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::errors::usage;
 use crate::index_args::{
     IndexAddArgs, IndexCommand, IndexCompactArgs, IndexDirArgs, IndexInputArgs, IndexParamArgs,
     IndexQueryArgs, IndexRemoveArgs, IndexStatsArgs, WaitArgs,
@@ -17,8 +19,6 @@ use crate::index_args::{
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
 use crate::summary::{secs, thousands, to_stderr};
-use crate::errors::usage;
-use neardup_io::documents::{DocId, Documents};
 
 /// Query lines are computed in parallel this many documents at a time, then written in
 /// order.

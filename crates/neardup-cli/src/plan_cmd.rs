@@ -8,10 +8,10 @@ use anyhow::{Context, Result};
 use neardup::run::Stage;
 use neardup::sketch::SplitMix64;
 use neardup::{Goal, KeepPolicy, Pipeline, Quiet, Verification};
+use neardup_io::documents::{fail_on_bad, refuse_options_for};
 
 use crate::settings::PlanSettings;
 use neardup::measure::plan::{alternatives, estimate, Plan, SampleStats, Throughput};
-use neardup_io::documents::{fail_on_bad, refuse_options_for};
 
 use crate::plan;
 use crate::run::config;

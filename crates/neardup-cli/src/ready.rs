@@ -8,15 +8,15 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use neardup::run::Why;
 use neardup::{Engine, Goal, Held, Intake, Pipeline, Ready, RunPlan};
+use neardup_io::documents::{Documents, InputOptions};
 
+use crate::errors::BadRecord;
 use crate::keep_by::KeepBy;
 use crate::progress::Bars;
 use crate::run::{lsh_option, Mode};
 use crate::settings::RunSettings;
 use crate::spill::Spill;
 use crate::summary::{self, secs, thousands};
-use crate::errors::BadRecord;
-use neardup_io::documents::{Documents, InputOptions};
 
 /// What reading gave: the documents, the corpus held (with its keep-by ranks), and how
 /// long reading took.

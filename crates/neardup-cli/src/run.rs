@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use neardup::run::Similarities;
 use neardup::{Config, ConfigBuilder, KeepPolicy, Method, Pipeline, Verification};
+use neardup_io::documents::Documents;
 
+use crate::errors::usage;
 use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
@@ -14,8 +16,6 @@ use crate::ready;
 use crate::results::{Outcome, Run};
 use crate::settings::{MatchSettings, RunSettings};
 use crate::summary::{self, secs, Summary};
-use crate::errors::usage;
-use neardup_io::documents::Documents;
 
 /// What a run produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 use neardup_server::{Server, ServerConfig};
 
-use crate::summary::to_stderr;
 use crate::errors::usage;
+use crate::summary::to_stderr;
 
 /// Where the write token comes from when no file is given.
 const TOKEN_ENV: &str = "NEARDUP_TOKEN";

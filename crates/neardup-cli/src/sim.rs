@@ -11,9 +11,9 @@ use neardup::verify::{
 use neardup::{KeepPolicy, Verification};
 use serde_json::json;
 
+use crate::errors::usage;
 use crate::run::config;
 use crate::settings::SimSettings;
-use crate::errors::usage;
 
 /// File extensions that make an argument a file name rather than a text.
 const FILE_EXTENSIONS: [&str; 14] = [

@@ -4,9 +4,9 @@
 use anyhow::Result;
 use neardup::{Config, Method, SpillOptions, Verification};
 
+use crate::errors::usage;
 use crate::plan::{bytes, memory_limit};
 use crate::settings::RunSettings;
-use crate::errors::usage;
 
 /// Bytes an in-memory run is taken to hold per byte of input: each byte of text starts at
 /// most one shingle, held as a 4-byte id, and each document adds its band keys and places
