@@ -956,4 +956,46 @@ mod tests {
         ];
         assert_eq!(lines, want.map(|(r, c)| (r, c.to_string())));
     }
+
+    /// What stops reading is typed: an option for another format (before the input is
+    /// read), an input that yields nothing but skips, a malformed record under
+    /// `fail_on_error`, and the sink's own error, returned as it is.
+    #[test]
+    fn refusals_and_the_sinks_error_come_back_typed() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("a.csv");
+        std::fs::write(&csv, "text\nx\n").unwrap();
+        let options = InputOptions::new(vec![csv]).with_text_field("body");
+        match Documents::read(&options) {
+            Err(DocumentsError::OptionNotForFormat(m)) => {
+                assert!(m.starts_with("--text-field does not apply to "), "{m}")
+            }
+            other => panic!("{:?}", other.map(|d| d.len())),
+        }
+        let jsonl = dir.path().join("b.jsonl");
+        std::fs::write(&jsonl, "{\"body\": \"x\"}\n{\"body\": \"y\"}\n").unwrap();
+        match Documents::read(&InputOptions::new(vec![jsonl])) {
+            Err(DocumentsError::BadRecord(m)) => {
+                assert!(
+                    m.contains("has the text field \"text\" (all 2 skipped)"),
+                    "{m}"
+                )
+            }
+            other => panic!("{:?}", other.map(|d| d.len())),
+        }
+        let bad = dir.path().join("c.jsonl");
+        std::fs::write(&bad, "{\"text\": \"a\"}\nnot json\n").unwrap();
+        let strict = InputOptions::new(vec![bad.clone()]).with_fail_on_error(true);
+        match Documents::read(&strict) {
+            Err(DocumentsError::BadRecord(m)) => assert!(m.contains("c.jsonl:2: "), "{m}"),
+            other => panic!("{:?}", other.map(|d| d.len())),
+        }
+        let stopped = Documents::read_batches(
+            &InputOptions::new(vec![bad]),
+            1,
+            || {},
+            |_| Err::<(), Box<dyn std::error::Error>>("shingling stopped".into()),
+        );
+        assert_eq!(stopped.err().unwrap().to_string(), "shingling stopped");
+    }
 }
