@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::errors::usage;
 use crate::index_args::{
     IndexAddArgs, IndexCommand, IndexCompactArgs, IndexDirArgs, IndexInputArgs, IndexParamArgs,
-    IndexQueryArgs, IndexRemoveArgs, IndexStatsArgs, WaitArgs,
+    IndexQueryArgs, IndexRemoveArgs, IndexStatsArgs,
 };
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
@@ -289,28 +289,28 @@ fn refuse_output_in_index(index: &Path, output: Option<&Path>) -> Result<()> {
 }
 
 /// Opens the index for writing. When another writer holds it, says so (and whom, when the
-/// lock names it) before waiting, up to --wait.
-pub fn open_writer(index: &Path, wait: &WaitArgs) -> Result<IndexWriter> {
+/// lock names it) before waiting, up to `wait` (--wait; `None`: as long as it takes).
+pub fn open_writer(index: &Path, wait: Option<Duration>) -> Result<IndexWriter> {
     writer_waiting(index, wait, |w| IndexWriter::open_within(index, w))
 }
 
 fn writer_waiting(
     index: &Path,
-    wait: &WaitArgs,
+    wait: Option<Duration>,
     open: impl Fn(Option<Duration>) -> neardup_index::Result<IndexWriter>,
 ) -> Result<IndexWriter> {
     match open(Some(Duration::ZERO)) {
-        Err(neardup_index::Error::Locked { holder, .. }) if wait.wait != Some(Duration::ZERO) => {
+        Err(neardup_index::Error::Locked { holder, .. }) if wait != Some(Duration::ZERO) => {
             to_stderr(&format!(
                 "waiting for {}: another writer{} holds it (a `neardup serve` or an index command){}\n",
                 index.display(),
                 holder.map(|p| format!(", process {p},")).unwrap_or_default(),
-                match wait.wait {
+                match wait {
                     Some(w) => format!("; giving up after {}", secs(w)),
                     None => "; --wait SECONDS gives up after that long".to_string(),
                 }
             ));
-            Ok(open(wait.wait)?)
+            Ok(open(wait)?)
         }
         other => Ok(other?),
     }
@@ -372,7 +372,7 @@ fn build(a: &IndexInputArgs) -> Result<()> {
         );
     }
     let (docs, items) = read(&a.at.input, a.runtime.quiet, true)?;
-    let mut writer = writer_waiting(&a.at.index, &a.wait, |w| {
+    let mut writer = writer_waiting(&a.at.index, a.wait.wait, |w| {
         IndexWriter::create_within(&a.at.index, &config, w)
     })?;
     numbered_warning(docs.numbered());
@@ -420,7 +420,7 @@ fn add(a: &IndexAddArgs) -> Result<()> {
     let start = Instant::now();
     let b = &a.build;
     refuse_output_in_index(&b.at.index, a.output.as_deref())?;
-    let mut writer = open_writer(&b.at.index, &b.wait)?;
+    let mut writer = open_writer(&b.at.index, b.wait.wait)?;
     check_given(
         &b.at.index,
         writer.searcher().params(),
@@ -611,7 +611,7 @@ fn remove(a: &IndexRemoveArgs) -> Result<()> {
             }
         }
     }
-    let mut writer = open_writer(&a.index, &a.wait)?;
+    let mut writer = open_writer(&a.index, a.wait.wait)?;
     let report = writer.remove(&ids)?;
     merge_warning(&writer);
     if !a.quiet {
@@ -682,7 +682,7 @@ fn stats(a: &IndexStatsArgs) -> Result<()> {
 
 fn compact(a: &IndexCompactArgs) -> Result<()> {
     let start = Instant::now();
-    let mut writer = open_writer(&a.index, &a.wait)?;
+    let mut writer = open_writer(&a.index, a.wait.wait)?;
     let before = writer.searcher().stats();
     writer.compact()?;
     to_stderr(&format!(

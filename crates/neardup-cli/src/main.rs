@@ -69,7 +69,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => sim::run(&a.clone().into()).and_then(|s| print(&s)),
         Command::Plan(a) => plan_cmd::run(&a.clone().into()).and_then(|s| print(&s)),
         Command::Index(c) => index_cmd::run(c),
-        Command::Serve(a) => serve_cmd::run(a),
+        Command::Serve(a) => serve_cmd::run(&a.clone().into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

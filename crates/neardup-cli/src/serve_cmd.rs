@@ -1,82 +1,20 @@
 //! `neardup serve`: the index over HTTP (neardup-server), with its tokens read from files
 //! or the environment and its logs on standard error.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::Args;
 use neardup_server::{Server, ServerConfig};
 
 use crate::errors::usage;
+use crate::settings::ServeSettings;
 use crate::summary::to_stderr;
 
 /// Where the write token comes from when no file is given.
 const TOKEN_ENV: &str = "NEARDUP_TOKEN";
 /// Where the read token comes from when no file is given.
 const READ_TOKEN_ENV: &str = "NEARDUP_READ_TOKEN";
-
-#[derive(Args, Debug, Clone)]
-pub struct ServeArgs {
-    /// The index directory (made by `neardup index build`). The server is its writer while
-    /// it runs (unless --read-only).
-    pub index: PathBuf,
-    /// Address to listen on. Anything but loopback needs a token (or --insecure).
-    #[arg(long, default_value = "127.0.0.1:7878")]
-    pub addr: std::net::SocketAddr,
-    /// File holding the token every write needs (`Authorization: Bearer TOKEN`); else the
-    /// NEARDUP_TOKEN environment variable, if set.
-    #[arg(long, value_name = "FILE")]
-    pub token_file: Option<PathBuf>,
-    /// File holding a token every read needs (the write token is accepted too); else the
-    /// NEARDUP_READ_TOKEN environment variable, if set. Without a write token, writes need
-    /// it too. Without it reads are open.
-    #[arg(long, value_name = "FILE")]
-    pub read_token_file: Option<PathBuf>,
-    /// Serve a non-loopback address without a token: anyone who reaches it can write.
-    #[arg(long)]
-    pub insecure: bool,
-    /// Serve the index without writing it: no writer lock (an `index add` may run beside
-    /// it, the directory may be read-only), writes answer 403, new commits are picked up.
-    #[arg(long)]
-    pub read_only: bool,
-    #[command(flatten)]
-    pub wait: crate::index_args::WaitArgs,
-    /// Largest request body in bytes.
-    #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
-    pub max_body: usize,
-    /// Most documents or ids in one request.
-    #[arg(long, default_value_t = 10_000, value_name = "N")]
-    pub max_batch: usize,
-    /// Seconds one request may take.
-    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
-    pub timeout: f64,
-    /// Requests served at once; more are answered 503 with Retry-After.
-    #[arg(long, default_value_t = 256, value_name = "N")]
-    pub max_concurrent: usize,
-    /// Connections open at once; more wait until one closes. Keep it below the open-file
-    /// limit (`ulimit -n`).
-    #[arg(long, default_value_t = 512, value_name = "N")]
-    pub max_connections: usize,
-    /// Seconds a client has to send a request's line and headers.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-    pub header_timeout: f64,
-    /// Seconds an idle connection stays open between requests (0: one request each).
-    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
-    pub keep_alive: f64,
-    /// Seconds the requests in flight have to finish after SIGTERM or Ctrl-C.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-    pub shutdown_timeout: f64,
-    /// Memory budget of the requests in flight, in MiB: each request with a body holds 40
-    /// times its size until answered (a write until committed); past it 503 with
-    /// Retry-After. At least 40 times --max-body.
-    #[arg(long, default_value_t = 1024, value_name = "MIB")]
-    pub memory: usize,
-    /// Milliseconds the writer waits for more adds before a commit, so that adds arriving
-    /// close together share one (0: commit each group at once).
-    #[arg(long, default_value_t = 5.0, value_name = "MS")]
-    pub commit_delay: f64,
-}
 
 fn token(file: Option<&Path>, env: &str) -> Result<Option<String>> {
     let (raw, source) = match file {
@@ -120,7 +58,7 @@ fn count(flag: &str, value: usize) -> Result<usize> {
     Ok(value)
 }
 
-pub fn run(a: &ServeArgs) -> Result<()> {
+pub fn run(a: &ServeSettings) -> Result<()> {
     return_freed_memory();
     if !(a.commit_delay >= 0.0 && a.commit_delay <= 10_000.0) {
         usage!(
@@ -175,7 +113,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     } else {
         // Says which writer it waits for (another server, an index command), up to --wait.
         Server::with_writer(
-            crate::index_cmd::open_writer(&a.index, &a.wait)?,
+            crate::index_cmd::open_writer(&a.index, a.wait)?,
             config.clone(),
         )?
     };

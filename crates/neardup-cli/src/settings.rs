@@ -117,3 +117,26 @@ impl PlanSettings {
         &self.input.inputs
     }
 }
+
+/// `serve`'s settings, as given (each is checked by `serve_cmd::run` before the index is
+/// opened).
+#[derive(Debug, Clone)]
+pub struct ServeSettings {
+    pub index: PathBuf,
+    pub addr: std::net::SocketAddr,
+    pub token_file: Option<PathBuf>,
+    pub read_token_file: Option<PathBuf>,
+    pub insecure: bool,
+    pub read_only: bool,
+    pub wait: Option<std::time::Duration>,
+    pub max_body: usize,
+    pub max_batch: usize,
+    pub timeout: f64,
+    pub max_concurrent: usize,
+    pub max_connections: usize,
+    pub header_timeout: f64,
+    pub keep_alive: f64,
+    pub shutdown_timeout: f64,
+    pub memory: usize,
+    pub commit_delay: f64,
+}
