@@ -153,8 +153,8 @@ impl NativeConfig {
 
     /// Whether a pair is scored from its smaller document (containment): the pairs are
     /// `Contained`, `a` inside `b`.
-    #[getter]
-    fn from_smaller(&self) -> bool {
+    #[getter(from_smaller)]
+    fn smaller_in_larger(&self) -> bool {
         self.config().measure().from_smaller()
     }
 
