@@ -1,16 +1,22 @@
-//! Arguments of `neardup index ...`.
+//! Arguments of `neardup index ...`, and their resolution into `index_settings.rs`'s
+//! plain settings.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use neardup::{Measure, Normalization, ShingleKind, SketchKind};
+use neardup::{Config, Measure, Normalization, ShingleKind, SketchKind};
 use neardup_index::Kind;
 
 use crate::args::{InputFlags, RuntimeArgs};
+use crate::errors::usage;
+use crate::index_settings::{
+    GivenParams, IndexAddSettings, IndexBuildSettings, IndexCheckSettings, IndexCompactSettings,
+    IndexQuerySettings, IndexRemoveSettings, IndexSettings, IndexStatsSettings,
+};
 
 /// The index commands.
-#[derive(Subcommand, Debug)]
+#[derive(Subcommand, Debug, Clone)]
 pub enum IndexCommand {
     /// Create an index from the inputs (in one commit; INDEX must not hold an index yet).
     /// The shingling, sketch and band plan are pinned: later commands use the index's.
@@ -223,4 +229,113 @@ pub struct IndexDirArgs {
     /// The index directory.
     #[arg(value_name = "INDEX")]
     pub index: PathBuf,
+}
+
+impl IndexCommand {
+    /// Resolves the command into its settings, right after parsing; refuses here what the
+    /// arguments alone decide (`build`'s parameters that do not go together), before the
+    /// index is opened or any input read.
+    pub fn resolve(self) -> anyhow::Result<IndexSettings> {
+        Ok(match self {
+            IndexCommand::Build(a) => IndexSettings::Build(IndexBuildSettings {
+                config: build_config(&a.at.params, a.threshold)?,
+                index: a.at.index,
+                input: a.at.input.into(),
+                wait: a.wait.wait,
+                runtime: a.runtime.into(),
+            }),
+            IndexCommand::Add(a) => IndexSettings::Add(IndexAddSettings {
+                given: a.build.at.params.given(a.build.threshold),
+                index: a.build.at.index,
+                input: a.build.at.input.into(),
+                wait: a.build.wait.wait,
+                runtime: a.build.runtime.into(),
+                dedup: a.dedup,
+                output: a.output,
+                replace_numbered: a.replace_numbered,
+            }),
+            IndexCommand::Query(a) => IndexSettings::Query(IndexQuerySettings {
+                // A query's --threshold is how similar its neighbours must be, not the
+                // threshold the index was built for.
+                given: a.at.params.given(None),
+                index: a.at.index,
+                input: a.at.input.into(),
+                threshold: a.threshold,
+                top: a.top,
+                kind: a.kind,
+                output: a.output,
+                runtime: a.runtime.into(),
+            }),
+            IndexCommand::Remove(a) => IndexSettings::Remove(IndexRemoveSettings {
+                index: a.index,
+                ids: a.id,
+                ids_file: a.ids,
+                wait: a.wait.wait,
+                quiet: a.quiet,
+            }),
+            IndexCommand::Stats(a) => IndexSettings::Stats(IndexStatsSettings {
+                index: a.index,
+                json: a.json,
+            }),
+            IndexCommand::Compact(a) => IndexSettings::Compact(IndexCompactSettings {
+                index: a.index,
+                wait: a.wait.wait,
+            }),
+            IndexCommand::Check(a) => IndexSettings::Check(IndexCheckSettings { index: a.index }),
+        })
+    }
+}
+
+impl IndexParamArgs {
+    /// The parameters as given to `add` or `query`, to be checked against the index's.
+    fn given(self, threshold: Option<f64>) -> GivenParams {
+        GivenParams {
+            shingle: self.shingle,
+            normalize: self.normalize,
+            num_perm: self.num_perm,
+            sketch: self.sketch,
+            seed: self.seed,
+            max_shingles: self.max_shingles,
+            bands: self.bands,
+            rows: self.rows,
+            multiset: self.multiset,
+            measure: self.measure,
+            threshold,
+        }
+    }
+}
+
+/// The configuration `index build` pins: the given parameters, defaults for the rest.
+/// Refuses, before any input is read, what an index cannot be built with (SimHash, which
+/// `IndexWriter::create` would refuse only once the inputs were read).
+fn build_config(p: &IndexParamArgs, threshold: Option<f64>) -> anyhow::Result<Config> {
+    let d = Config::builder().build()?;
+    let measure = p.measure.unwrap_or_default();
+    if !measure.has_band_plan() && p.bands.is_some() {
+        usage!("--bands/--rows do not apply to --measure {measure}: its rows per band are chosen for each pair of sizes");
+    }
+    let shingler = d.shingler();
+    let config = Config::builder()
+        .shingle(p.shingle.unwrap_or(shingler.kind()))
+        .normalization(p.normalize.unwrap_or(shingler.normalization_level()))
+        .max_shingles(p.max_shingles.unwrap_or(shingler.shingle_cap()))
+        .num_perm(p.num_perm.unwrap_or(d.num_perm()))
+        .sketch(p.sketch.unwrap_or(d.sketch()))
+        .seed(p.seed.unwrap_or(d.seed()))
+        .threshold(threshold.unwrap_or(d.threshold()))
+        .bands(p.bands)
+        .rows(p.rows)
+        .multiset(p.multiset)
+        .measure(measure)
+        .build()
+        .map_err(|e| match e {
+            // An index refuses SimHash whatever else is given (IndexWriter::create): say
+            // that rather than which MinHash setting SimHash does not take.
+            neardup::Error::NumPermWithSimHash(_) => neardup::Error::NotForSimHash("an index"),
+            e => e,
+        })?;
+    if !config.sketch().is_minhash() {
+        return Err(neardup::Error::NotForSimHash("an index").into());
+    }
+    Ok(config)
 }

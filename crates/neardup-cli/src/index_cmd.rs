@@ -5,16 +5,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use neardup::{Config, Normalization};
+use neardup::Normalization;
 use neardup_index::{check, IndexWriter, Outcome, OutcomeJson, Params, Query, Searcher};
-use neardup_io::documents::{DocId, Documents};
+use neardup_io::documents::{DocId, Documents, InputOptions};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::errors::usage;
-use crate::index_args::{
-    IndexAddArgs, IndexCommand, IndexCompactArgs, IndexDirArgs, IndexInputArgs, IndexParamArgs,
-    IndexQueryArgs, IndexRemoveArgs, IndexStatsArgs,
+use crate::index_settings::{
+    GivenParams, IndexAddSettings, IndexBuildSettings, IndexCheckSettings, IndexCompactSettings,
+    IndexQuerySettings, IndexRemoveSettings, IndexSettings, IndexStatsSettings,
 };
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
@@ -24,45 +24,16 @@ use crate::summary::{secs, thousands, to_stderr};
 /// order.
 const QUERY_CHUNK: usize = 8192;
 
-pub fn run(command: &IndexCommand) -> Result<()> {
+pub fn run(command: &IndexSettings) -> Result<()> {
     match command {
-        IndexCommand::Build(a) => build(a),
-        IndexCommand::Add(a) => add(a),
-        IndexCommand::Query(a) => query(a),
-        IndexCommand::Remove(a) => remove(a),
-        IndexCommand::Stats(a) => stats(a),
-        IndexCommand::Compact(a) => compact(a),
-        IndexCommand::Check(a) => check_cmd(a),
+        IndexSettings::Build(a) => build(a),
+        IndexSettings::Add(a) => add(a),
+        IndexSettings::Query(a) => query(a),
+        IndexSettings::Remove(a) => remove(a),
+        IndexSettings::Stats(a) => stats(a),
+        IndexSettings::Compact(a) => compact(a),
+        IndexSettings::Check(a) => check_cmd(a),
     }
-}
-
-/// The configuration `index build` pins: the given parameters, defaults for the rest.
-fn build_config(p: &IndexParamArgs, threshold: Option<f64>) -> Result<Config> {
-    let d = Config::builder().build()?;
-    let measure = p.measure.unwrap_or_default();
-    if !measure.has_band_plan() && p.bands.is_some() {
-        usage!("--bands/--rows do not apply to --measure {measure}: its rows per band are chosen for each pair of sizes");
-    }
-    let shingler = d.shingler();
-    Ok(Config::builder()
-        .shingle(p.shingle.unwrap_or(shingler.kind()))
-        .normalization(p.normalize.unwrap_or(shingler.normalization_level()))
-        .max_shingles(p.max_shingles.unwrap_or(shingler.shingle_cap()))
-        .num_perm(p.num_perm.unwrap_or(d.num_perm()))
-        .sketch(p.sketch.unwrap_or(d.sketch()))
-        .seed(p.seed.unwrap_or(d.seed()))
-        .threshold(threshold.unwrap_or(d.threshold()))
-        .bands(p.bands)
-        .rows(p.rows)
-        .multiset(p.multiset)
-        .measure(measure)
-        .build()
-        .map_err(|e| match e {
-            // An index refuses SimHash whatever else is given (IndexWriter::create): say
-            // that rather than which MinHash setting SimHash does not take.
-            neardup::Error::NumPermWithSimHash(_) => neardup::Error::NotForSimHash("an index"),
-            e => e,
-        })?)
 }
 
 /// The pinned search: the band plan and threshold, or the containment tables (and the
@@ -101,12 +72,7 @@ fn plan_words(searcher: &Searcher) -> String {
 }
 
 /// Refuses parameters given to `add` or `query` that differ from the index's.
-fn check_given(
-    index: &Path,
-    have: &Params,
-    p: &IndexParamArgs,
-    threshold: Option<f64>,
-) -> Result<()> {
+fn check_given(index: &Path, have: &Params, p: &GivenParams) -> Result<()> {
     let mut asked = have.clone();
     if let Some(s) = p.shingle {
         asked.shingle = s.to_string();
@@ -126,7 +92,7 @@ fn check_given(
     if let Some(s) = p.seed {
         asked.seed = s;
     }
-    if let Some(t) = threshold {
+    if let Some(t) = p.threshold {
         asked.threshold = t;
     }
     if let (Some(b), Some(r)) = (p.bands, p.rows) {
@@ -153,7 +119,7 @@ fn check_given(
 /// documents go into the index, so their ids must name them: an empty id, or a JSON number
 /// and a string with the same text (`12` and `"12"`, one id in the index), are refused.
 fn read(
-    input: &crate::args::InputFlags,
+    input: &InputOptions,
     quiet: bool,
     stored: bool,
 ) -> Result<(Documents, Vec<(DocId, String)>)> {
@@ -161,7 +127,7 @@ fn read(
     // Empty texts are not skipped while reading (as the batch commands do): `add --dedup`
     // and `query` answer one line per document read, an empty one included, and an index
     // command holds the texts anyway.
-    let mut docs = crate::ready::read_all(&input.clone().into(), &bars)?;
+    let mut docs = crate::ready::read_all(input, &bars)?;
     // As the batch commands' summary: how a format was told is a note (quiet under -q),
     // warnings about the data print under -q too.
     if !quiet {
@@ -360,20 +326,20 @@ fn size_line(searcher: &Searcher) -> String {
     )
 }
 
-fn build(a: &IndexInputArgs) -> Result<()> {
+fn build(a: &IndexBuildSettings) -> Result<()> {
     let start = Instant::now();
-    let config = build_config(&a.at.params, a.threshold)?;
+    let config = &a.config;
     // An index that never committed a document (a build killed before its commit) is
     // built anew.
-    if Searcher::open(&a.at.index).is_ok_and(|s| s.generation() > 0) {
+    if Searcher::open(&a.index).is_ok_and(|s| s.generation() > 0) {
         usage!(
             "{}: an index already exists here; add to it with `neardup index add`",
-            a.at.index.display()
+            a.index.display()
         );
     }
-    let (docs, items) = read(&a.at.input, a.runtime.quiet, true)?;
-    let mut writer = writer_waiting(&a.at.index, a.wait.wait, |w| {
-        IndexWriter::create_within(&a.at.index, &config, w)
+    let (docs, items) = read(&a.input, a.runtime.quiet, true)?;
+    let mut writer = writer_waiting(&a.index, a.wait, |w| {
+        IndexWriter::create_within(&a.index, config, w)
     })?;
     numbered_warning(docs.numbered());
     let report = writer.add(&ids_and_texts(&items))?;
@@ -389,7 +355,7 @@ fn build(a: &IndexInputArgs) -> Result<()> {
         to_stderr(&format!(
             "indexed {} into {} in {}{}\n{}\nparameters: {} shingles, {} normalization, {} {} permutations, seed {}, {}\n",
             documents(report.added as u64),
-            a.at.index.display(),
+            a.index.display(),
             secs(start.elapsed()),
             skipped_note(&docs, report.empty.len() as u64),
             size_line(writer.searcher()),
@@ -416,25 +382,19 @@ fn common_warning(report: &neardup_index::AddReport) {
 }
 
 /// `index add`, with or without --dedup.
-fn add(a: &IndexAddArgs) -> Result<()> {
+fn add(a: &IndexAddSettings) -> Result<()> {
     let start = Instant::now();
-    let b = &a.build;
-    refuse_output_in_index(&b.at.index, a.output.as_deref())?;
-    let mut writer = open_writer(&b.at.index, b.wait.wait)?;
-    check_given(
-        &b.at.index,
-        writer.searcher().params(),
-        &b.at.params,
-        b.threshold,
-    )?;
+    refuse_output_in_index(&a.index, a.output.as_deref())?;
+    let mut writer = open_writer(&a.index, a.wait)?;
+    check_given(&a.index, writer.searcher().params(), &a.given)?;
     if a.dedup && writer.searcher().is_containment() {
         usage!(
             "{}: --dedup does not apply to a containment index: it answers which documents are \
              inside which (`neardup index query`), not which are new",
-            b.at.index.display()
+            a.index.display()
         );
     }
-    let (docs, items) = read(&b.at.input, b.runtime.quiet, true)?;
+    let (docs, items) = read(&a.input, a.runtime.quiet, true)?;
     let numbered_count = docs.numbered();
     if numbered_count > 0 {
         let searcher = writer.searcher();
@@ -450,7 +410,7 @@ fn add(a: &IndexAddArgs) -> Result<()> {
                 "{}: {} without ids would replace indexed documents of the same line or record \
                  number ({} of them); give the input's ids (--id-field, --id-column, ID<TAB>TEXT \
                  lines, or a .jsonl/.csv name), or pass --replace-numbered if that is what you want",
-                b.at.index.display(),
+                a.index.display(),
                 documents(numbered_count),
                 thousands(replacing)
             );
@@ -462,7 +422,7 @@ fn add(a: &IndexAddArgs) -> Result<()> {
         let batch = writer.judge_unique(&pairs)?;
         // The lines are written (to a temporary file, for a file) before the commit: if
         // they cannot be, nothing is added, and once the commit is made it stands.
-        let mut out = open_output(a.output.as_deref(), &b.at.input.inputs)?;
+        let mut out = open_output(a.output.as_deref(), &a.input.inputs)?;
         let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64);
         let mut w = std::io::BufWriter::new(&mut out);
         for ((id, _), outcome) in items.iter().zip(batch.outcomes()) {
@@ -489,7 +449,7 @@ fn add(a: &IndexAddArgs) -> Result<()> {
         counts
     } else {
         let r = writer.add(&pairs)?;
-        if !b.runtime.quiet {
+        if !a.runtime.quiet {
             common_warning(&r);
         }
         (
@@ -501,7 +461,7 @@ fn add(a: &IndexAddArgs) -> Result<()> {
         )
     };
     merge_warning(&writer);
-    if !b.runtime.quiet {
+    if !a.runtime.quiet {
         let mut notes = vec![format!("{} replaced an indexed id", thousands(replaced))];
         if superseded > 0 {
             notes.push(format!(
@@ -536,11 +496,11 @@ struct QueryLine<'a> {
     answer: neardup_index::Answer<'a>,
 }
 
-fn query(a: &IndexQueryArgs) -> Result<()> {
+fn query(a: &IndexQuerySettings) -> Result<()> {
     let start = Instant::now();
-    let searcher = Searcher::open(&a.at.index)?;
+    let searcher = Searcher::open(&a.index)?;
     let built = searcher.params().threshold;
-    check_given(&a.at.index, searcher.params(), &a.at.params, None)?;
+    check_given(&a.index, searcher.params(), &a.given)?;
     let mut q = Query::new().kind(a.kind);
     if let Some(t) = a.threshold {
         if !(t > 0.0 && t <= 1.0) || t < built {
@@ -551,9 +511,9 @@ fn query(a: &IndexQueryArgs) -> Result<()> {
     if let Some(k) = a.top {
         q = q.top(k);
     }
-    refuse_output_in_index(&a.at.index, a.output.as_deref())?;
-    let (docs, items) = read(&a.at.input, a.runtime.quiet, false)?;
-    let mut out = open_output(a.output.as_deref(), &a.at.input.inputs)?;
+    refuse_output_in_index(&a.index, a.output.as_deref())?;
+    let (docs, items) = read(&a.input, a.runtime.quiet, false)?;
+    let mut out = open_output(a.output.as_deref(), &a.input.inputs)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
     let mut answered = 0u64;
     let mut with_neighbours = 0u64;
@@ -592,9 +552,9 @@ fn query(a: &IndexQueryArgs) -> Result<()> {
     Ok(())
 }
 
-fn remove(a: &IndexRemoveArgs) -> Result<()> {
-    let mut ids = a.id.clone();
-    if let Some(path) = &a.ids {
+fn remove(a: &IndexRemoveSettings) -> Result<()> {
+    let mut ids = a.ids.clone();
+    if let Some(path) = &a.ids_file {
         let reader: Box<dyn BufRead> = if path == Path::new("-") {
             Box::new(std::io::stdin().lock())
         } else {
@@ -611,7 +571,7 @@ fn remove(a: &IndexRemoveArgs) -> Result<()> {
             }
         }
     }
-    let mut writer = open_writer(&a.index, a.wait.wait)?;
+    let mut writer = open_writer(&a.index, a.wait)?;
     let report = writer.remove(&ids)?;
     merge_warning(&writer);
     if !a.quiet {
@@ -642,7 +602,7 @@ fn remove(a: &IndexRemoveArgs) -> Result<()> {
     Ok(())
 }
 
-fn stats(a: &IndexStatsArgs) -> Result<()> {
+fn stats(a: &IndexStatsSettings) -> Result<()> {
     let searcher = Searcher::open(&a.index)?;
     let s = searcher.stats();
     let p = searcher.params();
@@ -680,9 +640,9 @@ fn stats(a: &IndexStatsArgs) -> Result<()> {
     Ok(())
 }
 
-fn compact(a: &IndexCompactArgs) -> Result<()> {
+fn compact(a: &IndexCompactSettings) -> Result<()> {
     let start = Instant::now();
-    let mut writer = open_writer(&a.index, a.wait.wait)?;
+    let mut writer = open_writer(&a.index, a.wait)?;
     let before = writer.searcher().stats();
     writer.compact()?;
     to_stderr(&format!(
@@ -708,7 +668,7 @@ impl std::fmt::Display for Damaged {
 
 impl std::error::Error for Damaged {}
 
-fn check_cmd(a: &IndexDirArgs) -> Result<()> {
+fn check_cmd(a: &IndexCheckSettings) -> Result<()> {
     let report = check(&a.index)?;
     let mut text = String::new();
     for p in &report.problems {

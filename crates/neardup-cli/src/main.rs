@@ -7,6 +7,7 @@ mod errors;
 mod eval;
 mod index_args;
 mod index_cmd;
+mod index_settings;
 mod keep_by;
 mod labels;
 mod output;
@@ -68,7 +69,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => eval::run(&a.clone().into()).and_then(|s| print(&s)),
         Command::Sim(a) => sim::run(&a.clone().into()).and_then(|s| print(&s)),
         Command::Plan(a) => plan_cmd::run(&a.clone().into()).and_then(|s| print(&s)),
-        Command::Index(c) => index_cmd::run(c),
+        Command::Index(c) => c.clone().resolve().and_then(|s| index_cmd::run(&s)),
         Command::Serve(a) => serve_cmd::run(&a.clone().into()),
     };
     match result {
