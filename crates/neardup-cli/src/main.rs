@@ -63,9 +63,15 @@ fn main() -> ExitCode {
         }
     }
     let result = match &cli.command {
-        Command::Pairs(a) => run::run(run::Mode::Pairs, &a.clone().into()),
-        Command::Clusters(a) => run::run(run::Mode::Clusters, &a.clone().into()),
-        Command::Dedup(a) => run::run(run::Mode::Dedup, &a.clone().into()),
+        Command::Pairs(a) => {
+            run::resolve(run::Mode::Pairs, a.clone().into()).and_then(|r| run::run(&r))
+        }
+        Command::Clusters(a) => {
+            run::resolve(run::Mode::Clusters, a.clone().into()).and_then(|r| run::run(&r))
+        }
+        Command::Dedup(a) => {
+            run::resolve(run::Mode::Dedup, a.clone().into()).and_then(|r| run::run(&r))
+        }
         Command::Eval(a) => eval::run(&a.clone().into()).and_then(|s| print(&s)),
         Command::Sim(a) => sim::run(&a.clone().into()).and_then(|s| print(&s)),
         Command::Plan(a) => plan_cmd::run(&a.clone().into()).and_then(|s| print(&s)),

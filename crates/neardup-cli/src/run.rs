@@ -133,22 +133,52 @@ fn contains(dir: &Path, path: &Path) -> bool {
     }
 }
 
-/// Runs one of the three matching commands.
-pub fn run(mode: Mode, args: &RunSettings) -> Result<()> {
-    let started = Instant::now();
-    refuse_inapplicable(mode, args)?;
-    check_outputs(args)?;
+/// A matching command resolved, before any record is read: its settings and what they
+/// decide, every refusal the command line allows made.
+pub struct Resolved {
+    pub mode: Mode,
+    pub settings: RunSettings,
+    pub config: Config,
+    pub keep_by: Option<KeepBy>,
+}
+
+/// Resolves a matching command right after parsing (`main.rs`), its refusals in this
+/// order: options that do not apply or go together, outputs that are inputs or named
+/// twice (by the file system), dedup's output where the inputs' shape is known without
+/// reading a record, the matching options, `--keep-by`. Whether the run spills, and the
+/// refusals that come with it, are the run's plan: [`run`] decides them, still before
+/// reading.
+pub fn resolve(mode: Mode, settings: RunSettings) -> Result<Resolved> {
+    refuse_inapplicable(mode, &settings)?;
+    check_outputs(&settings)?;
     if mode == Mode::Dedup {
-        crate::dedup_output::refuse_before_reading(args)?;
+        crate::dedup_output::refuse_before_reading(&settings)?;
     }
-    let config = builder(&args.matching, args.verify, args.keep.unwrap_or_default())?
-        .allow_truncated(args.allow_truncated)
-        .build()?;
+    let config = builder(
+        &settings.matching,
+        settings.verify,
+        settings.keep.unwrap_or_default(),
+    )?
+    .allow_truncated(settings.allow_truncated)
+    .build()?;
+    let keep_by = settings.keep_by.as_deref().map(KeepBy::parse).transpose()?;
+    Ok(Resolved {
+        mode,
+        settings,
+        config,
+        keep_by,
+    })
+}
+
+/// Runs one of the three matching commands.
+pub fn run(resolved: &Resolved) -> Result<()> {
+    let started = Instant::now();
+    let (mode, args, config) = (resolved.mode, &resolved.settings, &resolved.config);
+    let keep_by = &resolved.keep_by;
     let format = args.output_format.unwrap_or_default();
     let bars = Bars::new(args.runtime.quiet);
     let pipeline = Pipeline::new(config.clone())?;
-    let keep_by = args.keep_by.as_deref().map(KeepBy::parse).transpose()?;
-    let spill = crate::spill::decide(args, &config)?;
+    let spill = crate::spill::decide(args, config)?;
     let read = ready::read(
         mode,
         args,
@@ -191,7 +221,7 @@ pub fn run(mode: Mode, args: &RunSettings) -> Result<()> {
         Mode::Clusters | Mode::Dedup => run.clusters(&mut ready, &has_shingles)?,
     };
     let report_time = run.report_time.get();
-    let summary = summarize(&mut docs, &config, read.read_time, &outcome);
+    let summary = summarize(&mut docs, config, read.read_time, &outcome);
     finish_summary(summary, outcome, report_time, started, args.runtime.quiet);
     Ok(())
 }
@@ -289,4 +319,64 @@ pub fn lsh_option(args: &RunSettings) -> Option<&'static str> {
     ]
     .into_iter()
     .find_map(|(flag, given)| given.then_some(flag))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::args::{Cli, Command};
+
+    fn resolved(line: &[&str]) -> Result<Resolved> {
+        let (mode, settings) = match Cli::try_parse_from(line).expect("parses").command {
+            Command::Pairs(a) => (Mode::Pairs, a.into()),
+            Command::Clusters(a) => (Mode::Clusters, a.into()),
+            Command::Dedup(a) => (Mode::Dedup, a.into()),
+            other => panic!("not a matching command: {other:?}"),
+        };
+        resolve(mode, settings)
+    }
+
+    #[test]
+    fn refusals_the_command_line_decides_are_made_while_resolving() {
+        // The input does not exist: reading it would fail otherwise.
+        let missing = "no-such-input.jsonl";
+        for (line, said) in [
+            (
+                &["neardup", "clusters", missing, "--measure", "containment"][..],
+                "--measure containment is for pairs",
+            ),
+            (
+                &["neardup", "pairs", missing, "--hamming", "3"],
+                "--hamming is the distance of SimHash fingerprints",
+            ),
+            (
+                &["neardup", "dedup", missing, "--keep-by", ":desc"],
+                "--keep-by needs a field or column name",
+            ),
+            (
+                &["neardup", "dedup", missing, "-o", "out.csv"],
+                "dedup writes the input's own format",
+            ),
+        ] {
+            let e = resolved(line).err().expect("refused");
+            assert!(e.to_string().starts_with(said), "{line:?}: {e}");
+        }
+        let r = resolved(&[
+            "neardup",
+            "clusters",
+            missing,
+            "-t",
+            "0.6",
+            "--keep-by",
+            "Time:desc",
+        ])
+        .unwrap();
+        assert_eq!(r.config.threshold(), 0.6);
+        assert_eq!(
+            r.keep_by.map(|k| (k.field, k.descending)),
+            Some(("Time".into(), true))
+        );
+    }
 }
