@@ -15,7 +15,9 @@ use neardup::measure::evaluation::{Comparison, Evaluation, LabelScore, LabelScor
 use neardup::measure::metrics::{CandidateCurve, Grouping};
 use neardup::run::{Similarities, Stage};
 use neardup::verify::jaccard;
-use neardup::{Goal, Held, KeepPolicy, Method, Pair, Pipeline, Ready, RunError, RunPlan, Stats};
+use neardup::{
+    Config, Goal, Held, KeepPolicy, Method, Pair, Pipeline, Ready, RunError, RunPlan, Stats,
+};
 use neardup_io::documents::Documents;
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
@@ -38,11 +40,16 @@ fn stage_time(stats: &Stats, stages: &[Stage]) -> Duration {
         .sum()
 }
 
-pub fn run(args: &EvalSettings) -> Result<String> {
-    let config = config(&args.matching, args.verify, KeepPolicy::First)?;
+/// eval's configuration, resolved right after parsing (`main.rs`): its refusals come
+/// before any input is read.
+pub fn resolve(args: &EvalSettings) -> Result<Config> {
+    config(&args.matching, args.verify, KeepPolicy::First)
+}
+
+pub fn run(args: &EvalSettings, config: &Config) -> Result<String> {
     let quiet = args.runtime.quiet;
     if !quiet {
-        summary::to_stderr(&summary::plan(&config, false));
+        summary::to_stderr(&summary::plan(config, false));
     }
     let bars = Bars::new(quiet);
     let read_start = Instant::now();
@@ -61,7 +68,7 @@ pub fn run(args: &EvalSettings) -> Result<String> {
         // Band keys are held per distinct set: copies cost none.
         crate::plan::refuse_over_memory(
             shingled.corpus().distinct_sets() as u64,
-            &config,
+            config,
             args.matching.memory,
         )?;
     }
@@ -119,7 +126,7 @@ pub fn run(args: &EvalSettings) -> Result<String> {
         let title = report_run::title("eval", &args.input.inputs);
         let mut data = report_run::base(
             title,
-            &config,
+            config,
             false,
             &docs,
             &lsh_stats,
@@ -181,7 +188,7 @@ pub fn run(args: &EvalSettings) -> Result<String> {
     Ok(if args.json {
         serde_json::to_string(&eval)? + "\n"
     } else {
-        render(&eval, &Names::of(&config))
+        render(&eval, &Names::of(config))
     })
 }
 

@@ -72,9 +72,18 @@ fn main() -> ExitCode {
         Command::Dedup(a) => {
             run::resolve(run::Mode::Dedup, a.clone().into()).and_then(|r| run::run(&r))
         }
-        Command::Eval(a) => eval::run(&a.clone().into()).and_then(|s| print(&s)),
-        Command::Sim(a) => sim::run(&a.clone().into()).and_then(|s| print(&s)),
-        Command::Plan(a) => plan_cmd::run(&a.clone().into()).and_then(|s| print(&s)),
+        Command::Eval(a) => {
+            let s = a.clone().into();
+            eval::resolve(&s).and_then(|c| eval::run(&s, &c).and_then(|o| print(&o)))
+        }
+        Command::Sim(a) => {
+            let s = a.clone().into();
+            sim::resolve(&s).and_then(|c| sim::run(&s, &c).and_then(|o| print(&o)))
+        }
+        Command::Plan(a) => {
+            let s = a.clone().into();
+            plan_cmd::resolve(&s).and_then(|c| plan_cmd::run(&s, &c).and_then(|o| print(&o)))
+        }
         Command::Index(c) => c.clone().resolve().and_then(|s| index_cmd::run(&s)),
         Command::Serve(a) => serve_cmd::run(&a.clone().into()),
     };

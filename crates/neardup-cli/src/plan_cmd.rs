@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use neardup::run::Stage;
 use neardup::sketch::SplitMix64;
-use neardup::{Goal, KeepPolicy, Pipeline, Quiet, Verification};
+use neardup::{Config, Goal, KeepPolicy, Pipeline, Quiet, Verification};
 use neardup_io::documents::{fail_on_bad, refuse_options_for};
 
 use crate::settings::PlanSettings;
@@ -17,13 +17,18 @@ use crate::plan;
 use crate::run::config;
 use crate::summary;
 
-pub fn run(args: &PlanSettings) -> Result<String> {
-    let config = config(&args.matching, Verification::Exact, KeepPolicy::First)?;
+/// plan's configuration, resolved right after parsing (`main.rs`): its refusals come
+/// before the sample is read.
+pub fn resolve(args: &PlanSettings) -> Result<Config> {
+    config(&args.matching, Verification::Exact, KeepPolicy::First)
+}
+
+pub fn run(args: &PlanSettings, config: &Config) -> Result<String> {
     if config.measure().from_smaller() {
-        return containment(args, &config);
+        return containment(args, config);
     }
     if !config.sketch().is_minhash() {
-        return simhash(args, &config);
+        return simhash(args, config);
     }
     let t = config.threshold();
     let k = config.num_perm();

@@ -8,7 +8,7 @@ use neardup::sketch::{ClassicMinHash, Sketch};
 use neardup::verify::{
     estimate, estimate_std_dev, intersection_size, jaccard_from_counts, meets_threshold,
 };
-use neardup::{KeepPolicy, Verification};
+use neardup::{Config, KeepPolicy, Verification};
 use serde_json::json;
 
 use crate::errors::usage;
@@ -53,7 +53,9 @@ fn looks_like_path(arg: &str) -> bool {
         })
 }
 
-pub fn run(args: &SimSettings) -> Result<String> {
+/// sim's configuration, resolved right after parsing (`main.rs`), with the options it
+/// takes but cannot use refused: before either file is read.
+pub fn resolve(args: &SimSettings) -> Result<Config> {
     // The estimate always comes from the classic sketch of the two whole sets, and there
     // is no corpus to look beyond the buckets of.
     if args.matching.sketch.is_some_and(|s| s.is_minhash()) {
@@ -68,7 +70,10 @@ pub fn run(args: &SimSettings) -> Result<String> {
     if args.matching.memory.is_some() {
         usage!("--memory does not apply to sim: it compares two texts, not a corpus");
     }
-    let config = config(&args.matching, Verification::Exact, KeepPolicy::First)?;
+    config(&args.matching, Verification::Exact, KeepPolicy::First)
+}
+
+pub fn run(args: &SimSettings, config: &Config) -> Result<String> {
     let (a, b) = (text_of(&args.a, args.text)?, text_of(&args.b, args.text)?);
     let sh = config.shingler();
     let (sa, sb) = (sh.shingle_set(&a), sh.shingle_set(&b));
