@@ -85,7 +85,10 @@ fn main() -> ExitCode {
             plan_cmd::resolve(&s).and_then(|c| plan_cmd::run(&s, &c).and_then(|o| print(&o)))
         }
         Command::Index(c) => c.clone().resolve().and_then(|s| index_cmd::run(&s)),
-        Command::Serve(a) => serve_cmd::run(&a.clone().into()),
+        Command::Serve(a) => {
+            let s = a.clone().into();
+            serve_cmd::resolve(&s).and_then(|c| serve_cmd::run(&s, &c))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

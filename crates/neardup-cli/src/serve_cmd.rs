@@ -58,8 +58,9 @@ fn count(flag: &str, value: usize) -> Result<usize> {
     Ok(value)
 }
 
-pub fn run(a: &ServeSettings) -> Result<()> {
-    return_freed_memory();
+/// The server's configuration, resolved right after parsing (`main.rs`): every flag
+/// checked and the tokens read before the index is opened.
+pub fn resolve(a: &ServeSettings) -> Result<ServerConfig> {
     if !(a.commit_delay >= 0.0 && a.commit_delay <= 10_000.0) {
         usage!(
             "--commit-delay {}: give milliseconds from 0 to 10000",
@@ -102,6 +103,11 @@ pub fn run(a: &ServeSettings) -> Result<()> {
     if let Err(e) = config.check() {
         usage!("{e}");
     }
+    Ok(config)
+}
+
+pub fn run(a: &ServeSettings, config: &ServerConfig) -> Result<()> {
+    return_freed_memory();
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(tracing::Level::INFO)
