@@ -709,6 +709,7 @@ pub struct SimArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::{Mode, Resolved};
 
     #[test]
     fn core_values_parse_under_their_names() {
@@ -778,5 +779,57 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
         assert!(err.to_string().contains("invalid shingle spec"), "{err}");
+    }
+
+    fn resolved(line: &[&str]) -> anyhow::Result<Resolved> {
+        let (mode, settings) = match Cli::try_parse_from(line).expect("parses").command {
+            Command::Pairs(a) => (Mode::Pairs, a.into()),
+            Command::Clusters(a) => (Mode::Clusters, a.into()),
+            Command::Dedup(a) => (Mode::Dedup, a.into()),
+            other => panic!("not a matching command: {other:?}"),
+        };
+        crate::run::resolve(mode, settings)
+    }
+
+    #[test]
+    fn refusals_the_command_line_decides_are_made_while_resolving() {
+        // The input does not exist: reading it would fail otherwise.
+        let missing = "no-such-input.jsonl";
+        for (line, said) in [
+            (
+                &["neardup", "clusters", missing, "--measure", "containment"][..],
+                "--measure containment is for pairs",
+            ),
+            (
+                &["neardup", "pairs", missing, "--hamming", "3"],
+                "--hamming is the distance of SimHash fingerprints",
+            ),
+            (
+                &["neardup", "dedup", missing, "--keep-by", ":desc"],
+                "--keep-by needs a field or column name",
+            ),
+            (
+                &["neardup", "dedup", missing, "-o", "out.csv"],
+                "dedup writes the input's own format",
+            ),
+        ] {
+            let e = resolved(line).err().expect("refused");
+            assert!(e.to_string().starts_with(said), "{line:?}: {e}");
+        }
+        let r = resolved(&[
+            "neardup",
+            "clusters",
+            missing,
+            "-t",
+            "0.6",
+            "--keep-by",
+            "Time:desc",
+        ])
+        .unwrap();
+        assert_eq!(r.config.threshold(), 0.6);
+        assert_eq!(
+            r.keep_by.map(|k| (k.field, k.descending)),
+            Some(("Time".into(), true))
+        );
     }
 }

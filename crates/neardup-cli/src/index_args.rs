@@ -339,3 +339,85 @@ fn build_config(p: &IndexParamArgs, threshold: Option<f64>) -> anyhow::Result<Co
     }
     Ok(config)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::args::{Cli, Command};
+    use crate::index_settings::IndexSettings;
+
+    fn resolve(line: &[&str]) -> anyhow::Result<IndexSettings> {
+        let cli = Cli::try_parse_from(line).expect("parses");
+        let Command::Index(c) = cli.command else {
+            panic!("not an index command: {:?}", cli.command);
+        };
+        c.resolve()
+    }
+
+    #[test]
+    fn build_refuses_parameters_that_do_not_go_together_before_touching_the_index() {
+        let dir = std::env::temp_dir().join(format!("neardup-resolve-{}", std::process::id()));
+        let index = dir.join("idx");
+        let index = index.to_str().unwrap();
+        let e = resolve(&[
+            "neardup",
+            "index",
+            "build",
+            index,
+            "missing.jsonl",
+            "--measure",
+            "containment",
+            "--bands",
+            "4",
+            "--rows",
+            "2",
+        ])
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("--bands/--rows do not apply to --measure containment"),
+            "{e}"
+        );
+        let e = resolve(&[
+            "neardup",
+            "index",
+            "build",
+            index,
+            "missing.jsonl",
+            "--sketch",
+            "simhash",
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("an index"), "{e}");
+        assert!(!dir.exists(), "resolving created {}", dir.display());
+    }
+
+    #[test]
+    fn build_resolves_defaults_and_add_keeps_only_what_was_given() {
+        let IndexSettings::Build(b) =
+            resolve(&["neardup", "index", "build", "idx", "a.jsonl", "-t", "0.7"]).unwrap()
+        else {
+            panic!("not build");
+        };
+        assert_eq!(b.config.threshold(), 0.7);
+        assert_eq!(b.config.num_perm(), neardup::defaults::NUM_PERM);
+        let IndexSettings::Add(a) = resolve(&[
+            "neardup", "index", "add", "idx", "a.jsonl", "-t", "0.7", "--seed", "3",
+        ])
+        .unwrap() else {
+            panic!("not add");
+        };
+        assert_eq!(
+            (a.given.threshold, a.given.seed, a.given.num_perm),
+            (Some(0.7), Some(3), None)
+        );
+        // A query's threshold is how similar its neighbours are, not the index's.
+        let IndexSettings::Query(q) =
+            resolve(&["neardup", "index", "query", "idx", "a.jsonl", "-t", "0.9"]).unwrap()
+        else {
+            panic!("not query");
+        };
+        assert_eq!((q.threshold, q.given.threshold), (Some(0.9), None));
+    }
+}
