@@ -1,7 +1,7 @@
 //! The command line resolved into plain settings, once, right after parsing: what the
-//! layers below the commands read instead of clap's argument structs (`args.rs` and
-//! `index_args.rs` define those and resolve them here, ripgrep's `HiArgs` idea). The input
-//! options resolve into neardup-io's `InputOptions`.
+//! layers below the commands read instead of clap's argument structs (`args.rs` defines
+//! those and resolves them here, ripgrep's `HiArgs` idea; the index commands' are in
+//! `index_settings.rs`). The input options resolve into neardup-io's `InputOptions`.
 
 use std::path::PathBuf;
 
