@@ -196,11 +196,16 @@ fn bad_use_is_refused_with_the_reason() {
         &[("a", "some text to index here")],
     );
     ok(&["index", "build", idx, &base, "-q", "--seed", "3"]);
-    let cases: [(&[&str], i32, &str); 5] = [
+    let cases: [(&[&str], i32, &str); 6] = [
         (
             &["index", "build", idx, &base],
             2,
             "an index already exists here",
+        ),
+        (
+            &["index", "query", idx, &base, "--kind", "neighbors"],
+            2,
+            "[possible values: neighbours]",
         ),
         (
             &["index", "add", idx, &base, "--seed", "4"],
