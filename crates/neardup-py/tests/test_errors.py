@@ -28,6 +28,9 @@ TEXTS = ["one text here", "another text", "one text here!"]
         ({"sketch": "simhash", "hamming": -1}, "the Hamming distance must be in 0..=16, got -1"),
         ({"sketch": "simhash", "bands": 4, "rows": 8}, "bands and rows: MinHash sketches only, not simhash"),
         ({"sketch": "simhash", "verify": "triage"}, "--verify triage: MinHash sketches only, not simhash"),
+        ({"hamming": 5}, "the Hamming distance is the distance of SimHash fingerprints: it applies to sketch simhash only"),
+        ({"sketch": "simhash", "num_perm": 64}, "the number of permutations (64) is the length of a MinHash signature"),
+        ({"sketch": "simhash", "neighbours": False}, "sketch simhash looks at no pairs beyond its candidates"),
         ({"num_perm": 0}, "number of permutations must be in 1..=65536, got 0"),
         ({"num_perm": -3}, "number of permutations must be in 1..=65536, got -3"),
         ({"bands": 4}, "bands and rows go together: give both or neither"),
@@ -41,6 +44,14 @@ def test_refused_settings(options: dict, message: str) -> None:
     assert message in str(caught.value)
     with pytest.raises(NeardupError):
         neardup.Config(**options)
+
+
+def test_the_default_distance_is_not_given() -> None:
+    # A Config holds every setting; the distance at its default is not passed on as
+    # given, so a MinHash run keeps it rather than being refused.
+    config = neardup.Config(hamming=neardup.DEFAULT_HAMMING)
+    assert config.hamming == neardup.DEFAULT_HAMMING
+    assert neardup.pairs(TEXTS, hamming=neardup.DEFAULT_HAMMING) == neardup.pairs(TEXTS)
 
 
 def test_keep_is_checked() -> None:
