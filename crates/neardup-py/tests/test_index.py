@@ -94,6 +94,16 @@ def test_parameters_are_pinned(tmp_path: Path) -> None:
     assert again.query("anything", threshold=0.9) == []
 
 
+def test_a_query_kind_is_passed_through_by_name(tmp_path: Path) -> None:
+    texts = ["a vintage road bike with a steel frame", "a grey velvet sofa, barely used"]
+    with neardup.Index(tmp_path / "idx") as index:
+        index.add(texts, ["bike", "sofa"])
+    assert index.query(texts[0], kind="neighbours") == index.query(texts[0]) == [("bike", 1.0)]
+    assert index.query_id("sofa", kind="neighbours") == index.query_id("sofa") == []
+    with pytest.raises(neardup.NeardupError, match='kind "neighbors": one of neighbours'):
+        index.query(texts[0], kind="neighbors")
+
+
 def test_a_file_is_not_an_index(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not an index")
     with pytest.raises(neardup.IndexFileError):
