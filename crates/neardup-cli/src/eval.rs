@@ -144,7 +144,7 @@ pub fn run(args: &EvalSettings, config: &Config) -> Result<String> {
                 &contained,
                 &lsh_stats,
                 Some(pipeline.ensemble_plan()),
-                crate::contain::set_sizes(corpus),
+                crate::containment::set_sizes(corpus),
                 &docs,
             ),
         }

@@ -1,7 +1,7 @@
 //! The `neardup` command: find near-duplicate documents.
 
 mod args;
-mod contain;
+mod containment;
 mod dedup_output;
 mod errors;
 mod eval;

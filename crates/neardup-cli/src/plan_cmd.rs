@@ -236,7 +236,7 @@ fn containment(args: &PlanSettings, config: &neardup::Config) -> Result<String> 
     }
     let (sample, seen, _) = read_sample(args)?;
     let shingled = pipeline.shingle(&sample)?;
-    let partitions = EnsemblePlan::partitions_of(crate::contain::set_sizes(shingled.corpus()));
+    let partitions = EnsemblePlan::partitions_of(crate::containment::set_sizes(shingled.corpus()));
     let documents: u64 = partitions.iter().map(|p| p.documents).sum();
     let _ = writeln!(
         out,

@@ -133,7 +133,7 @@ fn why_line(why: &Why, chosen_in: Duration) -> String {
         Why::SimHash => {
             "SimHash (auto: --sketch simhash finds its candidates by fingerprint)".into()
         }
-        Why::Containment => crate::contain::METHOD_LINE.into(),
+        Why::Containment => crate::containment::METHOD_LINE.into(),
         Why::LshOption(flag) => format!("LSH (auto: {flag} is an LSH option)"),
         Why::Predicted(c) => format!("{} in {}", summary::method_choice(c), secs(chosen_in)),
         // A reason this command does not know yet: named as the core debug-prints it.

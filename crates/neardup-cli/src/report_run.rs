@@ -247,7 +247,7 @@ pub fn add_containment(
         Count::new("pairs", pairs.len() as u64),
         Count::new(
             "documents in a pair",
-            crate::contain::documents(pairs, docs.len()),
+            crate::containment::documents(pairs, docs.len()),
         ),
     ]);
     if stats.skipped_buckets > 0 {

@@ -83,7 +83,7 @@ impl Run<'_> {
         let mut observer = (self.bars.clone(), &mut self.recorded);
         let score = pipeline.config().measure().name();
         let to = if containment {
-            crate::contain::write_header(&mut out, format, score)
+            crate::containment::write_header(&mut out, format, score)
                 .map(|()| To::Contained(&mut out, score))
         } else {
             PairWriter::new(&mut out, docs, format, simhash).map(To::Pairs)
@@ -128,7 +128,7 @@ impl Run<'_> {
             let shingled = ready.shingled().context("containment runs in memory")?;
             let pairs = contained.unwrap_or_default();
             self.report(&stats, None, &|data| {
-                let sizes = crate::contain::set_sizes(shingled.corpus());
+                let sizes = crate::containment::set_sizes(shingled.corpus());
                 report_run::add_containment(data, &pairs, &stats, plan, sizes, docs)
             })?;
         } else {
@@ -243,7 +243,7 @@ impl neardup::Sink for Written<'_, '_> {
         }
         let done = match &mut self.to {
             To::Contained(out, score) => {
-                crate::contain::write(*out, chunk, self.docs, self.format, score)
+                crate::containment::write(*out, chunk, self.docs, self.format, score)
             }
             To::Pairs(_) => Err(std::io::Error::other(
                 "containment pairs in a similarity run",

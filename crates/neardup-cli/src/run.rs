@@ -73,7 +73,7 @@ pub fn builder(m: &MatchSettings, verify: Verification, keep: KeepPolicy) -> Res
 /// Refuses options that do not go together, before any work (an option that never
 /// applies to the command is not offered by it).
 fn refuse_inapplicable(mode: Mode, args: &RunSettings) -> Result<()> {
-    crate::contain::refuse(mode, args)?;
+    crate::containment::refuse(mode, args)?;
     if args.method == Method::Exact {
         if let Some(flag) = lsh_option(args) {
             usage!("{flag} is an LSH option; --method exact runs the exact join, which verifies every pair exactly");

@@ -13,20 +13,8 @@ use neardup::{
     SpillOptions,
 };
 
-fn summaries() -> Vec<String> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/pypi-summaries.jsonl"
-    );
-    std::fs::read_to_string(path)
-        .expect("testdata/pypi-summaries.jsonl")
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["text"].as_str().unwrap().to_string()
-        })
-        .collect()
-}
+mod common;
+use common::summaries;
 
 /// Counts what a run hands on, so that nothing is optimized away.
 #[derive(Default)]
