@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use neardup::{Clusters, Pair};
+use neardup::{Clusters, Measure, Pair};
 use neardup_io::{OutputFile, OutputOptions};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -68,19 +68,22 @@ pub struct PairWriter<'a> {
     format: OutputFormat,
     /// A SimHash run: TSV has a `hamming` column.
     hamming: bool,
+    /// What the scores are: their name and their values, from the Jaccard computed.
+    measure: Measure,
 }
 
 impl<'a> PairWriter<'a> {
     /// Writes the TSV header; `hamming` (a SimHash run) adds the fingerprints' distance
-    /// as a last column.
+    /// as a last column. The score is named after the `measure`.
     pub fn new(
         out: &'a mut dyn Write,
         docs: &'a Documents,
         format: OutputFormat,
         hamming: bool,
+        measure: Measure,
     ) -> io::Result<Self> {
         if format == OutputFormat::Tsv {
-            out.write_all(b"a\tb\tjaccard\testimate\ttruncated")?;
+            write!(out, "a\tb\t{}\testimate\ttruncated", measure.name())?;
             out.write_all(if hamming { b"\thamming\n" } else { b"\n" })?;
         }
         Ok(PairWriter {
@@ -88,6 +91,7 @@ impl<'a> PairWriter<'a> {
             docs,
             format,
             hamming,
+            measure,
         })
     }
 
@@ -99,7 +103,7 @@ impl<'a> PairWriter<'a> {
         let mut docs: Vec<u32> = chunk.iter().flat_map(|p| [p.a, p.b]).collect();
         docs.par_sort_unstable();
         docs.dedup();
-        let (all, format, hamming) = (self.docs, self.format, self.hamming);
+        let (all, format, hamming, measure) = (self.docs, self.format, self.hamming, self.measure);
         let rendered: Vec<Vec<u8>> = docs
             .par_iter()
             .map(|&d| render_id(&all.id(d), format))
@@ -107,7 +111,7 @@ impl<'a> PairWriter<'a> {
         let id = |d: u32| -> &[u8] { &rendered[docs.binary_search(&d).expect("rendered above")] };
         let parts: Vec<Vec<u8>> = chunk
             .par_chunks(FORMAT_TASK)
-            .map(|part| format_pairs(part, &id, format, hamming))
+            .map(|part| format_pairs(part, &id, format, hamming, measure))
             .collect::<io::Result<_>>()?;
         parts.iter().try_for_each(|p| self.out.write_all(p))?;
         self.out.flush()
@@ -150,8 +154,12 @@ fn format_pairs<'i>(
     id: &(impl Fn(u32) -> &'i [u8] + Sync),
     format: OutputFormat,
     hamming: bool,
+    measure: Measure,
 ) -> io::Result<Vec<u8>> {
     let mut buf = Vec::with_capacity(pairs.len() * 64);
+    let score = |v: Option<f64>| v.map(|j| measure.score(j));
+    let key = format!(",\"{}\":", measure.name());
+    let unknown = format!("{key}null,\"truncated\":true");
     for p in pairs {
         let (a, b) = (id(p.a), id(p.b));
         match format {
@@ -161,13 +169,13 @@ fn format_pairs<'i>(
                 buf.extend_from_slice(b",\"b\":");
                 buf.extend_from_slice(b);
                 if p.similarity.truncated {
-                    // No exact Jaccard: a document was longer than the cap.
-                    buf.extend_from_slice(b",\"jaccard\":null,\"truncated\":true");
+                    // No exact score: a document was longer than the cap.
+                    buf.extend_from_slice(unknown.as_bytes());
                 }
                 // Absent values are left out, as in the cluster lines.
                 for (key, value) in [
-                    (&b",\"jaccard\":"[..], p.similarity.jaccard),
-                    (&b",\"estimate\":"[..], p.similarity.estimate),
+                    (key.as_bytes(), score(p.similarity.jaccard)),
+                    (&b",\"estimate\":"[..], score(p.similarity.estimate)),
                 ] {
                     if let Some(v) = round(value) {
                         buf.extend_from_slice(key);
@@ -184,9 +192,9 @@ fn format_pairs<'i>(
                 buf.push(b'\t');
                 buf.extend_from_slice(b);
                 buf.push(b'\t');
-                push_tsv_number(&mut buf, p.similarity.jaccard)?;
+                push_tsv_number(&mut buf, score(p.similarity.jaccard))?;
                 buf.push(b'\t');
-                push_tsv_number(&mut buf, p.similarity.estimate)?;
+                push_tsv_number(&mut buf, score(p.similarity.estimate))?;
                 buf.extend_from_slice(if p.similarity.truncated {
                     b"\ttrue"
                 } else {

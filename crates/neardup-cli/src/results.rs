@@ -86,7 +86,8 @@ impl Run<'_> {
             crate::containment::write_header(&mut out, format, score)
                 .map(|()| To::Contained(&mut out, score))
         } else {
-            PairWriter::new(&mut out, docs, format, simhash).map(To::Pairs)
+            PairWriter::new(&mut out, docs, format, simhash, pipeline.config().measure())
+                .map(To::Pairs)
         };
         let to = match to {
             Ok(to) => to,

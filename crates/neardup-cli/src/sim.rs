@@ -86,7 +86,7 @@ pub fn run(args: &SimSettings, config: &Config) -> Result<String> {
         estimate(&sketch.sketch(&sa), &sketch.sketch(&sb))
     };
     let sd = estimate_std_dev(j, config.num_perm());
-    let similar = meets_threshold(j, config.threshold());
+    let similar = meets_threshold(j, config.tested_threshold());
     // The SimHash of each text, its shingles weighed by their counts as a run weighs them.
     let fingerprint = |text: &str| {
         let mut hashes = Vec::new();
@@ -108,7 +108,7 @@ pub fn run(args: &SimSettings, config: &Config) -> Result<String> {
     };
     let by_containment = config.measure().from_smaller();
     let similar = if by_containment {
-        meets_threshold(containment, config.threshold())
+        meets_threshold(containment, config.tested_threshold())
     } else {
         similar
     };

@@ -361,6 +361,8 @@ impl Searcher {
         top: Option<usize>,
         exclude: Option<&str>,
     ) -> Vec<Hit> {
+        // The threshold in the score the checks compute, as a corpus run tests it.
+        let threshold = self.pipeline.config().measure().tested(threshold);
         let state = &*self.state;
         let excluded = exclude.and_then(|id| state.find(id));
         let live = |s: usize, d: u32| !state.deletes[s].contains(d) && excluded != Some((s, d));

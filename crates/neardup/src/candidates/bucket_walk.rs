@@ -84,7 +84,7 @@ impl Pipeline {
                 let beyond = beyond::Beyond {
                     corpus,
                     index: &index,
-                    threshold: self.config.threshold(),
+                    threshold: self.config.tested_threshold(),
                 };
                 beyond.walk(&verifier, &mut known, observer, &mut out)?
             } else {

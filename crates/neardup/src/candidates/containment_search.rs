@@ -59,7 +59,7 @@ impl Pipeline {
     /// The containment search's plan under this configuration: the threshold as a
     /// containment, the signature length K.
     pub fn ensemble_plan(&self) -> EnsemblePlan {
-        EnsemblePlan::new(self.config.threshold(), self.config.num_perm())
+        EnsemblePlan::new(self.config.tested_threshold(), self.config.num_perm())
     }
 
     /// The sketch the containment search signs every size with: the configured MinHash
@@ -163,7 +163,7 @@ impl Pipeline {
         let judge = Containment {
             corpus,
             reps: &search.reps,
-            threshold: self.config.threshold(),
+            threshold: self.config.tested_threshold(),
         };
         observer.start(Stage::Verify, 0);
         let start = std::time::Instant::now();
@@ -203,7 +203,7 @@ impl Pipeline {
         observer.start(Stage::ExactJoin, 0);
         let (found, join) = stats.time(Stage::ExactJoin, || {
             let sets = corpus.representative_sets();
-            ContainmentJoin::new(self.config.threshold()).join(&sets)
+            ContainmentJoin::new(self.config.tested_threshold()).join(&sets)
         });
         observer.finish();
         stats.candidates = join.candidates;

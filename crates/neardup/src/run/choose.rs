@@ -123,7 +123,7 @@ impl Pipeline {
         let sets: Vec<&[u32]> = doc_ids(picked.len())
             .map(|d| sketched.corpus().set(d))
             .collect();
-        let (_, join) = ExactJoin::new(self.config.threshold()).try_join(&sets)?;
+        let (_, join) = ExactJoin::new(self.config.tested_threshold()).try_join(&sets)?;
         let exact_ns = ranked_ns
             + pair_scale
                 * (join.postings as f64 * cost::POSTING

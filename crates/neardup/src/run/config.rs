@@ -76,9 +76,15 @@ impl Config {
     pub fn seed(&self) -> u64 {
         self.seed
     }
-    /// Similarity threshold t.
+    /// Similarity threshold t, in the configured measure.
     pub fn threshold(&self) -> f64 {
         self.threshold
+    }
+    /// The threshold the engines test pairs against, in the score they compute
+    /// ([`Measure::tested`]): what every engine, the band plan and the one-document
+    /// checks read, so that a measure converts its threshold in one place.
+    pub fn tested_threshold(&self) -> f64 {
+        self.measure.tested(self.threshold)
     }
     /// The banding plan.
     pub fn plan(&self) -> BandPlan {
@@ -370,7 +376,9 @@ impl ConfigBuilder {
         }
         let plan = match (self.bands, self.rows) {
             (Some(b), Some(r)) => BandPlan::new(b, r, self.num_perm)?,
-            (None, None) => BandPlan::for_threshold(self.threshold, self.num_perm)?,
+            (None, None) => {
+                BandPlan::for_threshold(self.measure.tested(self.threshold), self.num_perm)?
+            }
             _ => return Err(Error::IncompleteBands),
         };
         Ok(Config {

@@ -61,6 +61,24 @@ impl Measure {
         !self.from_smaller()
     }
 
+    /// The threshold the engines test for a threshold `t` of this measure, in the score
+    /// they compute: Jaccard, or containment for a measure found by size. `t` itself for
+    /// every measure so far; a measure that is a function of one of those (Dice is
+    /// 2J / (1 + J)) converts here, and every engine, the band plan and `sim` follow.
+    pub fn tested(self, t: f64) -> f64 {
+        match self {
+            Measure::Jaccard | Measure::Containment => t,
+        }
+    }
+
+    /// A pair's score in this measure, from the score the engines computed (see
+    /// [`Measure::tested`]): the same value for every measure so far.
+    pub fn score(self, computed: f64) -> f64 {
+        match self {
+            Measure::Jaccard | Measure::Containment => computed,
+        }
+    }
+
     /// Every measure's name, for a message: `jaccard or containment`.
     pub(crate) fn expected() -> String {
         let names: Vec<&str> = Self::ALL.iter().map(|m| m.name()).collect();

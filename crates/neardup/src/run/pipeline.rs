@@ -64,7 +64,7 @@ impl Pipeline {
             config.sketch(),
             config.num_perm(),
             config.seed(),
-            config.threshold(),
+            config.tested_threshold(),
         )?;
         Ok(Pipeline { config, families })
     }
@@ -313,7 +313,7 @@ impl Pipeline {
             let proposed: Vec<(u32, u32)> =
                 crate::candidates::large_groups::pairs_near_large_groups(
                     corpus,
-                    self.config.threshold(),
+                    self.config.tested_threshold(),
                 )
                 .into_par_iter()
                 .filter(|l| verified.binary_search(l).is_err())
@@ -398,7 +398,7 @@ impl Pipeline {
         observer.start(Stage::ExactJoin, 0);
         let joined = stats.time(Stage::ExactJoin, || {
             let sets = corpus.representative_sets();
-            ExactJoin::new(self.config.threshold()).try_join(&sets)
+            ExactJoin::new(self.config.tested_threshold()).try_join(&sets)
         });
         observer.finish();
         let (found, join) = joined?;
@@ -406,7 +406,7 @@ impl Pipeline {
         stats.merged = join.merged;
         stats.postings = join.postings;
         stats.verified = found.len() as u64;
-        let policy = Policy::exact(self.config.threshold());
+        let policy = Policy::exact(self.config.tested_threshold());
         let judge = JoinScores {
             corpus,
             verifier: Verifier::new(corpus, policy),
@@ -482,8 +482,8 @@ impl Pipeline {
             .iter()
             .map(|p| (p.a, p.b))
             .collect();
-        let verifier =
-            Verifier::new(corpus, Policy::exact(self.config.threshold())).without_estimates();
+        let verifier = Verifier::new(corpus, Policy::exact(self.config.tested_threshold()))
+            .without_estimates();
         let ranks = shingled.keep_ranks.as_deref();
         let clusters =
             self.cluster_links(corpus, ranks, &links, &mut stats, observer, |kept, doc| {

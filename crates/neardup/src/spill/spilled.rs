@@ -414,15 +414,17 @@ impl Spilled<'_> {
     fn near_large_groups(&self) -> Result<Vec<Link>> {
         let groups = self.groups.all().iter().map(|g| (g.len(), g[0])).collect();
         let mut failed = None;
-        let large = LargeGroups::new(groups, self.pipeline.config.threshold(), |r| {
-            match self.doc_sets(&[r]) {
+        let large = LargeGroups::new(
+            groups,
+            self.pipeline.config.tested_threshold(),
+            |r| match self.doc_sets(&[r]) {
                 Ok(mut s) => s.pop().map(|s| shingle_ids(s.set())).unwrap_or_default(),
                 Err(e) => {
                     failed.get_or_insert(e);
                     Vec::new()
                 }
-            }
-        });
+            },
+        );
         if let Some(e) = failed {
             return Err(e);
         }

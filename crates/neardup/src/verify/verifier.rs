@@ -49,7 +49,7 @@ impl Policy {
     /// The configured policy.
     pub(crate) fn new(config: &Config) -> Self {
         Policy {
-            threshold: config.threshold(),
+            threshold: config.tested_threshold(),
             verification: config.verification(),
             num_perm: config.num_perm(),
             hamming: (!config.sketch().is_minhash()).then_some(config.hamming()),
