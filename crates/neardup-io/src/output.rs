@@ -7,6 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use flate2::write::GzEncoder;
 use tempfile::NamedTempFile;
+use zstd::stream::write::Encoder as ZstdEncoder;
 
 use crate::error::{Error, Result};
 use crate::open::is_gzip_name;
@@ -38,7 +39,7 @@ impl OutputOptions {
     }
 
     /// Compresses with gzip (`true`) or not (`false`) whatever the name; by default a
-    /// name ending in `.gz` is compressed.
+    /// name ending in `.gz` is gzip-compressed and one ending in `.zst` zstd-compressed.
     pub fn gzip(mut self, gzip: bool) -> Self {
         self.gzip = Some(gzip);
         self
@@ -98,7 +99,8 @@ pub enum OutputKind {
 /// | a socket, a block device | [`Error::UnsupportedOutput`] |
 /// | the same file as an input (device and inode, whatever the name) | [`Error::OutputIsInput`] |
 ///
-/// A name ending in `.gz` (any case) is gzip-compressed; the rest of the rules are the same.
+/// A name ending in `.gz` (any case) is gzip-compressed, one ending in `.zst` is
+/// zstd-compressed (one frame, level 3, zstd's default); the rest of the rules are the same.
 /// Errors name the target as given, never the temporary file.
 ///
 /// # Interrupts
@@ -121,6 +123,35 @@ pub struct OutputFile {
 enum Sink {
     Plain(BufWriter<Inner>),
     Gzip(Box<GzEncoder<BufWriter<Inner>>>),
+    Zstd(Box<ZstdEncoder<'static, BufWriter<Inner>>>),
+}
+
+/// How an output's bytes are compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Codec {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Codec {
+    /// By name unless `gzip` says otherwise: `.gz` gzip, `.zst` zstd (any case).
+    fn of(path: &Path, gzip: Option<bool>) -> Codec {
+        match gzip {
+            Some(true) => Codec::Gzip,
+            Some(false) => Codec::None,
+            None if is_gzip_name(path) => Codec::Gzip,
+            None if is_zstd_output_name(path) => Codec::Zstd,
+            None => Codec::None,
+        }
+    }
+}
+
+/// True if the file name ends in `.zst`, ignoring ASCII case: such an output is
+/// zstd-compressed.
+fn is_zstd_output_name(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().to_ascii_lowercase().ends_with(".zst"))
 }
 
 enum Inner {
@@ -157,15 +188,15 @@ impl OutputFile {
     /// the file or its temporary file cannot be created.
     pub fn create(path: &Path, options: &OutputOptions) -> Result<OutputFile> {
         let name = path.display().to_string();
-        let gzip = options.gzip.unwrap_or_else(|| is_gzip_name(path));
+        let codec = Codec::of(path, options.gzip);
         if path == Path::new("-") {
-            return Ok(OutputFile::new(
+            return OutputFile::new(
                 name,
                 OutputKind::Stdout,
                 Inner::Stdout(io::stdout()),
-                gzip,
+                codec,
                 None,
-            ));
+            );
         }
         let err = |error: io::Error| Error::Write {
             path: name.clone(),
@@ -190,13 +221,13 @@ impl OutputFile {
             if let Some(kind) = kind {
                 if kind == "direct" {
                     let file = OpenOptions::new().write(true).open(path).map_err(err)?;
-                    return Ok(OutputFile::new(
+                    return OutputFile::new(
                         name,
                         OutputKind::Direct,
                         Inner::File(file),
-                        gzip,
+                        codec,
                         None,
-                    ));
+                    );
                 }
                 return Err(Error::UnsupportedOutput { path: name, kind });
             }
@@ -226,37 +257,40 @@ impl OutputFile {
         if let Some(meta) = &meta {
             fs::set_permissions(file.path(), meta.permissions()).map_err(err)?;
         }
-        Ok(OutputFile::new(
+        OutputFile::new(
             name,
             OutputKind::Atomic,
             Inner::Temp(file),
-            gzip,
+            codec,
             Some((target, registered)),
-        ))
+        )
     }
 
     fn new(
         name: String,
         kind: OutputKind,
         inner: Inner,
-        gzip: bool,
+        codec: Codec,
         target: Option<(PathBuf, Registered)>,
-    ) -> OutputFile {
+    ) -> Result<OutputFile> {
         let buffered = BufWriter::with_capacity(BUF_SIZE, inner);
-        let out = if gzip {
-            Sink::Gzip(Box::new(GzEncoder::new(
+        let out = match codec {
+            Codec::None => Sink::Plain(buffered),
+            Codec::Gzip => Sink::Gzip(Box::new(GzEncoder::new(
                 buffered,
                 flate2::Compression::default(),
-            )))
-        } else {
-            Sink::Plain(buffered)
+            ))),
+            Codec::Zstd => match ZstdEncoder::new(buffered, zstd::DEFAULT_COMPRESSION_LEVEL) {
+                Ok(encoder) => Sink::Zstd(Box::new(encoder)),
+                Err(error) => return Err(Error::Write { path: name, error }),
+            },
         };
-        OutputFile {
+        Ok(OutputFile {
             name,
             kind,
             out,
             target,
-        }
+        })
     }
 
     /// What is being written to.
@@ -282,7 +316,7 @@ impl OutputFile {
         }
     }
 
-    /// Ends the gzip stream, flushes, and for a regular file renames the temporary
+    /// Ends the gzip or zstd stream, flushes, and for a regular file renames the temporary
     /// file over the target.
     ///
     /// # Errors
@@ -309,6 +343,7 @@ impl OutputFile {
         let buffered = match out {
             Sink::Plain(b) => b,
             Sink::Gzip(g) => g.finish().map_err(err)?,
+            Sink::Zstd(z) => z.finish().map_err(err)?,
         };
         let inner = buffered.into_inner().map_err(|e| err(e.into_error()))?;
         match (inner, target) {
@@ -332,6 +367,7 @@ impl Write for OutputFile {
         match &mut self.out {
             Sink::Plain(o) => o.write(buf),
             Sink::Gzip(o) => o.write(buf),
+            Sink::Zstd(o) => o.write(buf),
         }
     }
 
@@ -339,6 +375,7 @@ impl Write for OutputFile {
         match &mut self.out {
             Sink::Plain(o) => o.write_all(buf),
             Sink::Gzip(o) => o.write_all(buf),
+            Sink::Zstd(o) => o.write_all(buf),
         }
     }
 
@@ -346,6 +383,7 @@ impl Write for OutputFile {
         match &mut self.out {
             Sink::Plain(o) => o.flush(),
             Sink::Gzip(o) => o.flush(),
+            Sink::Zstd(o) => o.flush(),
         }
     }
 }
@@ -592,6 +630,38 @@ mod tests {
         let bytes = fs::read(&path).unwrap();
         assert_eq!(&bytes[..2], [0x1f, 0x8b]);
         let path = dir.path().join("plain.gz");
+        let mut out = OutputFile::create(&path, &OutputOptions::new().gzip(false)).unwrap();
+        out.write_all(b"hello\n").unwrap();
+        out.finish().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"hello\n");
+    }
+
+    #[test]
+    fn zst_names_are_compressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.JSONL.ZST");
+        let text = b"{\"text\":\"hello\"}\n".repeat(1000);
+        let mut out = OutputFile::create(&path, &OutputOptions::new()).unwrap();
+        out.write_all(&text).unwrap();
+        out.finish().unwrap();
+        let bytes = fs::read(&path).unwrap();
+        assert_eq!(
+            &bytes[..4],
+            [0x28, 0xb5, 0x2f, 0xfd],
+            "the zstd magic number"
+        );
+        assert!(bytes.len() < text.len() / 10, "{} bytes", bytes.len());
+        assert_eq!(zstd::decode_all(&bytes[..]).unwrap(), text);
+        // An empty output is still one whole frame, as `zstd` writes for an empty file.
+        let path = dir.path().join("empty.zst");
+        OutputFile::create(&path, &OutputOptions::new())
+            .unwrap()
+            .finish()
+            .unwrap();
+        assert!(zstd::decode_all(&fs::read(&path).unwrap()[..])
+            .unwrap()
+            .is_empty());
+        let path = dir.path().join("plain.zst");
         let mut out = OutputFile::create(&path, &OutputOptions::new().gzip(false)).unwrap();
         out.write_all(b"hello\n").unwrap();
         out.finish().unwrap();
