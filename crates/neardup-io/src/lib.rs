@@ -128,6 +128,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod annotate;
 mod dedup_writer;
 mod delimited;
 mod dir;
@@ -141,6 +142,7 @@ mod lines;
 mod open;
 mod options;
 mod output;
+pub mod parquet;
 mod reader;
 mod record;
 mod text;
