@@ -142,7 +142,6 @@ mod lines;
 mod open;
 mod options;
 mod output;
-pub mod parquet;
 mod reader;
 mod record;
 mod text;
