@@ -47,6 +47,66 @@ pub enum Error {
         /// the length of the gzip stream.
         offset: u64,
     },
+    /// A `.zst` input (or zstd data on standard input) is truncated or corrupt (a frame
+    /// cut short, bytes after the last frame that do not start another).
+    #[error("{}: corrupt or truncated zstd stream: {error}", At(.path, *.line))]
+    Zstd {
+        /// The input as given.
+        path: String,
+        /// The line of the decompressed text being read when the stream broke.
+        line: Option<u64>,
+        /// The decoder's error.
+        error: io::Error,
+    },
+    /// A Parquet input cannot be read: not a Parquet file, truncated (no footer), a
+    /// damaged footer, or damaged data in a row group (`row`: the first row of the batch
+    /// being decoded).
+    #[error("{}: {reason}", At(.path, *.row))]
+    Parquet {
+        /// The input as given.
+        path: String,
+        /// The 1-based row being read, once rows are read.
+        row: Option<u64>,
+        /// What is wrong, with the Parquet decoder's message.
+        reason: String,
+    },
+    /// A Parquet column asked for (text, id or key) is not in the file. The message lists
+    /// the file's columns (a struct's fields as dotted paths) and a near miss: a column
+    /// that differs only in case or surrounding spaces, or a struct field of that name.
+    #[error(
+        "{path}: column {column:?} is not in the Parquet file (its columns: {}){}",
+        Quoted(.available),
+        NearMiss(.column, .available)
+    )]
+    MissingParquetColumn {
+        /// The input as given.
+        path: String,
+        /// The column that was asked for.
+        column: String,
+        /// The file's columns, in order, a struct's fields as dotted paths.
+        available: Vec<String>,
+    },
+    /// A Parquet column asked for has a type it cannot be read as: a text column that
+    /// is not a string (`string`, `large_string`, `string_view` or a dictionary of
+    /// strings), an id or key column of a type with no text form here (a list, ...).
+    #[error("{path}: column {column:?} is {found}; {wanted}")]
+    ParquetColumnType {
+        /// The input as given.
+        path: String,
+        /// The column.
+        column: String,
+        /// Its type, as Arrow names it.
+        found: String,
+        /// What it must be instead.
+        wanted: &'static str,
+    },
+    /// Parquet was asked of standard input: the format's footer is at the end of the
+    /// file, so it is read from a file, which can be read at any offset.
+    #[error("{path}: Parquet is read from a file (its footer is at the end), not from standard input; save it to a file first")]
+    ParquetNeedsFile {
+        /// The input as given (`-`).
+        path: String,
+    },
     /// A CSV/TSV column asked for (`text_columns`, `id_column` or `key_field`) is not in
     /// the header. The message lists the header's columns; if the header is one column
     /// holding tabs or semicolons (a file with another delimiter read as CSV), it says so
@@ -95,7 +155,7 @@ pub enum Error {
     #[error("invalid read options: {0}")]
     InvalidOptions(String),
     /// A format name given to [`Format::from_str`](std::str::FromStr::from_str) is unknown.
-    #[error("unknown format {0:?} (expected one of: jsonl, csv, tsv, lines, dir)")]
+    #[error("unknown format {0:?} (expected one of: jsonl, csv, tsv, lines, dir, parquet)")]
     UnknownFormat(String),
     /// The dir format copies files into a directory, so it cannot write to standard output.
     #[error("the dir format needs an output directory; it cannot write to standard output")]
@@ -184,6 +244,7 @@ impl Error {
         match self {
             Error::Read { error, .. }
             | Error::Gzip { error, .. }
+            | Error::Zstd { error, .. }
             | Error::Write { error, .. }
             | Error::Copy { error, .. } => Some(error),
             _ => None,
@@ -227,13 +288,28 @@ impl fmt::Display for HeaderHint<'_> {
                 "; the header looks semicolon-separated ({}); try --delimiter ';'",
                 Quoted(&split(';'))
             ),
-            _ => match available
+            _ => NearMiss(column, available).fmt(f),
+        }
+    }
+}
+
+/// "; did you mean "Text"?" for a column that differs from the one asked for only in
+/// case or surrounding spaces, or (Parquet) a struct field of that name (`url` for
+/// `meta.url`); nothing otherwise.
+struct NearMiss<'a>(&'a str, &'a [String]);
+
+impl fmt::Display for NearMiss<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (column, available) = (self.0.trim(), self.1);
+        let same = |c: &str| c.trim().eq_ignore_ascii_case(column) || c.trim() == column;
+        let near = available.iter().find(|c| same(c)).or_else(|| {
+            available
                 .iter()
-                .find(|c| c.trim().eq_ignore_ascii_case(column.trim()) || c.trim() == column)
-            {
-                Some(near) => write!(f, "; did you mean {near:?}?"),
-                None => Ok(()),
-            },
+                .find(|c| c.rsplit_once('.').is_some_and(|(_, leaf)| same(leaf)))
+        });
+        match near {
+            Some(near) => write!(f, "; did you mean {near:?}?"),
+            None => Ok(()),
         }
     }
 }
@@ -322,6 +398,25 @@ mod tests {
             e.to_string(),
             r#"x.csv: column "text" is not in the header (available columns: "id\ttext"); the header looks tab-separated ("id", "text"); try --format tsv"#
         );
+    }
+
+    #[test]
+    fn missing_parquet_column_lists_columns_and_a_struct_field() {
+        let e = Error::MissingParquetColumn {
+            path: "x.parquet".into(),
+            column: "url".into(),
+            available: vec!["text".into(), "meta.url".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"x.parquet: column "url" is not in the Parquet file (its columns: "text", "meta.url"); did you mean "meta.url"?"#
+        );
+        let e = Error::MissingParquetColumn {
+            path: "x.parquet".into(),
+            column: "body".into(),
+            available: vec!["Body".into()],
+        };
+        assert!(e.to_string().ends_with(r#"; did you mean "Body"?"#), "{e}");
     }
 
     #[test]

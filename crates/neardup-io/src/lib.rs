@@ -142,6 +142,7 @@ mod lines;
 mod open;
 mod options;
 mod output;
+pub mod parquet;
 mod reader;
 mod record;
 mod text;

@@ -12,6 +12,7 @@ use crate::line_source::LineSource;
 use crate::lines::LinesReader;
 use crate::open::{open_file, open_stdin, Input};
 use crate::options::ReadOptions;
+use crate::parquet::read::ParquetReader;
 use crate::record::Entry;
 use crate::warning::Warning;
 
@@ -38,8 +39,10 @@ use crate::warning::Warning;
 pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
     let source = input.display().to_string();
     if input == Path::new("-") {
-        if opts.format == Some(Format::Dir) {
-            return Err(Error::NotADirectory { path: source });
+        match opts.format {
+            Some(Format::Dir) => return Err(Error::NotADirectory { path: source }),
+            Some(Format::Parquet) => return Err(Error::ParquetNeedsFile { path: source }),
+            _ => {}
         }
         let stdin = open_stdin()?;
         return match opts.format {
@@ -74,6 +77,13 @@ pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
         }),
         (Format::Dir, false) => Err(Error::NotADirectory { path: source }),
         (_, true) => Err(Error::IsADirectory { path: source }),
+        (Format::Parquet, false) => Ok(Reader {
+            inner: Inner::Parquet(Box::new(ParquetReader::open(input, opts)?)),
+            format,
+            source,
+            failed: false,
+            sniffed: false,
+        }),
         (_, false) => Reader::from_input(open_file(input)?, format, opts),
     }
 }
@@ -123,6 +133,7 @@ enum Inner {
     Lines(LinesReader),
     Delimited(Box<DelimitedReader>),
     Dir(DirReader),
+    Parquet(Box<ParquetReader>),
 }
 
 impl Reader {
@@ -162,6 +173,7 @@ impl Reader {
                 Inner::Delimited(Box::new(reader))
             }
             Format::Dir => return Err(Error::NotADirectory { path: source }),
+            Format::Parquet => return Err(Error::ParquetNeedsFile { path: source }),
         };
         Ok(Reader {
             inner,
@@ -237,11 +249,13 @@ impl Reader {
     /// The field names the input has, for telling the user what is there when a field
     /// asked for is not: for JSONL the top-level keys of the first 10 JSON objects read
     /// so far, in first-seen order (only those objects pay for it); for CSV/TSV the
-    /// header's columns; empty for the lines and dir formats.
+    /// header's columns; for Parquet the file's columns (a struct's fields as dotted
+    /// paths); empty for the lines and dir formats.
     pub fn fields_seen(&self) -> Vec<String> {
         match &self.inner {
             Inner::Jsonl(r) => r.fields_seen().to_vec(),
             Inner::Delimited(r) => r.columns().to_vec(),
+            Inner::Parquet(r) => r.columns().to_vec(),
             _ => Vec::new(),
         }
     }
@@ -280,6 +294,7 @@ impl Iterator for Reader {
             Inner::Lines(r) => r.next_entry(),
             Inner::Delimited(r) => r.next_entry(),
             Inner::Dir(r) => r.next_entry(),
+            Inner::Parquet(r) => r.next_entry(),
         };
         match next {
             Ok(entry) => entry.map(Ok),

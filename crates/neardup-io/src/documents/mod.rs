@@ -94,6 +94,12 @@ pub struct InputInfo {
     pub sniffed: bool,
     /// A CSV/TSV input's header line, exactly as read ([`Reader::header_raw`](crate::Reader::header_raw)).
     pub header: Option<Vec<u8>>,
+    /// The folder the user gave, for a shard of a folder read as shards (each file its
+    /// own input); `None` for an input given directly.
+    pub root: Option<PathBuf>,
+    /// The shard's path below [`InputInfo::root`]; for an input given directly, its file
+    /// name (`-` for standard input).
+    pub relative: PathBuf,
 }
 
 /// Where the records read went: `read = kept + removed + skipped`.
@@ -325,6 +331,8 @@ impl Documents {
             format,
             sniffed: reader.sniffed(),
             header: reader.header_raw().map(<[u8]>::to_vec),
+            root: None,
+            relative: path.file_name().map_or_else(|| path.to_path_buf(), PathBuf::from),
         });
         refuse_options_for(format, reader.sniffed(), path, options)?;
         let input = self.inputs.len() - 1;

@@ -253,6 +253,10 @@ pub fn refuse_options_for(
     let (refused, instead): (&[(&str, bool)], &str) = match format {
         Format::Jsonl => (&delimited, "; JSONL takes --text-field and --id-field"),
         Format::Csv | Format::Tsv => (&jsonl, "; CSV/TSV take --text-columns and --id-column"),
+        Format::Parquet => (
+            &delimited,
+            "; Parquet takes --text-field and --id-field (column names; a dotted path reaches into a struct)",
+        ),
         Format::Lines => (
             &[jsonl, delimited].concat(),
             ": each line is a document, \"ID<TAB>TEXT\" gives its id (--format jsonl|csv|tsv for other layouts)",

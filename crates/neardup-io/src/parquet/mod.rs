@@ -1,0 +1,8 @@
+//! Apache Parquet: reading rows as records (the reader behind [`open`](crate::open)).
+//!
+//! A row is a record; its text, id and key are columns named by the read options (a
+//! dotted path reaches into a struct column). Only those columns are decoded, a batch
+//! of rows at a time within one row group, so memory follows a row group's share of the
+//! columns read, not the file.
+
+pub(crate) mod read;
