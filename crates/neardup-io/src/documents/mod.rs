@@ -581,6 +581,13 @@ impl Documents {
         self.places.get(doc).unwrap_or(Place { line: 0, record: 0 })
     }
 
+    /// The documents of input `input` (an index into `inputs`), numbered in a run.
+    pub fn input_docs(&self, input: usize) -> std::ops::Range<u32> {
+        let start = self.input_start.get(input).copied().unwrap_or(self.count);
+        let end = self.input_start.get(input + 1).copied().unwrap_or(self.count);
+        start..end
+    }
+
     /// Index into `inputs` of a document's input.
     fn input_of(&self, doc: u32) -> usize {
         self.input_start
