@@ -214,6 +214,13 @@ pub struct AnnotatedInput<'a> {
     pub limit: usize,
     /// The output's name, for errors.
     pub output: &'a str,
+    /// CSV/TSV: the output has its header already (from an earlier input of the same
+    /// header): the header is not written again.
+    pub header_written: bool,
+    /// Only the documents given to [`InputAnnotator::document`] are written: records the
+    /// readers skipped and documents passed to [`InputAnnotator::leave_out`] are not
+    /// (`dedup --cluster-size-field`: the survivors, each with its cluster size).
+    pub survivors_only: bool,
 }
 
 /// Writes one input back annotated; see the [module](self) documentation.
@@ -222,6 +229,8 @@ pub struct InputAnnotator<'w> {
     ctx: ErrorContext,
     out: &'w mut dyn Write,
     output: String,
+    /// [`AnnotatedInput::survivors_only`].
+    survivors_only: bool,
     fields: &'w AnnotationFields,
     /// CSV/TSV: how fields are split, and the columns the header already has of the
     /// annotation's names (field index → column index).
@@ -251,6 +260,7 @@ impl<'w> InputAnnotator<'w> {
             ctx: input.ctx,
             out,
             output: spec.output.to_string(),
+            survivors_only: spec.survivors_only,
             fields,
             delimited: None,
             next_line: 1,
@@ -263,7 +273,8 @@ impl<'w> InputAnnotator<'w> {
         match spec.format {
             Format::Jsonl => {}
             Format::Csv | Format::Tsv => {
-                this.header(spec.header.unwrap_or_default(), spec.delimiting)?;
+                let header = spec.header.unwrap_or_default();
+                this.header(header, spec.delimiting, !spec.header_written)?;
             }
             other => {
                 return Err(Error::InvalidOptions(format!(
@@ -299,6 +310,15 @@ impl<'w> InputAnnotator<'w> {
             }
         }
         self.written += 1;
+        Ok(())
+    }
+
+    /// Reads past the document at `line` whose exact bytes are `raw` without writing it
+    /// (with [`AnnotatedInput::survivors_only`]), and past the records skipped before it.
+    pub fn leave_out(&mut self, line: u64, raw: &[u8]) -> Result<()> {
+        self.skip_to(line)?;
+        self.expect(raw)?;
+        self.next_line += memchr::memchr_iter(b'\n', raw).count() as u64;
         Ok(())
     }
 
@@ -362,9 +382,9 @@ impl<'w> InputAnnotator<'w> {
         while self.next_line < line {
             let held = self.read_line()?;
             if !held {
-                // A line over the limit was copied as it was read.
+                // A line over the limit was copied (or dropped) as it was read.
                 self.next_line += 1;
-                self.written += 1;
+                self.written += u64::from(!self.survivors_only);
                 continue;
             }
             if self.line.is_empty() {
@@ -373,6 +393,11 @@ impl<'w> InputAnnotator<'w> {
             let raw = std::mem::take(&mut self.line);
             let number = self.next_line;
             self.next_line += 1;
+            if self.survivors_only {
+                self.line = raw;
+                self.line.clear();
+                continue;
+            }
             let blank = strip_bom(strip_line_end(&raw))
                 .iter()
                 .all(u8::is_ascii_whitespace);
@@ -411,7 +436,9 @@ impl<'w> InputAnnotator<'w> {
             if self.line.len() + n > self.limit {
                 // Too long to hold: copy what is held and the rest of the line through.
                 let held = std::mem::take(&mut self.line);
-                self.write(&held)?;
+                if !self.survivors_only {
+                    self.write(&held)?;
+                }
                 return self.copy_rest_of_line().map(|()| false);
             }
             self.line.extend_from_slice(&buf[..n]);
@@ -437,7 +464,9 @@ impl<'w> InputAnnotator<'w> {
             };
             let chunk = buf[..n].to_vec();
             self.stream.consume(n);
-            self.write(&chunk)?;
+            if !self.survivors_only {
+                self.write(&chunk)?;
+            }
             if end {
                 return Ok(());
             }
@@ -540,7 +569,7 @@ impl<'w> InputAnnotator<'w> {
 
     /// Reads the CSV/TSV header (which must be `header`), finds the annotation's names
     /// in it, and writes it with the missing names added.
-    fn header(&mut self, header: &[u8], delimiting: Delimiting) -> Result<()> {
+    fn header(&mut self, header: &[u8], delimiting: Delimiting, write: bool) -> Result<()> {
         self.expect(header)?;
         let line = 1 + header
             .iter()
@@ -576,7 +605,9 @@ impl<'w> InputAnnotator<'w> {
             }
         }
         out.extend_from_slice(&header[content.len()..]);
-        self.write(&out)?;
+        if write {
+            self.write(&out)?;
+        }
         self.delimited = Some((delimiting, columns));
         Ok(())
     }
@@ -851,6 +882,8 @@ mod tests {
             delimiting,
             limit: 1 << 20,
             output: "out",
+            header_written: false,
+            survivors_only: false,
         };
         let mut annotator = InputAnnotator::open(&spec, fields, &mut out)?;
         for (line, raw, a) in docs {
