@@ -114,6 +114,18 @@ pub enum Error {
         /// Documents in the corpus.
         documents: usize,
     },
+    /// A reference corpus of more documents than the corpus holds.
+    #[error("a reference of {reference} documents in a corpus of {documents}")]
+    Reference {
+        /// Reference documents given.
+        reference: u32,
+        /// Documents in the corpus.
+        documents: usize,
+    },
+    /// An engine that cannot keep a reference corpus apart (its own pairs or clusters do
+    /// not know it): the engine's name.
+    #[error("{0} does not run against a reference corpus")]
+    ReferenceNotFor(&'static str),
     /// More documents than the library takes: they are numbered with `u32`, so at most
     /// `u32::MAX` (4,294,967,295) at once. Holds the number given.
     #[error("too many documents: {0} (at most 4294967295)")]

@@ -544,6 +544,7 @@ fn cluster_one(
         &set_of,
         sets as usize,
         &links,
+        0,
         |d| keep.rank(d, texts[d as usize].len()),
         |x, y| {
             let (x, y) = (&docs[x.min(y) as usize], &docs[x.max(y) as usize]);

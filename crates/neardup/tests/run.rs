@@ -3,55 +3,17 @@
 
 mod common;
 
-use common::Rng;
+use common::Collect;
 use neardup::run::Why;
 use neardup::{
     Config, Contained, Engine, Error, Goal, Held, Measure, Method, Outcome, Pair, Pipeline, Quiet,
     RunError, RunPlan, Sink, SketchKind, SpillOptions,
 };
 
-/// Collects what a run hands on, as `(a, b, similarity bits)` rows.
-#[derive(Default)]
-struct Collect {
-    pairs: Vec<Pair>,
-    contained: Vec<Contained>,
-    chunks: usize,
-}
-
-impl Sink for Collect {
-    type Error = std::convert::Infallible;
-    fn pairs(&mut self, chunk: &[Pair]) -> Result<(), Self::Error> {
-        self.chunks += 1;
-        self.pairs.extend_from_slice(chunk);
-        Ok(())
-    }
-    fn contained(&mut self, chunk: &[Contained]) -> Result<(), Self::Error> {
-        self.chunks += 1;
-        self.contained.extend_from_slice(chunk);
-        Ok(())
-    }
-}
-
 /// Texts of a few hundred random words, near-copies of some, exact copies of others,
 /// and an empty one.
 fn corpus(seed: u64, n: usize) -> Vec<String> {
-    let mut rng = Rng::new(seed);
-    let mut texts: Vec<String> = Vec::new();
-    for i in 0..n {
-        if i % 5 == 4 {
-            let src = texts[rng.below(i as u64) as usize].clone();
-            let mut words: Vec<String> = src.split(' ').map(str::to_owned).collect();
-            if rng.below(2) == 0 && words.len() > 3 {
-                let k = rng.below(words.len() as u64) as usize;
-                words[k] = format!("edit{}", rng.below(1000));
-            }
-            texts.push(words.join(" "));
-        } else {
-            let len = 10 + rng.below(40) as usize;
-            let words: Vec<String> = (0..len).map(|_| format!("w{}", rng.below(300))).collect();
-            texts.push(words.join(" "));
-        }
-    }
+    let mut texts = common::near_copies(seed, n, 5);
     texts.push(String::new());
     texts
 }

@@ -203,7 +203,7 @@ where
 {
     check_documents(num_docs)?;
     let alone: Vec<u32> = doc_ids(num_docs).collect();
-    Ok(cluster_sets(&alone, num_docs, links, rank, similar).to_vec())
+    Ok(cluster_sets(&alone, num_docs, links, 0, rank, similar).to_vec())
 }
 
 /// Clusters documents that come in groups of identical ones, working on the groups.
@@ -220,6 +220,11 @@ where
 /// `set_of` holds at most `u32::MAX` documents, the library's limit
 /// ([`Error::TooManyDocuments`](crate::Error)); checked in debug builds only.
 ///
+/// Documents `0..reference` are a reference (see [`Clusters::reference`]): they come
+/// first in keep order, are never removed and always head their clusters, and a cluster
+/// is made only for the other documents; each of those joins the most similar reference
+/// head, else the most similar other head (as an index deduplicating a batch does).
+///
 /// # Panics
 ///
 /// If a group number is `>= sets` or a link names a document past `set_of`.
@@ -227,6 +232,7 @@ pub(crate) fn cluster_sets<R, S>(
     set_of: &[u32],
     sets: usize,
     links: &[(u32, u32)],
+    reference: u32,
     rank: R,
     similar: S,
 ) -> Clusters
@@ -234,6 +240,16 @@ where
     R: Fn(u32) -> (i128, u32) + Sync,
     S: Fn(u32, u32) -> Option<Similarity> + Sync,
 {
+    let rank = |d: u32| {
+        if d < reference {
+            (i128::MIN, d)
+        } else {
+            rank(d)
+        }
+    };
+    // With a reference: which groups hold a document that is not in it (only those are
+    // ever listed in a cluster).
+    let mut has_new = (reference > 0).then(|| vec![false; sets]);
     // Per group: its size, its first document in keep order, and one other member (the
     // size says which of these a group has: no sentinel needed).
     let mut size = vec![0u32; sets];
@@ -241,6 +257,9 @@ where
     let mut other = vec![0u32; sets];
     for (d, &s) in set_of.iter().enumerate() {
         let (d, s) = (doc_id(d), s as usize);
+        if let Some(has_new) = has_new.as_mut() {
+            has_new[s] |= d >= reference;
+        }
         if size[s] == 0 {
             leader[s] = d;
         } else if rank(d) < rank(leader[s]) {
@@ -276,17 +295,25 @@ where
         .flat_map_iter(|component| {
             let mut groups: Vec<u32> = component.iter().map(|&(_, s)| s).collect();
             groups.sort_by_key(|&s| rank(leader[s as usize]));
-            stars(&groups, |s| leader[s as usize], &similar)
+            let leader = |s: u32| leader[s as usize];
+            let heads = match reference {
+                0 => stars(&groups, leader, &similar),
+                _ => reference_stars(&groups, leader, |s| leader(s) < reference, &similar),
+            };
+            let listed = |h: usize| has_new.as_ref().is_none_or(|n| n[h]);
+            let found: Vec<_> = heads
                 .into_iter()
                 .filter_map(|(head, mut joined)| {
                     let h = head as usize;
-                    if size[h] > 1 {
-                        if let Some(sim) = similar(leader[h], other[h]) {
+                    if size[h] > 1 && listed(h) {
+                        if let Some(sim) = similar(leader(head), other[h]) {
                             joined.push((head, sim));
                         }
                     }
-                    (!joined.is_empty()).then_some((leader[h], joined))
+                    (!joined.is_empty()).then_some((leader(head), joined))
                 })
+                .collect();
+            found
         })
         .collect();
     drop(by_root);
@@ -310,7 +337,7 @@ where
     let cluster_of = |d: usize| -> Option<usize> {
         let e = entry_of[d].get()?;
         let c = entries[e as usize].0 as usize;
-        (kept[c] != doc_id(d)).then_some(c)
+        (kept[c] != doc_id(d) && doc_id(d) >= reference).then_some(c)
     };
     for d in 0..entry_of.len() {
         if let Some(c) = cluster_of(d) {
@@ -334,6 +361,8 @@ where
         members,
         entry_of,
         entries,
+        reference,
+        drop_all: false,
     }
 }
 
@@ -360,6 +389,47 @@ where
     heads
 }
 
+/// The star cover with a reference: each reference group heads a cluster of its own; every
+/// other group joins the reference head it is most similar to, else the most similar
+/// other head, else heads a cluster (ties: the first in keep order). So a document is
+/// removed exactly when it is similar to a reference document or to an earlier kept one,
+/// and names the one an index deduplicating it would name.
+fn reference_stars<S>(
+    groups: &[u32],
+    leader: impl Fn(u32) -> u32,
+    in_reference: impl Fn(u32) -> bool,
+    similar: &S,
+) -> Vec<(u32, Vec<(u32, Similarity)>)>
+where
+    S: Fn(u32, u32) -> Option<Similarity>,
+{
+    let mut heads: Vec<(u32, Vec<(u32, Similarity)>)> = Vec::new();
+    for &g in groups {
+        if in_reference(g) {
+            heads.push((g, Vec::new()));
+            continue;
+        }
+        let score = |s: &Similarity| s.value().unwrap_or(0.0);
+        let mut best: Option<(usize, Similarity, bool)> = None;
+        for (i, (head, _)) in heads.iter().enumerate() {
+            let from_reference = in_reference(*head);
+            if best.is_some_and(|(_, _, r)| r && !from_reference) {
+                break;
+            }
+            if let Some(s) = similar(leader(*head), leader(g)) {
+                if best.is_none_or(|(_, b, _)| score(&s) > score(&b)) {
+                    best = Some((i, s, from_reference));
+                }
+            }
+        }
+        match best {
+            Some((i, s, _)) => heads[i].1.push((g, s)),
+            None => heads.push((g, Vec::new())),
+        }
+    }
+    heads
+}
+
 /// Clusters held compactly: per document 4 bytes, per removed document 4 more, per
 /// group of identical documents in a cluster one similarity.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -375,6 +445,10 @@ pub struct Clusters {
     /// Per group of identical documents in a cluster: the cluster, and the similarity of
     /// the group's removed documents to the kept one.
     entries: Vec<(u32, Similarity)>,
+    /// Documents `0..reference` are the reference: never removed.
+    reference: u32,
+    /// Every document of a cluster is removed, its kept one too ([`Clusters::drop_all`]).
+    drop_all: bool,
 }
 
 /// One cluster of [`Clusters`].
@@ -426,9 +500,30 @@ impl Clusters {
         self.kept.is_empty()
     }
 
-    /// Number of removed documents, over all clusters.
+    /// Number of removed documents, over all clusters (with [`Clusters::drop_all`], the
+    /// kept documents outside the reference too).
     pub fn removed(&self) -> usize {
-        self.members.len()
+        let heads = if self.drop_all {
+            self.kept.iter().filter(|&&k| k >= self.reference).count()
+        } else {
+            0
+        };
+        self.members.len() + heads
+    }
+
+    /// Documents `0..reference()` are a reference corpus (see
+    /// [`Held::set_reference`](crate::Held::set_reference)): they are never removed,
+    /// always kept in their clusters, and every cluster holds a document past them.
+    pub fn reference(&self) -> u32 {
+        self.reference
+    }
+
+    /// Removes every document of a cluster, the kept one too (unless it is in the
+    /// reference), for users who want none of a duplicated text: a kept document is then
+    /// reported by [`Clusters::duplicate_of`] as a duplicate of its cluster's first
+    /// removed document, which is similar to it. The clusters themselves are unchanged.
+    pub fn drop_all(&mut self) {
+        self.drop_all = true;
     }
 
     /// The clusters, sorted by kept document.
@@ -442,6 +537,15 @@ impl Clusters {
     /// The kept document a removed document duplicates, and how similar they are;
     /// `None` for a document that is not removed.
     pub fn duplicate_of(&self, doc: u32) -> Option<(u32, Similarity)> {
+        if doc < self.reference {
+            return None;
+        }
+        if self.drop_all {
+            if let Ok(c) = self.kept.binary_search(&doc) {
+                let first = self.members[self.start[c]];
+                return Some((first, self.entry(first)?.1));
+            }
+        }
         let (c, similarity) = self.entry(doc)?;
         let kept = self.kept[c as usize];
         (kept != doc).then_some((kept, similarity))
@@ -577,12 +681,12 @@ mod tests {
                 (i128::from((d * 7) % 12), d)
             }];
         for rank in ranks {
-            let grouped = cluster_sets(&set_of, 6, &links, rank, by_doc).to_vec();
+            let grouped = cluster_sets(&set_of, 6, &links, 0, rank, by_doc).to_vec();
             let plain = cluster_ranked(n, &all_links, rank, by_doc).unwrap();
             assert_eq!(grouped, plain);
             assert!(grouped.len() >= 2);
         }
-        let c = cluster_sets(&set_of, 6, &links, |d| (0, d), by_doc);
+        let c = cluster_sets(&set_of, 6, &links, 0, |d| (0, d), by_doc);
         assert_eq!(c.duplicate_of(2), Some((0, sim().unwrap())));
         assert_eq!(c.duplicate_of(0), None, "kept");
         assert_eq!(c.removed(), c.iter().map(|c| c.len() - 1).sum::<usize>());
@@ -600,6 +704,7 @@ mod tests {
             &set_of,
             11,
             &[(5, 10_005)],
+            0,
             |d| (-i128::from(d), d),
             |_, _| sim(),
         );
@@ -610,6 +715,46 @@ mod tests {
         assert_eq!(c.duplicate_of(5).map(|(k, _)| k), Some(10_005));
         let per_doc = c.heap_bytes() as f64 / f64::from(n);
         assert!(per_doc <= 8.1, "{per_doc} bytes per document");
+    }
+
+    /// A reference document heads its own cluster even when it is similar to another:
+    /// a new document similar only to it is removed (as an index would reject it), and
+    /// names it.
+    #[test]
+    fn reference_documents_always_head_their_clusters() {
+        // 0 ~ 1 ~ 2 linked; 0 and 2 are not similar. 0 and 1 are the reference.
+        let links = [(0, 1), (1, 2)];
+        let similar = |a: u32, b: u32| (a.min(b), a.max(b)).ne(&(0, 2)).then(sim)?;
+        let c = cluster_sets(&[0, 1, 2], 3, &links, 2, |d| (0, d), similar);
+        assert_eq!(c.duplicate_of(2), Some((1, sim().unwrap())));
+        assert_eq!((c.duplicate_of(0), c.duplicate_of(1)), (None, None));
+        assert_eq!(
+            c.len(),
+            1,
+            "the reference's own cluster holds no new document"
+        );
+        // Without a reference, 1 joins 0 and 2 stays alone.
+        let plain = cluster_sets(&[0, 1, 2], 3, &links, 0, |d| (0, d), similar);
+        assert_eq!(plain.duplicate_of(2), None);
+    }
+
+    /// Copies inside the reference are neither removed nor listed; a new copy of them is
+    /// removed as a duplicate of the first, whatever the keep policy says.
+    #[test]
+    fn copies_in_the_reference_stay_and_new_copies_go() {
+        // Set 0: docs 0, 1 (reference) and 3 (new); set 1: doc 2 (reference) alone.
+        let set_of = [0, 0, 1, 0];
+        let last = |d: u32| (-i128::from(d), d);
+        let c = cluster_sets(&set_of, 2, &[], 3, last, |_, _| sim());
+        assert_eq!(c.duplicate_of(3), Some((0, sim().unwrap())));
+        assert_eq!(c.removed(), 1);
+        let clusters = c.to_vec();
+        assert_eq!(clusters.len(), 1);
+        assert_eq!(clusters[0].kept, 0);
+        assert_eq!(clusters[0].duplicates.len(), 1);
+        // Only reference copies: no cluster at all.
+        let none = cluster_sets(&set_of[..3], 2, &[], 3, last, |_, _| sim());
+        assert!(none.is_empty());
     }
 
     /// Past the 32-bit numbering, clustering refuses before allocating anything.

@@ -41,6 +41,8 @@ pub struct Shingled {
     pub(crate) stats: Stats,
     /// The caller's keep order, if set: it replaces the keep policy.
     pub(crate) keep_ranks: Option<Vec<u32>>,
+    /// Documents `0..reference` are a reference corpus ([`Shingled::set_reference`]).
+    pub(crate) reference: u32,
 }
 
 impl Shingled {
@@ -67,6 +69,34 @@ impl Shingled {
         self.keep_ranks = Some(ranks);
         Ok(())
     }
+
+    /// Makes documents `0..n` a reference corpus, as when new documents are deduplicated
+    /// against ones already published: they come first in every keep order, are never
+    /// removed and always head their clusters, so a later document is removed exactly
+    /// when it is similar to a reference document or to an earlier kept one; clusters are
+    /// made only for the others, and pairs of two reference documents are not reported.
+    /// An error if `n` is past the corpus.
+    pub fn set_reference(&mut self, n: u32) -> Result<()> {
+        check_reference(n, self.corpus.len())?;
+        self.reference = n;
+        Ok(())
+    }
+
+    /// The number of reference documents ([`Shingled::set_reference`]).
+    pub fn reference(&self) -> u32 {
+        self.reference
+    }
+}
+
+/// A reference of `n` documents in a corpus of `documents`: an error if past it.
+pub(crate) fn check_reference(n: u32, documents: usize) -> Result<()> {
+    if n as usize > documents {
+        return Err(Error::Reference {
+            reference: n,
+            documents,
+        });
+    }
+    Ok(())
 }
 
 /// A shingled corpus whose documents were also sketched and banded: what LSH runs on.
@@ -156,6 +186,7 @@ impl ShingleBatches {
             corpus,
             stats,
             keep_ranks: None,
+            reference: 0,
         }
     }
 }

@@ -94,6 +94,7 @@ impl Pipeline {
             corpus: sample,
             stats: Stats::default(),
             keep_ranks: None,
+            reference: 0,
         });
         let lsh = match goal {
             Goal::Pairs => {

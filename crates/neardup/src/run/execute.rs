@@ -76,7 +76,40 @@ impl Pipeline {
     /// each engine's (see [`Pipeline::for_each_pair_chunk`]); the pairs themselves are the
     /// same whatever the thread count. A corpus on disk runs once (its files are
     /// consumed); a corpus in memory can run again.
+    ///
+    /// With a reference corpus ([`Held::set_reference`](crate::Held::set_reference)),
+    /// pairs of two reference documents are left out, of the pairs and of the totals.
     pub fn run<S: Sink>(
+        &self,
+        ready: &mut Ready<'_>,
+        observer: &mut dyn Observer,
+        sink: &mut S,
+    ) -> Result<(Outcome, Stats), RunError<S::Error>> {
+        let reference = ready.reference();
+        if reference == 0 || ready.plan.goal() != Goal::Pairs {
+            return self.run_engine(ready, observer, sink);
+        }
+        let mut outside = OutsideReference {
+            sink,
+            reference,
+            totals: PairTotals::default(),
+            in_pairs: vec![0; ready_len(ready).div_ceil(64)],
+        };
+        let (outcome, stats) = self.run_engine(ready, observer, &mut outside)?;
+        let mut totals = outside.totals;
+        totals.documents = outside
+            .in_pairs
+            .iter()
+            .map(|w| u64::from(w.count_ones()))
+            .sum();
+        Ok(match outcome {
+            Outcome::Pairs(_) => (Outcome::Pairs(totals), stats),
+            other => (other, stats),
+        })
+    }
+
+    /// [`Pipeline::run`] without a reference to leave out.
+    fn run_engine<S: Sink>(
         &self,
         ready: &mut Ready<'_>,
         observer: &mut dyn Observer,
@@ -139,4 +172,63 @@ fn pairs_outcome<E>(
 ) -> Result<(Outcome, Stats), RunError<E>> {
     let (totals, stats) = streamed?.map_err(RunError::Sink)?;
     Ok((Outcome::Pairs(totals), stats))
+}
+
+/// The documents a ready corpus holds.
+fn ready_len(ready: &Ready<'_>) -> usize {
+    match &ready.corpus {
+        Prepared::Shingled(s) => s.corpus().len(),
+        Prepared::Sketched(s) => s.corpus().len(),
+        Prepared::Disk(s, _) => s.as_ref().map_or(0, |s| s.len()),
+    }
+}
+
+/// A sink that hands on the pairs with a document past the reference, and counts them.
+struct OutsideReference<'s, S> {
+    sink: &'s mut S,
+    reference: u32,
+    totals: PairTotals,
+    /// The documents in a pair handed on, as bits.
+    in_pairs: Vec<u64>,
+}
+
+impl<S> OutsideReference<'_, S> {
+    /// Counts a pair handed on.
+    fn count(&mut self, a: u32, b: u32, identical: bool) {
+        self.totals.pairs += 1;
+        self.totals.identical += u64::from(identical);
+        for d in [a, b] {
+            self.in_pairs[d as usize / 64] |= 1 << (d % 64);
+        }
+    }
+}
+
+impl<S: Sink> Sink for OutsideReference<'_, S> {
+    type Error = S::Error;
+
+    fn pairs(&mut self, chunk: &[Pair]) -> Result<(), Self::Error> {
+        // Pairs come `a < b`: one past the reference is `b`.
+        let kept: Vec<Pair> = chunk
+            .iter()
+            .filter(|p| p.b >= self.reference)
+            .copied()
+            .collect();
+        for p in &kept {
+            let identical = p.similarity.jaccard == Some(1.0);
+            self.count(p.a, p.b, identical);
+        }
+        self.sink.pairs(&kept)
+    }
+
+    fn contained(&mut self, chunk: &[Contained]) -> Result<(), Self::Error> {
+        let kept: Vec<Contained> = chunk
+            .iter()
+            .filter(|p| p.a.max(p.b) >= self.reference)
+            .copied()
+            .collect();
+        for p in &kept {
+            self.count(p.a, p.b, false);
+        }
+        self.sink.contained(&kept)
+    }
 }

@@ -72,6 +72,26 @@ impl Held<'_> {
         }
     }
 
+    /// Makes documents `0..n` a reference corpus (read first): they are never removed and
+    /// always head their clusters, clusters are made only for the other documents, and
+    /// pairs of two reference documents are not reported (see
+    /// [`Shingled::set_reference`](crate::corpus::Shingled::set_reference)). An error if
+    /// `n` is past the corpus.
+    pub fn set_reference(&mut self, n: u32) -> Result<()> {
+        match self {
+            Held::Memory(shingled) => shingled.set_reference(n),
+            Held::Disk { spilled, .. } => spilled.set_reference(n),
+        }
+    }
+
+    /// The number of reference documents ([`Held::set_reference`]).
+    pub fn reference(&self) -> u32 {
+        match self {
+            Held::Memory(s) => s.reference(),
+            Held::Disk { spilled, .. } => spilled.reference(),
+        }
+    }
+
     /// The number of documents.
     pub fn len(&self) -> usize {
         match self {
@@ -119,6 +139,15 @@ impl<'p> Ready<'p> {
             Prepared::Shingled(s) => s.corpus().has_shingles(doc),
             Prepared::Sketched(s) => s.corpus().has_shingles(doc),
             Prepared::Disk(s, _) => s.as_ref().is_some_and(|s| s.has_shingles(doc)),
+        }
+    }
+
+    /// The number of reference documents ([`Held::set_reference`]).
+    pub fn reference(&self) -> u32 {
+        match &self.corpus {
+            Prepared::Shingled(s) => s.reference(),
+            Prepared::Sketched(s) => s.reference(),
+            Prepared::Disk(s, _) => s.as_ref().map_or(0, Spilled::reference),
         }
     }
 

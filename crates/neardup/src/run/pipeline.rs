@@ -331,7 +331,7 @@ impl Pipeline {
         let ranks = sketched.keep_ranks.as_deref();
         let clusters = self.cluster_links(
             corpus,
-            ranks,
+            (ranks, sketched.reference),
             &verified,
             &mut stats,
             observer,
@@ -343,7 +343,7 @@ impl Pipeline {
     fn cluster_links(
         &self,
         corpus: &Corpus,
-        ranks: Option<&[u32]>,
+        order: (Option<&[u32]>, u32),
         links: &[(u32, u32)],
         stats: &mut Stats,
         observer: &mut dyn Observer,
@@ -351,17 +351,18 @@ impl Pipeline {
     ) -> Clusters {
         let groups = (corpus.set_index(), corpus.distinct_sets());
         let len = |d: u32| corpus.text_len(d);
-        self.cluster_groups(groups, len, ranks, links, stats, observer, similar)
+        self.cluster_groups(groups, len, order, links, stats, observer, similar)
     }
 
     /// Clusters of documents in groups of identical sets (`set_of`, `sets`), joined by
-    /// `links`, kept in the order of `ranks` or else of the keep policy on `len`.
+    /// `links`, kept in the order of `ranks` or else of the keep policy on `len`, the
+    /// first `reference` documents first and never removed.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn cluster_groups(
         &self,
         (set_of, sets): (&[u32], usize),
         len: impl Fn(u32) -> usize + Sync,
-        ranks: Option<&[u32]>,
+        (ranks, reference): (Option<&[u32]>, u32),
         links: &[(u32, u32)],
         stats: &mut Stats,
         observer: &mut dyn Observer,
@@ -378,10 +379,18 @@ impl Pipeline {
                 set_of,
                 sets,
                 links,
+                reference,
                 |d| (i128::from(ranks[d as usize]), d),
                 similar,
             ),
-            None => cluster_sets(set_of, sets, links, |d| keep.rank(d, len(d)), similar),
+            None => cluster_sets(
+                set_of,
+                sets,
+                links,
+                reference,
+                |d| keep.rank(d, len(d)),
+                similar,
+            ),
         });
         observer.finish();
         out
@@ -484,9 +493,9 @@ impl Pipeline {
             .collect();
         let verifier = Verifier::new(corpus, Policy::exact(self.config.tested_threshold()))
             .without_estimates();
-        let ranks = shingled.keep_ranks.as_deref();
+        let order = (shingled.keep_ranks.as_deref(), shingled.reference);
         let clusters =
-            self.cluster_links(corpus, ranks, &links, &mut stats, observer, |kept, doc| {
+            self.cluster_links(corpus, order, &links, &mut stats, observer, |kept, doc| {
                 verifier.check(kept, doc)
             });
         Ok((clusters, stats))

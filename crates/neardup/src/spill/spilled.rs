@@ -252,6 +252,7 @@ impl<'p> SpillBatches<'p> {
             first_doc,
             groups: Groups::from_groups(groups),
             stats,
+            reference: 0,
         })
     }
 }
@@ -271,6 +272,8 @@ pub struct Spilled<'p> {
     reps: Vec<u64>,
     groups: Groups,
     stats: Stats,
+    /// Documents `0..reference` are a reference corpus ([`Spilled::set_reference`]).
+    reference: u32,
 }
 
 /// The bit set of `docs` among `n` documents.
@@ -296,6 +299,19 @@ impl Spilled<'_> {
     /// True if the document has shingles (an empty one takes no part).
     pub fn has_shingles(&self, doc: u32) -> bool {
         self.sizes[doc as usize] > 0
+    }
+
+    /// Makes documents `0..n` a reference corpus, as
+    /// [`Shingled::set_reference`](crate::corpus::Shingled::set_reference) does in memory.
+    pub fn set_reference(&mut self, n: u32) -> Result<()> {
+        crate::corpus::stages::check_reference(n, self.len())?;
+        self.reference = n;
+        Ok(())
+    }
+
+    /// The number of reference documents ([`Spilled::set_reference`]).
+    pub fn reference(&self) -> u32 {
+        self.reference
     }
 
     /// The length of a document's text in bytes, as given.
@@ -772,7 +788,7 @@ impl Spilled<'_> {
         let clusters = self.pipeline.cluster_groups(
             groups,
             |d| self.text_len(d),
-            ranks,
+            (ranks, self.reference),
             &links,
             &mut stats,
             observer,

@@ -60,3 +60,48 @@ pub fn planted_fragments(seed: u64, hosts: usize) -> Vec<String> {
     texts.push(String::new());
     texts
 }
+
+/// Texts of 10 to 49 random words; every `period`-th is a near-copy (one word replaced,
+/// or none) of an earlier text.
+pub fn near_copies(seed: u64, n: usize, period: usize) -> Vec<String> {
+    let mut rng = Rng::new(seed);
+    let mut texts: Vec<String> = Vec::new();
+    for i in 0..n {
+        if i % period == period - 1 {
+            let src = texts[rng.below(i as u64) as usize].clone();
+            let mut words: Vec<String> = src.split(' ').map(str::to_owned).collect();
+            if rng.below(2) == 0 && words.len() > 3 {
+                let k = rng.below(words.len() as u64) as usize;
+                words[k] = format!("edit{}", rng.below(1000));
+            }
+            texts.push(words.join(" "));
+        } else {
+            let len = 10 + rng.below(40) as usize;
+            let words: Vec<String> = (0..len).map(|_| format!("w{}", rng.below(300))).collect();
+            texts.push(words.join(" "));
+        }
+    }
+    texts
+}
+
+/// A sink that keeps what a run hands on, counting the chunks.
+#[derive(Default)]
+pub struct Collect {
+    pub pairs: Vec<neardup::Pair>,
+    pub contained: Vec<neardup::Contained>,
+    pub chunks: usize,
+}
+
+impl neardup::Sink for Collect {
+    type Error = std::convert::Infallible;
+    fn pairs(&mut self, chunk: &[neardup::Pair]) -> Result<(), Self::Error> {
+        self.chunks += 1;
+        self.pairs.extend_from_slice(chunk);
+        Ok(())
+    }
+    fn contained(&mut self, chunk: &[neardup::Contained]) -> Result<(), Self::Error> {
+        self.chunks += 1;
+        self.contained.extend_from_slice(chunk);
+        Ok(())
+    }
+}
