@@ -12,7 +12,9 @@
 //!   the fields of [`Annotation::SKIPPED`]; any other skipped line is written unchanged.
 //! - **CSV/TSV.** The names are added to the header, the values to each document's row
 //!   (CSV-quoted where needed; TSV without a quote byte has tabs and line ends in a value
-//!   turned into spaces). Rows the reader skipped are written unchanged.
+//!   turned into spaces). A row the reader skipped that has the header's width (a row
+//!   with no text) gets the values of [`Annotation::SKIPPED`]; any other (a short row, a
+//!   quoted field never closed) is written unchanged.
 //!
 //! A field or column that already has one of the names is [`AnnotateError::Clash`],
 //! naming the file, line and field, unless [`AnnotationFields::replace`] is on: then its
@@ -223,6 +225,17 @@ pub struct AnnotatedInput<'a> {
     pub survivors_only: bool,
 }
 
+/// A CSV/TSV input's shape, from its header.
+struct Delimited {
+    delimiting: Delimiting,
+    /// The columns the header already has of the annotation's names (by field).
+    columns: Vec<Option<usize>>,
+    /// The header's number of columns.
+    width: usize,
+    /// Skipped lines: the last one ended inside a quoted field.
+    in_quote: bool,
+}
+
 /// Writes one input back annotated; see the [module](self) documentation.
 pub struct InputAnnotator<'w> {
     stream: Box<dyn BufRead + Send>,
@@ -234,7 +247,7 @@ pub struct InputAnnotator<'w> {
     fields: &'w AnnotationFields,
     /// CSV/TSV: how fields are split, and the columns the header already has of the
     /// annotation's names (field index → column index).
-    delimited: Option<(Delimiting, Vec<Option<usize>>)>,
+    delimited: Option<Delimited>,
     /// The number of the next line of `stream`.
     next_line: u64,
     /// The longest skipped line held to be annotated; longer ones are copied through.
@@ -288,7 +301,7 @@ impl<'w> InputAnnotator<'w> {
         Ok(this)
     }
 
-    /// Records written (annotated or not), the header not counted.
+    /// Documents written.
     pub fn written(&self) -> u64 {
         self.written
     }
@@ -299,6 +312,9 @@ impl<'w> InputAnnotator<'w> {
         self.skip_to(line)?;
         self.expect(raw)?;
         self.next_line += memchr::memchr_iter(b'\n', raw).count() as u64;
+        if let Some(d) = self.delimited.as_mut() {
+            d.in_quote = false; // a document starts a row
+        }
         self.set_values(annotation);
         let line_no = line;
         if self.delimited.is_some() {
@@ -320,6 +336,27 @@ impl<'w> InputAnnotator<'w> {
         self.expect(raw)?;
         self.next_line += memchr::memchr_iter(b'\n', raw).count() as u64;
         Ok(())
+    }
+
+    /// Writes a CSV/TSV line the reader skipped with [`Annotation::SKIPPED`]'s values if
+    /// it is a whole row of the header's width (a row with no text); false if it is not
+    /// (a short row, a line of a quoted field spanning lines), to be written unchanged.
+    fn skipped_row(&mut self, raw: &[u8], line: u64) -> Result<bool> {
+        let d = self.delimited.as_mut().expect("a delimited input");
+        let was_in_quote = d.in_quote;
+        if let Some(q) = d.delimiting.quote {
+            let quotes = memchr::memchr_iter(q, raw).count();
+            d.in_quote ^= quotes % 2 == 1;
+        }
+        if was_in_quote || d.in_quote {
+            return Ok(false);
+        }
+        if split_row(strip_line_end(raw), d.delimiting).len() != d.width {
+            return Ok(false);
+        }
+        self.set_values(&Annotation::SKIPPED);
+        self.annotate_row(raw, line)?;
+        Ok(true)
     }
 
     /// Writes the records after the last document, and flushes.
@@ -384,7 +421,6 @@ impl<'w> InputAnnotator<'w> {
             if !held {
                 // A line over the limit was copied (or dropped) as it was read.
                 self.next_line += 1;
-                self.written += u64::from(!self.survivors_only);
                 continue;
             }
             if self.line.is_empty() {
@@ -401,16 +437,17 @@ impl<'w> InputAnnotator<'w> {
             let blank = strip_bom(strip_line_end(&raw))
                 .iter()
                 .all(u8::is_ascii_whitespace);
-            let annotated = if self.delimited.is_none() && !blank {
+            let annotated = if blank {
+                false
+            } else if self.delimited.is_some() {
+                self.skipped_row(&raw, number)?
+            } else {
                 self.set_values(&Annotation::SKIPPED);
                 self.annotate_object(&raw, number, false)?
-            } else {
-                false
             };
             if !annotated {
                 self.write(&raw)?;
             }
-            self.written += 1;
             self.line = raw;
             self.line.clear();
         }
@@ -476,7 +513,7 @@ impl<'w> InputAnnotator<'w> {
     /// Formats each field's value of `annotation` into `self.values`, as JSON (which CSV
     /// writes as it is but for null, which is empty, and strings, which are unquoted).
     fn set_values(&mut self, a: &Annotation) {
-        let csv = self.delimited.as_ref().map(|(d, _)| *d);
+        let csv = self.delimited.as_ref().map(|d| d.delimiting);
         for ((field, _), value) in self.fields.fields.iter().zip(&mut self.values) {
             value.clear();
             match field {
@@ -608,13 +645,22 @@ impl<'w> InputAnnotator<'w> {
         if write {
             self.write(&out)?;
         }
-        self.delimited = Some((delimiting, columns));
+        self.delimited = Some(Delimited {
+            delimiting,
+            columns,
+            width: spans.len(),
+            in_quote: false,
+        });
         Ok(())
     }
 
     /// Writes the CSV/TSV row `raw` with the values added (or replaced).
     fn annotate_row(&mut self, raw: &[u8], line: u64) -> Result<()> {
-        let (delimiting, columns) = self.delimited.as_ref().expect("a delimited input");
+        let Delimited {
+            delimiting,
+            columns,
+            ..
+        } = self.delimited.as_ref().expect("a delimited input");
         let content = strip_line_end(raw);
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
@@ -984,14 +1030,14 @@ mod tests {
         let header: &[u8] = b"id,text\r\n";
         let a: &[u8] = b"\"a,1\",\"x\ny\"\r\n";
         let b: &[u8] = b"b,x y\r\n";
-        let input = [header, a, b"short\r\n", b].concat();
+        let input = [header, a, b"short\r\n", b"c,\r\n", b].concat();
         let id = DocId::Text("a,1".into());
         let out = annotate(
             &input,
             Format::Csv,
             Some(header),
             &AnnotationFields::all("nd "),
-            &[(2, a, kept(0, 2)), (5, b, removed(&id, 0, 2, 0.5))],
+            &[(2, a, kept(0, 2)), (6, b, removed(&id, 0, 2, 0.5))],
         )
         .unwrap();
         assert_eq!(
@@ -999,6 +1045,7 @@ mod tests {
             "id,text,nd cluster,nd cluster_size,nd kept,nd duplicate_of,nd jaccard\r\n\
              \"a,1\",\"x\ny\",0,2,true,,\r\n\
              short\r\n\
+             c,,,,false,,\r\n\
              b,x y,0,2,false,\"a,1\",0.5\r\n"
         );
         let taken: &[u8] = b"text,\"kept\"\n";
