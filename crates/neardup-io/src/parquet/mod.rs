@@ -1,4 +1,5 @@
-//! Apache Parquet: reading rows as records (the reader behind [`open`](crate::open)).
+//! Apache Parquet: reading rows as records ([`read`]); writing the rows a caller keeps
+//! with the input's schema ([`rewrite`], [`ParquetOutput`]).
 //!
 //! A row is a record; its text, id and key are columns named by the read options (a
 //! dotted path reaches into a struct column). Only those columns are decoded, a batch
@@ -6,3 +7,9 @@
 //! columns read, not the file.
 
 pub(crate) mod read;
+mod write;
+
+pub use write::{
+    rewrite, ExtraColumns, ParquetCompression, ParquetOutput, ParquetWriter, Rewritten,
+    DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS,
+};
