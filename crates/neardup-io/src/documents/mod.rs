@@ -185,6 +185,9 @@ pub struct Documents {
     files: Vec<(u32, Record)>,
     /// The first document of each input (inputs are read in order).
     input_start: Vec<u32>,
+    /// The reference read before the inputs ([`InputOptions::reference`]): its documents,
+    /// its inputs, its records read and skipped.
+    reference: Reference,
     /// Records the readers skipped, by reason code: counted, not held, so junk costs no
     /// memory.
     pub skipped_by_code: BTreeMap<&'static str, u64>,
@@ -205,6 +208,15 @@ pub struct Documents {
     /// The field names each input has (JSONL: the keys of its first 10 objects; CSV/TSV:
     /// the header's columns), for telling the user what is there.
     pub fields_seen: Vec<(PathBuf, Vec<String>)>,
+}
+
+/// How much of what was read is the reference ([`InputOptions::reference`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Reference {
+    docs: u32,
+    inputs: usize,
+    read: u64,
+    skipped: u64,
 }
 
 /// What reading every input shares.
@@ -271,8 +283,10 @@ impl Documents {
         mut on_entry: impl FnMut(),
         mut sink: impl FnMut(Vec<String>) -> Result<(), E>,
     ) -> Result<Documents, E> {
+        // The reference first, so its documents are numbered `0..reference_docs()`.
+        let given: Vec<&PathBuf> = options.reference.iter().chain(&options.inputs).collect();
         let mut docs = Documents {
-            numbered_with_source: options.inputs.len() > 1,
+            numbered_with_source: given.len() > 1,
             ..Documents::default()
         };
         if options.list_skipped {
@@ -290,15 +304,21 @@ impl Documents {
             opts: options.read_options(),
             // Several inputs: a directory's files are named by the subfolder a dedup
             // writes them to, then their path in it, so equal relative paths stay apart.
-            folders: (options.inputs.len() > 1).then(|| crate::root_folders(&options.inputs)),
+            folders: (given.len() > 1).then(|| crate::root_folders(&given)),
             pending: Vec::new(),
             batch,
         };
         reading.opts.keep_raw = options.keep_raw;
         let mut send = |texts: Vec<String>| sink(texts).map_err(Stop::Sink);
-        for path in &options.inputs {
+        for (i, path) in given.iter().enumerate() {
+            if i == options.reference.len() {
+                docs.end_reference();
+            }
             docs.read_input(path, &mut reading, &mut on_entry, &mut send)
                 .map_err(Stop::into_error)?;
+        }
+        if options.inputs.is_empty() {
+            docs.end_reference();
         }
         if !reading.pending.is_empty() {
             send(reading.pending).map_err(Stop::into_error)?;
@@ -332,7 +352,9 @@ impl Documents {
             sniffed: reader.sniffed(),
             header: reader.header_raw().map(<[u8]>::to_vec),
             root: None,
-            relative: path.file_name().map_or_else(|| path.to_path_buf(), PathBuf::from),
+            relative: path
+                .file_name()
+                .map_or_else(|| path.to_path_buf(), PathBuf::from),
         });
         refuse_options_for(format, reader.sniffed(), path, options)?;
         let input = self.inputs.len() - 1;
@@ -584,7 +606,11 @@ impl Documents {
     /// The documents of input `input` (an index into `inputs`), numbered in a run.
     pub fn input_docs(&self, input: usize) -> std::ops::Range<u32> {
         let start = self.input_start.get(input).copied().unwrap_or(self.count);
-        let end = self.input_start.get(input + 1).copied().unwrap_or(self.count);
+        let end = self
+            .input_start
+            .get(input + 1)
+            .copied()
+            .unwrap_or(self.count);
         start..end
     }
 
@@ -661,16 +687,49 @@ impl Documents {
         })
     }
 
-    /// Number of records read, documents and skipped ones.
+    /// Number of records read, documents and skipped ones (the reference's too).
     pub fn read_count(&self) -> u64 {
         u64::from(self.count) + self.skipped_count()
     }
 
-    /// Where every record read went, `removed` of the documents being duplicates and
+    /// Marks what was read so far as the reference.
+    fn end_reference(&mut self) {
+        self.reference = Reference {
+            docs: self.count,
+            inputs: self.inputs.len(),
+            read: self.read_count(),
+            skipped: self.skipped_count(),
+        };
+    }
+
+    /// The number of reference documents ([`InputOptions::reference`]): documents
+    /// `0..reference_docs()`, read before the inputs; 0 without a reference.
+    pub fn reference_docs(&self) -> u32 {
+        self.reference.docs
+    }
+
+    /// The number of reference inputs: `inputs[..reference_inputs()]` are the reference.
+    pub fn reference_inputs(&self) -> usize {
+        self.reference.inputs
+    }
+
+    /// Records read from the reference, documents and skipped ones: never written, and
+    /// not in [`Documents::accounts`].
+    pub fn reference_read(&self) -> u64 {
+        self.reference.read
+    }
+
+    /// True if document `doc` is in the reference.
+    pub fn is_reference(&self, doc: u32) -> bool {
+        doc < self.reference.docs
+    }
+
+    /// Where every record of the inputs went (the reference's are not counted: see
+    /// [`Documents::reference_read`]), `removed` of the documents being duplicates and
     /// `empty` of them skipped by the pipeline.
     pub fn accounts(&self, removed: u64, empty: u64) -> Accounts {
-        let read = self.read_count();
-        let skipped = self.skipped_count() + empty;
+        let read = self.read_count() - self.reference.read;
+        let skipped = self.skipped_count() - self.reference.skipped + empty;
         Accounts {
             read,
             kept: read - removed - skipped,

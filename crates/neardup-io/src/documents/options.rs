@@ -24,6 +24,12 @@ pub type EmptyText = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 pub struct InputOptions {
     /// Input files or directories, read in this order; `-` is standard input.
     pub inputs: Vec<PathBuf>,
+    /// Reference files or directories (`--reference`), read before `inputs` with the same
+    /// options: their documents come first ([`Documents::reference_docs`]), to deduplicate
+    /// the inputs against them.
+    ///
+    /// [`Documents::reference_docs`]: super::Documents::reference_docs
+    pub reference: Vec<PathBuf>,
     /// The format of every input (`None`: from each file's name, else its content).
     pub format: Option<Format>,
     /// JSONL: the text field (`None`: `text`).
@@ -71,6 +77,7 @@ impl fmt::Debug for InputOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InputOptions")
             .field("inputs", &self.inputs)
+            .field("reference", &self.reference)
             .field("format", &self.format)
             .field("text_field", &self.text_field)
             .field("id_field", &self.id_field)
@@ -97,6 +104,7 @@ impl InputOptions {
     pub fn new(inputs: Vec<PathBuf>) -> Self {
         InputOptions {
             inputs,
+            reference: Vec::new(),
             format: None,
             text_field: None,
             id_field: None,
@@ -115,6 +123,12 @@ impl InputOptions {
             keep_raw: false,
             list_skipped: false,
         }
+    }
+
+    /// Reads `reference` first, as the reference the inputs are deduplicated against.
+    pub fn with_reference(mut self, reference: Vec<PathBuf>) -> Self {
+        self.reference = reference;
+        self
     }
 
     /// Reads every input as `format`.
