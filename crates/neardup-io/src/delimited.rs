@@ -884,6 +884,7 @@ mod tests {
             ctx: ErrorContext {
                 source: "t.csv".into(),
                 gzip: false,
+                zstd: false,
             },
         };
         // As `Reader` does: CSV always quotes, TSV only when asked to.

@@ -5,8 +5,8 @@
 //! (lossy for a file name that is not UTF-8: [`Record::path`] keeps the exact path, which
 //! the dedup writer copies from); its text is the file's content, decoded lossily,
 //! without a leading UTF-8 BOM; its `raw` is empty (the writer copies the file by path).
-//! A file whose name ends in `.gz` (any case) is decompressed and read like any other
-//! (a corrupt one is unreadable).
+//! A file whose name ends in `.gz` or `.zst` (any case) is decompressed and read like
+//! any other (a corrupt one is unreadable).
 //!
 //! # What is read, what is skipped, what is left out
 //!
@@ -27,7 +27,7 @@
 //!   nowhere or back to one of its own parent folders when links are followed
 //!   ([`SkipReason::Unreadable`]; a link loop is detected, never walked round); a file
 //!   larger than the record-size limit ([`SkipReason::TooLarge`], not read; for a `.gz`
-//!   file, its decompressed size); a binary file ([`SkipReason::Binary`], below).
+//!   or `.zst` file, its decompressed size); a binary file ([`SkipReason::Binary`], below).
 //!
 //! [`Record::path`]: crate::Record::path
 //! [`ReadOptions::hidden`]: crate::ReadOptions::hidden
@@ -63,7 +63,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use walkdir::WalkDir;
 
 use crate::error::{Error, Result};
-use crate::open::is_gzip_name;
+use crate::open::{is_gzip_name, is_zstd_name};
 use crate::options::ReadOptions;
 use crate::record::{Entry, Location, Record, SkipReason, Skipped};
 
@@ -319,6 +319,9 @@ fn read_text_file(path: &Path, limit: usize) -> io::Result<Content> {
     if is_gzip_name(path) {
         let gz = MultiGzDecoder::new(BufReader::new(file));
         return read_text(gz, limit);
+    }
+    if is_zstd_name(path) {
+        return read_text(zstd::stream::read::Decoder::new(file)?, limit);
     }
     let size = file.metadata()?.len();
     if size > limit as u64 {
@@ -683,6 +686,31 @@ mod tests {
             ]
         );
         assert_eq!(es[2].record().unwrap().text, "compressed text, caf\u{e9}");
+    }
+
+    #[test]
+    fn zst_files_are_decompressed_as_gz_files_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let text = "compressed text, caf\u{e9}";
+        fs::write(
+            root.join("doc.txt.zst"),
+            zstd::encode_all(text.as_bytes(), 3).unwrap(),
+        )
+        .unwrap();
+        fs::write(root.join("bad.zst"), b"\x28\xb5\x2f\xfdnot really").unwrap();
+        let big = zstd::encode_all(&vec![b'a'; 5000][..], 3).unwrap();
+        fs::write(root.join("big.zst"), big).unwrap();
+        let es = all_with(root, &ReadOptions::default().with_max_record_bytes(1000));
+        assert_eq!(
+            ids_and_codes(&es),
+            [
+                ("bad.zst".to_string(), "unreadable"),
+                ("big.zst".to_string(), "too_large"),
+                ("doc.txt.zst".to_string(), "record"),
+            ]
+        );
+        assert_eq!(es[2].record().unwrap().text, text);
     }
 
     #[cfg(target_os = "linux")]

@@ -1124,6 +1124,7 @@ mod tests {
                     ctx: ErrorContext {
                         source: "d.jsonl".into(),
                         gzip: false,
+                        zstd: false,
                     },
                 },
                 1 << 20,
@@ -1167,6 +1168,7 @@ mod tests {
                     ctx: ErrorContext {
                         source: "k.jsonl".into(),
                         gzip: false,
+                        zstd: false,
                     },
                 },
                 1 << 20,

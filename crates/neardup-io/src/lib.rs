@@ -20,12 +20,14 @@
 //! | [`Csv`](Format::Csv) | a row after the header (quoted fields may span lines) | the `text` columns joined by a space | the id column named, else the column `id` if there is one |
 //! | [`Tsv`](Format::Tsv) | a line after the header (no quoting, unless a quote byte is given) | the `text` columns joined by a space | the id column named, else the column `id` if there is one |
 //! | [`Lines`](Format::Lines) | a line | the line, or what follows the first tab | what precedes the first tab |
-//! | [`Dir`](Format::Dir) | a regular file of a directory tree (hidden ones and those not matching the globs left out and counted) | the file's content (`.gz` decompressed) | the relative path |
+//! | [`Dir`](Format::Dir) | a regular file of a directory tree (hidden ones and those not matching the globs left out and counted) | the file's content (`.gz`, `.zst` decompressed) | the relative path |
+//! | [`Parquet`](Format::Parquet) | a row (row groups in file order) | the `text` column (a string; a dotted path reaches into a struct) | the `id` column (any string, number or boolean), else the row number |
 //!
 //! The format is guessed from the file name's extension ([`Format::from_extension`]) or,
 //! for standard input and a file without a known extension (`batch_aa` from `split`),
 //! from the first non-whitespace byte after any UTF-8 BOM (`{` means JSONL, anything else
-//! lines; [`Reader::sniffed`] says so). `.gz` files are decompressed. Text that is not
+//! lines; [`Reader::sniffed`] says so). `.gz` and `.zst` files are decompressed (and
+//! standard input that starts with gzip's or zstd's magic bytes). Text that is not
 //! valid UTF-8 is decoded lossily and the record is marked [`Record::lossy`].
 //!
 //! # Dirty input
@@ -58,6 +60,12 @@
 //! - **Truncated gzip** is [`Error::Gzip`] naming the file and the line reached, after
 //!   the intact records; a `.gz` file of zero bytes is an error too, as for `gzip -d`.
 //!   Bytes after the last gzip member are [`Error::GzipTrailingBytes`], with their offset.
+//!   A truncated or corrupt zstd frame is [`Error::Zstd`], the same way.
+//! - **Parquet** that is not Parquet, is cut short or has a damaged footer is
+//!   [`Error::Parquet`] naming the file; a column asked for that is not there
+//!   [`Error::MissingParquetColumn`] (listing the file's columns); a text column that is
+//!   not a string [`Error::ParquetColumnType`]; a null text is skipped as
+//!   [`SkipReason::FieldNotText`], as JSONL's `"text": null` is.
 //! - **Closed standard input** (descriptor 0 closed, `<&-`) is [`Error::Read`], not an
 //!   empty input.
 //! - **Lone surrogates** (`"\ud800"`) in a JSON id are replaced by U+FFFD and the record
@@ -152,7 +160,7 @@ pub use dedup_writer::{root_folders, DedupWriter};
 pub use dir::Excluded;
 pub use error::{Error, Result};
 pub use format::Format;
-pub use open::is_gzip_name;
+pub use open::{is_gzip_name, is_zstd_name};
 pub use options::{ReadOptions, DEFAULT_ID_COLUMN, DEFAULT_MAX_RECORD_BYTES};
 pub use output::{abandon_outputs, same_file, OutputFile, OutputKind, OutputOptions};
 pub use reader::{open, Reader};

@@ -203,6 +203,7 @@ mod tests {
                 ctx: ErrorContext {
                     source: "t".into(),
                     gzip: false,
+                    zstd: false,
                 },
             },
             limit,

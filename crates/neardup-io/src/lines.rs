@@ -73,6 +73,7 @@ mod tests {
                 ctx: ErrorContext {
                     source: "l.txt".into(),
                     gzip: false,
+                    zstd: false,
                 },
             },
             1 << 20,

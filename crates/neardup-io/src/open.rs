@@ -1,10 +1,13 @@
-//! Opening an input as a byte stream: a file, a `.gz` file, or standard input.
+//! Opening an input as a byte stream: a file, a `.gz` or `.zst` file, or standard input.
 //!
 //! Files whose name ends in `.gz` (any case) are decompressed with a multi-member gzip
 //! decoder; bytes after the last member that do not start another member are
 //! [`Error::GzipTrailingBytes`] (`gzip -d` warns of "trailing garbage"), not a truncated
-//! stream. Standard input is decompressed when it starts with the gzip magic bytes
-//! (`1f 8b`), since it has no name to go by.
+//! stream. Files whose name ends in `.zst` are decompressed with zstd's streaming
+//! decoder, frame after frame (`zstd -d` reads concatenated frames as one stream); a
+//! frame cut short is [`Error::Zstd`]. Standard input is decompressed when it starts with
+//! the gzip magic bytes (`1f 8b`) or zstd's (`28 b5 2f fd`), since it has no name to go
+//! by.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
@@ -30,13 +33,15 @@ pub(crate) struct Input {
     pub(crate) ctx: ErrorContext,
 }
 
-/// What an input is called in errors, and whether its errors may come from gzip.
+/// What an input is called in errors, and whether its errors may come from a decoder.
 #[derive(Debug, Clone)]
 pub(crate) struct ErrorContext {
     /// The path as given, or `-`; shared by every record's location.
     pub(crate) source: std::sync::Arc<str>,
     /// True if the stream goes through the gzip decoder.
     pub(crate) gzip: bool,
+    /// True if the stream goes through the zstd decoder.
+    pub(crate) zstd: bool,
 }
 
 impl ErrorContext {
@@ -62,6 +67,13 @@ impl ErrorContext {
                 line,
                 error,
             }
+        } else if self.zstd && (from_decoder || error.kind() == io::ErrorKind::Other) {
+            // The zstd crate reports a bad frame as `Other`, with zstd's own message.
+            Error::Zstd {
+                path: self.source.to_string(),
+                line,
+                error,
+            }
         } else {
             Error::Read {
                 path: self.source.to_string(),
@@ -80,11 +92,29 @@ pub fn is_gzip_name(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Opens the file at `path`, decompressing it if its name ends in `.gz`.
+/// True if the file name ends in `.zst`, ignoring ASCII case: the readers decompress such
+/// a file.
+pub fn is_zstd_name(path: &Path) -> bool {
+    path.file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase().ends_with(".zst"))
+        .unwrap_or(false)
+}
+
+/// The magic bytes a zstd frame starts with.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// A zstd decoder over `inner`: every frame in turn, as one stream.
+fn zstd_reader(inner: Box<dyn BufRead + Send>) -> io::Result<Box<dyn BufRead + Send>> {
+    let decoder = zstd::stream::read::Decoder::with_buffer(inner)?;
+    Ok(Box::new(BufReader::with_capacity(BUF_SIZE, decoder)))
+}
+
+/// Opens the file at `path`, decompressing it if its name ends in `.gz` or `.zst`.
 pub(crate) fn open_file(path: &Path) -> Result<Input> {
     let ctx = ErrorContext {
         source: path.display().to_string().into(),
         gzip: is_gzip_name(path),
+        zstd: is_zstd_name(path),
     };
     let file = File::open(path).map_err(|e| Error::Read {
         path: ctx.source.to_string(),
@@ -97,6 +127,8 @@ pub(crate) fn open_file(path: &Path) -> Result<Input> {
             BUF_SIZE,
             GzipMembers::new(buffered),
         ))
+    } else if ctx.zstd {
+        zstd_reader(Box::new(buffered)).map_err(|e| ctx.read_error(None, e))?
     } else {
         Box::new(buffered)
     };
@@ -247,17 +279,22 @@ fn stdin_is_closed() -> bool {
     false
 }
 
-/// Opens any byte stream the way standard input is opened (gzip sniffed by content).
+/// Opens any byte stream the way standard input is opened (gzip and zstd sniffed by
+/// content).
 pub(crate) fn open_stream(reader: Box<dyn BufRead + Send>, source: &str) -> Result<Input> {
     let mut ctx = ErrorContext {
         source: source.into(),
         gzip: false,
+        zstd: false,
     };
     let (reader, prefix) =
-        peek_until(reader, |p| p.len() >= 2).map_err(|e| ctx.read_error(None, e))?;
+        peek_until(reader, |p| p.len() >= 4).map_err(|e| ctx.read_error(None, e))?;
     let reader: Box<dyn BufRead + Send> = if prefix.starts_with(&[0x1f, 0x8b]) {
         ctx.gzip = true;
         Box::new(BufReader::with_capacity(BUF_SIZE, GzipMembers::new(reader)))
+    } else if prefix.starts_with(&ZSTD_MAGIC) {
+        ctx.zstd = true;
+        zstd_reader(reader).map_err(|e| ctx.read_error(None, e))?
     } else {
         reader
     };
@@ -406,6 +443,7 @@ mod tests {
         let ctx = ErrorContext {
             source: "x.gz".into(),
             gzip: true,
+            zstd: false,
         };
         let e = ctx.read_error(Some(3), io::Error::from(io::ErrorKind::UnexpectedEof));
         assert!(matches!(e, Error::Gzip { line: Some(3), .. }), "{e:?}");
@@ -414,6 +452,7 @@ mod tests {
         let plain = ErrorContext {
             source: "x".into(),
             gzip: false,
+            zstd: false,
         };
         let e = plain.read_error(None, io::Error::from(io::ErrorKind::InvalidData));
         assert!(matches!(e, Error::Read { .. }), "{e:?}");
@@ -446,6 +485,53 @@ mod tests {
         let mut input = open_stream(stream(&bytes[..n - 3]), "x.gz").unwrap();
         let e = input.reader.read_to_end(&mut Vec::new()).unwrap_err();
         assert!(matches!(input.ctx.read_error(None, e), Error::Gzip { .. }));
+    }
+
+    fn zstd(bytes: &[u8]) -> Vec<u8> {
+        zstd::encode_all(bytes, 3).unwrap()
+    }
+
+    #[test]
+    fn zstd_frames_are_read_as_one_stream() {
+        let mut bytes = zstd(b"a\n");
+        bytes.extend_from_slice(&zstd(b"b\n"));
+        bytes.extend_from_slice(&zstd(b""));
+        bytes.extend_from_slice(&zstd(b"c\n"));
+        let input = open_stream(stream(&bytes), "-").unwrap();
+        assert!(input.ctx.zstd && !input.ctx.gzip);
+        assert_eq!(read_all(input), b"a\nb\nc\n");
+    }
+
+    #[test]
+    fn a_truncated_zstd_frame_is_a_zstd_error() {
+        let bytes = zstd(&b"some text that compresses\n".repeat(100));
+        for cut in [bytes.len() - 1, bytes.len() / 2, 5] {
+            let mut input = open_stream(stream(&bytes[..cut]), "x.zst").unwrap();
+            let e = input.reader.read_to_end(&mut Vec::new()).unwrap_err();
+            let e = input.ctx.read_error(Some(7), e);
+            assert!(
+                matches!(e, Error::Zstd { line: Some(7), .. }),
+                "{cut}: {e:?}"
+            );
+            assert!(
+                e.to_string()
+                    .starts_with("x.zst:7: corrupt or truncated zstd stream: "),
+                "{e}"
+            );
+        }
+        // Bytes after the last frame that are no frame are an error too.
+        let mut junk = zstd(b"a\n");
+        junk.extend_from_slice(b"junk");
+        let mut input = open_stream(stream(&junk), "x.zst").unwrap();
+        let e = input.reader.read_to_end(&mut Vec::new()).unwrap_err();
+        assert!(matches!(input.ctx.read_error(None, e), Error::Zstd { .. }));
+    }
+
+    #[test]
+    fn zst_names() {
+        assert!(is_zstd_name(Path::new("a.jsonl.zst")));
+        assert!(is_zstd_name(Path::new("A.ZST")));
+        assert!(!is_zstd_name(Path::new("a.jsonl.gz")));
     }
 
     #[test]

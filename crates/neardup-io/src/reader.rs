@@ -23,8 +23,9 @@ use crate::warning::Warning;
 /// and any other file are read by their content: JSONL if the first byte that is not
 /// whitespace (after a UTF-8 BOM, and within the first MiB) is `{`, lines otherwise
 /// ([`Reader::sniffed`] tells which inputs were).
-/// A file whose name ends in `.gz` is decompressed, and so is standard input that starts
-/// with the gzip magic bytes.
+/// A file whose name ends in `.gz` or `.zst` is decompressed, and so is standard input
+/// that starts with the gzip or zstd magic bytes. A Parquet file is read from its
+/// path (standard input is [`Error::ParquetNeedsFile`]).
 ///
 /// For CSV/TSV the header is read here, so a column of `opts` that the header lacks is
 /// reported at once ([`Error::MissingColumn`]), and [`Reader::header_raw`] is ready.
