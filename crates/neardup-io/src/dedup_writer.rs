@@ -5,11 +5,10 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Component, Path, PathBuf};
 
-use tempfile::TempDir;
-
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::output::{parent_dir, registry, OutputFile, OutputOptions, Registered};
+use crate::output::{registry, OutputFile, OutputOptions};
+use crate::output_dir::OutputDir;
 use crate::record::Record;
 
 /// Buffer size for the output of [`DedupWriter::from_writer`].
@@ -89,11 +88,9 @@ enum Target {
         name: String,
     },
     Dir {
-        staging: TempDir,
-        _registered: Registered,
+        /// The directory built beside the output and moved into place on finish.
+        staged: OutputDir,
         path: PathBuf,
-        /// Replace a non-empty directory at `path` on finish.
-        replace: bool,
         /// Subfolders per input root (see [`DedupWriter::with_roots`]): the roots, the
         /// folder of each, and the root of the last record written.
         roots: Vec<(PathBuf, PathBuf)>,
@@ -269,19 +266,19 @@ impl DedupWriter {
     /// the file cannot be copied.
     pub fn write(&mut self, record: &Record) -> Result<()> {
         if let Target::Dir {
-            staging,
+            staged,
             path,
             roots,
             current,
-            ..
         } = &mut self.target
         {
+            let staging = staged.staging();
             if roots.is_empty() {
-                copy_into(staging.path(), path, record)?;
+                copy_into(staging, path, record)?;
             } else {
                 *current = root_of(record, roots, *current);
                 let folder = &roots[*current].1;
-                copy_into(&staging.path().join(folder), &path.join(folder), record)?;
+                copy_into(&staging.join(folder), &path.join(folder), record)?;
             }
         } else {
             self.write_bytes(&record.raw)?;
@@ -335,45 +332,7 @@ impl DedupWriter {
             Target::Writer { mut out, name } => out
                 .flush()
                 .map_err(|error| Error::Write { path: name, error }),
-            Target::Dir {
-                staging,
-                _registered,
-                path,
-                replace,
-                ..
-            } => {
-                // Under the registry's lock: an interrupt waits for the swap to end.
-                let registry = registry();
-                let err = |error: io::Error| Error::Write {
-                    path: path.display().to_string(),
-                    error,
-                };
-                let is_dir = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
-                if replace && is_dir {
-                    // Swap, then delete the old tree: a failure before the swap keeps it.
-                    let old = tempfile::Builder::new()
-                        .prefix(".neardup-old-")
-                        .tempdir_in(parent_dir(&path))
-                        .map_err(err)?;
-                    let aside = old.path().join("old");
-                    fs::rename(&path, &aside).map_err(err)?;
-                    if let Err(e) = fs::rename(staging.path(), &path) {
-                        let _ = fs::rename(&aside, &path);
-                        return Err(err(e));
-                    }
-                    let _ = staging.keep();
-                    _registered.forget_locked(registry);
-                    return old.close().map_err(err);
-                }
-                if is_dir {
-                    // Checked empty at creation; `remove_dir` fails if that changed.
-                    fs::remove_dir(&path).map_err(err)?;
-                }
-                fs::rename(staging.path(), &path).map_err(err)?;
-                let _ = staging.keep();
-                _registered.forget_locked(registry);
-                Ok(())
-            }
+            Target::Dir { staged, .. } => staged.finish(),
         }
     }
 }
@@ -395,43 +354,9 @@ fn write_with_newline(out: &mut impl Write, newline: bool, bytes: &[u8]) -> io::
 }
 
 fn create_dir_target(path: &Path, replace: bool) -> Result<Target> {
-    let err = |error: io::Error| Error::Write {
-        path: path.display().to_string(),
-        error,
-    };
-    match fs::symlink_metadata(path) {
-        Ok(meta) => {
-            let empty =
-                meta.is_dir() && (replace || fs::read_dir(path).map_err(err)?.next().is_none());
-            if !empty {
-                return Err(Error::OutputDirNotEmpty {
-                    path: path.display().to_string(),
-                });
-            }
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(err(e)),
-    }
-    let parent = parent_dir(path);
-    fs::create_dir_all(parent).map_err(err)?;
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".neardup-");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Like a new directory: 0o777 less the umask.
-        builder.permissions(fs::Permissions::from_mode(0o777));
-    }
-    let mut registry = registry();
-    let staging = builder
-        .tempdir_in(parent)
-        .map_err(|e| err(crate::output::without_temp_path(e)))?;
-    let registered = Registered::new_locked(staging.path(), &mut registry);
     Ok(Target::Dir {
-        staging,
-        _registered: registered,
+        staged: OutputDir::create(path, replace)?,
         path: path.to_path_buf(),
-        replace,
         roots: Vec::new(),
         current: 0,
     })

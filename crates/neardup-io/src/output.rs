@@ -10,7 +10,7 @@ use tempfile::NamedTempFile;
 use zstd::stream::write::Encoder as ZstdEncoder;
 
 use crate::error::{Error, Result};
-use crate::open::is_gzip_name;
+use crate::open::{is_gzip_name, is_zstd_name};
 
 /// Buffer size of an output.
 const BUF_SIZE: usize = 256 * 1024;
@@ -141,17 +141,10 @@ impl Codec {
             Some(true) => Codec::Gzip,
             Some(false) => Codec::None,
             None if is_gzip_name(path) => Codec::Gzip,
-            None if is_zstd_output_name(path) => Codec::Zstd,
+            None if is_zstd_name(path) => Codec::Zstd,
             None => Codec::None,
         }
     }
-}
-
-/// True if the file name ends in `.zst`, ignoring ASCII case: such an output is
-/// zstd-compressed.
-fn is_zstd_output_name(path: &Path) -> bool {
-    path.file_name()
-        .is_some_and(|n| n.to_string_lossy().to_ascii_lowercase().ends_with(".zst"))
 }
 
 enum Inner {

@@ -1,4 +1,5 @@
-//! Apache Parquet: reading rows as records ([`read`]); writing the rows a caller keeps
+//! Apache Parquet: reading rows as records (the reader behind [`open`](crate::open));
+//! writing the rows a caller keeps
 //! with the input's schema ([`rewrite`], [`ParquetOutput`]).
 //!
 //! A row is a record; its text, id and key are columns named by the read options (a
