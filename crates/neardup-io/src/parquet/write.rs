@@ -208,85 +208,151 @@ pub struct Rewritten {
 
 /// Writes the rows of the Parquet file `input` that `keep` keeps to `out`, with the
 /// input's schema (every column, nested ones too, and the file's key-value metadata) and
-/// `extra`'s columns after them, compressed and grouped as `options` say.
-///
-/// `keep` is asked about each row, 1-based in file order (rows of every row group
-/// counted, as the reader numbers [`Location::record`](crate::Location::record)), in
-/// ascending order. The input is read a batch of rows at a time with all its columns,
-/// so memory follows the output's row group and one batch, not the file. `out` is
-/// written through and returned when the file's footer is written (an
-/// [`OutputFile`](crate::OutputFile) still to be finished, say).
+/// `extra`'s columns after them, compressed and grouped as `options` say: a
+/// [`Rewriter`] of one input.
 ///
 /// # Errors
 ///
-/// [`Error::Read`] if `input` cannot be opened, [`Error::Parquet`] naming it (and the
-/// row) if it is not a readable Parquet file, [`Error::Write`] naming `out_name` if the
-/// output cannot be written, and whatever `extra` returns; an added column of the wrong
-/// length or a field that changes between batches is [`Error::InvalidOptions`].
+/// As [`Rewriter::add`] and [`Rewriter::finish`].
 pub fn rewrite<W: Write + Send>(
     input: &Path,
     out: W,
     out_name: &str,
     options: &ParquetOutput,
     keep: &mut dyn FnMut(u64) -> bool,
-    mut extra: Option<&mut ExtraColumns<'_>>,
+    extra: Option<&mut ExtraColumns<'_>>,
 ) -> Result<(W, Rewritten)> {
-    let source = input.display().to_string();
-    let bad = |row: Option<u64>, e: &dyn fmt::Display| Error::Parquet {
-        path: source.clone(),
-        row,
-        reason: e.to_string(),
-    };
-    let file = File::open(input).map_err(|error| Error::Read {
-        path: source.clone(),
-        line: None,
-        error,
-    })?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(None, &e))?;
-    let schema = builder.schema().clone();
-    let batches = builder
-        .with_batch_size(BATCH_ROWS)
-        .build()
-        .map_err(|e| bad(None, &e))?;
-    let mut writer = Writer {
-        out: Some(out),
-        file: None,
-        name: out_name,
-        input: &schema,
-        options: *options,
-        extra_fields: None,
-    };
-    let mut done = Rewritten::default();
-    for batch in batches {
-        let first = done.read + 1;
-        let batch = batch.map_err(|e| bad(Some(first), &e))?;
-        let rows: Vec<u64> = (first..first + batch.num_rows() as u64).collect();
-        let kept: Vec<u64> = rows.iter().copied().filter(|&r| keep(r)).collect();
-        done.read += rows.len() as u64;
-        let columns = match extra.as_mut() {
-            Some(extra) => extra(first, &kept)?,
-            None => Vec::new(),
-        };
-        let mask: BooleanArray = if kept.len() == rows.len() {
-            BooleanArray::from(vec![true; rows.len()])
-        } else {
-            let mut next = kept.iter().peekable();
-            rows.iter()
-                .map(|r| Some(next.next_if_eq(&r).is_some()))
-                .collect()
-        };
-        let batch = arrow_select::filter::filter_record_batch(&batch, &mask)
-            .map_err(|e| bad(Some(first), &e))?;
-        done.written += writer.write(batch, columns)?;
+    let mut rewriter = Rewriter::new(out, out_name, options);
+    let done = rewriter.add(input, keep, extra)?;
+    Ok((rewriter.finish()?, done))
+}
+
+/// Writes the kept rows of one or more Parquet inputs of the same schema to one file,
+/// with that schema: [`add`](Rewriter::add) each input, then [`finish`](Rewriter::finish).
+pub struct Rewriter<'a, W: Write + Send> {
+    writer: Writer<'a, W>,
+    /// The first input, for errors about another's schema.
+    first: Option<String>,
+}
+
+impl<'a, W: Write + Send> Rewriter<'a, W> {
+    /// Starts the output `out`, which errors name `out_name`.
+    pub fn new(out: W, out_name: &'a str, options: &ParquetOutput) -> Self {
+        Rewriter {
+            writer: Writer {
+                out: Some(out),
+                file: None,
+                name: out_name,
+                input: None,
+                options: *options,
+                extra_fields: None,
+            },
+            first: None,
+        }
     }
-    if writer.file.is_none() {
-        let columns = match extra.as_mut() {
-            Some(extra) => extra(done.read + 1, &[])?,
-            None => Vec::new(),
+
+    /// Writes the rows of the Parquet file `input` that `keep` keeps, with `extra`'s
+    /// columns after the input's.
+    ///
+    /// `keep` is asked about each row, 1-based in file order (rows of every row group
+    /// counted, as the reader numbers [`Location::record`](crate::Location::record)), in
+    /// ascending order. The input is read a batch of rows at a time with all its
+    /// columns, so memory follows the output's row group and one batch, not the file.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Read`] if `input` cannot be opened, [`Error::Parquet`] naming it (and
+    /// the row) if it is not a readable Parquet file or its schema is not the first
+    /// input's, [`Error::Write`] naming the output if it cannot be written, and whatever
+    /// `extra` returns; an added column of the wrong length or a field that changes
+    /// between batches is [`Error::InvalidOptions`].
+    pub fn add(
+        &mut self,
+        input: &Path,
+        keep: &mut dyn FnMut(u64) -> bool,
+        mut extra: Option<&mut ExtraColumns<'_>>,
+    ) -> Result<Rewritten> {
+        let source = input.display().to_string();
+        let bad = |row: Option<u64>, e: &dyn fmt::Display| Error::Parquet {
+            path: source.clone(),
+            row,
+            reason: e.to_string(),
         };
-        writer.write(RecordBatch::new_empty(schema.clone()), columns)?;
+        let file = File::open(input).map_err(|error| Error::Read {
+            path: source.clone(),
+            line: None,
+            error,
+        })?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(None, &e))?;
+        let schema = builder.schema().clone();
+        match (&self.writer.input, &self.first) {
+            (Some(known), Some(first)) if known.fields() != schema.fields() => {
+                return Err(bad(
+                    None,
+                    &format!(
+                    "its columns are not those of {first}, so they cannot be written to one file"
+                ),
+                ))
+            }
+            (Some(_), _) => {}
+            (None, _) => {
+                self.writer.input = Some(schema);
+                self.first = Some(source.clone());
+            }
+        }
+        let batches = builder
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| bad(None, &e))?;
+        let mut done = Rewritten::default();
+        for batch in batches {
+            let first = done.read + 1;
+            let batch = batch.map_err(|e| bad(Some(first), &e))?;
+            let rows: Vec<u64> = (first..first + batch.num_rows() as u64).collect();
+            let kept: Vec<u64> = rows.iter().copied().filter(|&r| keep(r)).collect();
+            done.read += rows.len() as u64;
+            let columns = match extra.as_mut() {
+                Some(extra) => extra(first, &kept)?,
+                None => Vec::new(),
+            };
+            let mask: BooleanArray = if kept.len() == rows.len() {
+                BooleanArray::from(vec![true; rows.len()])
+            } else {
+                let mut next = kept.iter().peekable();
+                rows.iter()
+                    .map(|r| Some(next.next_if_eq(&r).is_some()))
+                    .collect()
+            };
+            let batch = arrow_select::filter::filter_record_batch(&batch, &mask)
+                .map_err(|e| bad(Some(first), &e))?;
+            done.written += self.writer.write(batch, columns)?;
+        }
+        if self.writer.file.is_none() {
+            // No rows: the file is started now, so it has the schema, added columns too.
+            let columns = match extra.as_mut() {
+                Some(extra) => extra(done.read + 1, &[])?,
+                None => Vec::new(),
+            };
+            let empty = RecordBatch::new_empty(self.writer.input.clone().expect("set above"));
+            self.writer.write(empty, columns)?;
+        }
+        Ok(done)
     }
-    Ok((writer.finish()?, done))
+
+    /// Writes the footer and hands the output back.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Write`] naming the output; [`Error::InvalidOptions`] if no input was added
+    /// (there is no schema to write).
+    pub fn finish(self) -> Result<W> {
+        match self.writer.file {
+            Some(file) => file.finish(),
+            None => Err(Error::InvalidOptions(
+                "a Parquet output needs at least one input for its schema".into(),
+            )),
+        }
+    }
 }
 
 /// A Parquet file written batch by batch to any writer (an
@@ -347,7 +413,8 @@ struct Writer<'a, W: Write + Send> {
     out: Option<W>,
     file: Option<ParquetWriter<W>>,
     name: &'a str,
-    input: &'a SchemaRef,
+    /// The first input's schema.
+    input: Option<SchemaRef>,
     options: ParquetOutput,
     extra_fields: Option<Vec<FieldRef>>,
 }
@@ -374,9 +441,10 @@ impl<W: Write + Send> Writer<'_, W> {
         }
         // The input's schema, its key-value metadata included (the reader's batches
         // carry the fields only), and the added fields after it.
-        let mut all: Vec<FieldRef> = self.input.fields().iter().cloned().collect();
+        let input = self.input.as_ref().expect("set before the first batch");
+        let mut all: Vec<FieldRef> = input.fields().iter().cloned().collect();
         all.extend(fields);
-        let schema = Schema::new(all).with_metadata(self.input.metadata().clone());
+        let schema = Schema::new(all).with_metadata(input.metadata().clone());
         let mut columns = batch.columns().to_vec();
         columns.extend(arrays);
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
@@ -396,11 +464,6 @@ impl<W: Write + Send> Writer<'_, W> {
         self.file.as_mut().expect("made above").write(&batch)?;
         Ok(batch.num_rows() as u64)
     }
-
-    /// Writes the footer and hands the output back.
-    fn finish(self) -> Result<W> {
-        self.file.expect("one batch is always written").finish()
-    }
 }
 
 #[cfg(test)]
@@ -414,6 +477,7 @@ mod tests {
     /// Rows with a text, an id, a struct and a list column, in row groups of 3 rows,
     /// with a key-value note in the schema.
     fn input(dir: &Path, rows: i64) -> (std::path::PathBuf, RecordBatch) {
+        std::fs::create_dir_all(dir).unwrap();
         let text = StringArray::from_iter_values((0..rows).map(|i| format!("text {i}")));
         let id = Int64Array::from_iter_values(0..rows);
         let meta = StructArray::from(vec![(
@@ -580,6 +644,40 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("1 rows for a batch of 4"), "{e}");
+    }
+
+    #[test]
+    fn inputs_of_one_schema_go_to_one_file_and_another_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, _) = input(&dir.path().join("a"), 4);
+        let (b, _) = input(&dir.path().join("b"), 3);
+        let options = ParquetOutput::new();
+        let mut rewriter = Rewriter::new(Vec::new(), "out", &options);
+        assert_eq!(rewriter.add(&a, &mut |r| r > 2, None).unwrap().written, 2);
+        assert_eq!(rewriter.add(&b, &mut |_| true, None).unwrap().written, 3);
+        let (back, _) = read_back(rewriter.finish().unwrap());
+        let ids = back
+            .column(1)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
+        assert_eq!(ids.values(), &[2, 3, 0, 1, 2]);
+
+        let other = dir.path().join("other.parquet");
+        let batch = RecordBatch::try_from_iter([(
+            "text",
+            Arc::new(StringArray::from(vec!["x"])) as ArrayRef,
+        )])
+        .unwrap();
+        let mut w =
+            ArrowWriter::try_new(File::create(&other).unwrap(), batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let mut rewriter = Rewriter::new(Vec::new(), "out", &options);
+        rewriter.add(&a, &mut |_| true, None).unwrap();
+        let e = rewriter.add(&other, &mut |_| true, None).unwrap_err();
+        assert!(e.to_string().contains("other.parquet"), "{e}");
+        assert!(e.to_string().contains("a/in.parquet"), "{e}");
     }
 
     #[test]
