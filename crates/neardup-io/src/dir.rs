@@ -142,6 +142,41 @@ impl Globs {
     }
 }
 
+/// What the walk of a tree found next: a regular file, or an entry skipped with a reason.
+enum Walked {
+    File(PathBuf),
+    Skipped(PathBuf, SkipReason),
+}
+
+/// The files of a tree as [`DirReader`] walks it (sorted, hidden entries and files the
+/// globs do not match left out), without reading them: what a folder of shards is made of.
+pub(crate) struct Listing {
+    /// The regular files, in walk order.
+    pub(crate) files: Vec<PathBuf>,
+    /// The entries [`DirReader`] would skip (links not followed, special files, entries
+    /// that cannot be read), with the reason.
+    pub(crate) skipped: Vec<(PathBuf, SkipReason)>,
+    /// Entries left out, by reason.
+    pub(crate) excluded: Vec<(Excluded, u64)>,
+}
+
+/// Lists the tree under `root` as `opts` say (hidden entries, globs, links).
+pub(crate) fn list(root: &Path, opts: &ReadOptions) -> Result<Listing> {
+    let mut walk = DirReader::new(root, opts)?;
+    let (mut files, mut skipped) = (Vec::new(), Vec::new());
+    while let Some(walked) = walk.next_walked()? {
+        match walked {
+            Walked::File(path) => files.push(path),
+            Walked::Skipped(path, reason) => skipped.push((path, reason)),
+        }
+    }
+    Ok(Listing {
+        files,
+        skipped,
+        excluded: walk.excluded(),
+    })
+}
+
 /// Reads the files of a directory tree.
 pub(crate) struct DirReader {
     root: PathBuf,
@@ -192,6 +227,16 @@ impl DirReader {
 
     /// The next entry, `None` at the end.
     pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
+        Ok(match self.next_walked()? {
+            None => None,
+            Some(Walked::File(path)) => Some(self.read_file(&path)),
+            Some(Walked::Skipped(path, reason)) => Some(self.skipped(&path, reason)),
+        })
+    }
+
+    /// The next file to read, or entry to skip, `None` at the end: hidden entries and
+    /// files the globs do not match are left out and counted.
+    fn next_walked(&mut self) -> Result<Option<Walked>> {
         loop {
             let entry = match self.walk.next() {
                 None => return Ok(None),
@@ -206,9 +251,8 @@ impl DirReader {
                                 self.excluded_hidden += 1;
                                 continue;
                             }
-                            let skipped =
-                                self.skipped(&path, SkipReason::Unreadable(error.to_string()));
-                            return Ok(Some(skipped));
+                            let reason = SkipReason::Unreadable(error.to_string());
+                            return Ok(Some(Walked::Skipped(path, reason)));
                         }
                         _ => {
                             return Err(Error::Read {
@@ -242,13 +286,14 @@ impl DirReader {
                     continue;
                 }
             }
+            let path = entry.into_path();
             if file_type.is_symlink() {
-                return Ok(Some(self.skipped(entry.path(), SkipReason::Symlink)));
+                return Ok(Some(Walked::Skipped(path, SkipReason::Symlink)));
             }
             if !file_type.is_file() {
-                return Ok(Some(self.skipped(entry.path(), SkipReason::SpecialFile)));
+                return Ok(Some(Walked::Skipped(path, SkipReason::SpecialFile)));
             }
-            return Ok(Some(self.read_file(entry.path())));
+            return Ok(Some(Walked::File(path)));
         }
     }
 

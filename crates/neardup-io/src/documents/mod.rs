@@ -2,7 +2,9 @@
 //! each held in a few bytes, for any front end (the command line, a binding) to read
 //! documents the same way.
 //!
-//! [`Documents::read_batches`] opens each input of [`InputOptions`] with [`open`](crate::open),
+//! [`Documents::read_batches`] opens each input of [`InputOptions`] with [`open`](crate::open)
+//! (a folder of shards, [`shards`], as one input per file, each [`InputInfo`] naming its
+//! root and relative path),
 //! hands the texts to the caller in batches as they are read (so shingling can run
 //! beside reading), and keeps per document only what later steps use:
 //!
@@ -57,6 +59,7 @@ mod ids;
 mod options;
 mod places;
 mod raw_spill;
+mod shards;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -79,6 +82,7 @@ pub use places::Place;
 use places::Places;
 pub use raw_spill::RawReader;
 use raw_spill::RawSpill;
+pub use shards::{shards, Shards};
 
 /// One input as opened.
 #[derive(Clone, Debug)]
@@ -191,6 +195,8 @@ pub struct Documents {
     /// Records the readers skipped, by reason code: counted, not held, so junk costs no
     /// memory.
     pub skipped_by_code: BTreeMap<&'static str, u64>,
+    /// Records the readers skipped, by input (for the per-input accounts).
+    skipped_by_input: Vec<u64>,
     /// The readers' skipped records as lines of the skipped list, in input order, each
     /// behind its `input record` key, when the list was asked for (see
     /// [`Documents::write_skipped`]).
@@ -226,6 +232,8 @@ struct Reading<'a> {
     opts: crate::ReadOptions,
     /// With several inputs, the folder each input's directory files are named under.
     folders: Option<Vec<PathBuf>>,
+    /// The index of the input being read among those given (a folder of shards is one).
+    given: usize,
     /// Texts read and not yet handed on.
     pending: Vec<String>,
     batch: usize,
@@ -305,6 +313,7 @@ impl Documents {
             // Several inputs: a directory's files are named by the subfolder a dedup
             // writes them to, then their path in it, so equal relative paths stay apart.
             folders: (given.len() > 1).then(|| crate::root_folders(&given)),
+            given: 0,
             pending: Vec::new(),
             batch,
         };
@@ -314,7 +323,8 @@ impl Documents {
             if i == options.reference.len() {
                 docs.end_reference();
             }
-            docs.read_input(path, &mut reading, &mut on_entry, &mut send)
+            reading.given = i;
+            docs.read_given(path, &mut reading, &mut on_entry, &mut send)
                 .map_err(Stop::into_error)?;
         }
         if options.inputs.is_empty() {
@@ -329,10 +339,37 @@ impl Documents {
         Ok(docs)
     }
 
-    /// Reads one input into the table.
+    /// Reads one input as given: a file, or a folder, read as shards (each file its own
+    /// input, [`shards`]) or as one document per file.
+    fn read_given<E>(
+        &mut self,
+        path: &Path,
+        reading: &mut Reading,
+        on_entry: &mut impl FnMut(),
+        send: &mut impl FnMut(Vec<String>) -> Result<(), Stop<E>>,
+    ) -> Result<(), Stop<E>> {
+        let shards = if path != Path::new("-") && path.is_dir() {
+            shards(path, &reading.opts)?
+        } else {
+            None
+        };
+        let Some(shards) = shards else {
+            return self.read_input(path, None, reading, on_entry, send);
+        };
+        self.add_excluded(shards.excluded);
+        // Rows of different shards share numbers: ids without the user's name the shard.
+        self.numbered_with_source |= shards.files.len() > 1;
+        for file in &shards.files {
+            self.read_input(file, Some(path), reading, on_entry, send)?;
+        }
+        Ok(())
+    }
+
+    /// Reads one input into the table; `root`: the folder of shards it is in.
     fn read_input<E>(
         &mut self,
         path: &Path,
+        root: Option<&Path>,
         reading: &mut Reading,
         on_entry: &mut impl FnMut(),
         send: &mut impl FnMut(Vec<String>) -> Result<(), Stop<E>>,
@@ -351,10 +388,13 @@ impl Documents {
             format,
             sniffed: reader.sniffed(),
             header: reader.header_raw().map(<[u8]>::to_vec),
-            root: None,
-            relative: path
-                .file_name()
-                .map_or_else(|| path.to_path_buf(), PathBuf::from),
+            root: root.map(Path::to_path_buf),
+            relative: match root.and_then(|r| path.strip_prefix(r).ok()) {
+                Some(relative) => relative.to_path_buf(),
+                None => path
+                    .file_name()
+                    .map_or_else(|| path.to_path_buf(), PathBuf::from),
+            },
         });
         refuse_options_for(format, reader.sniffed(), path, options)?;
         let input = self.inputs.len() - 1;
@@ -379,7 +419,7 @@ impl Documents {
                 entry => entry,
             };
             match entry {
-                Entry::Record(record) => self.add(record, input, format, reading, send)?,
+                Entry::Record(record) => self.add(record, format, reading, send)?,
                 Entry::Skipped(s) => self.skip(&s, input)?,
             }
         }
@@ -394,11 +434,10 @@ impl Documents {
         Ok(())
     }
 
-    /// Adds a record of input `input` as the next document.
+    /// Adds a record of the input being read as the next document.
     fn add<E>(
         &mut self,
         mut record: Record,
-        input: usize,
         format: Format,
         reading: &mut Reading,
         send: &mut impl FnMut(Vec<String>) -> Result<(), Stop<E>>,
@@ -410,7 +449,7 @@ impl Documents {
             .ok_or(DocumentsError::TooManyDocuments(doc as usize + 1))?;
         match (&record.id, &reading.folders) {
             (Some(id), Some(folders)) if format == Format::Dir => {
-                let folder = folders[input].to_string_lossy();
+                let folder = folders[reading.given].to_string_lossy();
                 self.user_ids.push(doc, &format!("{folder}/{id}"), false);
             }
             (Some(id), _) => self.user_ids.push(doc, id, record.numeric_id),
@@ -446,6 +485,10 @@ impl Documents {
     /// Counts a skipped record of input `input` (and lists it, when asked to).
     fn skip(&mut self, s: &Skipped, input: usize) -> Result<(), DocumentsError> {
         *self.skipped_by_code.entry(s.reason.code()).or_insert(0) += 1;
+        if self.skipped_by_input.len() <= input {
+            self.skipped_by_input.resize(input + 1, 0);
+        }
+        self.skipped_by_input[input] += 1;
         if let Some(spill) = &mut self.skipped_spill {
             let line = SkippedRecord::new(input, (&s.location).into(), &s.reason);
             write!(spill, "{input} {}\t", s.location.record)
@@ -460,14 +503,19 @@ impl Documents {
     fn note_reader(&mut self, path: &Path, reader: &mut crate::Reader) {
         self.warnings
             .extend(reader.take_warnings().iter().map(ToString::to_string));
-        for (reason, n) in reader.excluded() {
+        self.add_excluded(reader.excluded());
+        self.fields_seen
+            .push((path.to_path_buf(), reader.fields_seen()));
+    }
+
+    /// Counts entries of a directory left out.
+    fn add_excluded(&mut self, excluded: Vec<(Excluded, u64)>) {
+        for (reason, n) in excluded {
             match self.excluded.iter_mut().find(|(r, _)| *r == reason) {
                 Some((_, total)) => *total += n,
                 None => self.excluded.push((reason, n)),
             }
         }
-        self.fields_seen
-            .push((path.to_path_buf(), reader.fields_seen()));
     }
 
     /// "; the first records have the fields: a, b" for the first input with field names,
@@ -612,6 +660,12 @@ impl Documents {
             .copied()
             .unwrap_or(self.count);
         start..end
+    }
+
+    /// Records input `input`'s reader skipped (documents the pipeline skips as empty
+    /// are documents here: [`Documents::input_docs`]).
+    pub fn input_skipped(&self, input: usize) -> u64 {
+        self.skipped_by_input.get(input).copied().unwrap_or(0)
     }
 
     /// Index into `inputs` of a document's input.
