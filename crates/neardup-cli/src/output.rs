@@ -230,6 +230,12 @@ struct ClusterLine<'a> {
     /// A SimHash run: the distance of the fingerprints to the kept document's.
     #[serde(skip_serializing_if = "Option::is_none")]
     hamming: Option<u32>,
+    /// A run with a reference: the record's file, and the file of the record it
+    /// duplicates (the last TSV columns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duplicate_of_source: Option<&'a str>,
 }
 
 impl ClusterLine<'_> {
@@ -256,6 +262,10 @@ impl ClusterLine<'_> {
                         write!(buf, "{d}")?;
                     }
                 }
+                if let Some(source) = self.source {
+                    let of = self.duplicate_of_source.map(tsv_field);
+                    write!(buf, "\t{}\t{}", tsv_field(source), of.unwrap_or_default())?;
+                }
                 out.write_all(&buf)?;
             }
         }
@@ -272,13 +282,24 @@ pub fn write_clusters(
     format: OutputFormat,
     hamming: bool,
 ) -> io::Result<()> {
+    // With a reference, each line names its record's file (a kept one may be the
+    // reference's).
+    let with_sources = clusters.reference() > 0;
+    let source = |doc: u32| with_sources.then(|| docs.source_of(doc));
     if format == OutputFormat::Tsv {
         out.write_all(b"id\tcluster\tkept\tduplicate_of\tjaccard\testimate")?;
-        out.write_all(if hamming { b"\thamming\n" } else { b"\n" })?;
+        out.write_all(if hamming { b"\thamming" } else { b"" })?;
+        out.write_all(if with_sources {
+            b"\tsource\tduplicate_of_source\n"
+        } else {
+            b"\n"
+        })?;
     }
     for (n, c) in clusters.iter().enumerate() {
         let kept = &docs.id(c.kept());
         let head = ClusterLine {
+            source: source(c.kept()),
+            duplicate_of_source: None,
             id: kept,
             cluster: n + 1,
             kept: true,
@@ -291,6 +312,8 @@ pub fn write_clusters(
         head.write(out, format, hamming)?;
         for d in c.duplicates() {
             let line = ClusterLine {
+                source: source(d.doc),
+                duplicate_of_source: source(c.kept()),
                 id: &docs.id(d.doc),
                 cluster: n + 1,
                 kept: false,

@@ -51,6 +51,9 @@ pub fn read<'p>(
         .map_err(|e| anyhow::anyhow!(e))?;
     let (mut docs, intake) = read_into(args, &input, bars, intake)?;
     let mut held = intake.finish()?;
+    if docs.reference_docs() > 0 {
+        held.set_reference(docs.reference_docs())?;
+    }
     let read_time = read_start.elapsed();
     // What reading freed sits in the reader's and the shingling threads' arenas, which
     // the later stages hardly allocate from.
