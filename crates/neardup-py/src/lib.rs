@@ -10,6 +10,7 @@
 //! | module | job |
 //! |---|---|
 //! | `texts` | texts from a list, a NumPy array or a pyarrow array, borrowed where possible |
+//! | `arrow` | texts from any Arrow producer (the PyCapsule interface), a batch at a time |
 //! | `config` | the validated configuration and its pipeline |
 //! | `runs` | whole runs: pairs, clusters, dedup (LSH or the exact join) |
 //! | `blocks` | shingle sets, band keys, Jaccard, verification of given pairs |
@@ -23,6 +24,7 @@
 
 use pyo3::prelude::*;
 
+mod arrow;
 mod blocks;
 mod buffer;
 mod config;

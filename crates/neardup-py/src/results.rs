@@ -217,11 +217,15 @@ pub struct ClusterColumns {
     clusters: Vec<(u32, Vec<(u32, Similarity)>)>,
     /// Per document: neither removed as a duplicate nor without shingles.
     survivors: Vec<bool>,
+    /// The first document past the reference: survivors and annotations start here.
+    first: usize,
 }
 
 impl ClusterColumns {
-    /// The clusters of a corpus.
+    /// The clusters of a corpus; with a reference, survivors and annotations are of the
+    /// documents past it.
     pub fn new(clusters: &Clusters, documents: usize, has_shingles: impl Fn(u32) -> bool) -> Self {
+        let clusters_reference = (clusters.reference() as usize).min(documents);
         let survivors = (0..documents as u32)
             .map(|d| has_shingles(d) && clusters.duplicate_of(d).is_none())
             .collect();
@@ -235,6 +239,7 @@ impl ClusterColumns {
         ClusterColumns {
             clusters,
             survivors,
+            first: clusters_reference,
         }
     }
 
@@ -292,8 +297,50 @@ impl ClusterColumns {
         Ok(d)
     }
 
-    /// Per document, whether it survives a dedup.
-    pub fn into_survivors(self) -> Buffer {
-        Buffer::column(self.survivors)
+    /// Per document past the reference, whether it survives a dedup.
+    pub fn survivors(&self) -> &[bool] {
+        &self.survivors[self.first..]
+    }
+
+    /// One row per document past the reference, in input order (the annotations of
+    /// `neardup annotate`): `{"cluster"` (the cluster's kept document; its own for a
+    /// document in none), `"cluster_size"` (1 in none), `"kept"` (survives a dedup: false
+    /// for a duplicate and for a document without shingles, which is skipped),
+    /// `"duplicate_of"` (the kept document; its own where it duplicates nothing), `"alone"`
+    /// (it duplicates nothing), `"jaccard"` (the similarity to it, the estimate where no
+    /// exact one was computed; `NaN` where none)`}` as buffers.
+    pub fn into_annotations(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let n = self.survivors.len();
+        let first = self.first;
+        let mut cluster: Vec<u32> = (0..n as u32).collect();
+        let mut size = vec![1u32; n];
+        let mut of = cluster.clone();
+        let mut jaccard = vec![f64::NAN; n];
+        for (k, dups) in &self.clusters {
+            let members = dups.len() as u32 + 1;
+            size[*k as usize] = members;
+            for (d, s) in dups {
+                let d = *d as usize;
+                cluster[d] = *k;
+                size[d] = members;
+                of[d] = *k;
+                jaccard[d] = or_nan(s.value());
+            }
+        }
+        let alone = (first..n).map(|d| of[d] as usize == d).collect();
+        let past = |mut v: Vec<_>| v.split_off(first);
+        let d = PyDict::new(py);
+        d.set_item("cluster", Buffer::column(past(cluster)))?;
+        d.set_item("cluster_size", Buffer::column(past(size)))?;
+        d.set_item("kept", Buffer::column(self.survivors[first..].to_vec()))?;
+        d.set_item("duplicate_of", Buffer::column(past(of)))?;
+        d.set_item("alone", Buffer::column::<bool>(alone))?;
+        d.set_item("jaccard", Buffer::column(jaccard.split_off(first)))?;
+        Ok(d)
+    }
+
+    /// Per document past the reference, whether it survives a dedup.
+    pub fn into_survivors(mut self) -> Buffer {
+        Buffer::column(self.survivors.split_off(self.first))
     }
 }

@@ -8,6 +8,9 @@
 //!   `string_view` or dictionary-encoded strings, are cast to `large_string` first);
 //! - a NumPy array of `str` (dtype `U`): its fixed-width UTF-32 items, decoded to UTF-8
 //!   (a copy, made with the GIL released); object and `StringDType` arrays as lists;
+//! - any other Arrow producer (the PyCapsule interface: Polars, DuckDB, pyarrow tables and
+//!   readers): its arrays imported and read in place (`arrow`), whole here, or a chunk at a
+//!   time by the runs ([`source`]);
 //! - any other iterable of `str` (a pandas Series, a generator), as a list.
 //!
 //! `None` (a null in pyarrow) is a missing text: it stays in its place, so results still
@@ -25,6 +28,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use rayon::prelude::*;
 
+use crate::arrow::{self, TextChunk, TextStream};
 use crate::errors::refused;
 use crate::threads;
 
@@ -45,6 +49,8 @@ pub struct Texts {
     decoded: Vec<String>,
     /// The Python objects whose memory `views` borrow.
     owners: Vec<Py<PyAny>>,
+    /// Arrow arrays imported from a producer, whose memory `views` borrow.
+    arrays: Vec<TextChunk>,
 }
 
 impl Texts {
@@ -65,6 +71,7 @@ impl Drop for Texts {
         self.views.clear();
         self.decoded.clear();
         self.owners.clear();
+        self.arrays.clear();
     }
 }
 
@@ -127,12 +134,16 @@ pub fn read(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Texts> {
     if is_instance_of(obj, "numpy", "ndarray")? {
         return from_numpy(obj, what);
     }
+    if arrow::exports(obj)? {
+        return from_stream(py, arrow::open(obj, None, what)?);
+    }
     if obj.hasattr("__iter__")? {
         let list = py.import("builtins")?.getattr("list")?.call1((obj,))?;
         return from_list(list.cast::<PyList>()?, what);
     }
     Err(PyTypeError::new_err(format!(
-        "{what} must be a list of str, a NumPy array of str or a pyarrow string array, not {}",
+        "{what} must be a list of str, a NumPy array of str or a pyarrow string array, not {} \
+         (or any object with __arrow_c_stream__: a Polars Series, a DuckDB relation)",
         type_name(obj)
     )))
 }
@@ -175,6 +186,7 @@ fn from_list(list: &Bound<'_, PyList>, what: &str) -> PyResult<Texts> {
         views,
         decoded: Vec::new(),
         owners: vec![list.clone().into_any().unbind()],
+        arrays: Vec::new(),
     })
 }
 
@@ -270,6 +282,7 @@ fn from_arrow(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Texts> {
         views: views?.map_err(refused)?,
         decoded: Vec::new(),
         owners,
+        arrays: Vec::new(),
     })
 }
 
@@ -359,6 +372,7 @@ fn from_numpy(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Texts> {
                 views: Vec::new(),
                 decoded,
                 owners: vec![array.unbind()],
+                arrays: Vec::new(),
             };
             t.views = t.decoded.iter().map(|s| extend(s.as_str())).collect();
             Ok(t)
@@ -401,4 +415,58 @@ fn decode_utf32(address: usize, itemsize: usize, len: usize) -> Result<Vec<Strin
                 .collect::<Result<String, usize>>()
         })
         .collect()
+}
+
+/// Every text of an Arrow producer, its arrays held (read with the GIL released).
+fn from_stream(py: Python<'_>, mut stream: TextStream) -> PyResult<Texts> {
+    let read = threads::detached(py, || -> Result<Vec<TextChunk>, String> {
+        std::iter::from_fn(|| stream.next_chunk()).collect()
+    })?;
+    let arrays = read.map_err(refused)?;
+    let views = arrays
+        .iter()
+        .flat_map(|c| c.views().into_iter().map(extend))
+        .collect();
+    Ok(Texts {
+        views,
+        decoded: Vec::new(),
+        owners: Vec::new(),
+        arrays,
+    })
+}
+
+/// Whether a run reads `obj` as an Arrow stream (see [`source`]): an Arrow producer that is
+/// not a pyarrow array, a list or a NumPy array.
+pub fn is_stream(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let held = obj.is_instance_of::<PyString>()
+        || obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || is_instance_of(obj, "pyarrow", "Array")?
+        || is_instance_of(obj, "pyarrow", "ChunkedArray")?
+        || is_instance_of(obj, "numpy", "ndarray")?;
+    Ok(!held && arrow::exports(obj)?)
+}
+
+/// Where a run's texts come from: held whole, or an Arrow stream read a chunk at a time.
+pub enum Source {
+    /// Texts read before the run.
+    Held(Texts),
+    /// An Arrow producer's text column, read as the run takes it in.
+    Stream(TextStream),
+}
+
+/// The texts of a run (see [`read`]): an Arrow producer other than a pyarrow array as a
+/// stream (its `column` if it is a table), anything else held.
+pub fn source(obj: &Bound<'_, PyAny>, column: Option<&str>, what: &str) -> PyResult<Source> {
+    if is_stream(obj)? {
+        return Ok(Source::Stream(arrow::open(obj, column, what)?));
+    }
+    if let Some(name) = column {
+        return Err(refused(format!(
+            "text_col={name:?} names a column of a table or data frame; {what} is {}, \
+             its texts already",
+            type_name(obj)
+        )));
+    }
+    Ok(Source::Held(read(obj, what)?))
 }

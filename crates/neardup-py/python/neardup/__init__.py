@@ -5,7 +5,7 @@ of every candidate, by the Rust library behind the `neardup` command. Every call
 on texts releases the GIL and runs on all cores; results do not depend on the number of
 threads.
 
-Whole runs (the command's `pairs`, `clusters`, `dedup`, `pairs --exact`; fragments inside
+Whole runs (the command's `pairs`, `clusters`, `dedup`, `annotate`, `pairs --exact`; fragments inside
 longer texts with ``pairs(texts, measure="containment")``, each pair a `Contained`):
 
 >>> import neardup
@@ -23,7 +23,7 @@ workers); its defaults, the library's own, are the ``DEFAULT_*`` constants. Erro
 """
 
 from ._config import Config
-from ._output import Contained
+from ._output import Annotation, Contained
 from ._lsh import MinHashLSH
 from ._neardup import (
     DEFAULT_HAMMING,
@@ -40,6 +40,7 @@ from ._neardup import (
     __version__,
 )
 from ._runs import (
+    annotate,
     band_keys,
     clusters,
     dedup,
@@ -51,6 +52,7 @@ from ._runs import (
 )
 
 __all__ = [
+    "Annotation",
     "Config",
     "Contained",
     "DEFAULT_HAMMING",
@@ -66,6 +68,7 @@ __all__ = [
     "MinHashLSH",
     "NeardupError",
     "__version__",
+    "annotate",
     "band_keys",
     "clusters",
     "dedup",

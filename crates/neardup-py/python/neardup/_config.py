@@ -161,6 +161,41 @@ class Config:
                     f"option and does not apply (leave it at {default!r})"
                 )
 
+    def _run(
+        self,
+        run: Any,
+        texts: Any,
+        ids: Any,
+        reference: Any,
+        reference_ids: Any,
+        exact: bool,
+        threads: Optional[int],
+        form: str,
+        text_col: Optional[str],
+    ) -> tuple[Any, Any]:
+        """A run of the native module on `texts` (after `reference`, if any): its raw
+        result, and the names of every document it numbers (ids, or None for positions)."""
+        if exact:
+            self._check_exact()
+        names = _output.ids_of(ids)
+        if reference is not None:
+            reference = _output.texts_of(reference)
+            if (names is None) != (reference_ids is None):
+                raise NeardupError(
+                    "with reference=, give ids and reference_ids together (documents are "
+                    "named by both), or neither (positions, the reference's first)"
+                )
+            if names is not None:
+                names = list(_output.ids_list(_output.ids_of(reference_ids)) or []) + list(
+                    _output.ids_list(names) or []
+                )
+        elif reference_ids is not None:
+            raise NeardupError("reference_ids names the documents of reference=, which is not given")
+        raw = run(
+            self._native, _output.texts_of(texts), _output.ids_list(names), exact, threads, form, text_col, reference
+        )
+        return raw, names
+
     def pairs(
         self,
         texts: Any,
@@ -169,20 +204,19 @@ class Config:
         exact: bool = False,
         output: Output = "list",
         threads: Optional[int] = None,
+        text_col: Optional[str] = None,
+        reference: Any = None,
+        reference_ids: Any = None,
     ) -> Any:
         """Every similar pair of `texts`, sorted by position (with
         ``measure="containment"``, every `Contained` pair); see `neardup.pairs`."""
         _output.check_output(output)
-        if exact:
-            self._check_exact()
-        ids = _output.ids_of(ids)
-        form = _form(output)
-        raw = _run_pairs(
-            self._native, _output.texts_of(texts), _output.ids_list(ids), exact, threads, form
+        raw, names = self._run(
+            _run_pairs, texts, ids, reference, reference_ids, exact, threads, _form(output), text_col
         )
         if self._native.from_smaller:
-            return _output.contained(raw, ids, output)
-        return _output.pairs(raw, ids, output)
+            return _output.contained(raw, names, output)
+        return _output.pairs(raw, names, output)
 
     def exact_pairs(
         self,
@@ -203,17 +237,36 @@ class Config:
         exact: bool = False,
         output: Output = "list",
         threads: Optional[int] = None,
+        text_col: Optional[str] = None,
+        reference: Any = None,
+        reference_ids: Any = None,
     ) -> Any:
         """The clusters of near-duplicates; see `neardup.clusters`."""
         _output.check_output(output)
-        if exact:
-            self._check_exact()
-        ids = _output.ids_of(ids)
-        form = _form(output)
-        raw = _run_clusters(
-            self._native, _output.texts_of(texts), _output.ids_list(ids), exact, threads, form
+        raw, names = self._run(
+            _run_clusters, texts, ids, reference, reference_ids, exact, threads, _form(output), text_col
         )
-        return _output.clusters(raw, ids, output)
+        return _output.clusters(raw, names, output)
+
+    def annotate(
+        self,
+        texts: Any,
+        ids: Any = None,
+        *,
+        exact: bool = False,
+        output: Output = "arrow",
+        threads: Optional[int] = None,
+        text_col: Optional[str] = None,
+        reference: Any = None,
+        reference_ids: Any = None,
+    ) -> Any:
+        """Every document's cluster, cluster size, whether it is kept, what it duplicates
+        and how closely; see `neardup.annotate`."""
+        _output.check_output(output)
+        raw, names = self._run(
+            _run_clusters, texts, ids, reference, reference_ids, exact, threads, "annotate", text_col
+        )
+        return _output.annotated(raw, names, output)
 
     def dedup(
         self,
@@ -223,15 +276,22 @@ class Config:
         exact: bool = False,
         output: Output = "list",
         threads: Optional[int] = None,
+        text_col: Optional[str] = None,
+        reference: Any = None,
+        reference_ids: Any = None,
     ) -> Any:
         """What survives deduplication; see `neardup.dedup`."""
         _output.check_output(output)
-        if exact:
-            self._check_exact()
         texts = _output.texts_of(texts)
         ids = _output.ids_of(ids)
-        mask = _run_clusters(
-            self._native, texts, _output.ids_list(ids), exact, threads, "survivors"
+        # A stream is read once: the survivors' texts come back with the mask.
+        if _output.is_arrow_source(texts) and (output == "arrow" or (output == "list" and ids is None)):
+            (mask, kept), _ = self._run(
+                _run_clusters, texts, ids, reference, reference_ids, exact, threads, "survivor_texts", text_col
+            )
+            return _output.survivor_texts(mask, kept, ids, output)
+        mask, _ = self._run(
+            _run_clusters, texts, ids, reference, reference_ids, exact, threads, "survivors", text_col
         )
         return _output.survivors(mask, texts, ids, output)
 

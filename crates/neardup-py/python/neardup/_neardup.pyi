@@ -73,7 +73,14 @@ class _Config:
 _Form = Literal["list", "columns"]
 
 def run_pairs(
-    config: _Config, texts: Any, ids: Optional[list[Any]], exact: bool, threads: Optional[int], form: _Form
+    config: _Config,
+    texts: Any,
+    ids: Optional[list[Any]],
+    exact: bool,
+    threads: Optional[int],
+    form: _Form,
+    text_col: Optional[str] = None,
+    reference: Any = None,
 ) -> Any: ...
 def run_clusters(
     config: _Config,
@@ -81,7 +88,9 @@ def run_clusters(
     ids: Optional[list[Any]],
     exact: bool,
     threads: Optional[int],
-    form: Literal["list", "columns", "survivors"],
+    form: Literal["list", "columns", "survivors", "survivor_texts", "annotate"],
+    text_col: Optional[str] = None,
+    reference: Any = None,
 ) -> Any: ...
 def shingle_sets(config: _Config, texts: Any, threads: Optional[int]) -> tuple[_Buffer, _Buffer]: ...
 def band_keys(config: _Config, texts: Any, threads: Optional[int]) -> _Buffer: ...

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Literal, NamedTuple, Sequence
+from typing import Any, Literal, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -31,18 +31,38 @@ def _is_array(x: Any) -> bool:
     if isinstance(x, np.ndarray):
         return True
     module = type(x).__module__ or ""
-    return module.startswith("pyarrow") and hasattr(x, "to_pylist")
+    # A Table or a RecordBatch has a schema: a producer of columns, not an array.
+    return module.startswith("pyarrow") and hasattr(x, "to_pylist") and not hasattr(x, "schema")
+
+
+def is_arrow_source(x: Any) -> bool:
+    """An Arrow producer other than a pyarrow array (a Polars Series or DataFrame, a DuckDB
+    relation, a pyarrow Table or RecordBatchReader): read through the Arrow PyCapsule
+    interface, a batch at a time by the runs, its strings never Python objects."""
+    if isinstance(x, (list, tuple, str, bytes)) or _is_array(x):
+        return False
+    return hasattr(x, "__arrow_c_stream__") or hasattr(x, "__arrow_c_array__")
+
+
+def _is_hf_dataset(x: Any) -> bool:
+    """A Hugging Face `datasets.Dataset` (held as Arrow tables, which it lends)."""
+    return (type(x).__module__ or "").startswith("datasets") and hasattr(x, "with_format")
 
 
 def texts_of(texts: Any) -> Any:
-    """The texts as the native module reads them: lists, tuples and arrays as they are,
-    any other iterable (a generator, a pandas Series) as a list, so it can be read twice."""
-    if isinstance(texts, (list, tuple, str, bytes)) or _is_array(texts):
+    """The texts as the native module reads them: lists, tuples, arrays and other Arrow
+    producers as they are, any other iterable (a generator, a pandas Series) as a list, so
+    it can be read twice."""
+    if isinstance(texts, (list, tuple, str, bytes)) or _is_array(texts) or is_arrow_source(texts):
         return texts
+    if _is_hf_dataset(texts):
+        # Its rows as one Arrow table (its indices applied), its columns not copied.
+        return texts.with_format("arrow")[:]
     if not hasattr(texts, "__iter__"):
         raise TypeError(
             "texts must be a list of str, a NumPy array of str or a pyarrow string array, "
-            f"not {type(texts).__name__}"
+            f"not {type(texts).__name__} (or any object with __arrow_c_stream__: a Polars "
+            "Series, a DuckDB relation)"
         )
     return list(texts)
 
@@ -198,6 +218,83 @@ def survivors(mask_buffer: Any, texts: Any, ids: Any, output: str) -> Any:
     else:
         text = pa.array([texts[i] for i in kept.tolist()], type=pa.string())
     return pa.table({"id": _arrow_column(_take(ids, kept)), "text": text})
+
+
+def survivor_texts(mask_buffer: Any, kept_texts: list[str], ids: Any, output: str) -> Any:
+    """`survivors` of texts read from an Arrow stream (read once): the native module hands
+    back the surviving texts beside the mask."""
+    mask = np.asarray(mask_buffer)
+    if output == "list":
+        return kept_texts
+    pa = pyarrow()
+    kept = np.flatnonzero(mask).astype(np.uint32)
+    text = pa.array(kept_texts, type=pa.string())
+    return pa.table({"id": _arrow_column(_take(ids, kept)), "text": text})
+
+
+class Annotation(NamedTuple):
+    """One document's annotation (`neardup.annotate`)."""
+
+    cluster: Optional[int]
+    """The position of its cluster's kept document (its own when it is in no cluster);
+    None for an empty or missing text, which is skipped."""
+    cluster_size: Optional[int]
+    """The number of documents in its cluster (1 in none; None for a skipped text)."""
+    kept: bool
+    """Whether it survives a dedup: False for a duplicate and for a skipped text."""
+    duplicate_of: Any
+    """The id (or position) of the kept document it duplicates; None if it duplicates none."""
+    jaccard: Optional[float]
+    """Its similarity to that document; None if it duplicates none."""
+
+
+def annotated(raw: Any, ids: Any, output: str) -> Any:
+    """The per-document columns of an annotate run in the form asked for."""
+    cols = {k: np.asarray(v) for k, v in raw.items()}
+    of_self = cols.pop("alone")
+    # Not kept and a duplicate of nothing: no text to compare (the command's nulls).
+    skipped = of_self & ~cols["kept"]
+    of = _take(ids, cols["duplicate_of"])
+    if output == "numpy":
+        if hasattr(of, "to_numpy"):
+            of = of.to_numpy(zero_copy_only=False)
+        return {**cols, "duplicate_of": of}
+    if output == "list":
+        names = ids_list(ids)
+        return [
+            Annotation(
+                None if skip else int(c),
+                None if skip else int(size),
+                bool(k),
+                None if own else (names[d] if names is not None else int(d)),
+                None if own else float(j),
+            )
+            for c, size, k, d, own, skip, j in zip(
+                cols["cluster"].tolist(),
+                cols["cluster_size"].tolist(),
+                cols["kept"].tolist(),
+                cols["duplicate_of"].tolist(),
+                of_self.tolist(),
+                skipped.tolist(),
+                cols["jaccard"].tolist(),
+            )
+        ]
+    pa = pyarrow()
+    if isinstance(of, np.ndarray):
+        of = pa.array(of, mask=of_self)
+    else:
+        import pyarrow.compute as pc
+
+        of = pc.if_else(pa.array(of_self), pa.scalar(None, of.type), of)
+    return pa.table(
+        {
+            "cluster": pa.array(cols["cluster"], mask=skipped),
+            "cluster_size": pa.array(cols["cluster_size"], mask=skipped),
+            "kept": pa.array(cols["kept"]),
+            "duplicate_of": of,
+            "jaccard": _nullable(cols["jaccard"]),
+        }
+    )
 
 
 def pair_array(pairs: Any) -> np.ndarray:

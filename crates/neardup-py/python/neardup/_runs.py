@@ -42,6 +42,9 @@ def pairs(
     exact: bool = False,
     output: Output = "list",
     threads: Optional[int] = None,
+    text_col: Optional[str] = None,
+    reference: Any = None,
+    reference_ids: Any = None,
 ) -> Any:
     """Every pair of near-duplicate texts: LSH candidates verified by exact Jaccard (the
     `neardup pairs` command), or with ``exact=True`` every pair at or above the threshold
@@ -49,8 +52,13 @@ def pairs(
 
     Args:
         texts: a list (or tuple) of str, a NumPy array of str, a pyarrow string array
-            (chunked or not) or any iterable of str. ``None`` (a null) is a missing text:
-            like an empty one, it pairs with nothing.
+            (chunked or not), any Arrow producer (an object with ``__arrow_c_stream__`` or
+            ``__arrow_c_array__``: a Polars Series or DataFrame, a DuckDB relation, a
+            pyarrow Table or RecordBatchReader, a Hugging Face ``Dataset``'s
+            ``.data.table``), read a batch at a time in place, its strings never Python
+            objects, or any iterable of str. Arrow texts may be ``string``,
+            ``large_string``, ``string_view`` or dictionary-encoded. ``None`` (a null) is
+            a missing text: like an empty one, it pairs with nothing.
         ids: one id per text (any objects); results name documents by them. Default: by
             position in `texts`.
         threshold, shingle, normalize, num_perm, seed, sketch, bands, rows, verify,
@@ -71,6 +79,17 @@ def pairs(
             ``pyarrow.Table`` with those columns (nulls where absent).
         threads: worker threads (default: all cores, or ``RAYON_NUM_THREADS``). Results
             do not depend on it.
+        text_col: the column of texts when `texts` is a table or data frame (default: its
+            only column, else the one named ``"text"``).
+        reference: texts already kept (an existing dataset, in any form `texts` takes),
+            read first: a reference text is never removed, never listed as a duplicate
+            and always kept in its cluster; a text is removed when it duplicates a
+            reference text or an earlier kept text, and then names the reference one.
+            Pairs of two reference texts are left out. Positions then count the reference
+            first (``reference[i]`` is i, ``texts[j]`` is ``len(reference) + j``), as the
+            command numbers ``--reference`` records; dedup and annotate give the texts'
+            rows only.
+        reference_ids: the reference's ids, given with `ids` (both or neither).
 
     Every pair has ``a`` before ``b`` in input order. Identical texts (after
     normalization) pair with Jaccard 1.
@@ -80,7 +99,16 @@ def pairs(
     [(0, 1, 0.9523809523809523)]
     """
     config = Config._of(locals())
-    return config.pairs(texts, ids, exact=exact, output=output, threads=threads)
+    return config.pairs(
+        texts,
+        ids,
+        exact=exact,
+        output=output,
+        threads=threads,
+        text_col=text_col,
+        reference=reference,
+        reference_ids=reference_ids,
+    )
 
 
 def exact_pairs(
@@ -94,12 +122,13 @@ def exact_pairs(
     multiset: bool = False,
     output: Output = "list",
     threads: Optional[int] = None,
+    text_col: Optional[str] = None,
 ) -> Any:
     """Every pair with Jaccard >= threshold, found by the exact set-similarity join (no
     sketch, no misses): `pairs(..., exact=True)`, the ground truth LSH is measured against.
     Arguments and results as for `pairs`."""
     config = Config._of(locals())
-    return config.pairs(texts, ids, exact=True, output=output, threads=threads)
+    return config.pairs(texts, ids, exact=True, output=output, threads=threads, text_col=text_col)
 
 
 def clusters(
@@ -125,6 +154,9 @@ def clusters(
     exact: bool = False,
     output: Output = "list",
     threads: Optional[int] = None,
+    text_col: Optional[str] = None,
+    reference: Any = None,
+    reference_ids: Any = None,
 ) -> Any:
     """Clusters of near-duplicates (the `neardup clusters` command): in each, the document
     kept (by `keep`) and the documents removed as its duplicates, each verified against
@@ -146,7 +178,16 @@ def clusters(
     [[0, 2]]
     """
     config = Config._of(locals())
-    return config.clusters(texts, ids, exact=exact, output=output, threads=threads)
+    return config.clusters(
+        texts,
+        ids,
+        exact=exact,
+        output=output,
+        threads=threads,
+        text_col=text_col,
+        reference=reference,
+        reference_ids=reference_ids,
+    )
 
 
 def dedup(
@@ -172,6 +213,9 @@ def dedup(
     exact: bool = False,
     output: Output = "list",
     threads: Optional[int] = None,
+    text_col: Optional[str] = None,
+    reference: Any = None,
+    reference_ids: Any = None,
 ) -> Any:
     """What survives deduplication (the `neardup dedup` command): every document that is
     neither removed as a duplicate (see `clusters`) nor empty, in input order.
@@ -187,7 +231,80 @@ def dedup(
     ['a red apple on the table', 'pears']
     """
     config = Config._of(locals())
-    return config.dedup(texts, ids, exact=exact, output=output, threads=threads)
+    return config.dedup(
+        texts,
+        ids,
+        exact=exact,
+        output=output,
+        threads=threads,
+        text_col=text_col,
+        reference=reference,
+        reference_ids=reference_ids,
+    )
+
+
+def annotate(
+    texts: Any,
+    ids: Any = None,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
+    normalize: str = "nfkc",
+    num_perm: int = DEFAULT_NUM_PERM,
+    seed: int = DEFAULT_SEED,
+    sketch: str = "oph",
+    bands: Optional[int] = None,
+    rows: Optional[int] = None,
+    verify: str = "exact",
+    keep: str = "first",
+    neighbours: bool = True,
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
+    hamming: int = DEFAULT_HAMMING,
+    measure: str = "jaccard",
+    allow_truncated: bool = False,
+    exact: bool = False,
+    output: Output = "arrow",
+    threads: Optional[int] = None,
+    text_col: Optional[str] = None,
+    reference: Any = None,
+    reference_ids: Any = None,
+) -> Any:
+    """Every document marked instead of removed (the `neardup annotate` command): one row
+    per text, in input order, with the columns
+
+    - ``cluster``: the position of its cluster's kept document (its own when it is in no
+      cluster);
+    - ``cluster_size``: the documents in that cluster (1 in none), to upsample survivors
+      by, as FineWeb-2 does;
+    - ``kept``: whether `dedup` keeps it (False for a duplicate, and for an empty or
+      missing text, which is skipped: ``kept`` False and every other column null, as
+      the command writes it; in NumPy its own position and 1);
+    - ``duplicate_of``: the id (or position) of the kept document it duplicates, null if
+      none;
+    - ``jaccard``: its similarity to that document, null if none.
+
+    Arguments as for `clusters`. Returns, for ``output="arrow"`` (the default), a
+    ``pyarrow.Table`` (``pl.from_arrow`` and DuckDB read it in place); for ``"numpy"`` a
+    dict of arrays (``duplicate_of`` names the document itself and ``jaccard`` is NaN where
+    it duplicates nothing); for ``"list"`` an `Annotation` per text.
+
+    >>> import neardup
+    >>> t = neardup.annotate(["a red apple on the table", "pears", "A red apple on the table!"])
+    >>> t.column("kept").to_pylist(), t.column("duplicate_of").to_pylist()
+    ([True, True, False], [None, None, 0])
+    """
+    config = Config._of(locals())
+    return config.annotate(
+        texts,
+        ids,
+        exact=exact,
+        output=output,
+        threads=threads,
+        text_col=text_col,
+        reference=reference,
+        reference_ids=reference_ids,
+    )
 
 
 def shingle_sets(
