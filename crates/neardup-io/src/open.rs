@@ -302,8 +302,9 @@ pub(crate) fn open_stream(reader: Box<dyn BufRead + Send>, source: &str) -> Resu
 }
 
 impl Input {
-    /// Guesses the format from the content: JSONL if the first byte that is not ASCII
-    /// whitespace (after a UTF-8 BOM) is `{`, lines otherwise (an empty stream, or one
+    /// Guesses the format from the content: Parquet if it starts with `PAR1`, JSONL if
+    /// the first byte that is not ASCII whitespace (after a UTF-8 BOM) is `{`, lines
+    /// otherwise (an empty stream, or one
     /// with only whitespace in its first [`SNIFF_LIMIT`] bytes, is lines too).
     pub(crate) fn sniff_format(self) -> Result<(Input, Format)> {
         let Input { reader, ctx } = self;
@@ -320,6 +321,7 @@ impl Input {
                 .map_err(|e| ctx.read_error(Some(1), e))?;
         let head = &prefix[..prefix.len().min(SNIFF_LIMIT)];
         let format = match content(head).map(|i| crate::text::strip_bom(head)[i]) {
+            _ if head.starts_with(crate::parquet::read::MAGIC) => Format::Parquet,
             Some(b'{') => Format::Jsonl,
             _ => Format::Lines,
         };

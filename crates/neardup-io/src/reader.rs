@@ -63,6 +63,12 @@ pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
             Some(format) => format,
             None => {
                 check_options(opts)?;
+                // Parquet is read from the file, not a stream (its footer is at the end).
+                if crate::parquet::read::starts_with_magic(input) {
+                    let mut reader = Reader::parquet(input, opts)?;
+                    reader.sniffed = true;
+                    return Ok(reader);
+                }
                 return Reader::sniffing(open_file(input)?, opts);
             }
         },
@@ -78,13 +84,7 @@ pub fn open(input: &Path, opts: &ReadOptions) -> Result<Reader> {
         }),
         (Format::Dir, false) => Err(Error::NotADirectory { path: source }),
         (_, true) => Err(Error::IsADirectory { path: source }),
-        (Format::Parquet, false) => Ok(Reader {
-            inner: Inner::Parquet(Box::new(ParquetReader::open(input, opts)?)),
-            format,
-            source,
-            failed: false,
-            sniffed: false,
-        }),
+        (Format::Parquet, false) => Reader::parquet(input, opts),
         (_, false) => Reader::from_input(open_file(input)?, format, opts),
     }
 }
@@ -180,6 +180,17 @@ impl Reader {
             inner,
             format,
             source,
+            failed: false,
+            sniffed: false,
+        })
+    }
+
+    /// Reads the Parquet file at `path`.
+    fn parquet(path: &Path, opts: &ReadOptions) -> Result<Reader> {
+        Ok(Reader {
+            inner: Inner::Parquet(Box::new(ParquetReader::open(path, opts)?)),
+            format: Format::Parquet,
+            source: path.display().to_string(),
             failed: false,
             sniffed: false,
         })

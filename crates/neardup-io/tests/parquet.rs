@@ -217,6 +217,25 @@ fn parquet_from_standard_input_is_refused() {
 }
 
 #[test]
+fn a_parquet_file_without_a_known_extension_is_told_by_its_magic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("batch_aa");
+    std::fs::copy(fixture("pyarrow.parquet"), &path).unwrap();
+    let reader = open(&path, &ReadOptions::default()).unwrap();
+    assert_eq!(
+        (reader.format(), reader.sniffed()),
+        (neardup_io::Format::Parquet, true)
+    );
+    assert_eq!(entries(&path, &ReadOptions::default()), jsonl_rows());
+    // Standard input cannot be: it is said so, not read as lines.
+    let bytes = std::fs::read(&path).unwrap();
+    let err =
+        neardup_io::Reader::from_reader(std::io::Cursor::new(bytes), "-", &ReadOptions::default())
+            .unwrap_err();
+    assert!(matches!(err, Error::ParquetNeedsFile { .. }), "{err:?}");
+}
+
+#[test]
 fn a_text_over_the_size_limit_is_skipped() {
     let opts = ReadOptions::default().with_max_record_bytes(69);
     let rows = entries(&fixture("pyarrow.parquet"), &opts);

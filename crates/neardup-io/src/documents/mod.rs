@@ -602,10 +602,10 @@ impl Documents {
                     "{}: {} ({why}: {})",
                     i.source,
                     i.format.name(),
-                    if i.format == Format::Jsonl {
-                        "its first non-blank byte is '{'"
-                    } else {
-                        "it does not start with '{'"
+                    match i.format {
+                        Format::Jsonl => "its first non-blank byte is '{'",
+                        Format::Parquet => "it starts with PAR1",
+                        _ => "it does not start with '{'",
                     }
                 )
             })

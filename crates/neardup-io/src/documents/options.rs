@@ -253,6 +253,7 @@ pub fn refuse_options_for(
 ) -> Result<(), DocumentsError> {
     let how = match (sniffed, format) {
         (true, Format::Jsonl) => " (by its content: its first non-blank byte is '{')",
+        (true, Format::Parquet) => " (by its content: it starts with PAR1)",
         (true, _) => " (by its content: it has no known extension and does not start with '{')",
         (false, _) => "",
     };

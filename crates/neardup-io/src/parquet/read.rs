@@ -28,7 +28,7 @@ use crate::record::{Entry, Location, Record, SkipReason, Skipped};
 const BATCH_ROWS: usize = 1024;
 
 /// The magic bytes a Parquet file starts and ends with.
-const MAGIC: &[u8; 4] = b"PAR1";
+pub(crate) const MAGIC: &[u8; 4] = b"PAR1";
 
 /// What a text column must be.
 const TEXT_TYPES: &str =
@@ -356,13 +356,22 @@ impl ParquetReader {
     }
 }
 
+/// True if the file at `path` starts with Parquet's magic bytes (false if it cannot be
+/// read: opening it again reports why).
+pub(crate) fn starts_with_magic(path: &Path) -> bool {
+    let mut head = Vec::with_capacity(4);
+    File::open(path)
+        .and_then(|f| f.take(4).read_to_end(&mut head))
+        .is_ok_and(|_| head == MAGIC)
+}
+
 /// Tells a file that is not Parquet, or is cut short, from one whose footer is damaged:
 /// `Ok(reason)` for the first two, `Err` if the file cannot be read.
 fn check_magic(file: &mut File) -> std::result::Result<(), std::io::Result<&'static str>> {
     let len = file.metadata().map_err(Err)?.len();
-    let mut head = [0u8; 4];
-    let n = file.read(&mut head).map_err(Err)?;
-    if n < 4 || &head != MAGIC {
+    let mut head = Vec::with_capacity(4);
+    (&mut *file).take(4).read_to_end(&mut head).map_err(Err)?;
+    if head != MAGIC {
         return Err(Ok(
             "not a Parquet file (it does not start with the magic bytes PAR1)",
         ));
