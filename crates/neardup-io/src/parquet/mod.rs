@@ -11,6 +11,6 @@ pub(crate) mod read;
 mod write;
 
 pub use write::{
-    rewrite, ExtraColumns, ParquetCompression, ParquetOutput, ParquetWriter, Rewriter, Rewritten,
-    DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS,
+    rewrite, schema_of, ExtraColumns, ParquetCompression, ParquetOutput, ParquetWriter, Rewriter,
+    Rewritten, DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS,
 };

@@ -355,6 +355,27 @@ impl<'a, W: Write + Send> Rewriter<'a, W> {
     }
 }
 
+/// The Arrow schema of the Parquet file at `path`, from its footer alone.
+///
+/// # Errors
+///
+/// [`Error::Read`] if it cannot be opened, [`Error::Parquet`] naming it if it is not a
+/// readable Parquet file.
+pub fn schema_of(path: &Path) -> Result<SchemaRef> {
+    let source = path.display().to_string();
+    let file = File::open(path).map_err(|error| Error::Read {
+        path: source.clone(),
+        line: None,
+        error,
+    })?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::Parquet {
+        path: source,
+        row: None,
+        reason: e.to_string(),
+    })?;
+    Ok(builder.schema().clone())
+}
+
 /// A Parquet file written batch by batch to any writer (an
 /// [`OutputFile`](crate::OutputFile), say), with errors naming the output.
 pub struct ParquetWriter<W: Write + Send> {
