@@ -1,13 +1,17 @@
 """Writes the Parquet fixtures neardup-io's tests read: the same rows as rows.jsonl,
 written by pyarrow, Polars and DuckDB, plus the column types and layouts the reader
-must handle. The files are committed, so the Rust tests need no Python; run this again
-(with pyarrow, polars and duckdb installed) only to change them:
+must handle; and testdata/shards/reviews/, testdata/cli/reviews.jsonl cut into a folder
+of shards (.jsonl.gz, .jsonl.zst of two frames, Parquet). The files are committed, so
+the Rust tests need no Python; run this again (with pyarrow, polars and duckdb
+installed, and the zstd command) only to change them:
 
     python testdata/parquet/make.py
 """
 
+import gzip
 import json
 import pathlib
+import subprocess
 
 import duckdb
 import polars as pl
@@ -82,5 +86,28 @@ def main():
     )
 
 
+def shards():
+    """testdata/cli/reviews.jsonl as three shards in a folder: lines 1-4, 5-7 (line 7
+    is not JSON), 8-9 (as Parquet: line 8 has no body, a null there)."""
+    lines = (HERE.parent / "cli" / "reviews.jsonl").read_bytes().splitlines(keepends=True)
+    out = HERE.parent / "shards" / "reviews"
+    (out / "b").mkdir(parents=True, exist_ok=True)
+    # mtime 0: the same bytes every time.
+    with gzip.GzipFile(out / "a.jsonl.gz", "wb", mtime=0) as f:
+        f.writelines(lines[:4])
+    frames = b"".join(
+        subprocess.run(["zstd", "-q", "-c"], input=chunk, check=True, capture_output=True).stdout
+        for chunk in (b"".join(lines[4:6]), lines[6])
+    )
+    (out / "b" / "c.jsonl.zst").write_bytes(frames)
+    rows = [json.loads(line) for line in lines[7:]]
+    schema = pa.schema(
+        [("review_id", pa.int64()), ("body", pa.string()), ("stars", pa.int64())]
+    )
+    table = pa.Table.from_pylist(rows, schema=schema)
+    pq.write_table(table, out / "b" / "d.parquet")
+
+
 if __name__ == "__main__":
     main()
+    shards()

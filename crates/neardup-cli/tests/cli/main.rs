@@ -2,8 +2,10 @@
 
 mod common;
 
+mod annotate;
 mod commands;
 mod eval;
+mod formats_in;
 mod index;
 mod index_safety;
 mod input;
@@ -11,6 +13,7 @@ mod inputs;
 mod matching;
 mod memory;
 mod outputs;
+mod reference;
 mod report;
 mod serve;
 mod sim_plan;
