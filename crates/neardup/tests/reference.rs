@@ -259,3 +259,35 @@ fn a_reference_past_the_corpus_is_an_error() {
         })
     );
 }
+
+/// Containment pairs (both engines) leave out the pairs inside the reference too.
+#[test]
+fn containment_pairs_inside_the_reference_are_left_out() {
+    let texts = common::planted_fragments(3, 12);
+    let config = Config::builder()
+        .threshold(0.7)
+        .measure(neardup::Measure::Containment)
+        .build()
+        .unwrap();
+    let p = Pipeline::new(config).unwrap();
+    for method in [Method::Exact, Method::Auto] {
+        let (_, _, all) = run(&p, held(&p, &texts, 0, None), method, Goal::Pairs);
+        // References that hold some pairs whole and not others.
+        let mut ends: Vec<u32> = all.contained.iter().map(|c| c.a.max(c.b) + 1).collect();
+        ends.sort_unstable();
+        for reference in [ends[ends.len() / 3], ends[ends.len() / 2]] {
+            let (_, outcome, got) = run(&p, held(&p, &texts, reference, None), method, Goal::Pairs);
+            let want: Vec<_> = (all.contained.iter())
+                .filter(|c| c.a.max(c.b) >= reference)
+                .copied()
+                .collect();
+            assert!(want.len() < all.contained.len(), "{method:?} {reference}");
+            assert!(!want.is_empty(), "{method:?} {reference}");
+            assert_eq!(got.contained, want, "{method:?} {reference}");
+            let Outcome::Pairs(totals) = outcome else {
+                panic!("pairs asked")
+            };
+            assert_eq!(totals.pairs, want.len() as u64);
+        }
+    }
+}
