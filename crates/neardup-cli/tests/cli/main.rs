@@ -2,7 +2,6 @@
 
 mod common;
 
-mod annotate;
 mod commands;
 mod eval;
 mod formats_in;
@@ -13,7 +12,6 @@ mod inputs;
 mod matching;
 mod memory;
 mod outputs;
-mod reference;
 mod report;
 mod serve;
 mod sim_plan;
