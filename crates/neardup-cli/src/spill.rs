@@ -18,7 +18,8 @@ const HELD_PER_INPUT_BYTE: u64 = 5;
 
 /// Inputs predicted to need more memory than the limit.
 pub struct Over {
-    /// Bytes of the input files (gzip files counted as expanded, see [`GZIP_RATIO`]).
+    /// Bytes of the input files (gzip, zstd and Parquet files counted as expanded, see
+    /// [`GZIP_RATIO`]).
     pub input: u64,
     /// The most an in-memory run may hold for them.
     pub need: u64,
@@ -29,16 +30,18 @@ pub struct Over {
 
 /// The inputs' prediction if it is over the memory limit (`arg`, or half the machine's);
 /// `None` if it fits or the inputs' size is unknown (standard input, a directory).
-pub fn over_limit(inputs: &[std::path::PathBuf], arg: Option<u64>) -> Option<Over> {
+pub fn over_limit<P: AsRef<std::path::Path>>(inputs: &[P], arg: Option<u64>) -> Option<Over> {
     let mut input = 0u64;
     for path in inputs {
+        let path = path.as_ref();
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() => {
-                let ratio = if neardup_io::is_gzip_name(path) {
-                    GZIP_RATIO
-                } else {
-                    1
-                };
+                // Compressed: gzip, zstd, Parquet (whose pages are compressed too).
+                let compressed = neardup_io::is_gzip_name(path)
+                    || neardup_io::is_zstd_name(path)
+                    || neardup_io::Format::from_extension(path)
+                        == Some(neardup_io::Format::Parquet);
+                let ratio = if compressed { GZIP_RATIO } else { 1 };
                 input = input.saturating_add(m.len().saturating_mul(ratio));
             }
             _ => return None,
@@ -71,7 +74,14 @@ pub fn decide(args: &RunSettings, config: &Config) -> Result<Option<Spill>> {
     if args.method() == Method::Exact {
         return Ok(None);
     }
-    let Some(over) = over_limit(&args.input.inputs, args.matching.memory) else {
+    // The reference is held as the inputs are.
+    let given: Vec<&std::path::PathBuf> = args
+        .input
+        .reference
+        .iter()
+        .chain(&args.input.inputs)
+        .collect();
+    let Some(over) = over_limit(&given, args.matching.memory) else {
         return Ok(None);
     };
     let Over {
