@@ -31,6 +31,21 @@ pub enum Command {
     Clusters(ClustersArgs),
     /// The surviving records, byte for byte, in the input's own format.
     Dedup(DedupArgs),
+    /// Every record back in its own format with what dedup decided added (JSONL, CSV, TSV).
+    ///
+    /// A JSONL line keeps its own bytes and gets fields before its closing brace, a CSV or
+    /// TSV row columns at its end (the header too): cluster (the number, 0-based in input
+    /// order, of the kept document of its cluster; its own if it is in none),
+    /// cluster_size (1 in none), kept (true or false), duplicate_of (the kept
+    /// document's id, null when kept), jaccard (their similarity, null when kept).
+    /// Records keeping `kept` true are exactly what dedup writes. Nothing is left out: a
+    /// record the readers skipped, or with no text to compare, stays in its place with
+    /// kept false and the other fields null (empty in CSV/TSV); one with no place for
+    /// fields (a line that is not a JSON object, a CSV row of the wrong width) is written
+    /// unchanged. A record that already has a field of one of these names is an error
+    /// naming the file, line and field: --annotate-prefix names them apart, --force
+    /// replaces the value where it stands. The same as `dedup --annotate`.
+    Annotate(AnnotateArgs),
     /// LSH against the exact join on the same input: time, pairs, recall, precision.
     Eval(EvalArgs),
     /// Exact Jaccard and MinHash estimate of two texts (or files).
@@ -370,6 +385,44 @@ pub struct DedupOnlyArgs {
     pub removed: Option<PathBuf>,
 }
 
+/// dedup's annotated outputs (`annotate` takes the prefix alone).
+#[derive(Args, Debug, Clone)]
+pub struct AnnotateFlags {
+    /// Write every record back with what dedup decided added, instead of the survivors:
+    /// the output of `neardup annotate` (see `neardup annotate --help`). With --force, a
+    /// field that already has one of the names gets its value replaced.
+    #[arg(long, conflicts_with = "cluster_size_field")]
+    pub annotate: bool,
+    /// Name the annotation's fields PREFIX + their names (`nd_` gives nd_kept, ...).
+    #[arg(long, value_name = "PREFIX", requires = "annotate")]
+    pub annotate_prefix: Option<String>,
+    /// Write the survivors as dedup does, each with its cluster's size added as this
+    /// JSONL field or CSV/TSV column (1 for a document in no cluster): FineWeb-2's
+    /// minhash_cluster_size, to upsample by later. With --force, a field of this name
+    /// gets its value replaced.
+    #[arg(long, value_name = "NAME")]
+    pub cluster_size_field: Option<String>,
+}
+
+/// `annotate`.
+#[derive(Args, Debug, Clone)]
+pub struct AnnotateArgs {
+    #[command(flatten)]
+    pub run: CommonRunSettings,
+    #[command(flatten)]
+    pub keep: KeepArgs,
+    /// Name the fields PREFIX + their names (`nd_` gives nd_kept, ...).
+    #[arg(long, value_name = "PREFIX")]
+    pub annotate_prefix: Option<String>,
+    /// Replace the value of a field or column that already has one of the names, where it
+    /// stands (default: an error naming the file, line and field).
+    #[arg(long)]
+    pub force: bool,
+    /// Write every removed record here, one JSON object per line, as dedup --removed.
+    #[arg(long, value_name = "FILE")]
+    pub removed: Option<PathBuf>,
+}
+
 /// What pairs, clusters and dedup all take: inputs, matching, method, outputs, runtime.
 #[derive(Args, Debug, Clone)]
 pub struct CommonRunSettings {
@@ -410,6 +463,8 @@ pub struct DedupArgs {
     pub keep: KeepArgs,
     #[command(flatten)]
     pub dedup: DedupOnlyArgs,
+    #[command(flatten)]
+    pub annotate: AnnotateFlags,
 }
 
 impl RunSettings {
@@ -436,6 +491,7 @@ impl RunSettings {
             report: batch.report,
             tmp: batch.tmp,
             runtime: batch.runtime.into(),
+            annotate: None,
         }
     }
 
@@ -469,9 +525,36 @@ impl From<ClustersArgs> for RunSettings {
 
 impl From<DedupArgs> for RunSettings {
     fn from(a: DedupArgs) -> Self {
+        use crate::annotate_output::Annotate;
+        let AnnotateFlags {
+            annotate,
+            annotate_prefix,
+            cluster_size_field,
+        } = a.annotate;
+        let annotate = match (annotate, cluster_size_field) {
+            (true, _) => Some(Annotate::All {
+                prefix: annotate_prefix.unwrap_or_default(),
+            }),
+            (false, Some(field)) => Some(Annotate::ClusterSize { field }),
+            (false, None) => None,
+        };
         RunSettings {
             force: a.dedup.force,
             removed: a.dedup.removed,
+            annotate,
+            ..RunSettings::gather(a.run).with_keep(a.keep)
+        }
+    }
+}
+
+impl From<AnnotateArgs> for RunSettings {
+    fn from(a: AnnotateArgs) -> Self {
+        RunSettings {
+            force: a.force,
+            removed: a.removed,
+            annotate: Some(crate::annotate_output::Annotate::All {
+                prefix: a.annotate_prefix.unwrap_or_default(),
+            }),
             ..RunSettings::gather(a.run).with_keep(a.keep)
         }
     }

@@ -200,7 +200,7 @@ struct RemovedRecord<'a> {
 }
 
 /// `dedup --removed`: every removed record, in input order, with the record it duplicates.
-fn write_removed(
+pub fn write_removed(
     path: &Path,
     docs: &Documents,
     clusters: &Clusters,

@@ -1,5 +1,6 @@
 //! The `neardup` command: find near-duplicate documents.
 
+mod annotate_output;
 mod args;
 mod containment;
 mod dedup_output;
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
         Command::Pairs(a) => a.run.batch.runtime.threads,
         Command::Clusters(a) => a.run.batch.runtime.threads,
         Command::Dedup(a) => a.run.batch.runtime.threads,
+        Command::Annotate(a) => a.run.batch.runtime.threads,
         Command::Eval(a) => a.runtime.threads,
         Command::Sim(_) | Command::Plan(_) => Some(1),
         Command::Index(c) => c.threads(),
@@ -70,6 +72,9 @@ fn main() -> ExitCode {
             run::resolve(run::Mode::Clusters, a.clone().into()).and_then(|r| run::run(&r))
         }
         Command::Dedup(a) => {
+            run::resolve(run::Mode::Dedup, a.clone().into()).and_then(|r| run::run(&r))
+        }
+        Command::Annotate(a) => {
             run::resolve(run::Mode::Dedup, a.clone().into()).and_then(|r| run::run(&r))
         }
         Command::Eval(a) => {

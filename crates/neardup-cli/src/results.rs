@@ -171,7 +171,10 @@ impl Run<'_> {
         }
         let write_time = write_start.elapsed();
         let accounts = docs.accounts(clusters.removed() as u64, stats.empty);
-        if self.mode == Mode::Dedup {
+        if let (Mode::Dedup, Some(annotate)) = (self.mode, &args.annotate) {
+            let kept = accounts.kept;
+            crate::annotate_output::write(docs, &clusters, has_shingles, args, annotate, kept)?;
+        } else if self.mode == Mode::Dedup {
             let written =
                 crate::dedup_output::write_survivors(docs, &clusters, has_shingles, args)?;
             if written != accounts.kept {

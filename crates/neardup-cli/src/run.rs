@@ -152,6 +152,9 @@ pub fn resolve(mode: Mode, settings: RunSettings) -> Result<Resolved> {
     refuse_inapplicable(mode, &settings)?;
     check_outputs(&settings)?;
     if mode == Mode::Dedup {
+        if let Some(annotate) = &settings.annotate {
+            crate::annotate_output::refuse_before_reading(&settings, annotate)?;
+        }
         crate::dedup_output::refuse_before_reading(&settings)?;
     }
     let config = builder(
@@ -189,6 +192,9 @@ pub fn run(resolved: &Resolved) -> Result<()> {
     )?;
     let mut docs = read.docs;
     if mode == Mode::Dedup {
+        if let Some(annotate) = &args.annotate {
+            crate::annotate_output::refuse_after_reading(&docs, annotate)?;
+        }
         crate::dedup_output::refuse_after_reading(&docs, args)?;
     }
     let mut ready = ready::prepare(mode, args, &pipeline, &bars, read.held, spill.as_ref())?;

@@ -60,6 +60,9 @@ pub struct RunSettings {
     pub report: Option<PathBuf>,
     pub tmp: Option<PathBuf>,
     pub runtime: RuntimeSettings,
+    /// dedup: every record annotated, or the survivors with their cluster size, instead
+    /// of the survivors alone.
+    pub annotate: Option<crate::annotate_output::Annotate>,
 }
 
 impl RunSettings {

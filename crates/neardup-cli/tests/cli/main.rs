@@ -2,6 +2,7 @@
 
 mod common;
 
+mod annotate;
 mod commands;
 mod eval;
 mod formats_in;

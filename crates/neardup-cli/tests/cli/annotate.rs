@@ -1,0 +1,245 @@
+//! `annotate`, `dedup --annotate` and `dedup --cluster-size-field`: every record back in
+//! its own format with what dedup decided, nothing lost, the kept ones dedup's survivors.
+
+use crate::common::*;
+
+/// The shipped reviews (an empty body, a line that is not JSON, one without a body).
+const REVIEWS: &[&str] = &[
+    "cli/reviews.jsonl",
+    "--text-field",
+    "body",
+    "--id-field",
+    "review_id",
+    "-t",
+    "0.7",
+];
+
+/// The annotation's names, without a prefix.
+const FIELDS: [&str; 5] = ["cluster", "cluster_size", "kept", "duplicate_of", "jaccard"];
+
+fn run(command: &[&str], input: &[&str], more: &[&str]) -> Output {
+    neardup(&[command, input, more].concat())
+}
+
+/// A JSON line without the annotation's fields (named with `prefix`), re-serialized.
+fn without_fields(line: &str, prefix: &str) -> String {
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(mut map)) => {
+            for f in FIELDS {
+                map.remove(&format!("{prefix}{f}"));
+            }
+            Value::Object(map).to_string()
+        }
+        _ => line.to_string(),
+    }
+}
+
+#[test]
+fn annotate_jsonl_reviews_golden() {
+    let o = run(&["annotate"], REVIEWS, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    insta::assert_snapshot!("annotate_reviews", out);
+    // Nothing lost: every line of the input, in its place, its own bytes first.
+    let input = std::fs::read_to_string(testdata("cli/reviews.jsonl")).unwrap();
+    assert_eq!(out.lines().count(), input.lines().count());
+    for (given, written) in input.lines().zip(out.lines()) {
+        match given.strip_suffix('}') {
+            Some(head) => assert!(written.starts_with(head), "{written}"),
+            None => assert_eq!(given, written),
+        }
+    }
+    let (read, kept, removed, skipped) = accounting(&stderr(&o));
+    assert_eq!(read, input.lines().count() as u64);
+    assert_eq!(read, kept + removed + skipped);
+    let lines: Vec<Value> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let count = |kept: bool, null_dup: bool| {
+        lines
+            .iter()
+            .filter(|l| l["kept"] == kept && l["duplicate_of"].is_null() == null_dup)
+            .count() as u64
+    };
+    assert_eq!(count(true, true), kept);
+    assert_eq!(count(false, false), removed);
+    // Skipped and still a JSON object: kept false, no duplicate; the line that is not
+    // JSON is the other skipped record.
+    assert_eq!(count(false, true) + 1, skipped);
+}
+
+#[test]
+fn annotate_kept_records_are_dedups_survivors() {
+    for (input, more) in [
+        (REVIEWS, &["--keep", "longest"][..]),
+        (REVIEWS, &["--keep-by", "stars:desc"]),
+        (LISTINGS, &[]),
+    ] {
+        let survivors = ok(&[&["dedup"], input, more, &["-q"]].concat());
+        let annotated = ok(&[&["annotate"], input, more, &["-q"]].concat());
+        let kept: Vec<String> = if input == REVIEWS {
+            annotated
+                .lines()
+                .filter(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v["kept"] == true))
+                .map(|l| without_fields(l, ""))
+                .collect()
+        } else {
+            // TSV: the kept column is the third of the five added; the header dropped.
+            annotated
+                .lines()
+                .skip(1)
+                .filter(|l| l.split('\t').rev().nth(2) == Some("true"))
+                .map(|l| l.rsplitn(6, '\t').last().unwrap().to_string())
+                .collect()
+        };
+        let expected: Vec<String> = if input == REVIEWS {
+            survivors.lines().map(|l| without_fields(l, "")).collect()
+        } else {
+            survivors.lines().skip(1).map(str::to_string).collect()
+        };
+        assert_eq!(kept, expected, "{more:?}");
+        // dedup --annotate is the same output.
+        let same = ok(&[&["dedup"], input, more, &["-q", "--annotate"]].concat());
+        assert_eq!(same, annotated);
+    }
+}
+
+#[test]
+fn annotate_csv_and_tsv_golden() {
+    let csv = &[
+        "io/listings.csv",
+        "--text-columns",
+        "title,description",
+        "-t",
+        "0.5",
+    ];
+    let o = run(&["annotate"], csv, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("annotate_listings_csv", stdout(&o));
+    let o = run(&["annotate"], LISTINGS, &["-q", "--annotate-prefix", "nd_"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("annotate_listings_tsv", stdout(&o));
+    // Rows with no text stay, with kept false; the blank line is written as it was.
+    let o = run(&["annotate"], &["dirty/empty_docs.csv"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("annotate_empty_docs_csv", stdout(&o));
+    let (read, kept, removed, skipped) = accounting(&stderr(&o));
+    assert_eq!((read, kept, removed, skipped), (5, 1, 0, 4));
+}
+
+#[test]
+fn annotate_a_taken_name_is_refused_or_replaced_golden() {
+    let (_dir, path) = temp_file(
+        "taken.jsonl",
+        "{\"text\": \"red bike with a bell\", \"kept\": \"yes\"}\n\
+         {\"text\": \"red bike with a bell!\", \"kept\": \"no\", \"extra\": [1, {\"kept\": 2}]}\r\n",
+    );
+    let path = path.to_str().unwrap();
+    let o = neardup(&["annotate", path, "-t", "0.5", "-q"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let said = stderr(&o);
+    assert!(said.contains(&format!("{path}:1: ")), "{said}");
+    assert!(said.contains("field \"kept\""), "{said}");
+    let o = neardup(&["annotate", path, "-t", "0.5", "-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("annotate_force", stdout(&o));
+    let o = neardup(&[
+        "annotate",
+        path,
+        "-t",
+        "0.5",
+        "-q",
+        "--annotate-prefix",
+        "nd_",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("annotate_prefix", stdout(&o));
+    // A CSV header names the column.
+    let (_dir, csv) = temp_file("taken.csv", "text,cluster_size\nred bike,9\n");
+    let csv = csv.to_str().unwrap();
+    let o = neardup(&["dedup", csv, "-q", "--cluster-size-field", "cluster_size"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{csv}:1: ")), "{}", stderr(&o));
+    let out = ok(&[
+        "dedup",
+        csv,
+        "-q",
+        "--cluster-size-field",
+        "cluster_size",
+        "--force",
+    ]);
+    assert_eq!(out, "text,cluster_size\nred bike,1\n");
+}
+
+#[test]
+fn dedup_cluster_size_field_golden() {
+    let o = run(
+        &["dedup"],
+        REVIEWS,
+        &["--cluster-size-field", "minhash_cluster_size"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    insta::assert_snapshot!("dedup_cluster_size_field", out);
+    // The survivors, each with its cluster's size as annotate gives it.
+    let survivors = ok(&[&["dedup"], REVIEWS, &["-q"]].concat());
+    let annotated = ok(&[&["annotate"], REVIEWS, &["-q"]].concat());
+    let sizes: Vec<Value> = annotated
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l.get("kept") == Some(&Value::Bool(true)))
+        .map(|l| l["cluster_size"].clone())
+        .collect();
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), survivors.lines().count());
+    for ((line, size), survivor) in lines.iter().zip(&sizes).zip(survivors.lines()) {
+        assert_eq!(&line["minhash_cluster_size"], size);
+        let mut line = line.clone();
+        line.as_object_mut().unwrap().remove("minhash_cluster_size");
+        assert_eq!(line, serde_json::from_str::<Value>(survivor).unwrap());
+    }
+    assert!(sizes.iter().any(|s| s.as_u64() > Some(1)), "{sizes:?}");
+    let (read, kept, removed, skipped) = accounting(&stderr(&o));
+    assert_eq!(read, kept + removed + skipped);
+    assert_eq!(kept, lines.len() as u64);
+}
+
+#[test]
+fn annotate_refuses_what_it_cannot_write() {
+    for (args, said) in [
+        (
+            &["annotate", "cli/stories.txt"][..],
+            "annotate writes JSONL, CSV and TSV records",
+        ),
+        (
+            &["dedup", "cli/stories.txt", "--cluster-size-field", "n"],
+            "--cluster-size-field writes JSONL, CSV and TSV records",
+        ),
+        (&["annotate", "cli/articles", "-o", "out"], "is dir"),
+        (
+            &["annotate", "-", "--format", "jsonl"],
+            "not from standard input",
+        ),
+        (
+            &["dedup", "cli/reviews.jsonl", "--annotate-prefix", "x"],
+            "--annotate",
+        ),
+        (
+            &[
+                "dedup",
+                "cli/reviews.jsonl",
+                "--annotate",
+                "--cluster-size-field",
+                "n",
+            ],
+            "cannot be used with",
+        ),
+    ] {
+        let o = neardup(args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
