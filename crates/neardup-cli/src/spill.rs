@@ -30,9 +30,10 @@ pub struct Over {
 
 /// The inputs' prediction if it is over the memory limit (`arg`, or half the machine's);
 /// `None` if it fits or the inputs' size is unknown (standard input, a directory).
-pub fn over_limit(inputs: &[std::path::PathBuf], arg: Option<u64>) -> Option<Over> {
+pub fn over_limit<P: AsRef<std::path::Path>>(inputs: &[P], arg: Option<u64>) -> Option<Over> {
     let mut input = 0u64;
     for path in inputs {
+        let path = path.as_ref();
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() => {
                 // Compressed: gzip, zstd, Parquet (whose pages are compressed too).
@@ -73,7 +74,14 @@ pub fn decide(args: &RunSettings, config: &Config) -> Result<Option<Spill>> {
     if args.method() == Method::Exact {
         return Ok(None);
     }
-    let Some(over) = over_limit(&args.input.inputs, args.matching.memory) else {
+    // The reference is held as the inputs are.
+    let given: Vec<&std::path::PathBuf> = args
+        .input
+        .reference
+        .iter()
+        .chain(&args.input.inputs)
+        .collect();
+    let Some(over) = over_limit(&given, args.matching.memory) else {
         return Ok(None);
     };
     let Over {
