@@ -700,6 +700,58 @@ impl<'w> InputAnnotator<'w> {
     }
 }
 
+/// The fields of `rows` as Arrow columns, one row per annotation, for a Parquet output
+/// (neardup-io's `parquet::rewrite` adds them after the input's columns): `cluster` and
+/// `cluster_size` as nullable int64, `kept` as bool, `duplicate_of` as nullable string
+/// (an id in its text form), `jaccard` as nullable float64.
+pub fn arrow_columns(
+    fields: &AnnotationFields,
+    rows: &[Annotation],
+) -> Vec<(arrow_schema::FieldRef, arrow_array::ArrayRef)> {
+    use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray};
+    use arrow_schema::{DataType, Field};
+    let int = |f: fn(&Annotation) -> Option<u64>| -> ArrayRef {
+        let values: Int64Array = rows
+            .iter()
+            .map(|a| f(a).map(|v| i64::try_from(v).unwrap_or(i64::MAX)))
+            .collect();
+        std::sync::Arc::new(values)
+    };
+    fields
+        .fields
+        .iter()
+        .map(|(field, name)| {
+            let (kind, column): (DataType, ArrayRef) = match field {
+                AnnotationField::Cluster => (DataType::Int64, int(|a| a.cluster)),
+                AnnotationField::ClusterSize => (DataType::Int64, int(|a| a.cluster_size)),
+                AnnotationField::Kept => (
+                    DataType::Boolean,
+                    std::sync::Arc::new(
+                        rows.iter().map(|a| Some(a.kept)).collect::<BooleanArray>(),
+                    ),
+                ),
+                AnnotationField::DuplicateOf => (
+                    DataType::Utf8,
+                    std::sync::Arc::new(
+                        rows.iter()
+                            .map(|a| a.duplicate_of.map(ToString::to_string))
+                            .collect::<StringArray>(),
+                    ),
+                ),
+                AnnotationField::Jaccard => (
+                    DataType::Float64,
+                    std::sync::Arc::new(rows.iter().map(|a| a.jaccard).collect::<Float64Array>()),
+                ),
+            };
+            let nullable = *field != AnnotationField::Kept;
+            (
+                std::sync::Arc::new(Field::new(name, kind, nullable)),
+                column,
+            )
+        })
+        .collect()
+}
+
 /// `value` as JSON, or `null`.
 fn json_or_null<T: serde::Serialize>(out: &mut Vec<u8>, value: Option<T>) {
     match value {
@@ -1104,6 +1156,42 @@ mod tests {
         assert!(
             matches!(err, AnnotateError::Changed { line: 1, .. }),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn arrow_columns_hold_one_row_per_annotation() {
+        use arrow_array::Array;
+        let id = DocId::Number(7);
+        let rows = [kept(0, 2), removed(&id, 0, 2, 0.5), Annotation::SKIPPED];
+        let columns = arrow_columns(&AnnotationFields::all("nd_"), &rows);
+        let names: Vec<&str> = columns.iter().map(|(f, _)| f.name().as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "nd_cluster",
+                "nd_cluster_size",
+                "nd_kept",
+                "nd_duplicate_of",
+                "nd_jaccard"
+            ]
+        );
+        assert!(columns.iter().all(|(_, c)| c.len() == 3));
+        assert_eq!(columns[0].1.null_count(), 1);
+        let dup = columns[3]
+            .1
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .unwrap();
+        assert_eq!((dup.is_null(0), dup.value(1)), (true, "7"));
+        let kept = columns[2]
+            .1
+            .as_any()
+            .downcast_ref::<arrow_array::BooleanArray>()
+            .unwrap();
+        assert_eq!(
+            (kept.value(0), kept.value(1), kept.value(2)),
+            (true, false, false)
         );
     }
 
