@@ -19,9 +19,11 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from importlib.metadata import PackageNotFoundError, version
 
@@ -34,6 +36,9 @@ from shingling import K
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
 PEERS = ["rensa", "gaoya", "datasketch"]
+# Peers that deduplicate (remove documents) rather than list pairs: compared with
+# `neardup dedup` in a table of their own.
+DEDUP_PEERS = ["datatrove"]
 
 # The task, the same for every tool.
 THRESHOLD = 0.8
@@ -52,18 +57,23 @@ RECALL_PLANS = {"templated-pages": (20, 6), "templated-pages-quick": (20, 6)}
 TIME = "/usr/bin/time"
 
 
-def run_measured(cmd, log_prefix, timeout):
+def run_measured(cmd, log_prefix, timeout, session_memory=False):
     """Runs cmd with stdout/stderr to files; its wall time, CPU time and peak RSS.
 
     GNU time reports the rusage of the command it starts. Taking the child's rusage here
     directly (wait4) would be wrong: Linux carries the high-water RSS of the forked
     copy of this (large) Python process over the exec into the child's maxrss.
+
+    GNU time's peak is that of the largest single process. With `session_memory`, the
+    memory of every process of the run together (a pool of workers) is also sampled:
+    "session_peak_bytes".
     """
     time_file = log_prefix + ".time"
     with open(log_prefix + ".stdout", "wb") as so, open(log_prefix + ".stderr", "wb") as se:
         start = time.perf_counter()
         # A session of its own, so a timeout can kill time and the command together.
         proc = subprocess.Popen([TIME, "-f", "%M %U %S %x", "-o", time_file, *cmd], stdout=so, stderr=se, start_new_session=True)
+        sampler = SessionMemory(proc.pid) if session_memory else None
         try:
             proc.wait(timeout=timeout)
             timed_out = False
@@ -72,6 +82,7 @@ def run_measured(cmd, log_prefix, timeout):
             proc.wait()
             timed_out = True
         wall = time.perf_counter() - start
+        session_peak, session_cpu = sampler.stop() if sampler else (None, None)
     with open(log_prefix + ".stderr", encoding="utf-8", errors="replace") as f:
         stderr = f.read()
     maxrss_kb, cpu, status = 0, 0.0, proc.returncode
@@ -89,7 +100,59 @@ def run_measured(cmd, log_prefix, timeout):
         "exit": proc.returncode or status,  # time's own failure, else the command's status
         "timed_out": timed_out,
         "stderr": stderr,
+        "session_peak_bytes": session_peak,
+        "session_cpu": session_cpu,
     }
+
+
+class SessionMemory:
+    """Samples, ten times a second, the memory of every process in a session: the sum of
+    their proportional set sizes (PSS: a page shared by forked workers counts once in
+    all), so a pool of workers is measured as a whole. Also their CPU time as last seen
+    (a process's last tenth of a second may be missed): GNU time counts only the
+    processes its command waited for, and a pool's workers belong to a server process."""
+
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self, sid):
+        self.sid = sid
+        self.peak = 0
+        self.cpu_ticks = {}
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.done.wait(0.1):
+            self.peak = max(self.peak, self._sample())
+
+    def _sample(self):
+        total = 0
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    # Fields after the command name, which is in parentheses: state, ppid,
+                    # pgrp, session, ..., utime and stime at 11 and 12.
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                if int(fields[3]) != self.sid:
+                    continue
+                self.cpu_ticks[pid] = int(fields[11]) + int(fields[12])
+                with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+                    for line in f:
+                        if line.startswith(b"Pss:"):
+                            total += int(line.split()[1]) * 1024
+                            break
+            except (OSError, IndexError, ValueError):
+                continue  # the process ended meanwhile
+        return total
+
+    def stop(self):
+        """The peak memory (bytes) and the CPU time (seconds) of the session."""
+        self.done.set()
+        self.thread.join()
+        return self.peak, sum(self.cpu_ticks.values()) / self.TICK
 
 
 # ---------------------------------------------------------------------------------------
@@ -308,7 +371,7 @@ def versions(neardup, packages=None, labels=None):
     if rustc.returncode == 0:
         v["rustc"] = rustc.stdout.strip()
     v["python"] = platform.python_version()
-    for pkg in packages or PEERS + ["numpy"]:
+    for pkg in packages or PEERS + DEDUP_PEERS + ["numpy"]:
         label = (labels or {}).get(pkg, pkg)
         try:
             v[label] = version(pkg)
@@ -353,12 +416,8 @@ def render(corpus, rows, info, args):
     for row in rows:
         r = row["run"]
         name = row["name"]
-        if r is None or r["exit"] != 0 or r["timed_out"]:
-            why = (
-                row.get("skip")
-                or (f"did not finish in {args.timeout:.0f} s" if r and r["timed_out"] else None)
-                or f"failed (exit {r['exit'] if r else '?'}; see {row.get('log', '?')}.stderr)"
-            )
+        why = why_no_result(row, args)
+        if why:
             lines.append(f"| {name} | {why} |" + " |" * 11)
             continue
         st = r["stages"]
@@ -403,6 +462,25 @@ def render(corpus, rows, info, args):
     ]
     lines += ["", *detail_lines(rows, corpus)]
     return "\n".join(lines) + "\n"
+
+
+def why_no_result(row, args):
+    """Why a row has no result (not installed, timed out, failed), or None."""
+    r = row["run"]
+    if r is not None and r["exit"] == 0 and not r["timed_out"]:
+        return None
+    return (
+        row.get("skip")
+        or (f"did not finish in {args.timeout:.0f} s" if r and r["timed_out"] else None)
+        or f"failed (exit {r['exit'] if r else '?'}; see {row.get('log', '?')}.stderr)"
+    )
+
+
+def not_installed(tool):
+    """The row of a peer that pip could not install."""
+    why = "not installed: pip could not install it here (see bench/.venv/install.log)"
+    print(f"   {tool:<28} {why}", file=sys.stderr)
+    return {"key": tool, "name": tool, "run": None, "skip": why}
 
 
 def summary_lines(rows):
@@ -487,6 +565,187 @@ def detail_lines(rows, corpus):
 
 
 # ---------------------------------------------------------------------------------------
+# Deduplication: `neardup dedup` beside datatrove's MinHash pipeline
+
+
+def run_neardup_dedup(neardup, corpus, log, timeout, exact=False):
+    """One `neardup dedup` run as a user runs it (defaults, or --exact); the ids it removed."""
+    kept, removed = log + ".kept.jsonl", log + ".removed.jsonl"
+    cmd = [neardup, "dedup", corpus, "-t", str(THRESHOLD), "-o", kept, "--removed", removed]
+    if exact:
+        cmd += ["--exact"]
+    r = run_measured(cmd, log, timeout, session_memory=True)
+    lines = r["stderr"].splitlines()
+    r["method"] = next((line.split(None, 1)[1] for line in lines if line.startswith("method ")), None)
+    r["plan"] = next((line.split(None, 1)[1] for line in lines if line.startswith("plan ")), None)
+    if r["exit"] == 0 and not r["timed_out"]:
+        with open(removed, encoding="utf-8") as f:
+            r["removed_ids"] = [json.loads(line)["id"] for line in f]
+    for p in (kept, removed):
+        if os.path.exists(p):
+            os.remove(p)
+    return r
+
+
+def write_shards(path, folder, count):
+    """The corpus as `count` JSONL files of consecutive records (the same records in the
+    same order): datatrove runs one task per file."""
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    with open(path, "rb") as f:
+        lines = f.readlines()
+    step = -(-len(lines) // count)
+    for k in range(count):
+        with open(os.path.join(folder, f"{k:05d}.jsonl"), "wb") as out:
+            out.writelines(lines[k * step : (k + 1) * step])
+
+
+def run_datatrove(corpus, runs_dir, log, timeout):
+    """datatrove's four MinHash stages (datatrove_dedup.py) on the corpus, one shard per core."""
+    shards, work = os.path.join(runs_dir, "datatrove-shards"), os.path.join(runs_dir, "datatrove-work")
+    write_shards(corpus, shards, os.cpu_count())
+    shutil.rmtree(work, ignore_errors=True)
+    stats = log + ".stats.json"
+    cmd = [sys.executable, os.path.join(BENCH, "datatrove_dedup.py"), shards, "--work", work, "--stats", stats]
+    r = run_measured(cmd, log, timeout, session_memory=True)
+    if r["exit"] == 0 and not r["timed_out"]:
+        with open(stats, encoding="utf-8") as f:
+            s = json.load(f)
+        r.update(removed_ids=s["removed_ids"], datatrove_stages=s["stages"], config=s["config"], tasks=s["tasks"], kept=s["kept"])
+        os.remove(stats)
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(shards, ignore_errors=True)
+    return r
+
+
+def removal_score(removed_ids, number, truth, n):
+    """What a removal did, against the exact join's pairs (keys i * n + j): how many of the
+    removed documents have a near-duplicate (Jaccard >= t) that was kept, or any
+    near-duplicate at all, and how many kept documents still have a kept near-duplicate."""
+    removed = np.zeros(n, dtype=bool)
+    idx = np.fromiter((number[i] for i in removed_ids), dtype=np.int64, count=len(removed_ids))
+    removed[idx] = True
+    a, b = truth // n, truth % n
+    has_any = np.zeros(n, dtype=bool)
+    has_any[a] = True
+    has_any[b] = True
+    has_kept = np.zeros(n, dtype=bool)
+    has_kept[a[~removed[b]]] = True
+    has_kept[b[~removed[a]]] = True
+    return {
+        "removed": int(removed.sum()),
+        "listed_twice": len(removed_ids) - int(removed.sum()),
+        "removed_kept_partner": int((removed & has_kept).sum()),
+        "removed_any_partner": int((removed & has_any).sum()),
+        "kept_kept_partner": int((~removed & has_kept).sum()),
+    }
+
+
+def bench_dedup(corpus, args, id_list, truth, log, say):
+    """neardup's dedup (defaults, and --exact: the removal the exact join makes) and
+    datatrove, each scored against the exact join's pairs."""
+    path, n = corpus["path"], corpus["docs"]
+    number = {rid: k for k, rid in enumerate(id_list)}
+    rows = []
+    if "neardup" in args.tools:
+        r = run_neardup_dedup(args.neardup, path, log("dedup"), args.timeout)
+        say("neardup dedup", r)
+        rows.append({"key": "neardup-dedup", "name": "**neardup dedup** (defaults)", "run": r, "log": log("dedup")})
+    r = run_neardup_dedup(args.neardup, path, log("dedup-exact"), args.timeout, exact=True)
+    say("neardup dedup --exact", r)
+    rows.append({"key": "neardup-dedup-exact", "name": "neardup dedup --exact", "run": r, "log": log("dedup-exact")})
+    for tool in DEDUP_PEERS:
+        if tool not in args.tools:
+            continue
+        if importlib.util.find_spec(tool) is None:
+            rows.append(not_installed(tool))
+            continue
+        r = run_datatrove(path, os.path.dirname(log(tool)), log(tool), args.timeout)
+        say(tool, r)
+        rows.append({"key": tool, "name": tool, "run": r, "log": log(tool)})
+    for row in rows:
+        r = row["run"]
+        if r and r.get("removed_ids") is not None:
+            row["score"] = removal_score(r.pop("removed_ids"), number, truth, n)
+    return rows
+
+
+def render_dedup(rows, args):
+    lines = [
+        "## Deduplication: `neardup dedup` beside datatrove",
+        "",
+        f"The same corpus, deduplicated: `neardup dedup -t {THRESHOLD}` as a user runs it, with "
+        "`--removed` (the removed records and what each duplicates), and datatrove's four documented "
+        "MinHash stages on its local executor (`bench/datatrove_dedup.py`). What each removed is scored "
+        "against the exact join above (neardup's char 5-grams, Jaccard ≥ "
+        f"{THRESHOLD}): *precision* is the share of removed documents that have a near-duplicate which "
+        "was kept (so the removal lost nothing); *with any* counts those with a near-duplicate at all, "
+        "kept or not; *duplicates left* is the number of kept documents that still have a kept "
+        "near-duplicate.",
+        "",
+        "| tool | end to end | CPU | peak RSS (largest process) | peak memory (all processes) | removed | precision | with any | duplicates left |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    details = []
+    for row in rows:
+        r = row["run"]
+        why = why_no_result(row, args)
+        if why:
+            lines.append(f"| {row['name']} | {why} |" + " |" * 7)
+            continue
+        sc = row.get("score") or {}
+        removed = sc.get("removed", 0)
+        share = lambda k: f"{100 * sc[k] / removed:.3f} %" if removed else "—"  # noqa: E731
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    row["name"],
+                    f"**{fmt_secs(r['wall'])}**",
+                    fmt_secs(max(r["cpu"], r.get("session_cpu") or 0)),
+                    fmt_bytes(r["maxrss_bytes"]),
+                    fmt_bytes(r["session_peak_bytes"]) if r.get("session_peak_bytes") else "—",
+                    fmt_int(removed),
+                    share("removed_kept_partner"),
+                    share("removed_any_partner"),
+                    fmt_int(sc.get("kept_kept_partner")),
+                ]
+            )
+            + " |"
+        )
+        bits = []
+        if r.get("method"):
+            bits.append(f"method {r['method']}")
+        if r.get("plan"):
+            bits.append(f"plan: `{r['plan']}`")
+        if r.get("datatrove_stages"):
+            bits.append("stages " + ", ".join(f"{k} {fmt_secs(v)}" for k, v in r["datatrove_stages"].items()))
+            bits.append(f"config `{r['config']}`; {r['tasks']} shards, one task each in stages 1 and 4, one per bucket in stage 2")
+        if sc:
+            bits.append(
+                f"{sc['removed_kept_partner']:,} of {removed:,} removed have a kept near-duplicate, "
+                f"{sc['removed_any_partner']:,} any near-duplicate"
+                + (f"; {sc['listed_twice']:,} ids listed twice" if sc["listed_twice"] else "")
+            )
+        details.append(f"- {row['name']}: " + "; ".join(bits) + ".")
+    lines += ["", "Details:", "", *details]
+    lines += [
+        "",
+        "datatrove runs its documented configuration, `MinhashConfig(hash_config=HashConfig(precision=64), "
+        "num_buckets=14, hashes_per_bucket=8)` (its default too): shingles of 5 words of its simplified text "
+        "(lowercased, numbers, weekdays and months replaced, punctuation and diacritics removed), 14 bands × 8 "
+        "rows (a candidate at Jaccard (1/14)^(1/8) ≈ 0.72 half the time, at 0.8 92 % of the time), and no "
+        "verification: every band match joins a cluster. A document of fewer than 5 words has no shingles, "
+        "no signature, and is always kept. The corpus is given to it as one JSONL shard per core "
+        "(written before the run, untimed), so stages 1 and 4 use every core; the peak memory of all "
+        "processes is the sum of their PSS, sampled ten times a second, and their CPU time is "
+        "sampled with it (GNU time sees only the processes its command waited for; a pool's workers "
+        "are not among them).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------
 
 
 def bench_corpus(corpus, args, info):
@@ -509,7 +768,8 @@ def bench_corpus(corpus, args, info):
     exact_row = {"key": "exact", "name": "neardup --exact (ground truth)", "run": r, "log": log("exact")}
 
     t = time.perf_counter()
-    ids = IdIndex(corpus_ids(path))
+    id_list = corpus_ids(path)
+    ids = IdIndex(id_list)
     truth = neardup_keys(exact_out, ids) if r["exit"] == 0 else None
     print(f"   (ground truth read back in {time.perf_counter() - t:.1f} s)", file=sys.stderr)
 
@@ -594,9 +854,7 @@ def bench_corpus(corpus, args, info):
         if tool not in args.tools:
             continue
         if importlib.util.find_spec(tool) is None:
-            why = "not installed: pip could not install it here (see bench/.venv/install.log)"
-            rows.append({"key": tool, "name": tool, "run": None, "skip": why})
-            print(f"   {tool:<28} {why}", file=sys.stderr)
+            rows.append(not_installed(tool))
             continue
         sample = args.datasketch_sample if tool == "datasketch" and args.datasketch_sample else 0
         out, stats, keysf = log(tool + ".tsv"), log(tool + ".stats.json"), log(tool + ".keys.npy")
@@ -626,14 +884,20 @@ def bench_corpus(corpus, args, info):
     if truth is not None:
         exact_row["score"] = score(truth, truth)
 
+    dedup_rows = bench_dedup(corpus, args, id_list, truth, log, say) if truth is not None else []
+    del truth
+
     if not args.keep_outputs:
         for p in outputs:
             if os.path.exists(p):
                 os.remove(p)
 
     text = render(corpus, rows, info, args)
+    if dedup_rows:
+        text += "\n" + render_dedup(dedup_rows, args)
     os.makedirs(os.path.join(BENCH, "results"), exist_ok=True)
-    result_path = os.path.join(BENCH, "results", f"RESULTS-{corpus['name']}.md")
+    tag = f"-{args.results_tag}" if args.results_tag else ""
+    result_path = os.path.join(BENCH, "results", f"RESULTS-{corpus['name']}{tag}.md")
     with open(result_path, "w", encoding="utf-8") as f:
         f.write(text)
     print("\n" + text)
@@ -649,15 +913,17 @@ def main():
     ap.add_argument("--corpus", choices=["all", "pypi", "stdlib", "pages"], default="all")
     ap.add_argument("--pypi-tsv", default=os.path.join(ROOT, "..", ".library", "env", "packages", "pypi.tsv"),
                     help="the PyPI package list (default: ../.library/env/packages/pypi.tsv from the project root)")
-    ap.add_argument("--tools", default="neardup," + ",".join(PEERS), help="comma-separated subset of neardup,rensa,gaoya,datasketch")
+    ap.add_argument("--tools", default=",".join(["neardup", *PEERS, *DEDUP_PEERS]),
+                    help="comma-separated subset of neardup,rensa,gaoya,datasketch,datatrove")
     ap.add_argument("--datasketch-sample", type=int, default=0, metavar="N",
                     help="run datasketch on an evenly spaced subsample of N documents (default: the whole corpus)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds each tool may run (default 1800)")
     ap.add_argument("--seeds", type=int, default=5, metavar="N", help="also run neardup with seeds 2..N and report the spread of its recall (default 5; 1 for none)")
     ap.add_argument("--keep-outputs", action="store_true", help="keep the pair files in bench/data/runs/")
+    ap.add_argument("--results-tag", metavar="TAG", help="write bench/results/RESULTS-<corpus>-TAG.md (a run of some tools that must not replace the whole table)")
     args = ap.parse_args()
     args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-    unknown = set(args.tools) - {"neardup", *PEERS}
+    unknown = set(args.tools) - {"neardup", *PEERS, *DEDUP_PEERS}
     if unknown:
         ap.error(f"unknown tools: {', '.join(sorted(unknown))}")
 
