@@ -286,3 +286,36 @@ proptest! {
         prop_assert_eq!(entries(&parquet, &opts), entries(&jsonl, &opts));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Damaged bytes anywhere in a file (its pages, its footer) are an error or skips,
+    /// never a panic.
+    #[test]
+    fn damaged_parquet_never_panics(
+        name in prop::sample::select(vec!["pyarrow.parquet", "dictionary.parquet", "polars.parquet", "struct.parquet"]),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+    ) {
+        let mut bytes = std::fs::read(fixture(name)).unwrap();
+        let n = bytes.len();
+        for (at, byte) in flips {
+            bytes[at.index(n)] = byte;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("damaged.parquet");
+        std::fs::write(&path, bytes).unwrap();
+        let opts = if name == "struct.parquet" {
+            ReadOptions::default().with_text_field("meta.body").with_id_field("meta.url")
+        } else {
+            ReadOptions::default()
+        };
+        if let Ok(reader) = open(&path, &opts) {
+            for entry in reader {
+                if entry.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}

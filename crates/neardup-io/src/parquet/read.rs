@@ -185,7 +185,8 @@ impl ParquetReader {
                 error,
             },
         })?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        let builder = guarded(|| ParquetRecordBatchReaderBuilder::try_new(file))
+            .and_then(|b| b.map_err(|e| e.to_string()))
             .map_err(|e| error(format!("damaged Parquet footer: {e}")))?;
         let schema = builder.schema().clone();
         let columns = column_names(schema.fields());
@@ -241,12 +242,15 @@ impl ParquetReader {
             })
             .map(|(i, _)| i)
             .collect();
-        let mask = ProjectionMask::leaves(builder.parquet_schema(), leaves);
-        let batches = builder
-            .with_projection(mask)
-            .with_batch_size(BATCH_ROWS)
-            .build()
-            .map_err(|e| error(format!("cannot read the Parquet file: {e}")))?;
+        let batches = guarded(|| {
+            let mask = ProjectionMask::leaves(builder.parquet_schema(), leaves);
+            builder
+                .with_projection(mask)
+                .with_batch_size(BATCH_ROWS)
+                .build()
+        })
+        .and_then(|b| b.map_err(|e| e.to_string()))
+        .map_err(|e| error(format!("cannot read the Parquet file: {e}")))?;
         Ok(ParquetReader {
             source,
             batches,
@@ -303,6 +307,18 @@ impl ParquetReader {
 
     /// The next row as an entry, `None` at the end of the file.
     pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
+        let row = self.row + 1;
+        guarded(|| self.entry()).unwrap_or_else(|panic| {
+            Err(Error::Parquet {
+                path: self.source.to_string(),
+                row: Some(row),
+                reason: format!("damaged Parquet data: {panic}"),
+            })
+        })
+    }
+
+    /// [`ParquetReader::next_entry`], unguarded.
+    fn entry(&mut self) -> Result<Option<Entry>> {
         if self.batch.as_ref().is_none_or(|b| b.next == b.rows) {
             self.batch = self.next_batch()?;
         }
@@ -354,6 +370,19 @@ impl ParquetReader {
             path: None,
         })))
     }
+}
+
+/// Runs `f`, a panic in it made an error message. arrow-rs asserts on some damaged
+/// metadata (a negative column offset) instead of returning an error, and no input may end
+/// the process: the file is reported as damaged, naming it, like any other.
+fn guarded<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the decoder stopped".to_string())
+    })
 }
 
 /// True if the file at `path` starts with Parquet's magic bytes (false if it cannot be
