@@ -14,8 +14,8 @@ use neardup_io::annotate::{
     AnnotateError, AnnotatedInput, Annotation, AnnotationField, AnnotationFields, Delimiting,
     InputAnnotator,
 };
-use neardup_io::documents::{known_format, skipped_by_pipeline, Documents};
-use neardup_io::Format;
+use neardup_io::documents::{known_format, skipped_by_pipeline, DocId, Documents};
+use neardup_io::{Format, OutputFile};
 
 use crate::errors::{usage, BadRecord};
 use crate::output::{finish, open_output, round};
@@ -71,16 +71,20 @@ pub fn refuse_before_reading(args: &RunSettings, annotate: &Annotate) -> Result<
 
 /// [`refuse_before_reading`]'s format refusal, on what reading told.
 pub fn refuse_after_reading(docs: &Documents, annotate: &Annotate) -> Result<()> {
-    for input in &docs.inputs {
+    // The reference (`--reference`, read first) is not written.
+    for input in &docs.inputs[docs.reference_inputs()..] {
         refuse_format(&input.path, input.format, annotate)?;
     }
     Ok(())
 }
 
 fn refuse_format(path: &Path, format: Format, annotate: &Annotate) -> Result<()> {
-    if !matches!(format, Format::Jsonl | Format::Csv | Format::Tsv) {
+    if !matches!(
+        format,
+        Format::Jsonl | Format::Csv | Format::Tsv | Format::Parquet
+    ) {
         usage!(
-            "{} writes JSONL, CSV and TSV records with fields or columns added; {} is {} \
+            "{} writes JSONL, CSV, TSV and Parquet records with fields or columns added; {} is {} \
              (its records have no place for them: use clusters for a list by id)",
             annotate.flag(),
             path.display(),
@@ -90,20 +94,90 @@ fn refuse_format(path: &Path, format: Format, annotate: &Annotate) -> Result<()>
     Ok(())
 }
 
-/// Each document's cluster, where it is in one of 2 or more: (document, kept document,
-/// cluster size), by document.
-fn memberships(clusters: &Clusters) -> Vec<(u32, u32, u32)> {
-    let mut members: Vec<(u32, u32, u32)> = clusters
-        .iter()
-        .flat_map(|c| {
-            let (kept, size) = (c.kept(), c.len() as u32);
-            std::iter::once(kept)
-                .chain(c.duplicates().map(|d| d.doc))
-                .map(move |doc| (doc, kept, size))
-        })
-        .collect();
-    members.sort_unstable();
-    members
+/// What dedup decided about each document, asked for in ascending order.
+struct Decisions<'a> {
+    docs: &'a Documents,
+    clusters: &'a Clusters,
+    has_shingles: &'a dyn Fn(u32) -> bool,
+    /// Each document in a cluster of 2 or more: (document, kept document, cluster size),
+    /// by document.
+    members: std::iter::Peekable<std::vec::IntoIter<(u32, u32, u32)>>,
+}
+
+/// One document's decision, holding the id it names.
+struct Decision {
+    /// No text to compare: not a document of any cluster.
+    skipped: bool,
+    cluster: u32,
+    size: u32,
+    /// The kept document's id and the similarity to it, for a removed document.
+    duplicate_of: Option<(DocId, Option<f64>)>,
+}
+
+impl Decision {
+    fn annotation(&self) -> Annotation<'_> {
+        if self.skipped {
+            return Annotation::SKIPPED;
+        }
+        Annotation {
+            cluster: Some(u64::from(self.cluster)),
+            cluster_size: Some(u64::from(self.size)),
+            kept: self.duplicate_of.is_none(),
+            duplicate_of: self.duplicate_of.as_ref().map(|(id, _)| id),
+            jaccard: self.duplicate_of.as_ref().and_then(|(_, j)| *j),
+        }
+    }
+}
+
+impl<'a> Decisions<'a> {
+    fn new(
+        docs: &'a Documents,
+        clusters: &'a Clusters,
+        has_shingles: &'a dyn Fn(u32) -> bool,
+    ) -> Self {
+        let mut members: Vec<(u32, u32, u32)> = clusters
+            .iter()
+            .flat_map(|c| {
+                let (kept, size) = (c.kept(), c.len() as u32);
+                std::iter::once(kept)
+                    .chain(c.duplicates().map(|d| d.doc))
+                    .map(move |doc| (doc, kept, size))
+            })
+            .collect();
+        members.sort_unstable();
+        Decisions {
+            docs,
+            clusters,
+            has_shingles,
+            members: members.into_iter().peekable(),
+        }
+    }
+
+    /// Whether dedup writes `doc` (any order).
+    fn survives(&self, doc: u32) -> bool {
+        survives(self.clusters, self.has_shingles, doc)
+    }
+
+    /// What was decided about `doc` (at or after the last document asked for).
+    fn of(&mut self, doc: u32) -> Decision {
+        while self.members.next_if(|m| m.0 < doc).is_some() {}
+        let (cluster, size) = match self.members.peek() {
+            Some(&(d, kept, size)) if d == doc => (kept, size),
+            _ => (doc, 1),
+        };
+        let duplicate = self.clusters.duplicate_of(doc);
+        Decision {
+            skipped: skipped_by_pipeline(self.has_shingles, doc).is_some(),
+            cluster,
+            size,
+            duplicate_of: duplicate.map(|(kept, s)| (self.docs.id(kept), round(s.value()))),
+        }
+    }
+}
+
+/// Whether dedup writes `doc`: neither removed nor skipped.
+fn survives(clusters: &Clusters, has_shingles: &dyn Fn(u32) -> bool, doc: u32) -> bool {
+    clusters.duplicate_of(doc).is_none() && skipped_by_pipeline(has_shingles, doc).is_none()
 }
 
 /// Writes every input annotated (or, for `--cluster-size-field`, its `kept` survivors)
@@ -117,15 +191,53 @@ pub fn write(
     kept: u64,
 ) -> Result<()> {
     let fields = annotate.fields(args.force);
-    let survivors_only = matches!(annotate, Annotate::ClusterSize { .. });
-    let members = memberships(clusters);
-    let mut member = members.iter().peekable();
+    let mut decisions = Decisions::new(docs, clusters, has_shingles);
     let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
+    // The reference (`--reference`, read first) is not written.
+    let reference = docs.reference_inputs();
+    let parquet = docs.inputs[reference..]
+        .first()
+        .is_some_and(|i| i.format == Format::Parquet);
+    let written = if parquet {
+        write_parquet(docs, &mut decisions, annotate, &fields, &mut out)?
+    } else {
+        write_records(docs, &mut decisions, args, annotate, &fields, &mut out)?
+    };
+    finish(out)?;
+    let expected = if matches!(annotate, Annotate::ClusterSize { .. }) {
+        kept
+    } else {
+        docs.len() as u64 - u64::from(docs.reference_docs())
+    };
+    if written != expected {
+        anyhow::bail!(
+            "{} wrote {written} documents of {expected}",
+            annotate.flag()
+        );
+    }
+    if let Some(path) = &args.removed {
+        crate::dedup_output::write_removed(path, docs, clusters, &args.input.inputs)?;
+    }
+    Ok(())
+}
+
+/// JSONL, CSV and TSV inputs, each read again beside the documents' bytes; returns the
+/// documents written.
+fn write_records(
+    docs: &Documents,
+    decisions: &mut Decisions,
+    args: &RunSettings,
+    annotate: &Annotate,
+    fields: &AnnotationFields,
+    out: &mut OutputFile,
+) -> Result<u64> {
+    let survivors_only = matches!(annotate, Annotate::ClusterSize { .. });
     let output = out.name().to_string();
     let mut raw = docs.raw_reader()?;
     let mut written = 0;
     let mut header: Option<&[u8]> = None;
-    for (i, input) in docs.inputs.iter().enumerate() {
+    let reference = docs.reference_inputs();
+    for (i, input) in docs.inputs.iter().enumerate().skip(reference) {
         let spec = AnnotatedInput {
             path: &input.path,
             format: input.format,
@@ -146,55 +258,91 @@ pub fn write(
             }
         }
         header = header.or(spec.header);
-        let mut annotator = InputAnnotator::open(&spec, &fields, &mut out).map_err(failed)?;
+        let mut annotator = InputAnnotator::open(&spec, fields, out).map_err(failed)?;
         for doc in docs.input_docs(i) {
-            let place = docs.place(doc);
+            let line = docs.place(doc).line;
             let bytes = raw.read(doc)?;
-            let duplicate = clusters.duplicate_of(doc);
-            let skipped = skipped_by_pipeline(has_shingles, doc).is_some();
-            if survivors_only && (skipped || duplicate.is_some()) {
-                annotator.leave_out(place.line, bytes).map_err(failed)?;
+            if survivors_only && !decisions.survives(doc) {
+                annotator.leave_out(line, bytes).map_err(failed)?;
                 continue;
             }
-            while member.next_if(|m| m.0 < doc).is_some() {}
-            let (cluster, size) = match member.peek() {
-                Some(&&(d, kept, size)) if d == doc => (kept, size),
-                _ => (doc, 1),
-            };
-            let kept_id = duplicate.map(|(kept, _)| docs.id(kept));
-            let annotation = if skipped {
-                Annotation::SKIPPED
-            } else {
-                Annotation {
-                    cluster: Some(u64::from(cluster)),
-                    cluster_size: Some(u64::from(size)),
-                    kept: duplicate.is_none(),
-                    duplicate_of: kept_id.as_ref(),
-                    jaccard: duplicate.and_then(|(_, s)| round(s.value())),
-                }
-            };
+            let decision = decisions.of(doc);
             annotator
-                .document(place.line, bytes, &annotation)
+                .document(line, bytes, &decision.annotation())
                 .map_err(failed)?;
         }
         written += annotator.finish().map_err(failed)?;
     }
-    finish(out)?;
-    let expected = if survivors_only {
-        kept
-    } else {
-        docs.len() as u64
-    };
-    if written != expected {
-        anyhow::bail!(
-            "{} wrote {written} documents of {expected}",
-            annotate.flag()
-        );
+    Ok(written)
+}
+
+/// Parquet inputs, through neardup-io's rewrite: every row (or the survivors) with the
+/// annotation's columns added after the input's; returns the documents written.
+fn write_parquet(
+    docs: &Documents,
+    decisions: &mut Decisions,
+    annotate: &Annotate,
+    fields: &AnnotationFields,
+    out: &mut OutputFile,
+) -> Result<u64> {
+    let survivors_only = matches!(annotate, Annotate::ClusterSize { .. });
+    let inputs = docs.reference_inputs()..docs.inputs.len();
+    for input in &docs.inputs[inputs.clone()] {
+        let schema = neardup_io::parquet::schema_of(&input.path)?;
+        if let Some(name) = fields
+            .names()
+            .find(|n| schema.fields().iter().any(|f| f.name() == n))
+        {
+            return Err(BadRecord(format!(
+                "{}: the file already has a column {name:?}; choose other names with \
+                 --annotate-prefix (a Parquet column is not replaced: --force does not apply)",
+                input.path.display()
+            ))
+            .into());
+        }
     }
-    if let Some(path) = &args.removed {
-        crate::dedup_output::write_removed(path, docs, clusters, &args.input.inputs)?;
+    let name = out.name().to_string();
+    let options = neardup_io::parquet::ParquetOutput::new();
+    let mut rewriter = neardup_io::parquet::Rewriter::new(&mut *out, &name, &options);
+    let mut written = 0;
+    for i in inputs {
+        let range = docs.input_docs(i);
+        // Documents of this input in row order: its rows skipped while reading are in no
+        // document, and are written with the skipped record's annotation.
+        let row_of = |doc: u32| docs.place(doc).record;
+        let mut next = range.start;
+        let (clusters, has_shingles) = (decisions.clusters, decisions.has_shingles);
+        let mut keep = |row: u64| {
+            if !survivors_only {
+                return true;
+            }
+            while next < range.end && row_of(next) < row {
+                next += 1;
+            }
+            next < range.end && row_of(next) == row && survives(clusters, has_shingles, next)
+        };
+        let mut doc = range.start;
+        let mut extra = |_first: u64, rows: &[u64]| {
+            let found: Vec<Option<Decision>> = rows
+                .iter()
+                .map(|&row| {
+                    while doc < range.end && row_of(doc) < row {
+                        doc += 1;
+                    }
+                    (doc < range.end && row_of(doc) == row).then(|| decisions.of(doc))
+                })
+                .collect();
+            written += found.iter().flatten().count() as u64;
+            let annotations: Vec<Annotation> = found
+                .iter()
+                .map(|d| d.as_ref().map_or(Annotation::SKIPPED, Decision::annotation))
+                .collect();
+            Ok(neardup_io::annotate::arrow_columns(fields, &annotations))
+        };
+        rewriter.add(&docs.inputs[i].path, &mut keep, Some(&mut extra))?;
     }
-    Ok(())
+    rewriter.finish()?;
+    Ok(written)
 }
 
 /// How the reader split a CSV/TSV input's fields.

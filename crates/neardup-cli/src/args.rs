@@ -31,7 +31,8 @@ pub enum Command {
     Clusters(ClustersArgs),
     /// The surviving records, byte for byte, in the input's own format.
     Dedup(DedupArgs),
-    /// Every record back in its own format with what dedup decided added (JSONL, CSV, TSV).
+    /// Every record back in its own format with what dedup decided added (JSONL, CSV, TSV,
+    /// Parquet).
     ///
     /// A JSONL line keeps its own bytes and gets fields before its closing brace, a CSV or
     /// TSV row columns at its end (the header too): cluster (the number, 0-based in input
@@ -42,9 +43,11 @@ pub enum Command {
     /// record the readers skipped, or with no text to compare, stays in its place with
     /// kept false and the other fields null (empty in CSV/TSV); one with no place for
     /// fields (a line that is not a JSON object, a CSV row of the wrong width) is written
-    /// unchanged. A record that already has a field of one of these names is an error
-    /// naming the file, line and field: --annotate-prefix names them apart, --force
-    /// replaces the value where it stands. The same as `dedup --annotate`.
+    /// unchanged. A Parquet file gets the five as columns after its own (int64, int64,
+    /// bool, string, float64), on every row. A record that already has a field of one of
+    /// these names is an error naming the file, line and field: --annotate-prefix names
+    /// them apart, --force replaces the value where it stands (not a Parquet column). The
+    /// same as `dedup --annotate`.
     Annotate(AnnotateArgs),
     /// LSH against the exact join on the same input: time, pairs, recall, precision.
     Eval(EvalArgs),

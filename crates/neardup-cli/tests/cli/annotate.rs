@@ -211,11 +211,11 @@ fn annotate_refuses_what_it_cannot_write() {
     for (args, said) in [
         (
             &["annotate", "cli/stories.txt"][..],
-            "annotate writes JSONL, CSV and TSV records",
+            "annotate writes JSONL, CSV, TSV and Parquet records",
         ),
         (
             &["dedup", "cli/stories.txt", "--cluster-size-field", "n"],
-            "--cluster-size-field writes JSONL, CSV and TSV records",
+            "--cluster-size-field writes JSONL, CSV, TSV and Parquet records",
         ),
         (&["annotate", "cli/articles", "-o", "out"], "is dir"),
         (
