@@ -249,3 +249,63 @@ def test_triage_verification_equals_the_command(spark: SparkSession, cli_bin: Pa
     assert {(d, k, kept) for d, k, kept, _ in got_clusters} == {
         (d, k, kept) for d, k, kept, _ in cli_clusters(expected["clusters"])
     }
+
+
+def test_annotate_marks_the_rows_dedup_and_clusters_give(
+    spark: SparkSession, sample_cli: dict[str, Any]
+) -> None:
+    """Every row marked: the kept ones are the command's dedup, the duplicates its
+    clusters', and every mark the one-machine `neardup.annotate` gives without the checks
+    beyond the buckets (its cluster, a position there, is the kept row's id here)."""
+    rows = nds.annotate(read_sample(spark, 3), partitions=4).collect()
+    lines = [json.loads(l) for l in SAMPLE.read_text(encoding="utf-8").splitlines() if l]
+    assert len(rows) == len(lines)
+    assert sorted(r["id"] for r in rows if r["kept"]) == sorted(o["id"] for o in sample_cli["dedup"])
+    removed = {r["id"]: (r["duplicate_of"], cli_round(r["jaccard"])) for r in rows if r["duplicate_of"] is not None}
+    assert removed == {o["id"]: (o["duplicate_of"], o["jaccard"]) for o in sample_cli["clusters"] if not o["kept"]}
+    assert removed
+    ids, texts = [o["id"] for o in lines], [o.get("text") for o in lines]
+    local = neardup.annotate(texts, ids=ids, neighbours=False).to_pylist()
+    want = {ids[i]: (ids[m["cluster"]], m["cluster_size"], m["kept"], m["duplicate_of"]) for i, m in enumerate(local)}
+    assert {r["id"]: (r["cluster"], r["cluster_size"], r["kept"], r["duplicate_of"]) for r in rows} == want
+
+
+def test_annotate_refuses_a_column_it_would_add_unless_prefixed(spark: SparkSession) -> None:
+    df = frame(spark, ["a red apple on the table", "A red apple on the table!", "pears"])
+    with pytest.raises(neardup.NeardupError, match=r"\['kept'\].*prefix="):
+        nds.annotate(df.withColumn("kept", df["id"]))
+    rows = nds.annotate(df.withColumn("kept", df["id"]), prefix="nd_").orderBy("id").collect()
+    assert [(r["kept"], r["nd_kept"], r["nd_duplicate_of"], r["nd_cluster_size"]) for r in rows] == [
+        (0, True, None, 2), (1, False, 0, 2), (2, True, None, 1)
+    ]
+
+
+def test_dedup_and_annotate_against_a_reference_equal_the_command(
+    spark: SparkSession, cli_bin: Path, tmp_path: Path
+) -> None:
+    """The sample's first third as the reference: Spark keeps the records `neardup dedup
+    --reference` keeps, and annotate names the reference records they duplicate as the
+    command's annotate does."""
+    import subprocess
+
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    third = len(lines) // 3
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    old.write_text("".join(lines[:third]), encoding="utf-8")
+    new.write_text("".join(lines[third:]), encoding="utf-8")
+    expected: dict[str, list[dict[str, Any]]] = {}
+    for command in ("dedup", "annotate"):
+        out = tmp_path / f"{command}.jsonl"
+        subprocess.run([str(cli_bin), command, str(new), "--reference", str(old), "-q", "--no-neighbours",
+                        "-o", str(out)], check=True)
+        expected[command] = [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines() if l]
+    reference = spark.read.json(str(old), schema=SCHEMA)
+    df = spark.read.json(str(new), schema=SCHEMA)
+    kept = sorted(r["id"] for r in nds.dedup(df, reference=reference, partitions=4).collect())
+    assert kept == sorted(o["id"] for o in expected["dedup"])
+    assert len(kept) < len(sorted(r["id"] for r in nds.dedup(df, partitions=4).collect()))
+    marks = {r["id"]: (r["kept"], r["duplicate_of"]) for r in nds.annotate(df, reference=reference).collect()}
+    old_ids = {json.loads(l)["id"] for l in lines[:third]}
+    want = {o["id"]: (o["kept"], o["duplicate_of"]) for o in expected["annotate"] if o["id"] not in old_ids}
+    assert marks == want
+    assert any(of in old_ids for _, of in marks.values())

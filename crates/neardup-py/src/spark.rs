@@ -121,9 +121,10 @@ impl BucketWalk {
 /// in input order, grouped by identical sets, and clustered in keep order with the
 /// configured verification. One row per document in a cluster, as columns `doc`, `duplicate_of`
 /// (the kept document; itself for the kept one), `kept`, `jaccard`, `estimate`,
-/// `truncated` (NaN/false for a kept document).
+/// `truncated` (NaN/false for a kept document). Positions below `reference_below` are a
+/// reference corpus (never removed, always heads).
 #[pyfunction]
-#[pyo3(signature = (config, components, positions, texts, threads))]
+#[pyo3(signature = (config, components, positions, texts, threads, reference_below=i64::MIN))]
 pub fn spark_clusters<'py>(
     py: Python<'py>,
     config: &NativeConfig,
@@ -131,6 +132,7 @@ pub fn spark_clusters<'py>(
     positions: &Bound<'py, PyAny>,
     texts: &Bound<'py, PyAny>,
     threads: Option<i64>,
+    reference_below: i64,
 ) -> PyResult<Vec<(&'static str, Buffer)>> {
     let threads = threads::parse(threads)?;
     let components = i64_vector(components)?;
@@ -140,7 +142,13 @@ pub fn spark_clusters<'py>(
     let rows = py
         .detach(|| {
             threads::run(threads, || {
-                shuffle::cluster_components(&pipeline, &components, &positions, texts.as_slice())
+                shuffle::cluster_components_after(
+                    &pipeline,
+                    &components,
+                    &positions,
+                    texts.as_slice(),
+                    reference_below,
+                )
             })
         })?
         .map_err(errors::core)?;

@@ -482,6 +482,20 @@ pub fn cluster_components(
     positions: &[i64],
     texts: &[&str],
 ) -> Result<Vec<ComponentRow>> {
+    cluster_components_after(pipeline, components, positions, texts, i64::MIN)
+}
+
+/// [`cluster_components`] with a reference: documents at positions below `reference_below`
+/// are a reference corpus ([`Held::set_reference`](crate::Held::set_reference)): first in
+/// keep order, never removed, always heading their clusters; rows only for clusters that
+/// hold a document past them.
+pub fn cluster_components_after(
+    pipeline: &Pipeline,
+    components: &[i64],
+    positions: &[i64],
+    texts: &[&str],
+    reference_below: i64,
+) -> Result<Vec<ComponentRow>> {
     if positions.len() != texts.len() || components.len() != texts.len() {
         return Err(bad(format!(
             "{} components and {} positions for {} texts",
@@ -500,18 +514,24 @@ pub fn cluster_components(
         .map(|members| {
             let texts: Vec<&str> = members.iter().map(|&i| texts[i]).collect();
             let global = |d: u32| positions[members[d as usize]];
-            cluster_one(pipeline, &texts, global)
+            // In position order: the reference's documents come first.
+            let reference = members
+                .iter()
+                .take_while(|&&i| positions[i] < reference_below)
+                .count() as u32;
+            cluster_one(pipeline, &texts, global, reference)
         })
         .collect();
     Ok(per.into_iter().flatten().collect())
 }
 
-/// The clusters of one connected component's texts, in input order; `global` names a
-/// document by its position.
+/// The clusters of one connected component's texts, in input order, the first
+/// `reference` of them a reference; `global` names a document by its position.
 fn cluster_one(
     pipeline: &Pipeline,
     texts: &[&str],
     global: impl Fn(u32) -> i64,
+    reference: u32,
 ) -> Vec<ComponentRow> {
     let config = pipeline.config();
     let (keep, allow) = (config.keep(), config.allow_truncated());
@@ -544,7 +564,7 @@ fn cluster_one(
         &set_of,
         sets as usize,
         &links,
-        0,
+        reference,
         |d| keep.rank(d, texts[d as usize].len()),
         |x, y| {
             let (x, y) = (&docs[x.min(y) as usize], &docs[x.max(y) as usize]);
@@ -817,6 +837,24 @@ mod tests {
                 assert_eq!(got, want_rows, "{keep:?} {verification:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_reference_below_a_position_is_never_removed_and_heads() {
+        let pipeline = Pipeline::new(Config::builder().build().unwrap()).unwrap();
+        let texts = [
+            "a red apple on the table",
+            "A red apple on the table!",
+            "a red apple on the table.",
+        ];
+        let rows = |below| cluster_components_after(&pipeline, &[0; 3], &[5, 6, 7], &texts, below);
+        let heads = |rows: Vec<ComponentRow>| -> Vec<(i64, i64)> {
+            rows.iter().map(|r| (r.doc, r.duplicate_of)).collect()
+        };
+        // Without a reference the first copy keeps the two others.
+        assert_eq!(heads(rows(i64::MIN).unwrap()), [(5, 5), (6, 5), (7, 5)]);
+        // Both reference documents stay; the later one heads no cluster with a new document.
+        assert_eq!(heads(rows(7).unwrap()), [(5, 5), (7, 5)]);
     }
 
     #[test]

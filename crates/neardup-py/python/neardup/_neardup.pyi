@@ -280,7 +280,12 @@ def spark_sketch(
     config: _Config, positions: Any, texts: Any, parts: int, threads: Optional[int]
 ) -> list[tuple[int, int, bytes]]: ...
 def spark_clusters(
-    config: _Config, components: Any, positions: Any, texts: Any, threads: Optional[int]
+    config: _Config,
+    components: Any,
+    positions: Any,
+    texts: Any,
+    threads: Optional[int],
+    reference_below: int = ...,
 ) -> list[tuple[str, _Buffer]]: ...
 @final
 class _BucketWalk:

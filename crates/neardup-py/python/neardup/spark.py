@@ -47,9 +47,11 @@ from ._neardup import (
 if TYPE_CHECKING:  # pyspark is needed only where Spark runs
     from pyspark.sql import DataFrame  # type: ignore[import-not-found, unused-ignore]
 
-__all__ = ["pairs", "clusters", "dedup"]
+__all__ = ["pairs", "clusters", "dedup", "annotate"]
 
 _POS = "_neardup_pos"
+# Documents' positions start here when a reference comes first (see `_Run`).
+_REFERENCE_BELOW = 1 << 62
 _BANDS, _COPIES, _SKIPPED = 0, 1, 2
 
 # Set by a benchmark (bench/spark): called as each stage's result is materialized, to
@@ -97,15 +99,24 @@ class _Run:
     """One run: the settings, the documents with their positions, and the stages."""
 
     def __init__(
-        self, df: DataFrame, text_col: str, id_col: Optional[str], config: Config, partitions: Optional[int]
+        self,
+        df: DataFrame,
+        text_col: str,
+        id_col: Optional[str],
+        config: Config,
+        partitions: Optional[int],
+        reference: Optional[DataFrame] = None,
     ) -> None:
         from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
-        for col in [text_col] + ([id_col] if id_col else []):
-            if col not in df.columns:
-                raise NeardupError(f"the DataFrame has no column {col!r} (it has {df.columns})")
-        if _POS in df.columns:
-            raise NeardupError(f"the DataFrame already has a column {_POS!r}")
+        for frame, what in [(df, "DataFrame"), (reference, "reference DataFrame")]:
+            if frame is None:
+                continue
+            for col in [text_col] + ([id_col] if id_col else []):
+                if col not in frame.columns:
+                    raise NeardupError(f"the {what} has no column {col!r} (it has {frame.columns})")
+            if _POS in frame.columns:
+                raise NeardupError(f"the {what} already has a column {_POS!r}")
         self.spark = df.sparkSession
         self.config = config
         self.id_col = id_col
@@ -115,11 +126,32 @@ class _Run:
         if self.parts < 1:
             raise NeardupError(f"partitions must be at least 1, got {self.parts}")
         # Positions follow the input order (partition, then row): "first" means what it
-        # means on one machine. Kept, so every stage sees the same positions.
-        self.docs = _step("read", df.withColumn(_POS, F.monotonically_increasing_id()).persist())
+        # means on one machine. Kept, so every stage sees the same positions. A reference
+        # comes first: its positions are below every document's (Spark's ids stay below
+        # 2^61, and a position takes 63 bits in the shuffle blocks).
+        offset = F.lit(0 if reference is None else _REFERENCE_BELOW)
+        self.docs = _step("read", df.withColumn(_POS, F.monotonically_increasing_id() + offset).persist())
         self.texts = self.docs.select(
             F.col(_POS).alias("pos"), F.col(text_col).cast("string").alias("text")
         )
+        self.reference_below: Optional[int] = None
+        self.reference: Optional[DataFrame] = None
+        if reference is not None:
+            self.reference_below = _REFERENCE_BELOW
+            self.reference = _step(
+                "read the reference", reference.withColumn(_POS, F.monotonically_increasing_id()).persist()
+            )
+            texts = self.reference.select(F.col(_POS).alias("pos"), F.col(text_col).cast("string").alias("text"))
+            self.texts = texts.unionByName(self.texts)
+
+    def named(self, pos: str, name: str) -> DataFrame:
+        """Every document's position and id (the reference's too), as columns `pos`, `name`."""
+        from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+        ids = self.docs.select(F.col(_POS).alias(pos), self.id_of(name))
+        if self.reference is not None:
+            ids = self.reference.select(F.col(_POS).alias(pos), self.id_of(name)).unionByName(ids)
+        return ids
 
     def id_of(self, name: str) -> Any:
         """The id column of the documents, as `name` (the position when there is none)."""
@@ -368,6 +400,7 @@ def _cluster_rows(run: _Run) -> tuple[DataFrame, DataFrame]:
         run.texts.select(F.col("pos").alias("node"), "text"), "node"
     ).repartition(run.parts, "label")
     config = run.config
+    below = run.reference_below if run.reference_below is not None else -(2**63)
 
     def cluster(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         held = [b for b in batches if b.num_rows]
@@ -375,7 +408,12 @@ def _cluster_rows(run: _Run) -> tuple[DataFrame, DataFrame]:
             return
         cols = dict(
             _neardup.spark_clusters(
-                config._native, _positions(held, "label"), _positions(held, "node"), _column(held, "text"), 1
+                config._native,
+                _positions(held, "label"),
+                _positions(held, "node"),
+                _column(held, "text"),
+                1,
+                below,
             )
         )
         yield pa.RecordBatch.from_arrays(
@@ -465,19 +503,103 @@ def dedup(
     allow_truncated: bool = False,
     measure: str = "jaccard",
     partitions: Optional[int] = None,
+    reference: Optional[DataFrame] = None,
 ) -> DataFrame:
     """The rows of `df` that survive: neither removed as a near-duplicate of a kept row
     nor without shingles (an empty or missing text), with `df`'s columns: the records
     `neardup dedup --no-neighbours` writes on one machine. `clusters` says which row each
     removed one duplicates.
+
+    `reference`: rows already kept (with `text_col`, and `id_col` if given): never removed nor
+    returned, they come first in keep order and always keep their clusters, so a row of
+    `df` is removed when it duplicates one of them or an earlier kept row of `df`: the
+    records `neardup dedup --reference` writes. `annotate` names the reference row.
     """
     # Settings are refused before pyspark is needed.
     config = _config(locals())
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
-    run = _Run(df, text_col, id_col, config, partitions)
+    run = _Run(df, text_col, id_col, config, partitions, reference)
     found, walked = _cluster_rows(run)
     removed = found.filter(~F.col("kept")).select(F.col("doc").alias(_POS))
     skipped = walked.filter(F.col("kind") == _SKIPPED).select(F.col("a").alias(_POS))
     return run.docs.join(removed.union(skipped), _POS, "left_anti").drop(_POS)
 
+
+
+@_settings_doc
+def annotate(
+    df: DataFrame,
+    text_col: str = "text",
+    id_col: Optional[str] = "id",
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    shingle: str = DEFAULT_SHINGLE,
+    normalize: str = "nfkc",
+    num_perm: int = DEFAULT_NUM_PERM,
+    seed: int = DEFAULT_SEED,
+    sketch: str = "oph",
+    bands: Optional[int] = None,
+    rows: Optional[int] = None,
+    verify: str = "exact",
+    keep: str = "first",
+    max_shingles: int = DEFAULT_MAX_SHINGLES,
+    multiset: bool = False,
+    allow_truncated: bool = False,
+    measure: str = "jaccard",
+    partitions: Optional[int] = None,
+    prefix: str = "",
+    reference: Optional[DataFrame] = None,
+) -> DataFrame:
+    """Every row of `df` marked instead of removed: `df`'s columns and, each named with
+    `prefix`, ``cluster`` (the id of its cluster's kept row; its own in none),
+    ``cluster_size`` (1 in none), ``kept`` (what `dedup` keeps: false for a duplicate and
+    for an empty or missing text), ``duplicate_of`` (the kept row's id, null if it
+    duplicates none) and ``jaccard`` (the similarity to it, the estimate where no exact
+    one was computed; null if none): the annotations of `neardup annotate
+    --no-neighbours` on one machine, where ``cluster`` is a document number. A column of
+    `df` with one of those names is refused; `prefix` avoids it. With `reference` (as for
+    `dedup`; with `id_col` too), only `df`'s rows are marked, and a row that duplicates a
+    reference row names it in ``cluster`` and ``duplicate_of``.
+    """
+    # Settings are refused before pyspark is needed.
+    config = _config(locals())
+    from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+    names = [prefix + n for n in ("cluster", "cluster_size", "kept", "duplicate_of", "jaccard")]
+    clash = [n for n in names if n in df.columns]
+    if clash:
+        raise NeardupError(
+            f"the DataFrame already has the column(s) {clash}: choose a prefix= for the annotations"
+        )
+    run = _Run(df, text_col, id_col, config, partitions, reference)
+    found, walked = _cluster_rows(run)
+    sizes = found.groupBy("duplicate_of").agg(F.count("*").cast("long").alias("_size"))
+    similarity = F.coalesce(
+        F.when(F.isnan("jaccard"), None).otherwise(F.col("jaccard")),
+        F.when(F.isnan("estimate"), None).otherwise(F.col("estimate")),
+    )
+    marks = found.join(sizes, "duplicate_of").select(
+        F.col("doc").alias(_POS),
+        F.col("duplicate_of").alias("_head"),
+        F.col("kept").alias("_kept"),
+        "_size",
+        F.when(F.col("kept"), None).otherwise(similarity).alias("_similarity"),
+    )
+    skipped = walked.filter(F.col("kind") == _SKIPPED).select(F.col("a").alias(_POS), F.lit(True).alias("_skipped"))
+    heads = run.named("_head", "_head_id")
+    own = F.col(id_col if id_col else _POS)
+    cluster, size, kept, of, jaccard = names
+    return (
+        run.docs.join(marks, _POS, "left")
+        .join(skipped, _POS, "left")
+        .join(heads, "_head", "left")
+        .select(
+            *[F.col(c) for c in df.columns],
+            F.coalesce(F.col("_head_id"), own).alias(cluster),
+            F.coalesce(F.col("_size"), F.lit(1).cast("long")).alias(size),
+            F.coalesce(F.col("_kept"), F.col("_skipped").isNull()).alias(kept),
+            F.when(~F.col("_kept"), F.col("_head_id")).alias(of),
+            F.col("_similarity").cast("double").alias(jaccard),
+        )
+    )
