@@ -1,0 +1,363 @@
+//! Outputs in the formats the big corpora live in: zstd by name, Parquet (dedup's
+//! survivors with the input's schema, pairs and clusters as typed columns), one output
+//! per shard of a folder, and each shard's accounts in the summary.
+
+use std::fs::File;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
+use arrow_array::{Array, RecordBatch};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::Compression;
+
+use crate::common::*;
+
+/// The rows of a Parquet file, in one batch, and its row groups' compression and sizes.
+fn read_parquet(path: &Path) -> (RecordBatch, Vec<(Compression, i64)>) {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+    let groups = builder
+        .metadata()
+        .row_groups()
+        .iter()
+        .map(|g| (g.column(0).compression(), g.num_rows()))
+        .collect();
+    let schema = builder.schema().clone();
+    let batches: Vec<RecordBatch> = builder.build().unwrap().map(Result::unwrap).collect();
+    let batch = arrow_select::concat::concat_batches(&schema, &batches).unwrap();
+    (batch, groups)
+}
+
+fn strings(batch: &RecordBatch, name: &str) -> Vec<Option<String>> {
+    let column = batch.column_by_name(name).unwrap();
+    let column = column.as_string::<i32>();
+    (0..column.len())
+        .map(|i| column.is_valid(i).then(|| column.value(i).to_string()))
+        .collect()
+}
+
+fn zstd_decode(path: &Path) -> String {
+    String::from_utf8(zstd::decode_all(File::open(path).unwrap()).unwrap()).unwrap()
+}
+
+#[test]
+fn dedup_of_zst_to_zst_is_the_same_records_compressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = std::fs::read(testdata("parquet/rows.jsonl")).unwrap();
+    let input = dir.path().join("in.jsonl.zst");
+    std::fs::write(&input, zstd::encode_all(&plain[..], 3).unwrap()).unwrap();
+    let zst = dir.path().join("out.jsonl.zst");
+    let expected = ok(&["dedup", "parquet/rows.jsonl", "-q"]);
+    ok(&[
+        "dedup",
+        input.to_str().unwrap(),
+        "-o",
+        zst.to_str().unwrap(),
+        "-q",
+    ]);
+    let bytes = std::fs::read(&zst).unwrap();
+    assert_eq!(
+        &bytes[..4],
+        [0x28, 0xb5, 0x2f, 0xfd],
+        "the zstd magic number"
+    );
+    assert_eq!(zstd_decode(&zst), expected);
+    assert_eq!(expected.lines().count(), 6, "{expected}");
+    // pairs and clusters by name too.
+    let pairs = dir.path().join("pairs.jsonl.zst");
+    ok(&[
+        "pairs",
+        "parquet/rows.jsonl",
+        "-o",
+        pairs.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(
+        zstd_decode(&pairs),
+        ok(&["pairs", "parquet/rows.jsonl", "-q"])
+    );
+}
+
+#[test]
+fn dedup_of_parquet_keeps_every_column_of_the_survivors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("kept.parquet");
+    let o = neardup(&[
+        "dedup",
+        "parquet/struct.parquet",
+        "--text-field",
+        "meta.body",
+        "--id-field",
+        "meta.url",
+        "--row-group-size",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (_, kept, _, _) = accounting(&stderr(&o));
+    let (input, _) = read_parquet(&testdata("parquet/struct.parquet"));
+    let (back, groups) = read_parquet(&out);
+    assert_eq!(
+        back.schema(),
+        input.schema(),
+        "the input's schema, struct included"
+    );
+    assert_eq!(back.num_rows() as u64, kept);
+    assert!(kept < input.num_rows() as u64, "something was removed");
+    assert!(groups
+        .iter()
+        .all(|(c, rows)| matches!(c, Compression::ZSTD(_)) && *rows <= 2));
+    // The survivors are the input's rows, unchanged, in order: the JSONL of the same rows
+    // keeps the same ids.
+    let survivors: Vec<String> = json_lines(&ok(&["dedup", "parquet/rows.jsonl", "-q"]))
+        .iter()
+        .map(|v| v["id"].to_string())
+        .collect();
+    let urls = back
+        .column(0)
+        .as_struct()
+        .column_by_name("url")
+        .unwrap()
+        .clone();
+    let urls = urls.as_string::<i32>();
+    assert_eq!(urls.len(), survivors.len(), "{survivors:?}");
+}
+
+#[test]
+fn parquet_compression_and_its_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("kept.parquet");
+    ok(&[
+        "dedup",
+        "parquet/pyarrow.parquet",
+        "--compression",
+        "snappy",
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let (back, groups) = read_parquet(&out);
+    assert_eq!(groups[0].0, Compression::SNAPPY);
+    let ids = back
+        .column_by_name("id")
+        .unwrap()
+        .as_primitive::<Int64Type>();
+    assert_eq!(ids.values().to_vec(), [1, 3, 4, 9, 11, 12]);
+    refused(
+        &["dedup", "parquet/rows.jsonl", "--compression", "zstd"],
+        &["--compression", "jsonl"],
+    );
+    refused(
+        &["pairs", "parquet/rows.jsonl", "--row-group-size", "10"],
+        &["--output-format parquet"],
+    );
+    refused(
+        &[
+            "pairs",
+            "parquet/rows.jsonl",
+            "--output-format",
+            "parquet",
+            "--compression",
+            "brotli",
+        ],
+        &["brotli", "expected zstd"],
+    );
+    refused(
+        &[
+            "dedup",
+            "parquet/pyarrow.parquet",
+            "parquet/polars.parquet",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &["pyarrow.parquet", "polars.parquet", "different schemas"],
+    );
+    refused(
+        &["dedup", "parquet/pyarrow.parquet", "-o", "out.jsonl"],
+        &["parquet", "out.jsonl"],
+    );
+}
+
+#[test]
+fn pairs_and_clusters_as_parquet_hold_the_json_lines_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = dir.path().join("pairs.parquet");
+    let lines = json_lines(&ok(&["pairs", "parquet/rows.jsonl", "-q"]));
+    ok(&[
+        "pairs",
+        "parquet/rows.jsonl",
+        "--output-format",
+        "parquet",
+        "-o",
+        pairs.to_str().unwrap(),
+        "-q",
+    ]);
+    let (back, _) = read_parquet(&pairs);
+    let names: Vec<String> = back
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["a", "b", "jaccard", "estimate", "truncated"]);
+    assert_eq!(back.num_rows(), lines.len());
+    assert!(!lines.is_empty());
+    let (a, b) = (strings(&back, "a"), strings(&back, "b"));
+    let jaccard = back
+        .column_by_name("jaccard")
+        .unwrap()
+        .as_primitive::<Float64Type>();
+    for (i, line) in lines.iter().enumerate() {
+        let id = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+        assert_eq!(a[i].as_deref(), Some(id(&line["a"]).as_str()));
+        assert_eq!(b[i].as_deref(), Some(id(&line["b"]).as_str()));
+        assert_eq!(Some(jaccard.value(i)), line["jaccard"].as_f64());
+    }
+
+    let clusters = dir.path().join("clusters.parquet");
+    let lines = json_lines(&ok(&["clusters", "parquet/rows.jsonl", "-q"]));
+    ok(&[
+        "clusters",
+        "parquet/rows.jsonl",
+        "--output-format",
+        "parquet",
+        "-o",
+        clusters.to_str().unwrap(),
+        "-q",
+    ]);
+    let (back, _) = read_parquet(&clusters);
+    let names: Vec<String> = back
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "id",
+            "cluster",
+            "kept",
+            "duplicate_of",
+            "jaccard",
+            "estimate",
+            "truncated"
+        ]
+    );
+    assert_eq!(back.num_rows(), lines.len());
+    let cluster = back
+        .column_by_name("cluster")
+        .unwrap()
+        .as_primitive::<UInt64Type>();
+    let kept = back.column_by_name("kept").unwrap().as_boolean();
+    let of = strings(&back, "duplicate_of");
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(Some(cluster.value(i)), line["cluster"].as_u64());
+        assert_eq!(Some(kept.value(i)), line["kept"].as_bool());
+        assert_eq!(of[i].is_some(), line.get("duplicate_of").is_some());
+    }
+}
+
+/// The folder of shards: a .jsonl.gz, a .jsonl.zst and a Parquet file below a subfolder.
+const SHARDS: &[&str] = &[
+    "dedup",
+    "shards/reviews",
+    "--text-field",
+    "body",
+    "--id-field",
+    "review_id",
+];
+
+#[test]
+fn a_folder_of_shards_is_written_shard_by_shard_and_each_accounted() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut args = SHARDS.to_vec();
+    args.extend(["-o", out.to_str().unwrap()]);
+    let o = neardup(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut files: Vec<String> = walk(&out);
+    files.sort();
+    assert_eq!(files, ["a.jsonl.gz", "b/c.jsonl.zst", "b/d.parquet"]);
+    let gz = std::fs::read(out.join("a.jsonl.gz")).unwrap();
+    assert_eq!(&gz[..2], [0x1f, 0x8b], "gzip, as the shard was");
+    let zst = zstd_decode(&out.join("b/c.jsonl.zst"));
+    let parquet = read_parquet(&out.join("b/d.parquet")).0;
+
+    // Each shard's line adds up, and the shards add up to the run.
+    let summary = stderr(&o);
+    let (read, kept, removed, skipped) = accounting(&summary);
+    let shard_lines: Vec<&str> = summary.lines().filter(|l| l.starts_with("input")).collect();
+    assert_eq!(shard_lines.len(), 3, "{summary}");
+    let mut sums = [0u64; 4];
+    for line in &shard_lines {
+        let n: Vec<u64> = line
+            .split_once(": read ")
+            .unwrap()
+            .1
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|w| !w.is_empty())
+            .map(|w| w.parse().unwrap())
+            .collect();
+        assert_eq!(n[0], n[1] + n[2] + n[3], "{line}");
+        for (s, v) in sums.iter_mut().zip(&n) {
+            *s += v;
+        }
+    }
+    assert_eq!(sums, [read, kept, removed, skipped], "{summary}");
+    let written = flate2_lines(&gz) + zst.lines().count() as u64 + parquet.num_rows() as u64;
+    assert_eq!(written, kept);
+    assert!(shard_lines[0].contains("a.jsonl.gz"), "{summary}");
+
+    // Written again over it: refused unless --force.
+    let mut again = args.clone();
+    again.push("-q");
+    let o = neardup(&again);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    again.push("--force");
+    ok(&again);
+}
+
+fn flate2_lines(gz: &[u8]) -> u64 {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(gz)
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines().count() as u64
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            out.extend(walk(&path).into_iter().map(|p| format!("{name}/{p}")));
+        } else {
+            out.push(path.file_name().unwrap().to_string_lossy().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn several_parquet_files_go_one_per_file_to_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    ok(&[
+        "dedup",
+        "parquet/pyarrow.parquet",
+        "parquet/polars.parquet",
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let mut files = walk(&out);
+    files.sort();
+    assert_eq!(files, ["polars.parquet", "pyarrow.parquet"]);
+    // The same rows in both: the second file's are all duplicates of the first's.
+    assert_eq!(read_parquet(&out.join("pyarrow.parquet")).0.num_rows(), 6);
+    assert_eq!(read_parquet(&out.join("polars.parquet")).0.num_rows(), 0);
+}
