@@ -212,3 +212,35 @@ def test_the_readme_examples_for_polars_duckdb_and_datasets() -> None:
     assert round(marked["jaccard"][1], 2) == 0.83
     assert scope["survivors"] == [scope["listings"]["text"][0]]
     assert scope["kept"]["text"] == [scope["listings"]["text"][0], scope["listings"]["text"][2]]
+
+
+def test_a_run_drops_each_batch_of_a_stream_before_it_reads_far_ahead() -> None:
+    """Memory bounded by a batch: when the producer makes batch k, batch k - 2 has been
+    released (its buffers' owner is gone), unless dedup keeps the batches to hand back the
+    surviving texts."""
+    import weakref
+
+    def reader(alive_at_each: list[list[bool]]) -> pa.RecordBatchReader:
+        owners: list[Any] = []
+
+        def batches() -> Any:
+            for k in range(0, len(TEXTS), 20):
+                alive_at_each.append([ref() is not None for ref in owners])
+                texts = [t or "" for t in TEXTS[k:k + 20]]
+                data = np.frombuffer("".join(texts).encode(), dtype=np.uint8).copy()
+                offsets = np.cumsum([0] + [len(t.encode()) for t in texts], dtype=np.int32)
+                owners.append(weakref.ref(data))
+                array = pa.Array.from_buffers(pa.string(), len(texts), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+                yield pa.record_batch([array], names=["text"])
+
+        schema = pa.schema([("text", pa.string())])
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
+    seen: list[list[bool]] = []
+    want = neardup.pairs([t or "" for t in TEXTS], **SETTINGS)
+    assert neardup.pairs(reader(seen), **SETTINGS) == want
+    assert len(seen) > 5
+    assert all(not any(alive[:-2]) for alive in seen)
+    kept: list[list[bool]] = []
+    assert neardup.dedup(reader(kept), **SETTINGS) == neardup.dedup([t or "" for t in TEXTS], **SETTINGS)
+    assert all(all(alive) for alive in kept)
