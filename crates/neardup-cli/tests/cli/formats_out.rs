@@ -178,30 +178,38 @@ fn parquet_compression_and_its_refusals() {
     );
 }
 
-#[test]
-fn pairs_and_clusters_as_parquet_hold_the_json_lines_fields() {
+/// `command` on the rows with near copies, as JSON lines and as Parquet: the lines, the
+/// Parquet rows and their column names.
+fn lines_and_parquet(command: &str) -> (Vec<Value>, RecordBatch, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
-    let pairs = dir.path().join("pairs.parquet");
-    let lines = json_lines(&ok(&["pairs", "parquet/rows.jsonl", "-q"]));
+    let path = dir.path().join("out.parquet");
+    let lines = json_lines(&ok(&[command, "parquet/rows.jsonl", "-q"]));
+    let out = path.to_str().unwrap();
     ok(&[
-        "pairs",
+        command,
         "parquet/rows.jsonl",
         "--output-format",
         "parquet",
         "-o",
-        pairs.to_str().unwrap(),
+        out,
         "-q",
     ]);
-    let (back, _) = read_parquet(&pairs);
-    let names: Vec<String> = back
+    let (back, _) = read_parquet(&path);
+    let names = back
         .schema()
         .fields()
         .iter()
         .map(|f| f.name().clone())
         .collect();
-    assert_eq!(names, ["a", "b", "jaccard", "estimate", "truncated"]);
     assert_eq!(back.num_rows(), lines.len());
     assert!(!lines.is_empty());
+    (lines, back, names)
+}
+
+#[test]
+fn pairs_and_clusters_as_parquet_hold_the_json_lines_fields() {
+    let (lines, back, names) = lines_and_parquet("pairs");
+    assert_eq!(names, ["a", "b", "jaccard", "estimate", "truncated"]);
     let (a, b) = (strings(&back, "a"), strings(&back, "b"));
     let jaccard = back
         .column_by_name("jaccard")
@@ -214,24 +222,7 @@ fn pairs_and_clusters_as_parquet_hold_the_json_lines_fields() {
         assert_eq!(Some(jaccard.value(i)), line["jaccard"].as_f64());
     }
 
-    let clusters = dir.path().join("clusters.parquet");
-    let lines = json_lines(&ok(&["clusters", "parquet/rows.jsonl", "-q"]));
-    ok(&[
-        "clusters",
-        "parquet/rows.jsonl",
-        "--output-format",
-        "parquet",
-        "-o",
-        clusters.to_str().unwrap(),
-        "-q",
-    ]);
-    let (back, _) = read_parquet(&clusters);
-    let names: Vec<String> = back
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
+    let (lines, back, names) = lines_and_parquet("clusters");
     assert_eq!(
         names,
         [
@@ -244,7 +235,6 @@ fn pairs_and_clusters_as_parquet_hold_the_json_lines_fields() {
             "truncated"
         ]
     );
-    assert_eq!(back.num_rows(), lines.len());
     let cluster = back
         .column_by_name("cluster")
         .unwrap()
