@@ -140,7 +140,19 @@ fn read_sample(args: &PlanSettings) -> Result<(Vec<String>, u64, u64)> {
     let (mut seen, mut bytes) = (0u64, 0u64);
     let mut sample: Vec<String> = Vec::with_capacity(args.sample);
     let mut rng = SplitMix64::new(args.matching.seed);
+    // A folder of shards is read file by file, as a run reads it.
+    let mut files = Vec::new();
     for path in args.inputs() {
+        let shards = match path.is_dir() {
+            true => neardup_io::documents::shards(path, &opts)?,
+            false => None,
+        };
+        match shards {
+            Some(shards) => files.extend(shards.files),
+            None => files.push(path.clone()),
+        }
+    }
+    for path in &files {
         let reader = neardup_io::open(path, &opts)?;
         refuse_options_for(reader.format(), reader.sniffed(), path, &input)?;
         for entry in reader {

@@ -98,3 +98,17 @@ fn a_folder_of_gz_zst_and_parquet_shards_gives_the_pairs_of_the_whole_file() {
     let err = stderr(&o);
     assert!(err.contains("read 9 = "), "{err}");
 }
+
+#[test]
+fn plan_samples_a_folder_of_shards_as_a_run_reads_it() {
+    let plan = |input: &str| {
+        let out = ok(&["plan", input, "--text-field", "body"]);
+        out.lines()
+            .find(|l| l.starts_with("From a uniform sample"))
+            .map(str::to_string)
+            .unwrap_or(out)
+    };
+    let whole = plan("cli/reviews.jsonl");
+    assert_eq!(whole, "From a uniform sample of 7 of the 7 documents read:");
+    assert_eq!(plan("shards/reviews"), whole);
+}
