@@ -104,26 +104,52 @@ impl AnnotationField {
 pub struct AnnotationFields {
     fields: Vec<(AnnotationField, String)>,
     replace: bool,
+    /// Each name's bytes, when every name is of letters, digits, `_`, `-`, `.` and
+    /// spaces: such a name can be written in JSON only as itself or with `\u` escapes, so
+    /// a document line holding neither has none of the names (and is not parsed).
+    literal: Option<Vec<memchr::memmem::Finder<'static>>>,
 }
 
 impl AnnotationFields {
     /// Every field, each named `prefix` + its name (`""` for the plain names).
     pub fn all(prefix: &str) -> Self {
-        AnnotationFields {
-            fields: AnnotationField::ALL
+        Self::named(
+            AnnotationField::ALL
                 .iter()
                 .map(|f| (*f, format!("{prefix}{}", f.name())))
                 .collect(),
-            replace: false,
-        }
+        )
     }
 
     /// One field under a name of the caller's (`dedup --cluster-size-field NAME`).
     pub fn one(field: AnnotationField, name: impl Into<String>) -> Self {
+        Self::named(vec![(field, name.into())])
+    }
+
+    fn named(fields: Vec<(AnnotationField, String)>) -> Self {
+        let plain = |n: &String| {
+            n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-. ".contains(&b))
+        };
+        let literal = fields.iter().all(|(_, n)| plain(n)).then(|| {
+            fields
+                .iter()
+                .map(|(_, n)| memchr::memmem::Finder::new(n.as_bytes()).into_owned())
+                .collect()
+        });
         AnnotationFields {
-            fields: vec![(field, name.into())],
+            fields,
             replace: false,
+            literal,
         }
+    }
+
+    /// True if the JSON text `body` cannot hold a key of one of the names.
+    fn absent_from(&self, body: &[u8]) -> bool {
+        self.literal.as_ref().is_some_and(|finders| {
+            memchr::memmem::find(body, b"\\u").is_none()
+                && finders.iter().all(|f| f.find(body).is_none())
+        })
     }
 
     /// Replace the value of a field that already has one of the names (default: refuse
@@ -546,9 +572,17 @@ impl<'w> InputAnnotator<'w> {
             .map_or(bom, |i| i + 1)
             .max(bom);
         let body = &content[bom..body_end];
-        let scan = match scan_object(body, self.fields) {
+        // A document was read as an object: its keys are scanned only if they may hold
+        // one of the names.
+        let unscanned = document && body.len() >= 2 && body.ends_with(b"}");
+        let scan = if unscanned && self.fields.absent_from(body) {
+            None
+        } else {
+            scan_object(body, self.fields)
+        };
+        let scan = match scan {
             Some(scan) => scan,
-            None if document && body.len() >= 2 && body.ends_with(b"}") => Scan {
+            None if unscanned => Scan {
                 keys: usize::from(!body[1..body.len() - 1].iter().all(u8::is_ascii_whitespace)),
                 taken: Vec::new(),
             },
