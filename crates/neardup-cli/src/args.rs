@@ -346,6 +346,12 @@ pub struct BatchArgs {
     /// run, even if it is killed.
     #[arg(long, value_name = "DIR")]
     pub tmp: Option<PathBuf>,
+    /// Deduplicate the inputs against these files or folders (read the same way, first):
+    /// their records are never removed and never written; an input record is removed when
+    /// it is a near-duplicate of one of theirs (named with its file) or of an earlier kept
+    /// input record. Pairs between two of theirs are not reported.
+    #[arg(long, value_name = "OLD", num_args = 1..)]
+    pub reference: Vec<PathBuf>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }
@@ -374,6 +380,10 @@ pub struct KeepArgs {
     /// estimate, no exact Jaccard) remove a document. Off: both are kept.
     #[arg(long)]
     pub allow_truncated: bool,
+    /// Remove every record of a cluster, the one it would keep too (none of a duplicated
+    /// text survives; records of --reference stay). dedup and annotate only.
+    #[arg(long)]
+    pub drop_all: bool,
 }
 
 /// dedup's own outputs.
@@ -477,13 +487,16 @@ impl RunSettings {
             matching,
             batch,
         } = common;
+        let mut input: InputOptions = input.into();
+        input.reference = batch.reference;
         RunSettings {
-            input: input.into(),
+            input,
             matching: matching.into(),
             verify: batch.verify,
             keep: None,
             keep_by: None,
             allow_truncated: false,
+            drop_all: false,
             method: batch.method,
             exact: batch.exact,
             output: batch.output,
@@ -503,6 +516,7 @@ impl RunSettings {
             keep: keep.keep,
             keep_by: keep.keep_by,
             allow_truncated: keep.allow_truncated,
+            drop_all: keep.drop_all,
             ..self
         }
     }

@@ -53,8 +53,8 @@ pub fn refuse_before_reading(args: &RunSettings) -> Result<()> {
 /// The same refusals as [`refuse_before_reading`] on what reading told: the formats of
 /// inputs read by their content, and every header.
 pub fn refuse_after_reading(docs: &Documents, args: &RunSettings) -> Result<()> {
-    let shapes: Vec<Shape> = docs
-        .inputs
+    // The reference is never written: its shape does not matter.
+    let shapes: Vec<Shape> = docs.inputs[docs.reference_inputs()..]
         .iter()
         .map(|i| Shape {
             path: &i.path,
@@ -141,7 +141,7 @@ pub fn write_survivors(
     has_shingles: &dyn Fn(u32) -> bool,
     args: &RunSettings,
 ) -> Result<u64> {
-    let first = docs.inputs.first().context("no input")?;
+    let first = (docs.inputs.get(docs.reference_inputs())).context("no input")?;
     let output = args
         .output
         .as_deref()
@@ -167,7 +167,8 @@ pub fn write_survivors(
     let roots: Vec<&Path> = docs.inputs.iter().map(|i| i.path.as_path()).collect();
     writer = writer.with_roots(&roots);
     let mut raw = docs.raw_reader()?;
-    for doc in 0..docs.len() as u32 {
+    // The reference (read first) is never written.
+    for doc in docs.reference_docs()..docs.len() as u32 {
         // Empty documents are skipped, not kept: they are reported, not written.
         if clusters.duplicate_of(doc).is_none() && skipped_by_pipeline(has_shingles, doc).is_none()
         {
@@ -187,6 +188,9 @@ pub fn write_survivors(
 struct RemovedRecord<'a> {
     id: DocId,
     duplicate_of: DocId,
+    /// With a reference: the file of the record it duplicates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duplicate_of_source: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     jaccard: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -219,6 +223,7 @@ pub fn write_removed(
         let line = RemovedRecord {
             id: docs.id(doc),
             duplicate_of: docs.id(kept),
+            duplicate_of_source: (docs.reference_docs() > 0).then(|| docs.source_of(kept)),
             jaccard: crate::output::round(similarity.jaccard),
             estimate: crate::output::round(similarity.estimate),
             source: docs.source_of(doc),

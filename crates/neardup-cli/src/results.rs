@@ -159,9 +159,12 @@ impl Run<'_> {
             Err(RunError::Run(e)) => return Err(e.into()),
             Err(RunError::Sink(never)) => match never {},
         };
-        let neardup::Outcome::Clusters(clusters) = outcome else {
+        let neardup::Outcome::Clusters(mut clusters) = outcome else {
             bail!("a clusters run gave no clusters")
         };
+        if args.drop_all {
+            clusters.drop_all();
+        }
         let write_start = Instant::now();
         if self.mode == Mode::Clusters {
             let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
@@ -170,7 +173,15 @@ impl Run<'_> {
             finish(out)?;
         }
         let write_time = write_start.elapsed();
-        let accounts = docs.accounts(clusters.removed() as u64, stats.empty);
+        // The reference's records are counted apart: only the inputs' empty ones here.
+        let reference = docs.reference_docs();
+        let empty = match reference {
+            0 => stats.empty,
+            _ => (reference..docs.len() as u32)
+                .filter(|&d| !has_shingles(d))
+                .count() as u64,
+        };
+        let accounts = docs.accounts(clusters.removed() as u64, empty);
         if let (Mode::Dedup, Some(annotate)) = (self.mode, &args.annotate) {
             let kept = accounts.kept;
             crate::annotate_output::write(docs, &clusters, has_shingles, args, annotate, kept)?;
@@ -187,7 +198,7 @@ impl Run<'_> {
         self.report(&stats, self.recorded.as_ref(), &|data| {
             report_run::add_clusters(data, &clusters, docs, &accounts)
         })?;
-        let line = format!(
+        let mut line = format!(
             "{} | read {} = kept {} + removed {} + skipped {}",
             summary::count(clusters.len() as u64, "cluster", "clusters"),
             thousands(accounts.read),
@@ -195,6 +206,12 @@ impl Run<'_> {
             thousands(accounts.removed),
             thousands(accounts.skipped)
         );
+        if !args.input.reference.is_empty() {
+            line += &format!(
+                " | reference: {}, never written",
+                summary::count(docs.reference_read(), "record", "records")
+            );
+        }
         Ok(Outcome {
             stats,
             line,

@@ -1,6 +1,6 @@
 //! `pairs`, `clusters` and `dedup`: read, match, write, summarize.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -74,6 +74,9 @@ pub fn builder(m: &MatchSettings, verify: Verification, keep: KeepPolicy) -> Res
 /// applies to the command is not offered by it).
 fn refuse_inapplicable(mode: Mode, args: &RunSettings) -> Result<()> {
     crate::containment::refuse(mode, args)?;
+    if args.drop_all && mode == Mode::Clusters {
+        usage!("--drop-all decides what dedup and annotate write; clusters lists each cluster whole, its kept record first");
+    }
     if args.method == Method::Exact {
         if let Some(flag) = lsh_option(args) {
             usage!("{flag} is an LSH option; --method exact runs the exact join, which verifies every pair exactly");
@@ -94,8 +97,10 @@ fn check_outputs(args: &RunSettings) -> Result<()> {
     .into_iter()
     .filter_map(|(flag, p)| p.filter(|p| *p != Path::new("-")).map(|p| (flag, p)))
     .collect();
+    let inputs = args.input.inputs.iter().chain(&args.input.reference);
+    let inputs: Vec<&PathBuf> = inputs.filter(|p| *p != Path::new("-")).collect();
     for (flag, out) in &outputs {
-        for input in args.input.inputs.iter().filter(|p| *p != Path::new("-")) {
+        for input in inputs.iter().copied() {
             if neardup_io::same_file(input, out) {
                 usage!(
                     "refusing to overwrite input {} with the output of {flag}; choose another file",

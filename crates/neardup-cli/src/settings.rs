@@ -50,6 +50,8 @@ pub struct RunSettings {
     pub keep: Option<KeepPolicy>,
     pub keep_by: Option<String>,
     pub allow_truncated: bool,
+    /// `--drop-all`: every document of a cluster removed (the reference's stay).
+    pub drop_all: bool,
     pub method: Method,
     pub exact: bool,
     pub output: Option<PathBuf>,

@@ -13,6 +13,7 @@ mod inputs;
 mod matching;
 mod memory;
 mod outputs;
+mod reference;
 mod report;
 mod serve;
 mod sim_plan;
