@@ -349,7 +349,8 @@ pub struct BatchArgs {
     /// Deduplicate the inputs against these files or folders (read the same way, first):
     /// their records are never removed and never written; an input record is removed when
     /// it is a near-duplicate of one of theirs (named with its file) or of an earlier kept
-    /// input record. Pairs between two of theirs are not reported.
+    /// input record. Pairs between two of theirs are not reported. Every path after it is
+    /// a reference: give it after the inputs (or once per path).
     #[arg(long, value_name = "OLD", num_args = 1..)]
     pub reference: Vec<PathBuf>,
     #[command(flatten)]
