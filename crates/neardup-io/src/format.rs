@@ -39,11 +39,17 @@ pub enum Format {
     /// feed, escape) and invalid UTF-8 (random or compressed bytes, text in a legacy
     /// 8-bit encoding that is mostly non-ASCII); otherwise it is UTF-8 text, decoded
     /// lossily.
+    ///
+    /// Without a format asked for, a directory whose files all name a format of records
+    /// (`.jsonl`, `.csv`, `.tsv`, `.parquet`, ..., optionally `.gz`/`.zst`) is read as a
+    /// folder of shards instead, each file its own input
+    /// ([`documents::shards`](crate::documents::shards)); asking for this format reads it
+    /// one document per file all the same.
     #[cfg_attr(feature = "clap", value(name = "dir"))]
     Dir,
-    /// Apache Parquet: a row is a record, `--text-field` and `--id-field` name columns
-    /// (a dotted path reaches into a struct column). Only those columns are read, one
-    /// row group at a time; it needs a file, not standard input.
+    /// Apache Parquet: a row is a record; `--text-field` and `--id-field` name columns (a
+    /// dotted path reaches into a struct). Only those columns are decoded, a batch of rows
+    /// at a time; it is read from a file, not standard input.
     #[cfg_attr(feature = "clap", value(name = "parquet"))]
     Parquet,
 }
