@@ -280,12 +280,12 @@ def test_annotate_refuses_a_column_it_would_add_unless_prefixed(spark: SparkSess
     ]
 
 
-def test_dedup_and_annotate_against_a_reference_equal_the_command(
+def test_runs_against_a_reference_equal_the_command(
     spark: SparkSession, cli_bin: Path, tmp_path: Path
 ) -> None:
     """The sample's first third as the reference: Spark keeps the records `neardup dedup
-    --reference` keeps, and annotate names the reference records they duplicate as the
-    command's annotate does."""
+    --reference` keeps, annotate names the reference records they duplicate as the
+    command's annotate does, and pairs and clusters are the command's."""
     import subprocess
 
     lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -294,7 +294,7 @@ def test_dedup_and_annotate_against_a_reference_equal_the_command(
     old.write_text("".join(lines[:third]), encoding="utf-8")
     new.write_text("".join(lines[third:]), encoding="utf-8")
     expected: dict[str, list[dict[str, Any]]] = {}
-    for command in ("dedup", "annotate"):
+    for command in ("dedup", "annotate", "pairs", "clusters"):
         out = tmp_path / f"{command}.jsonl"
         subprocess.run([str(cli_bin), command, str(new), "--reference", str(old), "-q", "--no-neighbours",
                         "-o", str(out)], check=True)
@@ -309,3 +309,8 @@ def test_dedup_and_annotate_against_a_reference_equal_the_command(
     want = {o["id"]: (o["kept"], o["duplicate_of"]) for o in expected["annotate"] if o["id"] not in old_ids}
     assert marks == want
     assert any(of in old_ids for _, of in marks.values())
+    pairs = pair_rows(nds.pairs(df, reference=reference, partitions=3))
+    assert pairs == cli_pairs(expected["pairs"])
+    assert any(a in old_ids for a, _, _ in pairs) and not any(b in old_ids for _, b, _ in pairs)
+    clusters = cluster_rows(nds.clusters(df, reference=reference, partitions=3))
+    assert clusters == cli_clusters(expected["clusters"])

@@ -327,28 +327,30 @@ def pairs(
     multiset: bool = False,
     measure: str = "jaccard",
     partitions: Optional[int] = None,
+    reference: Optional[DataFrame] = None,
 ) -> DataFrame:
     """Every pair of near-duplicate documents: a DataFrame of ``a``, ``b`` (ids, ``a``
     before ``b`` in input order), ``jaccard``, ``estimate`` (null where not computed) and
     ``truncated``: the pairs `neardup pairs --no-neighbours` gives on one machine.
-    Identical documents pair with Jaccard 1.
+    Identical documents pair with Jaccard 1. With `reference` (see `dedup`), pairs of
+    two reference rows are left out.
     """
     # Settings are refused before pyspark is needed.
     config = _config(locals())
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
-    run = _Run(df, text_col, id_col, config, partitions)
+    run = _Run(df, text_col, id_col, config, partitions, reference)
     walked = _step("sketch, shuffle, bucket walk", run.walk("pairs").persist())
     verified = _step("verify", run.verified(walked))
     # Groups of copies: each member with its group's first document, the first included.
     copies = walked.filter(F.col("kind") == _COPIES).select(F.col("a").alias("rep"), F.col("b").alias("member"))
     groups = copies.union(copies.select("rep", F.col("rep").alias("member")).distinct())
-    ids = run.docs.select(F.col(_POS).alias("member"), run.id_of("mid"))
+    ids = run.named("member", "mid")
     members = groups.join(ids, "member")
     ga = members.select(F.col("rep").alias("a"), F.col("member").alias("pa"), F.col("mid").alias("ida"))
     gb = members.select(F.col("rep").alias("b"), F.col("member").alias("pb"), F.col("mid").alias("idb"))
-    ia = run.docs.select(F.col(_POS).alias("a"), run.id_of("ia"))
-    ib = run.docs.select(F.col(_POS).alias("b"), run.id_of("ib"))
+    ia = run.named("a", "ia")
+    ib = run.named("b", "ib")
     expanded = (
         verified.join(ia, "a")
         .join(ib, "b")
@@ -378,7 +380,11 @@ def pairs(
         )
     )
     first = F.col("pa") < F.col("pb")
-    return within.union(expanded).select(
+    found = within.union(expanded)
+    if run.reference_below is not None:
+        # Pairs of two reference documents are not reported.
+        found = found.filter((F.col("pa") >= run.reference_below) | (F.col("pb") >= run.reference_below))
+    return found.select(
         F.when(first, F.col("ida")).otherwise(F.col("idb")).alias("a"),
         F.when(first, F.col("idb")).otherwise(F.col("ida")).alias("b"),
         "jaccard",
@@ -456,22 +462,25 @@ def clusters(
     allow_truncated: bool = False,
     measure: str = "jaccard",
     partitions: Optional[int] = None,
+    reference: Optional[DataFrame] = None,
 ) -> DataFrame:
     """Clusters of near-duplicate documents: a DataFrame with one row per document in a
     cluster, ``id``, ``duplicate_of`` (the id of the cluster's kept document; its own for
     the kept one), ``kept``, and the similarity to the kept document ``jaccard``,
     ``estimate``, ``truncated`` (null for the kept one): the clusters of
     `neardup clusters --no-neighbours` on one machine. Every removed document was
-    verified against the document it is reported a duplicate of.
+    verified against the document it is reported a duplicate of. With `reference` (see
+    `dedup`), only clusters holding a row of `df` are given, a reference row heading its
+    own.
     """
     # Settings are refused before pyspark is needed.
     config = _config(locals())
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
-    run = _Run(df, text_col, id_col, config, partitions)
+    run = _Run(df, text_col, id_col, config, partitions, reference)
     found, _ = _cluster_rows(run)
-    ids = run.docs.select(F.col(_POS).alias("doc"), run.id_of("id"))
-    kept_ids = run.docs.select(F.col(_POS).alias("duplicate_of"), run.id_of("kept_id"))
+    ids = run.named("doc", "id")
+    kept_ids = run.named("duplicate_of", "kept_id")
     return found.join(ids, "doc").join(kept_ids, "duplicate_of").select(
         "id",
         F.col("kept_id").alias("duplicate_of"),
