@@ -365,6 +365,41 @@ pub struct OutputFormatArgs {
     pub output_format: Option<crate::output::OutputFormat>,
 }
 
+/// How Parquet outputs are written (pairs and clusters with `--output-format parquet`,
+/// dedup of Parquet inputs).
+#[derive(Args, Debug, Clone)]
+pub struct ParquetArgs {
+    /// Compression of Parquet output: zstd (the default, level 3), zstd:LEVEL (1-22),
+    /// snappy, gzip, gzip:LEVEL (0-9), lz4 or none.
+    #[arg(long, value_name = "CODEC", value_parser = parse_compression)]
+    pub compression: Option<neardup_io::parquet::ParquetCompression>,
+    /// Rows per row group of Parquet output (at most; a row group also ends at 128 MiB)
+    /// [default: 1048576].
+    #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub row_group_size: Option<u64>,
+}
+
+fn parse_compression(s: &str) -> Result<neardup_io::parquet::ParquetCompression, String> {
+    s.parse().map_err(|e: neardup_io::Error| e.to_string())
+}
+
+impl ParquetArgs {
+    /// The options, when either is given.
+    fn resolve(self) -> Option<neardup_io::parquet::ParquetOutput> {
+        if self.compression.is_none() && self.row_group_size.is_none() {
+            return None;
+        }
+        let mut out = neardup_io::parquet::ParquetOutput::new();
+        if let Some(c) = self.compression {
+            out = out.compression(c);
+        }
+        if let Some(rows) = self.row_group_size {
+            out = out.row_group_size(usize::try_from(rows).unwrap_or(usize::MAX));
+        }
+        Some(out)
+    }
+}
+
 /// Which document a cluster keeps (clusters, dedup).
 #[derive(Args, Debug, Clone)]
 pub struct KeepArgs {
@@ -455,6 +490,8 @@ pub struct PairsArgs {
     pub run: CommonRunSettings,
     #[command(flatten)]
     pub format: OutputFormatArgs,
+    #[command(flatten)]
+    pub parquet: ParquetArgs,
 }
 
 /// `clusters`.
@@ -466,6 +503,8 @@ pub struct ClustersArgs {
     pub format: OutputFormatArgs,
     #[command(flatten)]
     pub keep: KeepArgs,
+    #[command(flatten)]
+    pub parquet: ParquetArgs,
 }
 
 /// `dedup`.
@@ -477,6 +516,8 @@ pub struct DedupArgs {
     pub keep: KeepArgs,
     #[command(flatten)]
     pub dedup: DedupOnlyArgs,
+    #[command(flatten)]
+    pub parquet: ParquetArgs,
     #[command(flatten)]
     pub annotate: AnnotateFlags,
 }
@@ -504,6 +545,7 @@ impl RunSettings {
             force: false,
             removed: None,
             output_format: None,
+            parquet: None,
             skipped: batch.skipped,
             report: batch.report,
             tmp: batch.tmp,
@@ -527,6 +569,7 @@ impl From<PairsArgs> for RunSettings {
     fn from(a: PairsArgs) -> Self {
         RunSettings {
             output_format: a.format.output_format,
+            parquet: a.parquet.resolve(),
             ..RunSettings::gather(a.run)
         }
     }
@@ -536,6 +579,7 @@ impl From<ClustersArgs> for RunSettings {
     fn from(a: ClustersArgs) -> Self {
         RunSettings {
             output_format: a.format.output_format,
+            parquet: a.parquet.resolve(),
             ..RunSettings::gather(a.run).with_keep(a.keep)
         }
     }
@@ -559,6 +603,7 @@ impl From<DedupArgs> for RunSettings {
         RunSettings {
             force: a.dedup.force,
             removed: a.dedup.removed,
+            parquet: a.parquet.resolve(),
             annotate,
             ..RunSettings::gather(a.run).with_keep(a.keep)
         }

@@ -12,6 +12,7 @@ use neardup_io::{DedupWriter, Format};
 
 use crate::errors::usage;
 use crate::output::{finish, open_output};
+use crate::per_input::Layout;
 use crate::settings::RunSettings;
 
 /// An input as far as dedup's one output cares: its format and, when known, its header.
@@ -39,6 +40,8 @@ pub fn refuse_before_reading(args: &RunSettings) -> Result<()> {
             Some((path.as_path(), format, header_line(path, format, &opts)))
         })
         .collect();
+    let known: Vec<(&Path, Format)> = headers.iter().map(|(p, f, _)| (*p, *f)).collect();
+    crate::parquet_output::refuse_before_reading(args, &known)?;
     let shapes: Vec<Shape> = headers
         .iter()
         .map(|(path, format, header)| Shape {
@@ -53,6 +56,19 @@ pub fn refuse_before_reading(args: &RunSettings) -> Result<()> {
 /// The same refusals as [`refuse_before_reading`] on what reading told: the formats of
 /// inputs read by their content, and every header.
 pub fn refuse_after_reading(docs: &Documents, args: &RunSettings) -> Result<()> {
+    let inputs = &docs.inputs[docs.reference_inputs()..];
+    if let Some(first) = inputs.first() {
+        crate::parquet_output::refuse_for_dedup(args, first.format)?;
+    }
+    match crate::per_input::layout(inputs, args.output.as_deref()) {
+        // Each input is written in its own format: only their paths must differ.
+        Layout::PerInput(_) => return crate::per_input::relative_paths(inputs).map(drop),
+        Layout::One if inputs.iter().all(|i| i.format == Format::Parquet) => {
+            let paths: Vec<&Path> = inputs.iter().map(|i| i.path.as_path()).collect();
+            crate::parquet_output::refuse_schemas(&paths)?;
+        }
+        Layout::One => {}
+    }
     // The reference is never written: its shape does not matter.
     let shapes: Vec<Shape> = docs.inputs[docs.reference_inputs()..]
         .iter()
@@ -142,6 +158,25 @@ pub fn write_survivors(
     args: &RunSettings,
 ) -> Result<u64> {
     let first = (docs.inputs.get(docs.reference_inputs())).context("no input")?;
+    let is_kept = |doc: u32| {
+        !docs.is_reference(doc)
+            && clusters.duplicate_of(doc).is_none()
+            && skipped_by_pipeline(has_shingles, doc).is_none()
+    };
+    let inputs = &docs.inputs[docs.reference_inputs()..];
+    let written = match crate::per_input::layout(inputs, args.output.as_deref()) {
+        Layout::PerInput(dir) => Some(crate::per_input::write(docs, &is_kept, args, dir)?),
+        Layout::One if first.format == Format::Parquet => {
+            Some(crate::parquet_output::write_one(docs, &is_kept, args)?)
+        }
+        Layout::One => None,
+    };
+    if let Some(written) = written {
+        if let Some(path) = &args.removed {
+            write_removed(path, docs, clusters, &args.input.inputs)?;
+        }
+        return Ok(written);
+    }
     let output = args
         .output
         .as_deref()

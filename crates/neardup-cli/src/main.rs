@@ -12,6 +12,8 @@ mod index_settings;
 mod keep_by;
 mod labels;
 mod output;
+mod parquet_output;
+mod per_input;
 mod plan;
 mod plan_cmd;
 mod progress;

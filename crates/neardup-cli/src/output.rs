@@ -17,9 +17,13 @@ use neardup_io::documents::{DocId, Documents};
 /// output that is one of `inputs` (by device and inode) refused. The refusals are usage
 /// errors (exit code 2). Call [`finish`] when done, or nothing replaces the target.
 pub fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<OutputFile> {
+    open_output_with(path, &OutputOptions::new().refuse_inputs(inputs))
+}
+
+/// [`open_output`] with the caller's options (Parquet's: never compressed by name).
+pub fn open_output_with(path: Option<&Path>, options: &OutputOptions) -> Result<OutputFile> {
     let path = path.unwrap_or(Path::new("-"));
-    let options = OutputOptions::new().refuse_inputs(inputs);
-    match OutputFile::create(path, &options) {
+    match OutputFile::create(path, options) {
         Ok(out) => Ok(out),
         Err(
             e @ (neardup_io::Error::OutputIsInput { .. }
@@ -57,6 +61,9 @@ pub enum OutputFormat {
     /// The header of pairs: `a`, `b`, `jaccard`, `estimate`, `truncated`; an absent
     /// value is an empty field.
     Tsv,
+    /// Apache Parquet: the JSON lines' fields as typed columns (ids as strings, absent
+    /// values null, `truncated` always there), compressed as --compression says.
+    Parquet,
 }
 
 /// Writes pairs as they come, one line each. Ids repeat across many pairs, so each id is
@@ -121,7 +128,8 @@ impl<'a> PairWriter<'a> {
 /// An id as it appears in the output: JSON, or escaped for TSV.
 pub(crate) fn render_id(id: &DocId, format: OutputFormat) -> io::Result<Vec<u8>> {
     Ok(match format {
-        OutputFormat::Jsonl => serde_json::to_vec(id)?,
+        // Parquet is written by parquet_output.rs; never rendered here.
+        OutputFormat::Jsonl | OutputFormat::Parquet => serde_json::to_vec(id)?,
         OutputFormat::Tsv => tsv_field(&id.to_string()).into_bytes(),
     })
 }
@@ -163,7 +171,7 @@ fn format_pairs<'i>(
     for p in pairs {
         let (a, b) = (id(p.a), id(p.b));
         match format {
-            OutputFormat::Jsonl => {
+            OutputFormat::Jsonl | OutputFormat::Parquet => {
                 buf.extend_from_slice(b"{\"a\":");
                 buf.extend_from_slice(a);
                 buf.extend_from_slice(b",\"b\":");
@@ -241,7 +249,7 @@ struct ClusterLine<'a> {
 impl ClusterLine<'_> {
     fn write(&self, out: &mut dyn Write, format: OutputFormat, hamming: bool) -> io::Result<()> {
         match format {
-            OutputFormat::Jsonl => serde_json::to_writer(&mut *out, self)?,
+            OutputFormat::Jsonl | OutputFormat::Parquet => serde_json::to_writer(&mut *out, self)?,
             OutputFormat::Tsv => {
                 let mut buf = Vec::new();
                 buf.extend_from_slice(tsv_field(&self.id.to_string()).as_bytes());

@@ -39,6 +39,8 @@ pub struct Outcome {
     pub stats: Stats,
     pub line: String,
     pub write_time: Duration,
+    /// clusters and dedup of several inputs: a summary line per input, its accounts.
+    pub per_input: Vec<String>,
 }
 
 impl Run<'_> {
@@ -77,21 +79,40 @@ impl Run<'_> {
         let (pipeline, docs) = (self.pipeline, self.docs);
         let containment = ready.plan().engine().is_containment();
         let simhash = !self.config().sketch().is_minhash();
-        let mut out = open_output(self.args.output.as_deref(), &self.args.input.inputs)?;
-        let report = self.args.report.is_some();
         let format = self.format;
+        let (output, inputs) = (self.args.output.as_deref(), &self.args.input.inputs);
+        // Parquet owns its output (its buffers write to it when dropped); the lines
+        // formats borrow theirs.
+        let (mut out, parquet) = if format == OutputFormat::Parquet {
+            let options = self.args.parquet.unwrap_or_default();
+            let measure = pipeline.config().measure();
+            let out = crate::parquet_output::open(output, inputs)?;
+            let parquet =
+                crate::parquet_output::PairParquet::new(out, docs, &options, simhash, measure)?;
+            (None, Some(parquet))
+        } else {
+            (Some(open_output(output, inputs)?), None)
+        };
+        let report = self.args.report.is_some();
         let mut observer = (self.bars.clone(), &mut self.recorded);
         let score = pipeline.config().measure().name();
-        let to = if containment {
-            crate::containment::write_header(&mut out, format, score)
-                .map(|()| To::Contained(&mut out, score))
-        } else {
-            PairWriter::new(&mut out, docs, format, simhash, pipeline.config().measure())
-                .map(To::Pairs)
+        let to = match (parquet, out.as_mut()) {
+            (Some(parquet), _) => Ok(To::Parquet(Box::new(parquet))),
+            (None, Some(out)) if containment => crate::containment::write_header(out, format, score)
+                .map(|()| To::Contained(out, score)),
+            (None, Some(out)) => {
+                PairWriter::new(out, docs, format, simhash, pipeline.config().measure())
+                    .map(To::Pairs)
+            }
+            (None, None) => bail!("pairs have an output"),
+        };
+        let named = |out: &Option<neardup_io::OutputFile>, e: std::io::Error| match out {
+            Some(out) => anyhow::Error::from(out.error(e)),
+            None => e.into(),
         };
         let to = match to {
             Ok(to) => to,
-            Err(e) => return Err(out.error(e).into()),
+            Err(e) => return Err(named(&out, e)),
         };
         let mut sink = Written {
             to,
@@ -104,15 +125,21 @@ impl Run<'_> {
         let (outcome, stats) = match pipeline.run(ready, &mut observer, &mut sink) {
             Ok(done) => done,
             Err(RunError::Run(e)) => return Err(e.into()),
-            Err(RunError::Sink(e)) => return Err(out.error(e).into()),
+            Err(RunError::Sink(e)) => return Err(named(&out, e)),
         };
         let Written {
+            to,
             sample,
             contained,
             time,
             ..
         } = sink;
-        finish(out)?;
+        if let To::Parquet(parquet) = to {
+            finish(parquet.finish()?)?;
+        }
+        if let Some(out) = out {
+            finish(out)?;
+        }
         let neardup::Outcome::Pairs(totals) = outcome else {
             bail!("a pairs run gave no pairs")
         };
@@ -141,6 +168,7 @@ impl Run<'_> {
             stats,
             line,
             write_time: time,
+            per_input: Vec::new(),
         })
     }
 
@@ -166,7 +194,12 @@ impl Run<'_> {
             clusters.drop_all();
         }
         let write_start = Instant::now();
-        if self.mode == Mode::Clusters {
+        if self.mode == Mode::Clusters && self.format == OutputFormat::Parquet {
+            let mut out = crate::parquet_output::open(args.output.as_deref(), &args.input.inputs)?;
+            let options = args.parquet.unwrap_or_default();
+            crate::parquet_output::write_clusters(&mut out, &clusters, docs, &options, simhash)?;
+            finish(out)?;
+        } else if self.mode == Mode::Clusters {
             let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
             write_clusters(&mut out, &clusters, docs, self.format, simhash)
                 .map_err(|e| out.error(e))?;
@@ -212,17 +245,24 @@ impl Run<'_> {
                 summary::count(docs.reference_read(), "record", "records")
             );
         }
+        // Several inputs (a folder of shards): where each one's records went.
+        let per_input = if docs.inputs.len() - docs.reference_inputs() > 1 {
+            crate::per_input::accounts(docs, &clusters, has_shingles)
+        } else {
+            Vec::new()
+        };
         Ok(Outcome {
             stats,
             line,
             write_time,
+            per_input,
         })
     }
 }
 
 /// Where `pairs` writes: each chunk as it comes, and what the report needs of them.
 struct Written<'a, 'w> {
-    to: To<'w>,
+    to: To<'w, 'a>,
     docs: &'a Documents,
     format: OutputFormat,
     sample: Option<report_run::PairSample>,
@@ -233,10 +273,12 @@ struct Written<'a, 'w> {
 }
 
 /// The writer of one kind of pairs.
-enum To<'w> {
+enum To<'w, 'a> {
     Pairs(PairWriter<'w>),
     /// The pairs' output, and the name of their score (the measure's).
     Contained(&'w mut dyn std::io::Write, &'static str),
+    /// Pairs by similarity as Parquet.
+    Parquet(Box<crate::parquet_output::PairParquet<'a>>),
 }
 
 impl neardup::Sink for Written<'_, '_> {
@@ -249,6 +291,7 @@ impl neardup::Sink for Written<'_, '_> {
         }
         let done = match &mut self.to {
             To::Pairs(writer) => writer.write(chunk),
+            To::Parquet(writer) => writer.write(chunk),
             To::Contained(..) => Err(std::io::Error::other(
                 "pairs by similarity in a containment run",
             )),
@@ -266,7 +309,7 @@ impl neardup::Sink for Written<'_, '_> {
             To::Contained(out, score) => {
                 crate::containment::write(*out, chunk, self.docs, self.format, score)
             }
-            To::Pairs(_) => Err(std::io::Error::other(
+            To::Pairs(_) | To::Parquet(_) => Err(std::io::Error::other(
                 "containment pairs in a similarity run",
             )),
         };

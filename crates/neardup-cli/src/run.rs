@@ -74,6 +74,7 @@ pub fn builder(m: &MatchSettings, verify: Verification, keep: KeepPolicy) -> Res
 /// applies to the command is not offered by it).
 fn refuse_inapplicable(mode: Mode, args: &RunSettings) -> Result<()> {
     crate::containment::refuse(mode, args)?;
+    crate::parquet_output::refuse(args, mode == Mode::Dedup)?;
     if args.drop_all && mode == Mode::Clusters {
         usage!("--drop-all decides what dedup and annotate write; clusters lists each cluster whole, its kept record first");
     }
@@ -302,6 +303,9 @@ fn finish_summary(
         summary.line("report", secs(t));
     }
     summary.line("result", outcome.line);
+    for line in outcome.per_input {
+        summary.line("input", line);
+    }
     summary.line("total", secs(started.elapsed()));
     if let Some(peak) = crate::plan::peak_memory() {
         summary.line("peak", format!("{} resident", crate::plan::bytes(peak)));

@@ -58,6 +58,8 @@ pub struct RunSettings {
     pub force: bool,
     pub removed: Option<PathBuf>,
     pub output_format: Option<OutputFormat>,
+    /// `--compression` and `--row-group-size` of Parquet outputs, when either is given.
+    pub parquet: Option<neardup_io::parquet::ParquetOutput>,
     pub skipped: Option<PathBuf>,
     pub report: Option<PathBuf>,
     pub tmp: Option<PathBuf>,

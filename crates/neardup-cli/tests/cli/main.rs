@@ -6,6 +6,7 @@ mod annotate;
 mod commands;
 mod eval;
 mod formats_in;
+mod formats_out;
 mod index;
 mod index_safety;
 mod input;
