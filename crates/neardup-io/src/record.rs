@@ -18,7 +18,8 @@ pub struct Record {
     /// The record's exact bytes in the (decompressed) source, including its line
     /// terminator if it has one (JSONL, lines, CSV/TSV; a CSV record with quoted
     /// newlines spans several lines). Empty for a file of a directory tree, which is
-    /// copied by path instead, and for JSONL and lines read without
+    /// copied by path instead, for a Parquet row (rewritten by its row number), and for
+    /// JSONL and lines read without
     /// [`ReadOptions::keep_raw`](crate::ReadOptions::keep_raw).
     pub raw: Vec<u8>,
     /// Where the record is.
@@ -50,7 +51,8 @@ pub struct Location {
     pub source: std::sync::Arc<str>,
     /// The 1-based line of the record's first line in the (decompressed) source, counting
     /// `\n` line ends (CSV/TSV: also a lone `\r`, which ends a row there too); 1 for a
-    /// file of a directory tree. Within a source, lines strictly increase.
+    /// file of a directory tree; the 1-based row for Parquet (as [`Location::record`]).
+    /// Within a source, lines strictly increase.
     pub line: u64,
     /// The 1-based number of the entry within its source: every record and every
     /// skipped record counts, a CSV/TSV header does not.

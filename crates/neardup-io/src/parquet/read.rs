@@ -14,7 +14,7 @@ use arrow_array::types::{
     Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type,
     UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef, LargeStringArray, RecordBatch, StringArray, StringViewArray};
 use arrow_schema::{DataType, Field, Fields};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
@@ -52,6 +52,31 @@ struct Prepared {
     values: ArrayRef,
     /// A dictionary's keys as indices into `values`.
     keys: Option<Vec<usize>>,
+    /// `values` as strings, if they are: told once per batch, not per row.
+    strings: Strings,
+}
+
+/// A batch's string values, by their layout.
+enum Strings {
+    Utf8(StringArray),
+    LargeUtf8(LargeStringArray),
+    View(StringViewArray),
+    /// Not strings (an id or key column of numbers, booleans, bytes).
+    No,
+}
+
+impl Strings {
+    fn of(values: &dyn Array) -> Strings {
+        if let Some(a) = values.as_string_opt::<i32>() {
+            Strings::Utf8(a.clone())
+        } else if let Some(a) = values.as_string_opt::<i64>() {
+            Strings::LargeUtf8(a.clone())
+        } else if let Some(a) = values.as_string_view_opt() {
+            Strings::View(a.clone())
+        } else {
+            Strings::No
+        }
+    }
 }
 
 impl Prepared {
@@ -68,6 +93,7 @@ impl Prepared {
         };
         Some(Prepared {
             chain,
+            strings: Strings::of(values.as_ref()),
             values,
             keys,
         })
@@ -87,13 +113,11 @@ impl Prepared {
     /// Row `i` as a string, `None` if null (the column's type was checked on opening).
     fn text(&self, i: usize) -> Option<&str> {
         let i = self.index(i)?;
-        let v = &self.values;
-        if let Some(a) = v.as_string_opt::<i32>() {
-            Some(a.value(i))
-        } else if let Some(a) = v.as_string_opt::<i64>() {
-            Some(a.value(i))
-        } else {
-            v.as_string_view_opt().map(|a| a.value(i))
+        match &self.strings {
+            Strings::Utf8(a) => Some(a.value(i)),
+            Strings::LargeUtf8(a) => Some(a.value(i)),
+            Strings::View(a) => Some(a.value(i)),
+            Strings::No => None,
         }
     }
 
