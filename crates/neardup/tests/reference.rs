@@ -172,6 +172,28 @@ fn the_exact_join_removes_exactly_what_one_at_a_time_would() {
     }
 }
 
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Any corpus, reference size, keep policy and engine: the reference is never removed
+    /// and every removed document names a similar reference or kept document.
+    #[test]
+    fn any_reference_keeps_the_rules(
+        seed in 0u64..1_000,
+        n in 2usize..120,
+        cut in 0.0f64..=1.0,
+        keep in 0usize..4,
+        exact in proptest::bool::ANY,
+    ) {
+        let texts = corpus(seed, n);
+        let reference = (cut * n as f64) as u32;
+        let p = pipeline(SketchKind::OnePermutation, KeepPolicy::ALL[keep]);
+        let method = if exact { Method::Exact } else { Method::Lsh };
+        let (_, c) = clusters(&p, &texts, reference, method, None);
+        check(&p, &texts, reference, &c);
+    }
+}
+
 #[test]
 fn spilled_runs_and_thread_counts_give_the_same_clusters() {
     let texts = corpus(3, 500);
