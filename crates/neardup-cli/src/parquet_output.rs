@@ -310,9 +310,10 @@ pub fn write_input(
     input: usize,
     is_kept: &dyn Fn(u32) -> bool,
     path: &Path,
+    options: &OutputOptions,
     args: &RunSettings,
 ) -> Result<u64> {
-    let mut out = OutputFile::create(path, &OutputOptions::new().gzip(false))?;
+    let mut out = OutputFile::create(path, options)?;
     let name = out.name().to_string();
     let options = args.parquet.unwrap_or_default();
     let mut rewriter = Rewriter::new(&mut out, &name, &options);

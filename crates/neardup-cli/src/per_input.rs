@@ -105,8 +105,12 @@ pub fn write(
         let input = first + i;
         let info = &docs.inputs[input];
         let path = out.file(rel)?;
+        // Errors name the file where it will be, not in the folder being built.
+        let options = OutputOptions::new().shown_as(dir.join(rel).display().to_string());
         if info.format == Format::Parquet {
-            written += crate::parquet_output::write_input(docs, input, is_kept, &path, args)?;
+            let options = options.gzip(false);
+            written +=
+                crate::parquet_output::write_input(docs, input, is_kept, &path, &options, args)?;
             continue;
         }
         // Compressed as its name says: a .jsonl.zst shard stays zstd, a .jsonl.gz gzip.
@@ -114,7 +118,7 @@ pub fn write(
             Some(&path),
             info.format,
             info.header.as_deref(),
-            &OutputOptions::new(),
+            &options,
         )?;
         for doc in docs.input_docs(input) {
             if is_kept(doc) {

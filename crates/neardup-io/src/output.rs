@@ -20,6 +20,8 @@ const BUF_SIZE: usize = 256 * 1024;
 pub struct OutputOptions {
     inputs: Vec<PathBuf>,
     gzip: Option<bool>,
+    /// What errors call the output, when not its path (a file built in a staging folder).
+    shown_as: Option<String>,
     pub(crate) replace_directory: bool,
 }
 
@@ -42,6 +44,13 @@ impl OutputOptions {
     /// name ending in `.gz` is gzip-compressed and one ending in `.zst` zstd-compressed.
     pub fn gzip(mut self, gzip: bool) -> Self {
         self.gzip = Some(gzip);
+        self
+    }
+
+    /// Errors name the output `name` instead of its path: for a file written inside an
+    /// [`OutputDir`](crate::OutputDir)'s temporary folder, its place in the target.
+    pub fn shown_as(mut self, name: impl Into<String>) -> Self {
+        self.shown_as = Some(name.into());
         self
     }
 
@@ -180,7 +189,7 @@ impl OutputFile {
     /// [`Error::UnsupportedOutput`] for the refusals; [`Error::Write`] naming `path` if
     /// the file or its temporary file cannot be created.
     pub fn create(path: &Path, options: &OutputOptions) -> Result<OutputFile> {
-        let name = path.display().to_string();
+        let name = (options.shown_as.clone()).unwrap_or_else(|| path.display().to_string());
         let codec = Codec::of(path, options.gzip);
         if path == Path::new("-") {
             return OutputFile::new(
@@ -627,6 +636,16 @@ mod tests {
         out.write_all(b"hello\n").unwrap();
         out.finish().unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"hello\n");
+    }
+
+    #[test]
+    fn errors_name_the_output_as_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let staged = dir.path().join("no/such/.neardup-x/a.jsonl");
+        let options = OutputOptions::new().shown_as("out/a.jsonl");
+        let e = OutputFile::create(&staged, &options).unwrap_err();
+        assert!(e.to_string().starts_with("out/a.jsonl"), "{e}");
+        assert!(!e.to_string().contains(".neardup-"), "{e}");
     }
 
     #[test]
