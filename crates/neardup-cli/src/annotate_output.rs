@@ -6,6 +6,7 @@
 //! input a second time beside the documents' exact bytes, so records the readers skipped
 //! are written back where they were.
 
+use std::ops::Range;
 use std::path::Path;
 
 use anyhow::Result;
@@ -14,11 +15,12 @@ use neardup_io::annotate::{
     AnnotateError, AnnotatedInput, Annotation, AnnotationField, AnnotationFields, Delimiting,
     InputAnnotator,
 };
-use neardup_io::documents::{known_format, skipped_by_pipeline, DocId, Documents};
+use neardup_io::documents::{known_format, skipped_by_pipeline, DocId, Documents, RawReader};
 use neardup_io::{Format, OutputFile};
 
 use crate::errors::{usage, BadRecord};
 use crate::output::{finish, open_output, round};
+use crate::per_input::Layout;
 use crate::settings::RunSettings;
 
 /// What dedup writes instead of the survivors alone.
@@ -62,7 +64,10 @@ pub fn refuse_before_reading(args: &RunSettings, annotate: &Annotate) -> Result<
                 path.display()
             );
         }
-        if let Some(format) = known_format(path, args.input.format) {
+        // A folder may be shards (each file a record format) or a dir of documents:
+        // reading tells, and the refusal after reading names it.
+        let folder = args.input.format.is_none() && path.is_dir();
+        if let Some(format) = known_format(path, args.input.format).filter(|_| !folder) {
             refuse_format(path, format, annotate)?;
         }
     }
@@ -191,19 +196,43 @@ pub fn write(
     kept: u64,
 ) -> Result<()> {
     let fields = annotate.fields(args.force);
-    let mut decisions = Decisions::new(docs, clusters, has_shingles);
-    let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
-    // The reference (`--reference`, read first) is not written.
-    let reference = docs.reference_inputs();
-    let parquet = docs.inputs[reference..]
-        .first()
-        .is_some_and(|i| i.format == Format::Parquet);
-    let written = if parquet {
-        write_parquet(docs, &mut decisions, annotate, &fields, &mut out)?
-    } else {
-        write_records(docs, &mut decisions, args, annotate, &fields, &mut out)?
+    let mut w = Writing {
+        docs,
+        decisions: Decisions::new(docs, clusters, has_shingles),
+        args,
+        annotate,
+        fields: &fields,
+        raw: docs.raw_reader()?,
     };
-    finish(out)?;
+    // The reference (`--reference`, read first) is not written.
+    let first = docs.reference_inputs();
+    let inputs = &docs.inputs[first..];
+    let mut written = 0;
+    // The layout dedup writes: one output, or one per shard (or Parquet file) below -o DIR.
+    match crate::per_input::layout(inputs, args.output.as_deref()) {
+        Layout::One => {
+            let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
+            written += w.inputs(first..docs.inputs.len(), &mut out)?;
+            finish(out)?;
+        }
+        Layout::PerInput(dir) => {
+            let relative = crate::per_input::relative_paths(inputs)?;
+            let outputs = match neardup_io::OutputDir::create(dir, args.force) {
+                Err(neardup_io::Error::OutputDirNotEmpty { path }) => usage!(
+                    "output directory {path} exists and is not empty; --force replaces it, \
+                     or name a new directory"
+                ),
+                other => other?,
+            };
+            for (i, rel) in relative.iter().enumerate() {
+                let path = outputs.file(rel)?;
+                let mut out = OutputFile::create(&path, &neardup_io::OutputOptions::new())?;
+                written += w.inputs(first + i..first + i + 1, &mut out)?;
+                out.finish()?;
+            }
+            outputs.finish()?;
+        }
+    }
     let expected = if matches!(annotate, Annotate::ClusterSize { .. }) {
         kept
     } else {
@@ -221,59 +250,87 @@ pub fn write(
     Ok(())
 }
 
-/// JSONL, CSV and TSV inputs, each read again beside the documents' bytes; returns the
-/// documents written.
-fn write_records(
-    docs: &Documents,
-    decisions: &mut Decisions,
-    args: &RunSettings,
-    annotate: &Annotate,
-    fields: &AnnotationFields,
-    out: &mut OutputFile,
-) -> Result<u64> {
-    let survivors_only = matches!(annotate, Annotate::ClusterSize { .. });
-    let output = out.name().to_string();
-    let mut raw = docs.raw_reader()?;
-    let mut written = 0;
-    let mut header: Option<&[u8]> = None;
-    let reference = docs.reference_inputs();
-    for (i, input) in docs.inputs.iter().enumerate().skip(reference) {
-        let spec = AnnotatedInput {
-            path: &input.path,
-            format: input.format,
-            header: input.header.as_deref(),
-            delimiting: delimiting(input.format, args),
-            limit: args.input.max_record_bytes,
-            output: &output,
-            header_written: header.is_some(),
-            survivors_only,
-        };
-        if let (Some(first), Some(this)) = (header, spec.header) {
-            if first != this {
-                usage!(
+/// What writing the annotated inputs shares, input after input.
+struct Writing<'a> {
+    docs: &'a Documents,
+    decisions: Decisions<'a>,
+    args: &'a RunSettings,
+    annotate: &'a Annotate,
+    fields: &'a AnnotationFields,
+    /// The documents' bytes, read in document order across every output.
+    raw: RawReader<'a>,
+}
+
+impl Writing<'_> {
+    /// Writes the inputs `inputs` (of one format) to `out`; returns the documents written.
+    fn inputs(&mut self, inputs: Range<usize>, out: &mut OutputFile) -> Result<u64> {
+        if self.docs.inputs[inputs.start].format == Format::Parquet {
+            write_parquet(
+                self.docs,
+                &mut self.decisions,
+                self.annotate,
+                self.fields,
+                inputs,
+                out,
+            )
+        } else {
+            self.records(inputs, out)
+        }
+    }
+
+    /// JSONL, CSV and TSV inputs, each read again beside the documents' bytes; returns the
+    /// documents written.
+    fn records(&mut self, inputs: Range<usize>, out: &mut OutputFile) -> Result<u64> {
+        let (docs, args, annotate, fields) = (self.docs, self.args, self.annotate, self.fields);
+        let (decisions, raw) = (&mut self.decisions, &mut self.raw);
+        let survivors_only = matches!(annotate, Annotate::ClusterSize { .. });
+        let output = out.name().to_string();
+        let mut written = 0;
+        let mut header: Option<&[u8]> = None;
+        for (i, input) in docs
+            .inputs
+            .iter()
+            .enumerate()
+            .take(inputs.end)
+            .skip(inputs.start)
+        {
+            let spec = AnnotatedInput {
+                path: &input.path,
+                format: input.format,
+                header: input.header.as_deref(),
+                delimiting: delimiting(input.format, args),
+                limit: args.input.max_record_bytes,
+                output: &output,
+                header_written: header.is_some(),
+                survivors_only,
+            };
+            if let (Some(first), Some(this)) = (header, spec.header) {
+                if first != this {
+                    usage!(
                     "{} writes one output with one header, but {} has another; annotate them apart",
                     annotate.flag(),
                     input.path.display()
                 );
+                }
             }
-        }
-        header = header.or(spec.header);
-        let mut annotator = InputAnnotator::open(&spec, fields, out).map_err(failed)?;
-        for doc in docs.input_docs(i) {
-            let line = docs.place(doc).line;
-            let bytes = raw.read(doc)?;
-            if survivors_only && !decisions.survives(doc) {
-                annotator.leave_out(line, bytes).map_err(failed)?;
-                continue;
+            header = header.or(spec.header);
+            let mut annotator = InputAnnotator::open(&spec, fields, out).map_err(failed)?;
+            for doc in docs.input_docs(i) {
+                let line = docs.place(doc).line;
+                let bytes = raw.read(doc)?;
+                if survivors_only && !decisions.survives(doc) {
+                    annotator.leave_out(line, bytes).map_err(failed)?;
+                    continue;
+                }
+                let decision = decisions.of(doc);
+                annotator
+                    .document(line, bytes, &decision.annotation())
+                    .map_err(failed)?;
             }
-            let decision = decisions.of(doc);
-            annotator
-                .document(line, bytes, &decision.annotation())
-                .map_err(failed)?;
+            written += annotator.finish().map_err(failed)?;
         }
-        written += annotator.finish().map_err(failed)?;
+        Ok(written)
     }
-    Ok(written)
 }
 
 /// Parquet inputs, through neardup-io's rewrite: every row (or the survivors) with the
@@ -283,10 +340,10 @@ fn write_parquet(
     decisions: &mut Decisions,
     annotate: &Annotate,
     fields: &AnnotationFields,
+    inputs: Range<usize>,
     out: &mut OutputFile,
 ) -> Result<u64> {
     let survivors_only = matches!(annotate, Annotate::ClusterSize { .. });
-    let inputs = docs.reference_inputs()..docs.inputs.len();
     for input in &docs.inputs[inputs.clone()] {
         let schema = neardup_io::parquet::schema_of(&input.path)?;
         if let Some(name) = fields

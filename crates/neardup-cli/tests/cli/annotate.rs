@@ -243,3 +243,161 @@ fn annotate_refuses_what_it_cannot_write() {
         assert!(o.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// The rows of a Parquet file, in one batch.
+fn parquet_rows(path: &Path) -> arrow_array::RecordBatch {
+    let file = std::fs::File::open(path).unwrap();
+    let builder =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let schema = builder.schema().clone();
+    let batches: Vec<_> = builder.build().unwrap().map(Result::unwrap).collect();
+    arrow_select::concat::concat_batches(&schema, &batches).unwrap()
+}
+
+#[test]
+fn annotate_parquet_adds_columns_to_every_row() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Array;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("annotated.parquet");
+    let input = testdata("parquet/pyarrow.parquet");
+    let o = neardup(&[
+        "annotate",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-t",
+        "0.5",
+        "--annotate-prefix",
+        "nd_",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (read, kept, removed, skipped) = accounting(&stderr(&o));
+    let given = parquet_rows(&input);
+    let rows = parquet_rows(&out);
+    // Every row, every column of the input first, then the five.
+    assert_eq!(rows.num_rows() as u64, read);
+    assert_eq!(rows.num_rows(), given.num_rows());
+    let names: Vec<String> = rows
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let input_names: Vec<String> = given
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names[..input_names.len()], input_names[..]);
+    assert_eq!(
+        names[input_names.len()..],
+        FIELDS.map(|f| format!("nd_{f}"))[..]
+    );
+    for (i, name) in input_names.iter().enumerate() {
+        assert_eq!(rows.column(i), given.column(i), "{name}");
+    }
+    let kept_column = rows.column_by_name("nd_kept").unwrap().as_boolean();
+    let duplicate = rows
+        .column_by_name("nd_duplicate_of")
+        .unwrap()
+        .as_string::<i32>();
+    let cluster = rows
+        .column_by_name("nd_cluster")
+        .unwrap()
+        .as_primitive::<Int64Type>();
+    let (mut k, mut r, mut s) = (0, 0, 0);
+    for row in 0..rows.num_rows() {
+        match (
+            kept_column.value(row),
+            duplicate.is_valid(row),
+            cluster.is_valid(row),
+        ) {
+            (true, false, true) => k += 1,
+            (false, true, true) => r += 1,
+            (false, false, false) => s += 1,
+            other => panic!("row {row}: {other:?}"),
+        }
+    }
+    assert_eq!((k, r, s), (kept, removed, skipped));
+    assert!(
+        r > 0 && s > 0,
+        "the fixture has duplicates and skipped rows"
+    );
+    // --cluster-size-field: the survivors as dedup writes them, with their cluster size.
+    let survivors = dir.path().join("survivors.parquet");
+    let sized = dir.path().join("sized.parquet");
+    for (path, more) in [
+        (&survivors, &[][..]),
+        (
+            &sized,
+            &["--cluster-size-field", "minhash_cluster_size"][..],
+        ),
+    ] {
+        let args = [
+            &["dedup", input.to_str().unwrap(), "-t", "0.5", "-q", "-o"][..],
+            &[path.to_str().unwrap()],
+            more,
+        ]
+        .concat();
+        ok(&args);
+    }
+    let (survivors, sized) = (parquet_rows(&survivors), parquet_rows(&sized));
+    assert_eq!(sized.num_rows() as u64, kept);
+    assert_eq!(
+        sized
+            .project(&(0..input_names.len()).collect::<Vec<_>>())
+            .unwrap(),
+        survivors
+    );
+    let sizes = sized
+        .column_by_name("minhash_cluster_size")
+        .unwrap()
+        .as_primitive::<Int64Type>();
+    assert!(sizes.iter().all(|s| s >= Some(1)) && sizes.iter().any(|s| s > Some(1)));
+    // A column of one of the names is refused, naming the file and column.
+    let again = dir.path().join("again.parquet");
+    let o = neardup(&[
+        "annotate",
+        out.to_str().unwrap(),
+        "--annotate-prefix",
+        "nd_",
+        "-o",
+        again.to_str().unwrap(),
+        "-q",
+        "--force",
+    ]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("already has a column \"nd_cluster\""),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn annotate_a_folder_of_shards_writes_one_output_per_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = dir.path().join("shards");
+    std::fs::create_dir_all(shards.join("sub")).unwrap();
+    let reviews = std::fs::read_to_string(testdata("cli/reviews.jsonl")).unwrap();
+    let lines: Vec<&str> = reviews.lines().collect();
+    let (a, b) = (lines[..5].join("\n") + "\n", lines[5..].join("\n") + "\n");
+    std::fs::write(shards.join("a.jsonl"), &a).unwrap();
+    std::fs::write(shards.join("sub/b.jsonl.gz"), gzip_bytes(b.as_bytes())).unwrap();
+    let out = dir.path().join("out");
+    let (shards, out_dir) = (shards.to_str().unwrap(), out.to_str().unwrap());
+    ok(&[&["annotate", shards, "-o", out_dir, "-q"], &REVIEWS[1..]].concat());
+    let first = std::fs::read_to_string(out.join("a.jsonl")).unwrap();
+    let mut second = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(out.join("sub/b.jsonl.gz")).unwrap()),
+        &mut second,
+    )
+    .unwrap();
+    // The same lines as the whole file annotated, each shard in its own output.
+    let whole = ok(&[&["annotate"], REVIEWS, &["-q"]].concat());
+    assert_eq!(first + &second, whole);
+}
