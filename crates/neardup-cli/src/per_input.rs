@@ -23,8 +23,9 @@ pub enum Layout<'a> {
 }
 
 /// The layout of `inputs` (the reference left out) to `output`: one file per input when
-/// an input is a shard of a folder, or for several Parquet files to an output that is
-/// not named `.parquet`/`.pq`; one output otherwise.
+/// an input is a shard of a folder or there are several Parquet files, unless the output
+/// is named as a file of records (`-o all.jsonl.zst`, `-o kept.parquet`); one output
+/// otherwise.
 pub fn layout<'a>(inputs: &[InputInfo], output: Option<&'a Path>) -> Layout<'a> {
     let Some(dir) = output.filter(|p| *p != Path::new("-")) else {
         return Layout::One;
@@ -32,10 +33,11 @@ pub fn layout<'a>(inputs: &[InputInfo], output: Option<&'a Path>) -> Layout<'a> 
     if inputs.iter().any(|i| i.format == Format::Dir) {
         return Layout::One;
     }
+    if Format::from_extension(dir).is_some() {
+        return Layout::One;
+    }
     let shards = inputs.iter().any(|i| i.root.is_some());
-    let parquet_files = inputs.len() > 1
-        && inputs.iter().all(|i| i.format == Format::Parquet)
-        && Format::from_extension(dir) != Some(Format::Parquet);
+    let parquet_files = inputs.len() > 1 && inputs.iter().all(|i| i.format == Format::Parquet);
     if shards || parquet_files {
         Layout::PerInput(dir)
     } else {

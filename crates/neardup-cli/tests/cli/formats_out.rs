@@ -309,6 +309,51 @@ fn a_folder_of_shards_is_written_shard_by_shard_and_each_accounted() {
     ok(&again);
 }
 
+#[test]
+fn a_folder_of_shards_to_a_file_named_so_is_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = dir.path().join("shards");
+    std::fs::create_dir(&shards).unwrap();
+    let rows = std::fs::read(testdata("parquet/rows.jsonl")).unwrap();
+    let half = rows.len() / 2
+        + rows[rows.len() / 2..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap()
+        + 1;
+    std::fs::write(shards.join("a.jsonl.gz"), gzip_bytes(&rows[..half])).unwrap();
+    std::fs::write(
+        shards.join("b.jsonl.zst"),
+        zstd::encode_all(&rows[half..], 3).unwrap(),
+    )
+    .unwrap();
+    let all = dir.path().join("all.jsonl");
+    let o = neardup(&[
+        "dedup",
+        shards.to_str().unwrap(),
+        "-o",
+        all.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(all.is_file());
+    // The same survivors as the unsplit file, and two input lines in the summary.
+    assert_eq!(
+        std::fs::read_to_string(&all).unwrap(),
+        ok(&["dedup", "parquet/rows.jsonl", "-q"])
+    );
+    assert_eq!(
+        stderr(&o)
+            .lines()
+            .filter(|l| l.starts_with("input"))
+            .count(),
+        2
+    );
+    // Shards of several formats cannot be one file.
+    let mut args = SHARDS.to_vec();
+    args.extend(["-o", all.to_str().unwrap()]);
+    refused(&args, &["one output in one format", "parquet"]);
+}
+
 fn flate2_lines(gz: &[u8]) -> u64 {
     use std::io::Read;
     let mut text = String::new();
