@@ -265,12 +265,15 @@ impl Writing<'_> {
     /// Writes the inputs `inputs` (of one format) to `out`; returns the documents written.
     fn inputs(&mut self, inputs: Range<usize>, out: &mut OutputFile) -> Result<u64> {
         if self.docs.inputs[inputs.start].format == Format::Parquet {
+            let options = self.args.parquet.unwrap_or_default();
+            let (docs, annotate, fields) = (self.docs, self.annotate, self.fields);
             write_parquet(
-                self.docs,
+                docs,
                 &mut self.decisions,
-                self.annotate,
-                self.fields,
+                annotate,
+                fields,
                 inputs,
+                &options,
                 out,
             )
         } else {
@@ -333,7 +336,8 @@ impl Writing<'_> {
     }
 }
 
-/// Parquet inputs, through neardup-io's rewrite: every row (or the survivors) with the
+/// Parquet inputs, through neardup-io's rewrite (compressed and grouped as `options` say,
+/// dedup's --compression and --row-group-size): every row (or the survivors) with the
 /// annotation's columns added after the input's; returns the documents written.
 fn write_parquet(
     docs: &Documents,
@@ -341,6 +345,7 @@ fn write_parquet(
     annotate: &Annotate,
     fields: &AnnotationFields,
     inputs: Range<usize>,
+    options: &neardup_io::parquet::ParquetOutput,
     out: &mut OutputFile,
 ) -> Result<u64> {
     let survivors_only = matches!(annotate, Annotate::ClusterSize { .. });
@@ -359,8 +364,7 @@ fn write_parquet(
         }
     }
     let name = out.name().to_string();
-    let options = neardup_io::parquet::ParquetOutput::new();
-    let mut rewriter = neardup_io::parquet::Rewriter::new(&mut *out, &name, &options);
+    let mut rewriter = neardup_io::parquet::Rewriter::new(&mut *out, &name, options);
     let mut written = 0;
     for i in inputs {
         let range = docs.input_docs(i);

@@ -470,6 +470,8 @@ pub struct AnnotateArgs {
     /// Write every removed record here, one JSON object per line, as dedup --removed.
     #[arg(long, value_name = "FILE")]
     pub removed: Option<PathBuf>,
+    #[command(flatten)]
+    pub parquet: ParquetArgs,
 }
 
 /// What pairs, clusters and dedup all take: inputs, matching, method, outputs, runtime.
@@ -618,6 +620,7 @@ impl From<AnnotateArgs> for RunSettings {
             annotate: Some(crate::annotate_output::Annotate::All {
                 prefix: a.annotate_prefix.unwrap_or_default(),
             }),
+            parquet: a.parquet.resolve(),
             ..RunSettings::gather(a.run).with_keep(a.keep)
         }
     }

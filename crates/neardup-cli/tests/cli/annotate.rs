@@ -357,6 +357,26 @@ fn annotate_parquet_adds_columns_to_every_row() {
         .unwrap()
         .as_primitive::<Int64Type>();
     assert!(sizes.iter().all(|s| s >= Some(1)) && sizes.iter().any(|s| s > Some(1)));
+    // Compressed as dedup's Parquet is: zstd by default, --compression to choose.
+    let codec = |path: &Path| {
+        let file = std::fs::File::open(path).unwrap();
+        let meta = parquet::file::reader::FileReader::metadata(
+            &parquet::file::reader::SerializedFileReader::new(file).unwrap(),
+        )
+        .clone();
+        meta.row_group(0).column(0).compression()
+    };
+    assert!(matches!(codec(&out), parquet::basic::Compression::ZSTD(_)));
+    let snappy = dir.path().join("snappy.parquet");
+    let args = [
+        input.to_str().unwrap(),
+        "-q",
+        "--compression",
+        "snappy",
+        "-o",
+    ];
+    ok(&[&["annotate"], &args[..], &[snappy.to_str().unwrap()]].concat());
+    assert_eq!(codec(&snappy), parquet::basic::Compression::SNAPPY);
     // A column of one of the names is refused, naming the file and column.
     let again = dir.path().join("again.parquet");
     let o = neardup(&[
