@@ -421,3 +421,77 @@ fn annotate_a_folder_of_shards_writes_one_output_per_shard() {
     let whole = ok(&[&["annotate"], REVIEWS, &["-q"]].concat());
     assert_eq!(first + &second, whole);
 }
+
+/// A JSONL input of near-duplicates and junk, drawn from `seed`: sentences from a few
+/// templates with small edits, blank lines, lines that are not JSON, objects without a
+/// text, `{}`, `\r\n` line ends and extra whitespace before the closing brace.
+fn dirty_jsonl(seed: u64) -> String {
+    let mut rng = Lcg(seed);
+    let templates = [
+        "the red bike is for sale with new tyres and lights",
+        "a quiet flat near the park with two rooms and a balcony",
+        "fresh bread every morning from the bakery on the corner",
+        "used piano in good condition, tuned last spring",
+    ];
+    let mut out = String::from("\u{feff}");
+    for i in 0..60 {
+        let end = if rng.next() % 4 == 0 { "\r\n" } else { "\n" };
+        let line = match rng.next() % 12 {
+            0 => String::new(),
+            1 => "not json at all".to_string(),
+            2 => format!("{{\"id\": {i}, \"stars\": 3}}"),
+            3 => "{}".to_string(),
+            _ => {
+                let t = templates[(rng.next() % 4) as usize];
+                let tail = ["", "!", " today", " (again)"][(rng.next() % 4) as usize];
+                let pad = if rng.next() % 3 == 0 { "  " } else { "" };
+                format!("{{\"id\": {i}, \"text\": \"{t}{tail}\"{pad}}}")
+            }
+        };
+        out.push_str(&line);
+        out.push_str(end);
+    }
+    out
+}
+
+/// Whatever the input, annotate writes every line, each beginning with its own bytes,
+/// and the lines it marks kept are dedup's survivors.
+#[test]
+fn annotate_keeps_every_line_and_marks_dedups_survivors_whatever_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in 0..24 {
+        let input = dirty_jsonl(seed);
+        let path = dir.path().join(format!("dirty-{seed}.jsonl"));
+        std::fs::write(&path, &input).unwrap();
+        let path = path.to_str().unwrap();
+        let survivors = ok(&["dedup", path, "-q", "-t", "0.6"]);
+        let o = neardup(&["annotate", path, "-t", "0.6"]);
+        assert!(o.status.success(), "seed {seed}: {}", stderr(&o));
+        let out = stdout(&o);
+        let (read, kept, removed, skipped) = accounting(&stderr(&o));
+        assert_eq!(read, kept + removed + skipped, "seed {seed}");
+        assert_eq!(read, 60, "seed {seed}");
+        let given: Vec<&str> = input.split_inclusive('\n').collect();
+        let written: Vec<&str> = out.split_inclusive('\n').collect();
+        assert_eq!(given.len(), written.len(), "seed {seed}");
+        let mut marked = Vec::new();
+        for (g, w) in given.iter().zip(&written) {
+            let head = g.trim_end().strip_suffix('}').unwrap_or(g);
+            assert!(w.starts_with(head), "seed {seed}: {g:?} -> {w:?}");
+            assert!(w.ends_with(&g[g.trim_end().len()..]), "seed {seed}: {w:?}");
+            let object = serde_json::from_str::<Value>(w.trim_start_matches('\u{feff}'));
+            if object.as_ref().is_ok_and(|v| v["kept"] == true) {
+                // The survivor as dedup wrote it: the line without the fields.
+                let cut = w.rfind(",\"cluster\":").unwrap();
+                let cut = if w[..cut].trim_end().ends_with('{') {
+                    cut + 1
+                } else {
+                    cut
+                };
+                marked.push(format!("{}{}", &w[..cut], &g[head.len()..]));
+            }
+        }
+        assert_eq!(marked.concat(), survivors, "seed {seed}");
+        assert_eq!(marked.len() as u64, kept, "seed {seed}");
+    }
+}
