@@ -435,7 +435,11 @@ fn dirty_jsonl(seed: u64) -> String {
     ];
     let mut out = String::from("\u{feff}");
     for i in 0..60 {
-        let end = if rng.next().is_multiple_of(4) { "\r\n" } else { "\n" };
+        let end = if rng.next().is_multiple_of(4) {
+            "\r\n"
+        } else {
+            "\n"
+        };
         let line = match rng.next() % 12 {
             0 => String::new(),
             1 => "not json at all".to_string(),
@@ -444,7 +448,11 @@ fn dirty_jsonl(seed: u64) -> String {
             _ => {
                 let t = templates[(rng.next() % 4) as usize];
                 let tail = ["", "!", " today", " (again)"][(rng.next() % 4) as usize];
-                let pad = if rng.next().is_multiple_of(3) { "  " } else { "" };
+                let pad = if rng.next().is_multiple_of(3) {
+                    "  "
+                } else {
+                    ""
+                };
                 format!("{{\"id\": {i}, \"text\": \"{t}{tail}\"{pad}}}")
             }
         };
