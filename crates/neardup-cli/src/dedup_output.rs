@@ -27,13 +27,27 @@ struct Shape<'a> {
 /// different formats (of those known from `--format`, a directory or an extension) or
 /// CSV/TSV files with different header lines (each regular file's first line, read
 /// alone), a directory without `-o DIR`, and an output named for another format than
-/// the input's. Inputs whose format only their content tells are checked after reading
-/// ([`refuse_after_reading`]).
+/// the input's. A folder of shards stands for its files. Inputs whose format only their
+/// content tells are checked after reading ([`refuse_after_reading`]); inputs written
+/// one output each (`-o DIR`) need no shape in common.
 pub fn refuse_before_reading(args: &RunSettings) -> Result<()> {
     let opts = args.input.read_options();
-    let headers: Vec<(&Path, Format, Option<Vec<u8>>)> = args
-        .input
-        .inputs
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut shards = false;
+    for path in &args.input.inputs {
+        match path
+            .is_dir()
+            .then(|| neardup_io::documents::shards(path, &opts))
+        {
+            Some(Ok(Some(folder))) => {
+                shards = true;
+                files.extend(folder.files);
+            }
+            // Not shards, or a folder reading will report on.
+            _ => files.push(path.clone()),
+        }
+    }
+    let headers: Vec<(&Path, Format, Option<Vec<u8>>)> = files
         .iter()
         .filter_map(|path| {
             let format = known_format(path, opts.format)?;
@@ -41,7 +55,11 @@ pub fn refuse_before_reading(args: &RunSettings) -> Result<()> {
         })
         .collect();
     let known: Vec<(&Path, Format)> = headers.iter().map(|(p, f, _)| (*p, *f)).collect();
-    crate::parquet_output::refuse_before_reading(args, &known)?;
+    let all_known = known.len() == files.len();
+    crate::parquet_output::refuse_before_reading(args, &known, all_known)?;
+    if all_known && crate::per_input::written_apart(&known, shards, args.output.as_deref()) {
+        return Ok(());
+    }
     let shapes: Vec<Shape> = headers
         .iter()
         .map(|(path, format, header)| Shape {

@@ -61,11 +61,15 @@ pub fn refuse_for_dedup(args: &RunSettings, format: Format) -> Result<()> {
 /// dedup's Parquet refusals before reading, on the inputs whose format is known without
 /// reading (`known`): `--compression` or `--row-group-size` with no Parquet among them,
 /// and several Parquet files of different columns for one file.
-pub fn refuse_before_reading(args: &RunSettings, known: &[(&Path, Format)]) -> Result<()> {
+pub fn refuse_before_reading(
+    args: &RunSettings,
+    known: &[(&Path, Format)],
+    all_known: bool,
+) -> Result<()> {
     let Some(&(_, first)) = known.first() else {
         return Ok(());
     };
-    if known.len() < args.input.inputs.len() {
+    if !all_known {
         return Ok(()); // the rest are told by reading
     }
     if known

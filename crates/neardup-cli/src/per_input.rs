@@ -45,6 +45,18 @@ pub fn layout<'a>(inputs: &[InputInfo], output: Option<&'a Path>) -> Layout<'a> 
     }
 }
 
+/// [`layout`] before reading, on the inputs' files (a folder of shards expanded) and
+/// their formats: true when each will be written to its own output below `-o DIR`.
+pub fn written_apart(files: &[(&Path, Format)], shards: bool, output: Option<&Path>) -> bool {
+    let Some(dir) = output.filter(|p| *p != Path::new("-")) else {
+        return false;
+    };
+    if Format::from_extension(dir).is_some() || files.iter().any(|(_, f)| *f == Format::Dir) {
+        return false;
+    }
+    shards || (files.len() > 1 && files.iter().all(|(_, f)| *f == Format::Parquet))
+}
+
 /// Each input's path below the output directory: a shard's path below its folder (under
 /// a subfolder per folder when there are several, named as the dir format names them),
 /// a file given directly by its name.

@@ -354,6 +354,27 @@ fn a_folder_of_shards_to_a_file_named_so_is_one_file() {
     refused(&args, &["one output in one format", "parquet"]);
 }
 
+#[test]
+fn shards_of_two_formats_for_one_file_are_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = dir.path().join("shards");
+    std::fs::create_dir(&shards).unwrap();
+    std::fs::write(shards.join("a.jsonl"), "{\"text\":\"x\"}\n").unwrap();
+    // Not Parquet inside: reading it would be an error naming it, so the refusal comes
+    // from its name alone, before anything is read.
+    std::fs::write(shards.join("b.parquet"), "not parquet").unwrap();
+    let out = dir.path().join("all.jsonl");
+    refused(
+        &[
+            "dedup",
+            shards.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &["one output in one format", "a.jsonl", "b.parquet"],
+    );
+}
+
 fn flate2_lines(gz: &[u8]) -> u64 {
     use std::io::Read;
     let mut text = String::new();
