@@ -189,8 +189,8 @@ pub enum AnnotateError {
     /// The input's bytes are not those read before (it changed, or a line end the
     /// annotator does not count as the reader does, such as a lone `\r` in CSV).
     #[error(
-        "{path}:{line}: the input is not as it was when read (did it change?); nothing \
-         annotated was kept"
+        "{path}:{line}: the input is not as it was when read: it changed, or it ends lines \
+         with a lone \\r, which annotate does not follow"
     )]
     Changed {
         /// The input.

@@ -503,3 +503,26 @@ fn annotate_keeps_every_line_and_marks_dedups_survivors_whatever_the_input() {
         assert_eq!(marked.len() as u64, kept, "seed {seed}");
     }
 }
+
+/// A CSV whose lines end in a lone `\r` (which the reader counts as line ends) cannot be
+/// followed line by line: an error naming the line, and no output file left behind.
+#[test]
+fn annotate_a_csv_of_lone_cr_line_ends_is_an_error_not_a_wrong_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.csv");
+    let o = neardup(&[
+        "annotate",
+        "dirty/lone_cr.csv",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(code(&o), 0);
+    assert!(
+        stderr(&o).contains("dirty/lone_cr.csv:2: the input is not as it was when read"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    assert!(litter(dir.path()).is_empty());
+}
