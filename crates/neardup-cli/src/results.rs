@@ -98,8 +98,10 @@ impl Run<'_> {
         let score = pipeline.config().measure().name();
         let to = match (parquet, out.as_mut()) {
             (Some(parquet), _) => Ok(To::Parquet(Box::new(parquet))),
-            (None, Some(out)) if containment => crate::containment::write_header(out, format, score)
-                .map(|()| To::Contained(out, score)),
+            (None, Some(out)) if containment => {
+                crate::containment::write_header(out, format, score)
+                    .map(|()| To::Contained(out, score))
+            }
             (None, Some(out)) => {
                 PairWriter::new(out, docs, format, simhash, pipeline.config().measure())
                     .map(To::Pairs)
