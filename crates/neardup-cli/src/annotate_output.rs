@@ -349,7 +349,10 @@ fn write_parquet(
     out: &mut OutputFile,
 ) -> Result<u64> {
     let survivors_only = matches!(annotate, Annotate::ClusterSize { .. });
-    for input in &docs.inputs[inputs.clone()] {
+    for input in docs.inputs[inputs.clone()]
+        .iter()
+        .filter(|_| !fields.replaces())
+    {
         let schema = neardup_io::parquet::schema_of(&input.path)?;
         if let Some(name) = fields
             .names()
@@ -357,7 +360,7 @@ fn write_parquet(
         {
             return Err(BadRecord(format!(
                 "{}: the file already has a column {name:?}; choose other names with \
-                 --annotate-prefix (a Parquet column is not replaced: --force does not apply)",
+                 --annotate-prefix, or replace its values with --force",
                 input.path.display()
             ))
             .into());

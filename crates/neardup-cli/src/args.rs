@@ -46,7 +46,7 @@ pub enum Command {
     /// unchanged. A Parquet file gets the five as columns after its own (int64, int64,
     /// bool, string, float64), on every row. A record that already has a field of one of
     /// these names is an error naming the file, line and field: --annotate-prefix names
-    /// them apart, --force replaces the value where it stands (not a Parquet column). The
+    /// them apart, --force replaces the value where it stands (a Parquet column in its place). The
     /// same as `dedup --annotate`.
     Annotate(AnnotateArgs),
     /// LSH against the exact join on the same input: time, pairs, recall, precision.

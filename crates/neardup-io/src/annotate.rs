@@ -159,6 +159,11 @@ impl AnnotationFields {
         self
     }
 
+    /// True if a field already in a record is replaced (`--force`), not refused.
+    pub fn replaces(&self) -> bool {
+        self.replace
+    }
+
     /// The names, in the order they are written.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.fields.iter().map(|(_, n)| n.as_str())

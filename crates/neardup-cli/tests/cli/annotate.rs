@@ -377,24 +377,37 @@ fn annotate_parquet_adds_columns_to_every_row() {
     ];
     ok(&[&["annotate"], &args[..], &[snappy.to_str().unwrap()]].concat());
     assert_eq!(codec(&snappy), parquet::basic::Compression::SNAPPY);
-    // A column of one of the names is refused, naming the file and column.
+    // A column of one of the names is refused, naming the file and column...
     let again = dir.path().join("again.parquet");
-    let o = neardup(&[
-        "annotate",
-        out.to_str().unwrap(),
-        "--annotate-prefix",
-        "nd_",
-        "-o",
-        again.to_str().unwrap(),
-        "-q",
-        "--force",
-    ]);
+    let reannotate = |force: bool| {
+        let mut args = vec![
+            "annotate",
+            out.to_str().unwrap(),
+            "--annotate-prefix",
+            "nd_",
+            "-o",
+            again.to_str().unwrap(),
+            "-q",
+        ];
+        if force {
+            args.push("--force");
+        }
+        neardup(&args)
+    };
+    let o = reannotate(false);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     assert!(
         stderr(&o).contains("already has a column \"nd_cluster\""),
         "{}",
         stderr(&o)
     );
+    // ...and with --force its values are replaced where it stands: the same columns in
+    // the same order, and (the same texts) the same annotations.
+    let o = reannotate(true);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (first, second) = (parquet_rows(&out), parquet_rows(&again));
+    assert_eq!(first.schema(), second.schema());
+    assert_eq!(first, second);
 }
 
 #[test]

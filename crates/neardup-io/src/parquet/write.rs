@@ -462,12 +462,21 @@ impl<W: Write + Send> Writer<'_, W> {
         }
         // The input's schema, its key-value metadata included (the reader's batches
         // carry the fields only), and the added fields after it.
+        // An added column named like one of the input's takes its place (annotate
+        // --force replaces a value where it stands).
         let input = self.input.as_ref().expect("set before the first batch");
         let mut all: Vec<FieldRef> = input.fields().iter().cloned().collect();
-        all.extend(fields);
-        let schema = Schema::new(all).with_metadata(input.metadata().clone());
         let mut columns = batch.columns().to_vec();
-        columns.extend(arrays);
+        for (field, array) in fields.into_iter().zip(arrays) {
+            match all.iter().position(|f| f.name() == field.name()) {
+                Some(at) => (all[at], columns[at]) = (field, array),
+                None => {
+                    all.push(field);
+                    columns.push(array);
+                }
+            }
+        }
+        let schema = Schema::new(all).with_metadata(input.metadata().clone());
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
         let batch = RecordBatch::try_new_with_options(Arc::new(schema), columns, &options)
             .map_err(|e| {
