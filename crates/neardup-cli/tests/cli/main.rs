@@ -14,6 +14,7 @@ mod inputs;
 mod matching;
 mod memory;
 mod outputs;
+mod readme;
 mod reference;
 mod report;
 mod serve;
