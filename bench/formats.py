@@ -247,6 +247,32 @@ def bench_parquet(runner, summaries, listing_shard, rounds):
     return out
 
 
+def bench_reader(readrate, summaries, listing_shard, rounds):
+    """The reader alone (bench/readrate: neardup_io::open, every record taken out, one
+    thread), MB of text per second, the files alternating."""
+    files = [("JSONL", summaries["path"]), ("Parquet (pyarrow, zstd)", summaries["parquet"]),
+             (".jsonl.gz", summaries["gz"]), (".jsonl.zst", summaries["zst"])]
+    if listing_shard:
+        files.append((f"Parquet, one listings shard ({listing_shard['text_bytes'] / 1e6:.0f} MB of text)", listing_shard["path"]))
+    rates = {name: [] for name, _ in files}
+    for k in range(rounds):
+        for name, path in files if k % 2 == 0 else files[::-1]:
+            p = subprocess.run([readrate, path], capture_output=True, text=True, check=True)
+            rates[name].append(json.loads(p.stdout)["text_mb_per_s"])
+            print(f"[formats]   read {name:<40} {rates[name][-1]:8.1f} MB/s", file=sys.stderr, flush=True)
+    out = ["## The reader alone, one core", "",
+           "`bench/readrate FILE` (built from this checkout's neardup-io): `neardup_io::open` on one thread, every "
+           "record taken out of the reader and nothing else done, so the figure is the reader's own; MB of text "
+           f"(UTF-8 bytes of the text fields) per second. {rounds} rounds, the files alternating.", "",
+           "| input | MB of text / s (median) | rounds |", "|---|--:|---|"]
+    out += [f"| {name} | **{med(rates[name]):,.0f}** | {', '.join(f'{x:,.0f}' for x in rates[name])} |" for name, _ in files]
+    ratio = lambda a, b: [y / x for x, y in zip(rates[a], rates[b])]  # noqa: E731
+    pj, zg = ratio("JSONL", "Parquet (pyarrow, zstd)"), ratio(".jsonl.gz", ".jsonl.zst")
+    out += ["", f"- Parquet / JSONL, text per second: {med(pj):.2f} (rounds: {', '.join(f'{x:.2f}' for x in pj)})",
+            f"- .jsonl.zst / .jsonl.gz, text per second: {med(zg):.2f} (rounds: {', '.join(f'{x:.2f}' for x in zg)})", ""]
+    return out
+
+
 def bench_zstd(runner, summaries, rounds):
     gz, zst, nb = summaries["gz"], summaries["zst"], summaries["text_bytes"]
     out = ["## .jsonl.zst against .jsonl.gz", "",
@@ -328,8 +354,9 @@ def _parse_size(text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--neardup", required=True)
+    ap.add_argument("--readrate", help="the bench/readrate binary (the reader alone); without it that table is left out")
     ap.add_argument("--neardup-label", help="what the binary is, for the report (default: its version and the checkout's commit)")
-    ap.add_argument("--only", action="append", choices=["parquet", "zstd", "annotate", "shards"],
+    ap.add_argument("--only", action="append", choices=["read", "parquet", "zstd", "annotate", "shards"],
                     help="run only these measurements (repeatable; default: all)")
     ap.add_argument("--rounds", type=int, default=5, help="rounds of each alternating comparison (default 5)")
     ap.add_argument("--pypi-tsv", default=os.path.join(ROOT, "..", ".library", "env", "packages", "pypi.tsv"))
@@ -342,7 +369,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--results", default=os.path.join(BENCH, "results", "RESULTS-formats.md"))
     args = ap.parse_args()
-    only = set(args.only or ["parquet", "zstd", "annotate", "shards"])
+    only = set(args.only or ["read", "parquet", "zstd", "annotate", "shards"])
 
     data = os.path.join(BENCH, "data", "formats")
     os.makedirs(data, exist_ok=True)
@@ -352,7 +379,7 @@ def main():
     summaries["zst"] = compressed(summaries["path"], os.path.join(data, "pypi-summaries.jsonl.zst"), ["zstd", "-3", "-c", "-q"])
     shard_folder = os.path.join(data, f"listings-{args.shards_gb:g}gb")
     meta = None
-    if "shards" in only or "parquet" in only:
+    if only & {"shards", "parquet", "read"}:
         meta = listings(summaries["path"], shard_folder, int(args.shards_gb * 1000), args.shard_mb)
     listing_shard = None
     if meta:
@@ -374,6 +401,8 @@ def main():
              "(other work shares the machine: compare rows and ratios of one run)",
              "- **versions**: " + ", ".join(f"{k} {v}" if not v.startswith(k) else v for k, v in vers.items()),
              f"- **command**: `{os.environ.get('BENCH_COMMAND', 'bench/formats')}`", ""]
+    if "read" in only and args.readrate:
+        lines += bench_reader(args.readrate, summaries, listing_shard, args.rounds)
     if "parquet" in only:
         lines += bench_parquet(runner, summaries, listing_shard, args.rounds)
     if "zstd" in only:
