@@ -98,7 +98,11 @@ pub fn run(args: &PlanSettings, config: &Config) -> Result<String> {
         summary::count(seen, "document", "documents")
     );
     out.push_str(&plan::render_estimate(&estimate));
-    if let Some(over) = crate::spill::over_limit(args.inputs(), args.matching.memory) {
+    if let Some(over) = crate::spill::over_limit(
+        args.inputs(),
+        &args.input.read_options(),
+        args.matching.memory,
+    ) {
         let _ = writeln!(
             out,
             "memory fit  spills: the input ({}) may need up to {} in memory, more than {}; \

@@ -29,23 +29,28 @@ pub struct Over {
 }
 
 /// The inputs' prediction if it is over the memory limit (`arg`, or half the machine's);
-/// `None` if it fits or the inputs' size is unknown (standard input, a directory).
-pub fn over_limit<P: AsRef<std::path::Path>>(inputs: &[P], arg: Option<u64>) -> Option<Over> {
+/// `None` if it fits or the inputs' size is unknown (standard input, a folder of
+/// documents). A folder of shards (as `opts` reads it) counts as its files.
+pub fn over_limit<P: AsRef<std::path::Path>>(
+    inputs: &[P],
+    opts: &neardup_io::ReadOptions,
+    arg: Option<u64>,
+) -> Option<Over> {
     let mut input = 0u64;
     for path in inputs {
         let path = path.as_ref();
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => {
-                // Compressed: gzip, zstd, Parquet (whose pages are compressed too).
-                let compressed = neardup_io::is_gzip_name(path)
-                    || neardup_io::is_zstd_name(path)
-                    || neardup_io::Format::from_extension(path)
-                        == Some(neardup_io::Format::Parquet);
-                let ratio = if compressed { GZIP_RATIO } else { 1 };
-                input = input.saturating_add(m.len().saturating_mul(ratio));
+        let size = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => expanded_size(path, m.len()),
+            Ok(m) if m.is_dir() => {
+                let shards = neardup_io::documents::shards(path, opts).ok()??;
+                shards.files.iter().try_fold(0u64, |sum, file| {
+                    let len = std::fs::metadata(file).ok()?.len();
+                    Some(sum.saturating_add(expanded_size(file, len)))
+                })?
             }
             _ => return None,
-        }
+        };
+        input = input.saturating_add(size);
     }
     let (limit, named) = memory_limit(arg)?;
     let need = input.saturating_mul(HELD_PER_INPUT_BYTE);
@@ -55,6 +60,15 @@ pub fn over_limit<P: AsRef<std::path::Path>>(inputs: &[P], arg: Option<u64>) -> 
         limit,
         named,
     })
+}
+
+/// The bytes a file of `len` bytes is taken to hold once read: compressed files (gzip,
+/// zstd, Parquet, whose pages are compressed too) as expanded by [`GZIP_RATIO`].
+fn expanded_size(path: &std::path::Path, len: u64) -> u64 {
+    let compressed = neardup_io::is_gzip_name(path)
+        || neardup_io::is_zstd_name(path)
+        || neardup_io::Format::from_extension(path) == Some(neardup_io::Format::Parquet);
+    len.saturating_mul(if compressed { GZIP_RATIO } else { 1 })
 }
 
 /// What a gzip file is taken to expand to, times its size: text typically compresses 3 to
@@ -81,7 +95,7 @@ pub fn decide(args: &RunSettings, config: &Config) -> Result<Option<Spill>> {
         .iter()
         .chain(&args.input.inputs)
         .collect();
-    let Some(over) = over_limit(&given, args.matching.memory) else {
+    let Some(over) = over_limit(&given, &args.input.read_options(), args.matching.memory) else {
         return Ok(None);
     };
     let Over {

@@ -324,3 +324,32 @@ fn junk_costs_no_memory_per_record() {
         .collect();
     assert_eq!(kept, [r#"{"id":1,"cluster":1,"kept":true}"#]);
 }
+
+/// A folder of shards counts as its files in the memory prediction: over the limit it
+/// spills as the same files given one by one do (it was taken for a folder of unknown size
+/// and held in memory whatever the limit).
+#[test]
+fn a_folder_of_shards_over_the_memory_limit_spills_as_its_files_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = dir.path().join("shards");
+    std::fs::create_dir(&shards).unwrap();
+    let text = std::fs::read_to_string(testdata("pypi-summaries.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (a, b) = lines.split_at(lines.len() / 2);
+    std::fs::write(shards.join("a.jsonl"), a.join("\n") + "\n").unwrap();
+    std::fs::write(shards.join("b.jsonl"), b.join("\n") + "\n").unwrap();
+    let tmp = dir.path().to_str().unwrap();
+    let folder = shards.to_str().unwrap();
+    let files = [shards.join("a.jsonl"), shards.join("b.jsonl")];
+    let files: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    let run = |inputs: &[&str]| {
+        let args = [&["clusters"], inputs, &["--memory", "1M", "--tmp", tmp]].concat();
+        let o = neardup(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        (stdout(&o), stderr(&o))
+    };
+    let (from_folder, summary) = run(&[folder]);
+    assert!(summary.contains("memory    spills to"), "{summary}");
+    let (from_files, _) = run(&files);
+    assert_eq!(from_folder, from_files);
+}
