@@ -207,7 +207,6 @@ impl Run<'_> {
                 .map_err(|e| out.error(e))?;
             finish(out)?;
         }
-        let write_time = write_start.elapsed();
         // The reference's records are counted apart: only the inputs' empty ones here.
         let reference = docs.reference_docs();
         let empty = match reference {
@@ -230,6 +229,8 @@ impl Run<'_> {
                 );
             }
         }
+        // dedup's survivors and annotations are written here: the write stage counts them.
+        let write_time = write_start.elapsed();
         self.report(&stats, self.recorded.as_ref(), &|data| {
             report_run::add_clusters(data, &clusters, docs, &accounts)
         })?;
