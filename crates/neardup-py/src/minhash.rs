@@ -123,6 +123,18 @@ impl MinHash {
         DocSet::from_parts(set, inner.whole.clone())
     }
 
+    /// Whether the MinHash carries its set (a sketch rebuilt from hashvalues, or built
+    /// with a hashfunc of the caller's, does not).
+    pub fn has_set(&self) -> bool {
+        true
+    }
+
+    /// The hashvalues, `num_perm` of them.
+    pub fn values(&self) -> Vec<u64> {
+        let set = self.lock().settle().to_vec();
+        self.signature(&set, self.uses_oph(&[set.len()]))
+    }
+
     /// Whether sets of these sizes are sketched with one-permutation hashing.
     fn uses_oph(&self, sizes: &[usize]) -> bool {
         self.sketch == SketchKind::OnePermutation && sizes.iter().all(|&n| n >= SMALL_SET)
