@@ -1,20 +1,27 @@
-//! The table behind `MinHashLSH`: each inserted set's band keys in every family its size
-//! puts it in, buckets by (family, band, key), and the sets themselves, so answers are
-//! verified by exact Jaccard. Candidates follow the library's rule: two sets are compared
-//! in the last family both are in, so a table of `MinHash.from_text` sets finds what a
-//! corpus run finds in its buckets.
+//! The table behind `MinHashLSH`. An entry is filed one of two ways:
 //!
-//! Entries are numbered by slot; the Python class maps its keys to slots.
+//! - **sketched**: a neardup `MinHash` with its set is sketched by the table itself, its
+//!   band keys in every family its size puts it in, and two sets are compared in the last
+//!   family both are in (the library's rule), so a table of `MinHash.from_text` sets finds
+//!   what a corpus run finds in its buckets;
+//! - **given**: any other sketch (a datasketch-style `MinHash`, one rebuilt from stored
+//!   hashvalues, a weighted MinHash) is filed by its own hashvalues, `b` bands of `r` rows
+//!   each hashed to one key, as datasketch files them, so sketches from anywhere meet.
+//!
+//! Answers are verified by exact Jaccard when both sets are known, else they are the
+//! bands' candidates. Entries are numbered by slot; the Python class maps keys to slots.
 
 use std::sync::{Arc, RwLock};
 
 use foldhash::{HashMap, HashMapExt};
-use neardup::sketch::{DocSet, DocSketch};
+use neardup::sketch::{DocSet, DocSketch, FamilySet};
 use neardup::Pipeline;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyTuple};
 use rayon::prelude::*;
+use xxhash_rust::xxh3::xxh3_64;
 
+use crate::blocks::u64_vector;
 use crate::config::NativeConfig;
 use crate::errors::refused;
 use crate::minhash::MinHash;
@@ -29,11 +36,18 @@ const CHUNK_ELEMENTS: usize = 1 << 18;
 /// Candidates past this many are verified in parallel.
 const PARALLEL_VERIFY: usize = 64;
 
+/// How an entry is filed in the buckets.
+enum Bands {
+    /// Sketched by the table, in the families `mask` names.
+    Sketched { sketch: DocSketch, mask: FamilySet },
+    /// One key per band of the hashvalues it came with.
+    Given(Vec<u64>),
+}
+
 struct Entry {
-    doc: DocSet,
-    sketch: DocSketch,
-    /// The families the set is in.
-    mask: neardup::sketch::FamilySet,
+    /// The set, when known: answers are verified on it.
+    doc: Option<DocSet>,
+    bands: Bands,
 }
 
 /// A slot's set and, for a truncated text, its whole-text sketch, as bytes.
@@ -42,9 +56,18 @@ type Exported<B> = (B, Option<B>);
 #[derive(Default)]
 struct Table {
     entries: Vec<Option<Entry>>,
-    /// Per family and band (`family · bands + band`): key → slots.
+    /// Per family and band (`family · bands + band`): key → slots; the family after the
+    /// pipeline's last holds the given hashvalues' keys.
     buckets: Vec<HashMap<u64, Vec<u32>>>,
     live: usize,
+}
+
+impl Table {
+    fn entry(&self, slot: u32) -> &Entry {
+        self.entries[slot as usize]
+            .as_ref()
+            .expect("buckets hold live slots")
+    }
 }
 
 /// The LSH table of `neardup.MinHashLSH`.
@@ -52,14 +75,63 @@ struct Table {
 pub struct LshTable {
     pipeline: Arc<Pipeline>,
     bands: usize,
+    rows: usize,
     table: RwLock<Table>,
 }
 
+/// Each band's key of hashvalues of `width` values per position (2 for a weighted
+/// MinHash): band `i` covers positions `i·r .. (i+1)·r`.
+fn given_keys(values: &[u64], width: usize, bands: usize, rows: usize) -> Vec<u64> {
+    let mut bytes = Vec::with_capacity(rows * width * 8);
+    (0..bands)
+        .map(|band| {
+            bytes.clear();
+            let span = &values[band * rows * width..(band + 1) * rows * width];
+            bytes.extend(span.iter().flat_map(|v| v.to_le_bytes()));
+            xxh3_64(&bytes)
+        })
+        .collect()
+}
+
+fn to_bytes(values: &[u64]) -> Vec<u8> {
+    values.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_bytes(b: &[u8]) -> PyResult<Vec<u64>> {
+    if !b.len().is_multiple_of(8) {
+        return Err(refused("a pickled MinHashLSH holds a malformed set"));
+    }
+    Ok(b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect())
+}
+
+/// The set a MinHash carries, if it carries one (a sketch rebuilt from hashvalues has none).
+fn set_of(minhash: &MinHash) -> Option<DocSet> {
+    let doc = minhash.doc();
+    (!doc.set().is_empty()).then_some(doc)
+}
+
 impl LshTable {
-    fn prepare(&self, doc: DocSet) -> Entry {
+    fn sketched(&self, doc: DocSet) -> Entry {
         let sketch = self.pipeline.sketch_doc_keys(&doc);
         let mask = sketch.family_set();
-        Entry { doc, sketch, mask }
+        Entry {
+            doc: Some(doc),
+            bands: Bands::Sketched { sketch, mask },
+        }
+    }
+
+    fn given(&self, values: &[u64], width: usize, doc: Option<DocSet>) -> Entry {
+        Entry {
+            doc,
+            bands: Bands::Given(given_keys(values, width, self.bands, self.rows)),
+        }
+    }
+
+    /// The bucket number of the given hashvalues' `band`.
+    fn given_bucket(&self, band: usize) -> usize {
+        self.pipeline.families() * self.bands + band
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Table> {
@@ -83,61 +155,92 @@ impl LshTable {
             .collect()
     }
 
+    /// Each (bucket, key) an entry is filed under.
+    fn filed(&self, e: &Entry) -> Vec<(usize, u64)> {
+        match &e.bands {
+            Bands::Sketched { sketch, .. } => sketch
+                .families()
+                .iter()
+                .flat_map(|part| {
+                    let f = part.family();
+                    part.band_keys()
+                        .iter()
+                        .enumerate()
+                        .map(move |(band, &key)| (f * self.bands + band, key))
+                })
+                .collect(),
+            Bands::Given(keys) => keys
+                .iter()
+                .enumerate()
+                .map(|(band, &key)| (self.given_bucket(band), key))
+                .collect(),
+        }
+    }
+
     /// Appends a slot (empty for a removed one) and files its set in the buckets.
     fn place(&self, t: &mut Table, entry: Option<Entry>) {
         if t.buckets.is_empty() {
-            t.buckets = (0..self.pipeline.families() * self.bands)
+            t.buckets = (0..(self.pipeline.families() + 1) * self.bands)
                 .map(|_| HashMap::new())
                 .collect();
         }
         let slot = t.entries.len() as u32;
         if let Some(e) = &entry {
-            for part in e.sketch.families() {
-                for (band, &key) in part.band_keys().iter().enumerate() {
-                    let bucket = part.family() * self.bands + band;
-                    t.buckets[bucket].entry(key).or_default().push(slot);
-                }
+            for (bucket, key) in self.filed(e) {
+                t.buckets[bucket].entry(key).or_default().push(slot);
             }
             t.live += 1;
         }
         t.entries.push(entry);
     }
 
-    /// The slots similar to `probe` (verified) or colliding with it (not), with their
-    /// similarity (`NaN` unverified), most similar first, then by slot.
-    fn answer(&self, probe: &Entry, verify: bool) -> Vec<(u32, f64)> {
-        let t = self.read();
+    /// The slots whose keys meet `probe`'s in one of its first `bands` bands, in the
+    /// family both are compared in.
+    fn candidates(&self, t: &Table, probe: &Entry, bands: usize) -> Vec<u32> {
         let mut found = Vec::new();
-        for part in probe.sketch.families() {
-            let f = part.family();
-            for (band, key) in part.band_keys().iter().enumerate() {
-                let Some(slots) = t
-                    .buckets
-                    .get(f * self.bands + band)
-                    .and_then(|b| b.get(key))
-                else {
-                    continue;
-                };
-                for &s in slots {
-                    let e = t.entries[s as usize]
-                        .as_ref()
-                        .expect("buckets hold live slots");
-                    if probe.mask.shared(e.mask) == Some(f) {
-                        found.push(s);
+        let mut look = |bucket: usize, key: &u64, keep: &dyn Fn(&Entry) -> bool| {
+            if let Some(slots) = t.buckets.get(bucket).and_then(|b| b.get(key)) {
+                found.extend(slots.iter().filter(|&&s| keep(t.entry(s))));
+            }
+        };
+        match &probe.bands {
+            Bands::Sketched { sketch, mask } => {
+                for part in sketch.families() {
+                    let f = part.family();
+                    let here = |e: &Entry| match &e.bands {
+                        Bands::Sketched { mask: m, .. } => mask.shared(*m) == Some(f),
+                        Bands::Given(_) => false,
+                    };
+                    for (band, key) in part.band_keys().iter().enumerate().take(bands) {
+                        look(f * self.bands + band, key, &here);
                     }
+                }
+            }
+            Bands::Given(keys) => {
+                for (band, key) in keys.iter().enumerate().take(bands) {
+                    look(self.given_bucket(band), key, &|_| true);
                 }
             }
         }
         found.sort_unstable();
         found.dedup();
-        if !verify {
-            return found.into_iter().map(|s| (s, f64::NAN)).collect();
-        }
+        found
+    }
+
+    /// The slots similar to `probe` (verified when both sets are known) or colliding with
+    /// it, with their similarity (`NaN` unverified): verified ones most similar first,
+    /// then the unverified by slot.
+    fn answer(&self, probe: &Entry, verify: bool, bands: usize) -> Vec<(u32, f64)> {
+        let t = self.read();
+        let found = self.candidates(&t, probe, bands);
         let judge = |&s: &u32| {
-            let e = t.entries[s as usize].as_ref().expect("a live slot");
+            let e = t.entry(s);
+            let (Some(a), Some(b), true) = (&probe.doc, &e.doc, verify) else {
+                return Some((s, f64::NAN));
+            };
             let verdict = self.pipeline.verify_sets(
-                (probe.doc.set(), probe.doc.whole_signature()),
-                (e.doc.set(), e.doc.whole_signature()),
+                (a.set(), a.whole_signature()),
+                (b.set(), b.whole_signature()),
             );
             verdict
                 .passed()
@@ -148,8 +251,32 @@ impl LshTable {
         } else {
             found.iter().filter_map(judge).collect()
         };
-        answers.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+        answers.sort_by(|x, y| {
+            match (x.1.is_nan(), y.1.is_nan()) {
+                (false, false) => y.1.total_cmp(&x.1),
+                (a, b) => a.cmp(&b),
+            }
+            .then(x.0.cmp(&y.0))
+        });
         answers
+    }
+
+    /// The hashvalues of `n` sketches, as one row each: every row must cover the bands.
+    fn rows_of(
+        &self,
+        values: &Bound<'_, PyAny>,
+        n: usize,
+        width: usize,
+    ) -> PyResult<(Vec<u64>, usize)> {
+        let flat = u64_vector(values)?;
+        let per = flat.len().checked_div(n).unwrap_or(0);
+        if n > 0 && (flat.len() != per * n || per < self.bands * self.rows * width.max(1)) {
+            return Err(refused(format!(
+                "hashvalues of {per} values do not cover {} bands of {} rows",
+                self.bands, self.rows
+            )));
+        }
+        Ok((flat, per))
     }
 }
 
@@ -157,18 +284,20 @@ impl LshTable {
 impl LshTable {
     #[new]
     fn new(config: &NativeConfig) -> LshTable {
+        let plan = config.config().plan();
         LshTable {
             pipeline: config.pipeline(),
-            bands: config.config().plan().bands(),
+            bands: plan.bands(),
+            rows: plan.rows(),
             table: RwLock::new(Table::default()),
         }
     }
 
-    /// Inserts one set; returns its slot.
+    /// Inserts one set, sketched by the table; returns its slot.
     fn insert(&self, py: Python<'_>, minhash: &MinHash) -> u32 {
         let doc = minhash.doc();
         py.detach(|| {
-            let entry = self.prepare(doc);
+            let entry = self.sketched(doc);
             self.put(vec![entry])[0]
         })
     }
@@ -196,9 +325,34 @@ impl LshTable {
                     chunk.push(d);
                 }
                 stop.checkpoint();
-                entries.par_extend(chunk.into_par_iter().map(|d| self.prepare(d)));
+                entries.par_extend(chunk.into_par_iter().map(|d| self.sketched(d)));
             }
             stop.checkpoint();
+            self.put(entries)
+        })
+    }
+
+    /// Inserts sketches by their own hashvalues: `values` holds `len(minhashes)` rows of
+    /// `width` values per position back to back (a contiguous uint64 array); a neardup
+    /// `MinHash` that carries its set has it kept for verification.
+    fn insert_given(
+        &self,
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        width: usize,
+        minhashes: Vec<Option<PyRef<'_, MinHash>>>,
+    ) -> PyResult<Vec<u32>> {
+        let (flat, per) = self.rows_of(values, minhashes.len(), width)?;
+        let docs: Vec<Option<DocSet>> = minhashes
+            .iter()
+            .map(|m| m.as_ref().and_then(|m| set_of(m)))
+            .collect();
+        threads::detached(py, || {
+            let entries: Vec<Entry> = docs
+                .into_iter()
+                .enumerate()
+                .map(|(i, d)| self.given(&flat[i * per..(i + 1) * per], width, d))
+                .collect();
             self.put(entries)
         })
     }
@@ -210,14 +364,12 @@ impl LshTable {
             let Some(entry) = t.entries.get_mut(slot as usize).and_then(Option::take) else {
                 return Err(refused(format!("no set in slot {slot}")));
             };
-            for part in entry.sketch.families() {
-                for (band, key) in part.band_keys().iter().enumerate() {
-                    let bucket = &mut t.buckets[part.family() * self.bands + band];
-                    if let Some(slots) = bucket.get_mut(key) {
-                        slots.retain(|&s| s != slot);
-                        if slots.is_empty() {
-                            bucket.remove(key);
-                        }
+            for (bucket, key) in self.filed(&entry) {
+                let bucket = &mut t.buckets[bucket];
+                if let Some(slots) = bucket.get_mut(&key) {
+                    slots.retain(|&s| s != slot);
+                    if slots.is_empty() {
+                        bucket.remove(&key);
                     }
                 }
             }
@@ -226,7 +378,7 @@ impl LshTable {
         })
     }
 
-    /// The slots answering a query, and their similarities.
+    /// The slots answering a query of a set the table sketches, and their similarities.
     #[pyo3(signature = (minhash, verify=true))]
     fn query(
         &self,
@@ -236,58 +388,146 @@ impl LshTable {
     ) -> PyResult<(Vec<u32>, Vec<f64>)> {
         let doc = minhash.doc();
         threads::detached(py, || {
-            let probe = self.prepare(doc);
-            self.answer(&probe, verify).into_iter().unzip()
+            let probe = self.sketched(doc);
+            self.answer(&probe, verify, self.bands).into_iter().unzip()
+        })
+    }
+
+    /// The slots answering a query by hashvalues (one sketch's, `width` values per
+    /// position), looking in the first `bands` bands (all by default).
+    #[pyo3(signature = (values, width, minhash=None, verify=true, bands=None))]
+    fn query_given(
+        &self,
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        width: usize,
+        minhash: Option<PyRef<'_, MinHash>>,
+        verify: bool,
+        bands: Option<usize>,
+    ) -> PyResult<(Vec<u32>, Vec<f64>)> {
+        let (flat, _) = self.rows_of(values, 1, width)?;
+        let doc = minhash.as_ref().and_then(|m| set_of(m));
+        let bands = bands.unwrap_or(self.bands).min(self.bands);
+        threads::detached(py, || {
+            let probe = self.given(&flat, width, doc);
+            self.answer(&probe, verify, bands).into_iter().unzip()
+        })
+    }
+
+    /// Each band's key of a slot, as datasketch's `keys[key]` lists them (a sketched set's
+    /// in the last family it is in).
+    fn band_keys(&self, slot: u32) -> PyResult<Vec<u64>> {
+        let t = self.read();
+        let Some(Some(e)) = t.entries.get(slot as usize) else {
+            return Err(refused(format!("no set in slot {slot}")));
+        };
+        Ok(match &e.bands {
+            Bands::Sketched { sketch, .. } => sketch
+                .families()
+                .last()
+                .map(|p| p.band_keys().to_vec())
+                .unwrap_or_default(),
+            Bands::Given(keys) => keys.clone(),
+        })
+    }
+
+    /// Copies the other table's entries in `slots` here, filed by this table's plan;
+    /// returns their new slots.
+    fn copy_from(&self, py: Python<'_>, other: &LshTable, slots: Vec<u32>) -> PyResult<Vec<u32>> {
+        if (other.bands, other.rows) != (self.bands, self.rows) {
+            return Err(refused("cannot merge tables of different band plans"));
+        }
+        threads::detached(py, || {
+            let entries: Vec<Entry> = {
+                let t = other.read();
+                slots
+                    .iter()
+                    .filter_map(|&s| t.entries.get(s as usize).and_then(Option::as_ref))
+                    .map(|e| match &e.bands {
+                        Bands::Sketched { .. } => {
+                            self.sketched(e.doc.clone().expect("a sketched set is kept"))
+                        }
+                        Bands::Given(keys) => Entry {
+                            doc: e.doc.clone(),
+                            bands: Bands::Given(keys.clone()),
+                        },
+                    })
+                    .collect()
+            };
+            self.put(entries)
         })
     }
 
     /// Each slot's set and whole-text sketch as bytes (`None` for a removed slot), to
-    /// pickle the table.
-    fn export<'py>(&self, py: Python<'py>) -> Vec<Option<Exported<Bound<'py, PyBytes>>>> {
+    /// pickle the table; an entry filed by given hashvalues is `(set or None, None, keys)`.
+    fn export<'py>(&self, py: Python<'py>) -> PyResult<Vec<Option<Bound<'py, PyTuple>>>> {
         let t = self.read();
-        let bytes = |v: &[u64]| {
-            let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            PyBytes::new(py, &b)
-        };
+        let bytes = |v: &[u64]| PyBytes::new(py, &to_bytes(v)).into_any();
+        let none = || py.None().into_bound(py);
         t.entries
             .iter()
             .map(|e| {
                 e.as_ref()
-                    .map(|e| (bytes(e.doc.set()), e.doc.whole_signature().map(bytes)))
+                    .map(|e| {
+                        let set = e.doc.as_ref().map_or_else(none, |d| bytes(d.set()));
+                        let whole = e
+                            .doc
+                            .as_ref()
+                            .and_then(|d| d.whole_signature())
+                            .map_or_else(none, bytes);
+                        match &e.bands {
+                            Bands::Sketched { .. } => PyTuple::new(py, [set, whole]),
+                            Bands::Given(keys) => PyTuple::new(py, [set, whole, bytes(keys)]),
+                        }
+                    })
+                    .transpose()
             })
             .collect()
     }
 
-    /// Restores what `export` gave, into an empty table, slot for slot.
-    fn restore(&self, py: Python<'_>, slots: Vec<Option<Exported<Vec<u8>>>>) -> PyResult<()> {
-        let values = |b: &[u8]| -> PyResult<Vec<u64>> {
-            if !b.len().is_multiple_of(8) {
-                return Err(refused("a pickled MinHashLSH holds a malformed set"));
-            }
-            Ok(b.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                .collect())
-        };
-        let docs: Vec<Option<DocSet>> = slots
+    /// Restores what `export` gave (or a version that kept only sketched sets), into an
+    /// empty table, slot for slot.
+    fn restore(&self, py: Python<'_>, slots: Vec<Option<Bound<'_, PyTuple>>>) -> PyResult<()> {
+        type Slot = Option<(Option<Exported<Vec<u64>>>, Option<Vec<u64>>)>;
+        let parsed: Vec<Slot> = slots
             .iter()
             .map(|s| {
-                s.as_ref()
-                    .map(|(set, whole)| {
-                        Ok(DocSet::from_parts(
-                            values(set)?,
-                            whole.as_deref().map(values).transpose()?,
-                        ))
-                    })
-                    .transpose()
+                let Some(s) = s else { return Ok(None) };
+                let part = |i: usize| -> PyResult<Option<Vec<u64>>> {
+                    let item = s.get_item(i)?;
+                    if item.is_none() {
+                        return Ok(None);
+                    }
+                    from_bytes(&item.extract::<Vec<u8>>()?).map(Some)
+                };
+                let set = part(0)?
+                    .map(|set| Ok::<_, PyErr>((set, part(1)?)))
+                    .transpose()?;
+                let keys = if s.len() > 2 { part(2)? } else { None };
+                if set.is_none() && keys.is_none() {
+                    return Err(refused("a pickled MinHashLSH holds a malformed slot"));
+                }
+                Ok(Some((set, keys)))
             })
             .collect::<PyResult<_>>()?;
         if !self.read().entries.is_empty() {
             return Err(refused("restore needs an empty table"));
         }
         threads::detached(py, || {
-            let entries: Vec<Option<Entry>> = docs
+            let entries: Vec<Option<Entry>> = parsed
                 .into_par_iter()
-                .map(|d| d.map(|d| self.prepare(d)))
+                .map(|slot| {
+                    slot.map(|(set, keys)| {
+                        let doc = set.map(|(set, whole)| DocSet::from_parts(set, whole));
+                        match keys {
+                            Some(keys) => Entry {
+                                doc,
+                                bands: Bands::Given(keys),
+                            },
+                            None => self.sketched(doc.expect("checked above")),
+                        }
+                    })
+                })
                 .collect();
             let mut t = self.write();
             for e in entries {

@@ -53,7 +53,8 @@ elif kind == "compact waiting for another writer":
 elif kind == "lsh inserts":
     # Classic MinHash with 65,536 permutations: milliseconds per set of 2,000 elements.
     lsh = neardup.MinHashLSH(threshold=0.9, num_perm=65536, sketch="classic")
-    minhash = neardup.MinHash()
+    # Of the table's num_perm: another is refused, as datasketch refuses it.
+    minhash = neardup.MinHash(num_perm=65536, sketch="classic")
     minhash.update_batch([str(i) for i in range(2000)])
     call = lambda: lsh.insert_many((i, minhash) for i in range(2000))
 print("calling", flush=True)
