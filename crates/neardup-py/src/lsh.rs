@@ -108,8 +108,27 @@ fn from_bytes(b: &[u8]) -> PyResult<Vec<u64>> {
 
 /// The set a MinHash carries, if it carries one (a sketch rebuilt from hashvalues has none).
 fn set_of(minhash: &MinHash) -> Option<DocSet> {
-    let doc = minhash.doc();
-    (!doc.set().is_empty()).then_some(doc)
+    minhash.has_set().then(|| minhash.doc())
+}
+
+/// The hashvalues of `n` sketches as one row each: those given (`width` values per
+/// position), else the MinHashes' own.
+fn rows(
+    values: Option<&Bound<'_, PyAny>>,
+    minhashes: &[Option<PyRef<'_, MinHash>>],
+) -> PyResult<Vec<u64>> {
+    if let Some(values) = values {
+        return u64_vector(values);
+    }
+    minhashes
+        .iter()
+        .map(|m| {
+            m.as_ref()
+                .map(|m| m.values())
+                .ok_or_else(|| refused("a sketch without hashvalues"))
+        })
+        .collect::<PyResult<Vec<_>>>()
+        .map(|v| v.concat())
 }
 
 impl LshTable {
@@ -261,14 +280,8 @@ impl LshTable {
         answers
     }
 
-    /// The hashvalues of `n` sketches, as one row each: every row must cover the bands.
-    fn rows_of(
-        &self,
-        values: &Bound<'_, PyAny>,
-        n: usize,
-        width: usize,
-    ) -> PyResult<(Vec<u64>, usize)> {
-        let flat = u64_vector(values)?;
+    /// The rows of `n` sketches, `per` values each; every row must cover the bands.
+    fn per_row(&self, flat: &[u64], n: usize, width: usize) -> PyResult<usize> {
         let per = flat.len().checked_div(n).unwrap_or(0);
         if n > 0 && (flat.len() != per * n || per < self.bands * self.rows * width.max(1)) {
             return Err(refused(format!(
@@ -276,7 +289,7 @@ impl LshTable {
                 self.bands, self.rows
             )));
         }
-        Ok((flat, per))
+        Ok(per)
     }
 }
 
@@ -332,17 +345,19 @@ impl LshTable {
         })
     }
 
-    /// Inserts sketches by their own hashvalues: `values` holds `len(minhashes)` rows of
-    /// `width` values per position back to back (a contiguous uint64 array); a neardup
-    /// `MinHash` that carries its set has it kept for verification.
+    /// Inserts sketches by their hashvalues: `values` holds `len(minhashes)` rows of
+    /// `width` values per position back to back (a contiguous uint64 array), or `None` for
+    /// the MinHashes' own; a neardup `MinHash` that carries its set has it kept for
+    /// verification.
     fn insert_given(
         &self,
         py: Python<'_>,
-        values: &Bound<'_, PyAny>,
+        values: Option<&Bound<'_, PyAny>>,
         width: usize,
         minhashes: Vec<Option<PyRef<'_, MinHash>>>,
     ) -> PyResult<Vec<u32>> {
-        let (flat, per) = self.rows_of(values, minhashes.len(), width)?;
+        let flat = rows(values, &minhashes)?;
+        let per = self.per_row(&flat, minhashes.len(), width)?;
         let docs: Vec<Option<DocSet>> = minhashes
             .iter()
             .map(|m| m.as_ref().and_then(|m| set_of(m)))
@@ -394,19 +409,22 @@ impl LshTable {
     }
 
     /// The slots answering a query by hashvalues (one sketch's, `width` values per
-    /// position), looking in the first `bands` bands (all by default).
+    /// position, or `None` for the MinHash's own), looking in the first `bands` bands (all
+    /// by default).
     #[pyo3(signature = (values, width, minhash=None, verify=true, bands=None))]
     fn query_given(
         &self,
         py: Python<'_>,
-        values: &Bound<'_, PyAny>,
+        values: Option<&Bound<'_, PyAny>>,
         width: usize,
         minhash: Option<PyRef<'_, MinHash>>,
         verify: bool,
         bands: Option<usize>,
     ) -> PyResult<(Vec<u32>, Vec<f64>)> {
-        let (flat, _) = self.rows_of(values, 1, width)?;
-        let doc = minhash.as_ref().and_then(|m| set_of(m));
+        let minhash = [minhash];
+        let flat = rows(values, &minhash)?;
+        self.per_row(&flat, 1, width)?;
+        let doc = minhash[0].as_ref().and_then(|m| set_of(m));
         let bands = bands.unwrap_or(self.bands).min(self.bands);
         threads::detached(py, || {
             let probe = self.given(&flat, width, doc);

@@ -109,9 +109,9 @@ def optimal_param(
     return best
 
 
-def _sketched(minhash: Any) -> bool:
-    """Whether the table sketches the MinHash's set itself (a neardup MinHash of neardup's
-    own sketch), rather than filing it by its hashvalues."""
+def _own_sketch(minhash: Any) -> bool:
+    """Whether a MinHash is a neardup MinHash of neardup's own sketch, whose set a table
+    sketches itself rather than filing it by its hashvalues."""
     return isinstance(minhash, MinHash) and getattr(minhash, "sketch", None) in _OWN_SKETCHES
 
 
@@ -138,6 +138,25 @@ def _refuse_storage(storage_config: Optional[dict[str, Any]]) -> None:
             "memory (it pickles, and merge() joins tables). The on-disk index, durable and "
             "shared by processes, is neardup.Index(path): it indexes texts, not MinHashes"
         )
+
+
+def _check_arguments(
+    storage_config: Optional[dict[str, Any]],
+    threshold: float,
+    num_perm: int,
+    weights: Optional[tuple[float, float]],
+) -> None:
+    """The checks datasketch's LSH indexes make of their common arguments."""
+    _refuse_storage(storage_config)
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError("threshold must be in [0.0, 1.0]")
+    if num_perm < 2:
+        raise ValueError("Too few permutation functions")
+    if weights is not None:
+        if any(w < 0.0 or w > 1.0 for w in weights):
+            raise ValueError("Weight must be in [0.0, 1.0]")
+        if sum(weights) != 1.0:
+            raise ValueError("Weights must sum to 1.0")
 
 
 class _KeysView:
@@ -224,16 +243,7 @@ class MinHashLSH:
         sketch: str = "oph",
         verify: bool = True,
     ) -> None:
-        _refuse_storage(storage_config)
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError("threshold must be in [0.0, 1.0]")
-        if num_perm < 2:
-            raise ValueError("Too few permutation functions")
-        if weights is not None:
-            if any(w < 0.0 or w > 1.0 for w in weights):
-                raise ValueError("Weight must be in [0.0, 1.0]")
-            if sum(weights) != 1.0:
-                raise ValueError("Weights must sum to 1.0")
+        _check_arguments(storage_config, threshold, num_perm, weights)
         if params is not None:
             bands, rows = params
             if bands * rows > num_perm:
@@ -261,6 +271,8 @@ class MinHashLSH:
         self._slots: dict[Hashable, int] = {}
         self._keys: dict[int, Hashable] = {}
         self._query_buffer: list[Any] = []
+        # Every sketch filed by its hashvalues (LSH Ensemble's tables look in some bands).
+        self._by_hashvalues = False
         # Guards the key maps and the table together: they change as one.
         self._lock = _SharedLock()
 
@@ -306,6 +318,9 @@ class MinHashLSH:
                     table.setdefault(k.to_bytes(8, "big"), []).append(key)
         return tables
 
+    def _sketched(self, minhash: Any) -> bool:
+        return not self._by_hashvalues and _own_sketch(minhash)
+
     def _check(self, minhash: Any) -> None:
         if len(minhash) != self.h:
             raise ValueError("Expecting minhash with length %d, got %d" % (self.h, len(minhash)))
@@ -313,16 +328,19 @@ class MinHashLSH:
     def _put(self, minhashes: list[Any]) -> list[int]:
         """Files sketches in the table (the write lock held); returns their slots, in order."""
         slots: list[int] = [0] * len(minhashes)
-        own = [i for i, m in enumerate(minhashes) if _sketched(m)]
-        given = [i for i, m in enumerate(minhashes) if not _sketched(m)]
+        own = [i for i, m in enumerate(minhashes) if self._sketched(m)]
+        given = [i for i, m in enumerate(minhashes) if not self._sketched(m)]
         if own:
             for i, s in zip(own, self._table.insert_many([minhashes[i] for i in own])):
                 slots[i] = s
         if given:
-            rows = [_hashvalues(minhashes[i]) for i in given]
-            values = np.concatenate([v for v, _ in rows])
             carried = [minhashes[i] if isinstance(minhashes[i], MinHash) else None for i in given]
-            for i, s in zip(given, self._table.insert_given(values, rows[0][1], carried)):
+            values, width = None, 1
+            if not all(carried):
+                # Sketches of other libraries: their hashvalues, read here.
+                rows = [_hashvalues(minhashes[i]) for i in given]
+                values, width = np.concatenate([v for v, _ in rows]), rows[0][1]
+            for i, s in zip(given, self._table.insert_given(values, width, carried)):
                 slots[i] = s
         return slots
 
@@ -411,14 +429,19 @@ class MinHashLSH:
                 self._slots.update(zip(theirs, slots))
                 self._keys.update(zip(slots, theirs))
 
-    def _answer(self, minhash: Any, bands: Optional[int] = None) -> tuple[list[int], list[float]]:
-        """The slots answering `minhash` and their similarities (the read lock held)."""
+    def _answer(
+        self, minhash: Any, bands: Optional[int] = None, verify: Optional[bool] = None
+    ) -> tuple[list[int], list[float]]:
+        """The slots answering `minhash` and their similarities, in the first `bands`
+        bands (the read lock held)."""
         self._check(minhash)
-        if _sketched(minhash):
-            return self._table.query(minhash, self.verify)
+        verify = self.verify if verify is None else verify
+        if self._sketched(minhash) and bands is None:
+            return self._table.query(minhash, verify)
+        if isinstance(minhash, MinHash):
+            return self._table.query_given(None, 1, minhash, verify, bands)
         values, width = _hashvalues(minhash)
-        carried = minhash if isinstance(minhash, MinHash) else None
-        return self._table.query_given(values, width, carried, self.verify, bands)
+        return self._table.query_given(values, width, None, verify, bands)
 
     def query(self, minhash: Any) -> list[Any]:
         """The keys of the inserted sets similar to `minhash`: verified ones most similar
@@ -439,9 +462,7 @@ class MinHashLSH:
         if b > self.b:
             raise ValueError("b must be less or equal to the number of hash tables")
         with self._lock.read():
-            self._check(minhash)
-            values, width = _hashvalues(minhash)
-            slots, _ = self._table.query_given(values, width, None, False, b)
+            slots, _ = self._answer(minhash, b, verify=False)
             return {self._keys[s] for s in slots}
 
     def add_to_query_buffer(self, minhash: Any) -> None:
@@ -517,6 +538,7 @@ class MinHashLSH:
                 "verify": self.verify,
                 "prepickle": self.prepickle,
                 "hashfunc": self.hashfunc,
+                "by_hashvalues": self._by_hashvalues,
                 "slots": dict(self._slots),
                 "table": self._table.export(),
             }
@@ -526,6 +548,7 @@ class MinHashLSH:
         self.verify = state["verify"]
         self.prepickle = state.get("prepickle", False)
         self.hashfunc = state.get("hashfunc")
+        self._by_hashvalues = state.get("by_hashvalues", False)
         self._slots = state["slots"]
         self._keys = {s: k for k, s in self._slots.items()}
         self._query_buffer = []
