@@ -20,30 +20,22 @@ class _SharedLock:
     read. Not reentrant."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        # The condition's own lock, taken directly where no wait follows: a C call, where
+        # the condition's `with` is a Python one.
+        self._mutex = threading.Lock()
+        self._cond = threading.Condition(self._mutex)
         self._readers = 0
         self._writing = False
         self._writers_waiting = 0
+        self._reading = _Reading(self)
 
     # Each count is undone in a `finally` entered before it is made, so a
     # KeyboardInterrupt at any point leaves no reader or writer behind.
 
-    @contextmanager
-    def read(self) -> Iterator[None]:
-        counted = False
-        try:
-            with self._cond:
-                while self._writing or self._writers_waiting:
-                    self._cond.wait()
-                self._readers += 1
-                counted = True
-            yield
-        finally:
-            if counted:
-                with self._cond:
-                    self._readers -= 1
-                    if not self._readers:
-                        self._cond.notify_all()
+    def read(self) -> _Reading:
+        """A context manager holding the lock for reading (one object, reused: a query
+        takes microseconds, a generator-based manager would double that)."""
+        return self._reading
 
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -65,6 +57,35 @@ class _SharedLock:
                 with self._cond:
                     self._writing = False
                     self._cond.notify_all()
+
+
+class _Reading:
+    """`_SharedLock.read`'s context manager."""
+
+    def __init__(self, lock: _SharedLock) -> None:
+        self._lock = lock
+
+    def __enter__(self) -> None:
+        lock = self._lock
+        counted = False
+        try:
+            with lock._mutex:
+                while lock._writing or lock._writers_waiting:
+                    lock._cond.wait()
+                lock._readers += 1
+                counted = True
+        except BaseException:
+            if counted:
+                self.__exit__()
+            raise
+
+    def __exit__(self, *exc: Any) -> None:
+        lock = self._lock
+        with lock._mutex:
+            lock._readers -= 1
+            # Only writers wait for readers to leave.
+            if not lock._readers and lock._writers_waiting:
+                lock._cond.notify_all()
 
 
 _OWN_SKETCHES = ("oph", "classic")
@@ -568,7 +589,8 @@ class _InsertionSession:
 
     def insert(self, key: Hashable, minhash: Any, check_duplication: bool = True) -> None:
         self._lsh._check(minhash)
-        if key in self._buffer or key in self._lsh:
+        # Read without the lock: insert_many checks again under it.
+        if key in self._buffer or key in self._lsh._slots:
             if check_duplication:
                 raise ValueError("The given key already exists")
             self._buffer.pop(key, None)
