@@ -364,7 +364,7 @@ impl LshTable {
             .collect();
         threads::detached(py, || {
             let entries: Vec<Entry> = docs
-                .into_iter()
+                .into_par_iter()
                 .enumerate()
                 .map(|(i, d)| self.given(&flat[i * per..(i + 1) * per], width, d))
                 .collect();
