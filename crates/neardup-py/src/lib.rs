@@ -18,6 +18,7 @@
 //! | `results` | results as columns, as Python lists or NumPy buffers |
 //! | `buffer` | vectors handed to NumPy without a copy |
 //! | `minhash`, `lsh` | `MinHash` and the table behind `MinHashLSH` |
+//! | `scheme` | datasketch's permutation schemes, so `MinHash` gives its hashvalues |
 //! | `index` | `Index` over `neardup-index` |
 //! | `threads` | a call's thread count |
 //! | `errors` | the exceptions and the library's errors mapped onto them |
@@ -34,6 +35,7 @@ mod lsh;
 mod minhash;
 mod results;
 mod runs;
+mod scheme;
 mod spark;
 mod texts;
 mod threads;
@@ -63,6 +65,9 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<config::NativeConfig>()?;
     m.add_class::<buffer::Buffer>()?;
     m.add_class::<minhash::MinHash>()?;
+    m.add_class::<minhash::MinHashes>()?;
+    m.add_function(wrap_pyfunction!(minhash::sha1_hash32, m)?)?;
+    m.add_function(wrap_pyfunction!(minhash::sha1_hash64, m)?)?;
     m.add_class::<lsh::LshTable>()?;
     m.add_class::<index::Index>()?;
     m.add_function(wrap_pyfunction!(runs::run_pairs, m)?)?;

@@ -50,7 +50,7 @@ def test_minhash_round_trip() -> None:
         assert copy.digest().tolist() == m.digest().tolist()
     pending = neardup.MinHash()
     pending.update_batch([b"b", b"a", b"b"])  # not yet sorted when pickled
-    assert pickle.loads(pickle.dumps(pending)).count() == 2
+    assert len(pickle.loads(pickle.dumps(pending)).hashes()) == 2  # count() estimates (#36)
 
 
 def test_minhash_lsh_round_trip() -> None:

@@ -25,6 +25,8 @@ workers); its defaults, the library's own, are the ``DEFAULT_*`` constants. Erro
 from ._config import Config
 from ._output import Annotation, Contained
 from ._lsh import MinHashLSH
+from ._lshensemble import MinHashLSHEnsemble
+from ._lshforest import MinHashLSHForest
 from ._neardup import (
     DEFAULT_HAMMING,
     DEFAULT_MAX_SHINGLES,
@@ -38,7 +40,10 @@ from ._neardup import (
     MinHash,
     NeardupError,
     __version__,
+    sha1_hash32,
+    sha1_hash64,
 )
+from ._sketches import LeanMinHash, WeightedMinHash, WeightedMinHashGenerator, bBitMinHash
 from ._runs import (
     annotate,
     band_keys,
@@ -64,17 +69,25 @@ __all__ = [
     "Index",
     "IndexFileError",
     "MIN_THRESHOLD",
+    "LeanMinHash",
     "MinHash",
     "MinHashLSH",
+    "MinHashLSHEnsemble",
+    "MinHashLSHForest",
     "NeardupError",
+    "WeightedMinHash",
+    "WeightedMinHashGenerator",
     "__version__",
     "annotate",
+    "bBitMinHash",
     "band_keys",
     "clusters",
     "dedup",
     "exact_pairs",
     "jaccard",
     "pairs",
+    "sha1_hash32",
+    "sha1_hash64",
     "shingle_sets",
     "verify",
 ]

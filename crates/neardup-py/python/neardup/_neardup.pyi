@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from os import PathLike
 from pathlib import Path
-from typing import Any, Iterable, Literal, Optional, Sequence, Union, final, overload
+from typing import Any, Callable, Iterable, Literal, Optional, Sequence, Union, final, overload
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import Self, disjoint_base
 
 __all__: list[str]
 __version__: str
@@ -107,14 +108,28 @@ def verify(
 
 _Element = Union[bytes, bytearray, str]
 
-@final
+@disjoint_base
 class MinHash:
-    """A set of hashed elements and its MinHash signature, shaped like datasketch's
-    ``MinHash``. It keeps the set (8 bytes per distinct element), so `jaccard` is exact
-    and `MinHashLSH` verifies its answers; `estimate` is the signature's estimate.
-    Elements are hashed with xxh3-64 (seed 0) of their bytes (a str as UTF-8)."""
+    """datasketch 2's ``MinHash``: the same constructor, the same hashvalues for the same
+    tokens (``scheme`` "affine32", the default, "affine64" or "legacy"), `jaccard` as
+    datasketch estimates it. It also keeps its set while it can (default hash function,
+    not rebuilt from hashvalues), so `exact_jaccard` is exact and `MinHashLSH` verifies.
+    ``sketch="oph"`` or ``"classic"`` makes neardup's own sketch of the set instead.
+    ``gpu_mode`` is accepted; neardup runs on the CPU only."""
 
-    def __new__(cls, num_perm: int = 128, seed: int = 1, *, sketch: str = "oph") -> MinHash: ...
+    def __new__(
+        cls,
+        num_perm: int = 128,
+        seed: int = 1,
+        gpu_mode: str = "disable",
+        hashfunc: Optional[Callable[[Any], int]] = None,
+        hashobj: Optional[object] = None,
+        hashvalues: Optional[npt.ArrayLike] = None,
+        permutations: Optional[Any] = None,
+        scheme: Optional[str] = None,
+        *,
+        sketch: Optional[str] = None,
+    ) -> Self: ...
     @staticmethod
     def from_text(
         text: str,
@@ -139,36 +154,50 @@ class MinHash:
         sketch: str = "oph",
     ) -> list[MinHash]:
         """The MinHashes of many texts, shingled in parallel with the GIL released."""
+    @classmethod
+    def bulk(cls, b: Iterable[Iterable[Any]], **kwargs: Any) -> list[MinHash]:
+        """MinHashes of many sets of tokens (datasketch's ``MinHash.bulk``)."""
+    @classmethod
+    def generator(cls, b: Iterable[Iterable[Any]], **kwargs: Any) -> MinHashes:
+        """MinHashes of many sets, one at a time (datasketch's ``MinHash.generator``)."""
     @staticmethod
-    def bulk(
-        b: Iterable[Iterable[_Element]], num_perm: int = 128, seed: int = 1, *, sketch: str = "oph"
-    ) -> list[MinHash]:
-        """MinHashes of many sets of elements (datasketch's ``MinHash.bulk``)."""
-    @staticmethod
-    def union(*minhashes: MinHash) -> MinHash:
-        """The union of MinHashes of the same kind."""
-    def update(self, b: _Element) -> None:
-        """Adds one element."""
-    def update_batch(self, b: Iterable[_Element]) -> None:
-        """Adds every element of an iterable."""
+    def union(*mhs: MinHash) -> MinHash:
+        """The union of two or more MinHashes of the same scheme, seed and length."""
+    def update(self, b: Any) -> None:
+        """Adds one token (bytes, a str as UTF-8, or what `hashfunc` takes)."""
+    def update_batch(self, b: Iterable[Any]) -> None:
+        """Adds every token of an iterable."""
     def update_hashes(self, values: Union[npt.ArrayLike, Sequence[int]]) -> None:
-        """Adds 64-bit hashes as they are (e.g. a set from `neardup.shingle_sets`)."""
-    def jaccard(self, other: MinHash) -> float:
+        """Adds 64-bit hashes as they are to neardup's own sketch."""
+    def jaccard(self, other: Any) -> float:
+        """datasketch's estimate: the share of agreeing hashvalues (two empty: 1.0)."""
+    def estimate(self, other: Any) -> float:
+        """The same as `jaccard` (its older name here)."""
+    def exact_jaccard(self, other: MinHash) -> float:
         """The exact Jaccard similarity of the two sets (0 if either is empty)."""
-    def estimate(self, other: MinHash) -> float:
-        """The MinHash estimate of the Jaccard similarity (datasketch's ``jaccard``)."""
-    def digest(self) -> npt.NDArray[np.uint64]:
-        """The signature: `num_perm` values."""
+    def digest(self) -> npt.NDArray[np.unsignedinteger[Any]]:
+        """The hashvalues (a copy): uint32 for affine32, else uint64."""
     @property
-    def hashvalues(self) -> npt.NDArray[np.uint64]:
-        """The signature (datasketch's attribute)."""
+    def hashvalues(self) -> npt.NDArray[np.unsignedinteger[Any]]:
+        """The hashvalues (datasketch's attribute)."""
+    @property
+    def permutations(self) -> Optional[npt.NDArray[np.unsignedinteger[Any]]]:
+        """The permutation parameters, rows `a` and `b` (None for neardup's own sketch)."""
+    @property
+    def hashfunc(self) -> Optional[Callable[[Any], int]]:
+        """The tokens' hash function (default: `sha1_hash32`, `sha1_hash64` for affine64)."""
+    @property
+    def _gpu_mode(self) -> str: ...
+    @property
+    def has_set(self) -> bool:
+        """Whether the MinHash carries its set."""
     def hashes(self) -> npt.NDArray[np.uint64]:
         """The set's hashes, sorted."""
-    def count(self) -> int:
-        """The number of distinct elements (exact)."""
+    def count(self) -> float:
+        """datasketch's estimate of the number of distinct elements."""
     def is_empty(self) -> bool: ...
     def merge(self, other: MinHash) -> None:
-        """Adds the other set's elements to this one."""
+        """Makes this MinHash the union of both."""
     def clear(self) -> None: ...
     def copy(self) -> MinHash: ...
     @property
@@ -176,9 +205,30 @@ class MinHash:
     @property
     def seed(self) -> int: ...
     @property
+    def scheme(self) -> str: ...
+    @property
     def sketch(self) -> str: ...
     def __len__(self) -> int: ...
     def __eq__(self, value: object, /) -> bool: ...
+    @staticmethod
+    def _from_state(state: dict[str, Any]) -> MinHash: ...
+    @staticmethod
+    def _restore(
+        num_perm: int, seed: int, sketch: str, set: bytes, whole: Optional[bytes]
+    ) -> MinHash: ...
+
+@final
+class MinHashes:
+    """The MinHashes `MinHash.generator` makes, one per set of tokens."""
+
+    def __iter__(self) -> MinHashes: ...
+    def __next__(self) -> MinHash: ...
+
+def sha1_hash32(data: Any) -> int:
+    """datasketch's token hash: SHA-1's first 4 bytes, little-endian."""
+
+def sha1_hash64(data: Any) -> int:
+    """SHA-1's first 8 bytes, little-endian (the affine64 scheme's token hash)."""
 
 @final
 class _LshTable:
@@ -187,12 +237,12 @@ class _LshTable:
     def insert_many(self, minhashes: list[MinHash]) -> list[int]: ...
     def remove(self, slot: int) -> None: ...
     def insert_given(
-        self, values: Any, width: int, minhashes: list[Optional[MinHash]]
+        self, values: Optional[Any], width: int, minhashes: list[Optional[MinHash]]
     ) -> list[int]: ...
     def query(self, minhash: MinHash, verify: bool = True) -> tuple[list[int], list[float]]: ...
     def query_given(
         self,
-        values: Any,
+        values: Optional[Any],
         width: int,
         minhash: Optional[MinHash] = None,
         verify: bool = True,
