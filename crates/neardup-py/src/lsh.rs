@@ -11,6 +11,7 @@
 //! Answers are verified by exact Jaccard when both sets are known, else they are the
 //! bands' candidates. Entries are numbered by slot; the Python class maps keys to slots.
 
+use std::collections::hash_map::Entry as Bucket;
 use std::sync::{Arc, RwLock};
 
 use foldhash::{HashMap, HashMapExt};
@@ -33,7 +34,8 @@ use crate::threads;
 const CHUNK_SETS: usize = 1 << 12;
 const CHUNK_ELEMENTS: usize = 1 << 18;
 
-/// Candidates past this many are verified in parallel.
+/// Candidates past this many are verified in parallel, and batches of entries past this
+/// many filed in parallel.
 const PARALLEL_VERIFY: usize = 64;
 
 /// How an entry is filed in the buckets.
@@ -53,12 +55,46 @@ struct Entry {
 /// A slot's set and, for a truncated text, its whole-text sketch, as bytes.
 type Exported<B> = (B, Option<B>);
 
+/// A bucket's slots: most buckets of a large table hold one, kept inline (a vector per
+/// key was an allocation per band of every insert).
+enum Slots {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Slots {
+    fn push(&mut self, slot: u32) {
+        match self {
+            Slots::One(first) => *self = Slots::Many(vec![*first, slot]),
+            Slots::Many(all) => all.push(slot),
+        }
+    }
+
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Slots::One(slot) => std::slice::from_ref(slot),
+            Slots::Many(all) => all,
+        }
+    }
+
+    /// Takes `slot` out; true if none is left.
+    fn remove(&mut self, slot: u32) -> bool {
+        match self {
+            Slots::One(only) => *only == slot,
+            Slots::Many(all) => {
+                all.retain(|&s| s != slot);
+                all.is_empty()
+            }
+        }
+    }
+}
+
 #[derive(Default)]
 struct Table {
     entries: Vec<Option<Entry>>,
     /// Per family and band (`family · bands + band`): key → slots; the family after the
     /// pipeline's last holds the given hashvalues' keys.
-    buckets: Vec<HashMap<u64, Vec<u32>>>,
+    buckets: Vec<HashMap<u64, Slots>>,
     live: usize,
 }
 
@@ -164,14 +200,10 @@ impl LshTable {
     /// Puts prepared entries in the table; returns their slots.
     fn put(&self, entries: Vec<Entry>) -> Vec<u32> {
         let mut t = self.write();
-        entries
-            .into_iter()
-            .map(|e| {
-                let slot = t.entries.len() as u32;
-                self.place(&mut t, Some(e));
-                slot
-            })
-            .collect()
+        let first = t.entries.len() as u32;
+        let n = entries.len() as u32;
+        self.place(&mut t, entries.into_iter().map(Some).collect());
+        (first..first + n).collect()
     }
 
     /// Each (bucket, key) an entry is filed under.
@@ -196,21 +228,47 @@ impl LshTable {
         }
     }
 
-    /// Appends a slot (empty for a removed one) and files its set in the buckets.
-    fn place(&self, t: &mut Table, entry: Option<Entry>) {
+    /// The key an entry is filed under in bucket `b`, if it is in that bucket.
+    fn key_in(&self, e: &Entry, b: usize) -> Option<u64> {
+        let (family, band) = (b / self.bands, b % self.bands);
+        let keys = match &e.bands {
+            Bands::Given(keys) if family == self.pipeline.families() => keys.as_slice(),
+            Bands::Sketched { sketch, .. } => sketch.band_keys(family)?,
+            Bands::Given(_) => return None,
+        };
+        keys.get(band).copied()
+    }
+
+    /// Appends slots (empty for removed ones) and files their sets in the buckets: each
+    /// bucket takes its key of every entry, the buckets in parallel for a batch.
+    fn place(&self, t: &mut Table, entries: Vec<Option<Entry>>) {
         if t.buckets.is_empty() {
             t.buckets = (0..(self.pipeline.families() + 1) * self.bands)
                 .map(|_| HashMap::new())
                 .collect();
         }
-        let slot = t.entries.len() as u32;
-        if let Some(e) = &entry {
-            for (bucket, key) in self.filed(e) {
-                t.buckets[bucket].entry(key).or_default().push(slot);
+        let first = t.entries.len() as u32;
+        let file = |(b, bucket): (usize, &mut HashMap<u64, Slots>)| {
+            for (i, e) in entries.iter().enumerate() {
+                let Some(key) = e.as_ref().and_then(|e| self.key_in(e, b)) else {
+                    continue;
+                };
+                let slot = first + i as u32;
+                match bucket.entry(key) {
+                    Bucket::Occupied(mut slots) => slots.get_mut().push(slot),
+                    Bucket::Vacant(free) => {
+                        free.insert(Slots::One(slot));
+                    }
+                }
             }
-            t.live += 1;
+        };
+        if entries.len() > PARALLEL_VERIFY {
+            t.buckets.par_iter_mut().enumerate().for_each(file);
+        } else {
+            t.buckets.iter_mut().enumerate().for_each(file);
         }
-        t.entries.push(entry);
+        t.live += entries.iter().flatten().count();
+        t.entries.extend(entries);
     }
 
     /// The slots whose keys meet `probe`'s in one of its first `bands` bands, in the
@@ -219,7 +277,7 @@ impl LshTable {
         let mut found = Vec::new();
         let mut look = |bucket: usize, key: &u64, keep: &dyn Fn(&Entry) -> bool| {
             if let Some(slots) = t.buckets.get(bucket).and_then(|b| b.get(key)) {
-                found.extend(slots.iter().filter(|&&s| keep(t.entry(s))));
+                found.extend(slots.as_slice().iter().filter(|&&s| keep(t.entry(s))));
             }
         };
         match &probe.bands {
@@ -381,11 +439,8 @@ impl LshTable {
             };
             for (bucket, key) in self.filed(&entry) {
                 let bucket = &mut t.buckets[bucket];
-                if let Some(slots) = bucket.get_mut(&key) {
-                    slots.retain(|&s| s != slot);
-                    if slots.is_empty() {
-                        bucket.remove(&key);
-                    }
+                if bucket.get_mut(&key).is_some_and(|slots| slots.remove(slot)) {
+                    bucket.remove(&key);
                 }
             }
             t.live -= 1;
@@ -548,9 +603,7 @@ impl LshTable {
                 })
                 .collect();
             let mut t = self.write();
-            for e in entries {
-                self.place(&mut t, e);
-            }
+            self.place(&mut t, entries);
         })?;
         Ok(())
     }

@@ -183,5 +183,8 @@ def _set_of(minhash: Any) -> Optional[Any]:
     """A neardup MinHash's set (its sorted hashes), None for a sketch without one."""
     if not isinstance(minhash, MinHash):
         return None
-    hashes = minhash.hashes()
+    try:
+        hashes = minhash.hashes()
+    except ValueError:  # a sketch rebuilt from hashvalues, or fed by the caller's hashfunc
+        return None
     return hashes if len(hashes) else None
