@@ -83,7 +83,8 @@ def test_sets_are_verified_and_views_agree():
         for table, h in zip(tables, lsh.keys[key]):
             assert key in table[h] and len(h) == 8
     assert [sum(t.values()) for t in lsh.get_counts()] == [3] * lsh.b
-    assert [sum(t.values()) for t in lsh.get_subset_counts("x", "z")] == [2] * lsh.b
+    assert [sum(t.values()) for t in lsh.get_subset_counts("x", "z", "missing")] == [2] * lsh.b
+    assert lsh.keys.get("missing") == [] and lsh.keys.getmany("x")[0] == lsh.keys["x"]
     lsh.add_to_query_buffer(words("a b c d e f g h"))
     lsh.add_to_query_buffer(words("a b c d e f g z"))
     assert sorted(lsh.collect_query_buffer()) == ["x", "y"]

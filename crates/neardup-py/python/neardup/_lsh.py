@@ -200,14 +200,15 @@ class _KeysView:
             slot = self._lsh._slots[key]
             return [k.to_bytes(8, "big") for k in self._lsh._table.band_keys(slot)]
 
-    def get(self, key: Hashable, default: Any = None) -> Any:
+    def get(self, key: Hashable) -> list[bytes]:
+        """The key's buckets, none for a missing key (datasketch's storage ``get``)."""
         try:
             return self[key]
         except KeyError:
-            return default
+            return []
 
     def getmany(self, *keys: Hashable) -> list[list[bytes]]:
-        return [self[k] for k in keys]
+        return [self.get(k) for k in keys]
 
     def __iter__(self) -> Iterator[Hashable]:
         return iter(self())
@@ -503,11 +504,11 @@ class MinHashLSH:
         return [{h: len(ks) for h, ks in t.items()} for t in self.hashtables]
 
     def get_subset_counts(self, *keys: Hashable) -> list[dict[bytes, int]]:
-        """`get_counts` over the given keys only (``KeyError`` for a missing one)."""
+        """`get_counts` over the given keys only (a missing key counts nowhere, as in
+        datasketch)."""
         tables: list[dict[bytes, int]] = [{} for _ in range(self.b)]
-        view = self.keys
-        for key in set(keys):
-            for table, h in zip(tables, view[key]):
+        for buckets in self.keys.getmany(*set(keys)):
+            for table, h in zip(tables, buckets):
                 table[h] = table.get(h, 0) + 1
         return tables
 
