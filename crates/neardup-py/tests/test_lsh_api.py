@@ -159,3 +159,20 @@ def test_ensemble_answers_are_verified_containment():
         for k in found:
             assert len(set(s) & set(sets[k])) >= 0.8 * len(s)
     assert 3 in lsh and 99 not in lsh
+
+
+def test_two_tables_merged_into_each_other_at_once():
+    import threading
+
+    one = MinHashLSH(threshold=0.5, num_perm=128)
+    two = MinHashLSH(threshold=0.5, num_perm=128)
+    for i in range(200):
+        one.insert(("one", i), words(f"a{i} b{i} c{i}"))
+        two.insert(("two", i), words(f"x{i} y{i} z{i}"))
+    threads = [threading.Thread(target=one.merge, args=(two,)), threading.Thread(target=two.merge, args=(one,))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "the merges wait for each other"
+    assert len(one) >= 400 or len(two) >= 400

@@ -4,8 +4,8 @@ Jaccard when both sets are known (unless asked otherwise), else the bands' candi
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
-from typing import Any, Callable, Hashable, Iterable, Iterator, Optional
+from contextlib import ExitStack, contextmanager
+from typing import Any, Callable, ContextManager, Hashable, Iterable, Iterator, Optional
 
 import numpy as np
 
@@ -439,17 +439,24 @@ class MinHashLSH:
             if check_overlap and self._slots:
                 raise ValueError("The keys are overlapping, duplicate key exists.")
             return
-        with other._lock.read():
+        with ExitStack() as held:
+            # Both locks in one order whatever the direction, so two tables merged into
+            # each other at once cannot wait for each other.
+            locks: list[tuple[int, ContextManager[None]]] = [
+                (id(other), other._lock.read()),
+                (id(self), self._lock.write()),
+            ]
+            for _, lock in sorted(locks, key=lambda pair: pair[0]):
+                held.enter_context(lock)
             theirs = dict(other._slots)
-            with self._lock.write():
-                if check_overlap and not theirs.keys().isdisjoint(self._slots):
-                    raise ValueError("The keys are overlapping, duplicate key exists.")
-                for key in theirs:
-                    if key in self._slots:
-                        self._remove(key)
-                slots = self._table.copy_from(other._table, list(theirs.values()))
-                self._slots.update(zip(theirs, slots))
-                self._keys.update(zip(slots, theirs))
+            if check_overlap and not theirs.keys().isdisjoint(self._slots):
+                raise ValueError("The keys are overlapping, duplicate key exists.")
+            for key in theirs:
+                if key in self._slots:
+                    self._remove(key)
+            slots = self._table.copy_from(other._table, list(theirs.values()))
+            self._slots.update(zip(theirs, slots))
+            self._keys.update(zip(slots, theirs))
 
     def _answer(
         self, minhash: Any, bands: Optional[int] = None, verify: Optional[bool] = None
