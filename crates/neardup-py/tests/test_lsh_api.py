@@ -176,3 +176,26 @@ def test_two_tables_merged_into_each_other_at_once():
         t.join(timeout=60)
     assert not any(t.is_alive() for t in threads), "the merges wait for each other"
     assert len(one) >= 400 or len(two) >= 400
+
+
+def test_stored_signatures_meet_fresh_minhashes():
+    fresh = words("a b c d e f g h")
+    stored = MinHash(hashvalues=fresh.hashvalues, scheme="affine32")  # no set
+    other = words("a b c d e f g z")
+    lsh = MinHashLSH(threshold=0.5)
+    lsh.insert("fresh", fresh)
+    lsh.insert("other", other)
+    lsh.insert("stored", stored)
+    # Verified where both sets are known (most similar first), then the candidate that
+    # has only its signature.
+    found = lsh.query_with_similarity(words("a b c d e f g h"))
+    assert [k for k, _ in found] == ["fresh", "other", "stored"]
+    assert found[0][1] == 1.0 and found[1][1] == 7 / 9 and np.isnan(found[2][1])
+    # Without its set, the query gets the bands' candidates, in insertion order.
+    got = lsh.query(stored)
+    assert got[0] == "fresh" and "stored" in got
+    assert got == sorted(got, key=["fresh", "other", "stored"].index)
+    # neardup's own sketch is filed by its set, apart from datasketch's hashvalues.
+    own = words("a b c d e f g h", sketch="oph")
+    lsh.insert("own", own)
+    assert lsh.query(own) == ["own"]
