@@ -11,10 +11,6 @@ from .skips import SKIPS
 
 HERE = Path(__file__).resolve().parent
 
-# While issue #36 is built: files whose classes neardup does not have yet (each leaves
-# this list when its classes land).
-collect_ignore = ["test_minhash.py", "test_lean_minhash.py", "test_weighted_minhash.py"]
-
 
 def local_id(item: pytest.Item) -> str | None:
     """The item's node id relative to this folder, or None for a test elsewhere."""
