@@ -31,6 +31,7 @@
 //!   [`Sketched`](corpus::Sketched));
 //! - [`run`]: the run itself, its configuration, statistics and pair sets;
 //! - [`spill`]: runs larger than memory, on temporary files;
+//! - [`units`]: paragraphs, lines and sentence spans removed where they repeat;
 //! - [`shuffle`]: the band rows and bucket walk of a distributed (Spark) run;
 //! - [`measure`]: what a band plan will find and cost before a run
 //!   ([`measure::plan`]), and how a run measures against the exact join or labels
@@ -68,6 +69,7 @@ pub mod shuffle;
 pub mod sketch;
 pub mod spill;
 pub mod text;
+pub mod units;
 pub mod verify;
 
 // What a run needs, shown at the root in full (each also under its stage's namespace).
