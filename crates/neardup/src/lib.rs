@@ -31,6 +31,7 @@
 //!   [`Sketched`](corpus::Sketched));
 //! - [`run`]: the run itself, its configuration, statistics and pair sets;
 //! - [`spill`]: runs larger than memory, on temporary files;
+//! - [`decontaminate`]: benchmark items found inside documents by word n-grams, verified;
 //! - [`units`]: paragraphs, lines and sentence spans removed where they repeat;
 //! - [`shuffle`]: the band rows and bucket walk of a distributed (Spark) run;
 //! - [`measure`]: what a band plan will find and cost before a run
@@ -61,6 +62,7 @@
 pub mod candidates;
 pub mod cluster;
 pub mod corpus;
+pub mod decontaminate;
 mod error;
 pub mod measure;
 mod rng;

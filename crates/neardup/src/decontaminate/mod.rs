@@ -1,0 +1,413 @@
+//! Test sets inside training data: which benchmark items occur inside a document, how
+//! much of each, and where.
+//!
+//! A [`TestSet`] holds the items of one or more benchmarks as word n-grams. For a
+//! document, [`TestSet::find`] looks up each of the document's n-grams, confirms every hit
+//! by comparing the words themselves (a hash collision is never reported), and returns,
+//! per item it shares an n-gram with, its *containment* (the share of the item's distinct
+//! n-grams found in the document) and the byte spans of the document those n-grams cover.
+//! Only items at or above [`TestSetBuilder::min_overlap`] are returned.
+//!
+//! **Words.** Unicode words (UAX #29, as the shingler's `word:K`): punctuation and
+//! whitespace are not words, so `"Paris, France."` and `"paris france"` are the same two
+//! words. Each word is lowercased (full Unicode lowercasing); no other normalization (no
+//! NFKC), so spans are byte offsets in the document as given. lm-eval-harness lowercases
+//! and strips punctuation before splitting on whitespace; datatrove tokenizes and
+//! lowercases: the same words on ordinary text.
+//!
+//! **Items shorter than n words.** The rule of GPT-3's appendix C, as NeMo Curator
+//! applies it: an item of `m` words, `min_ngram <= m < n`, is one n-gram of all its `m`
+//! words (found only whole); an item of fewer than `min_ngram` words is not checked and is
+//! counted ([`TestSet::unchecked`]). lm-eval-harness (n = 13, no minimum) checks no item
+//! shorter than 13 words, silently; [`TestSetBuilder::min_ngram`] equal to `n` does the
+//! same and counts them.
+//!
+//! # Example
+//!
+//! ```
+//! use neardup::decontaminate::TestSet;
+//!
+//! let items = [
+//!     "What is the capital of France? The capital of France is Paris, a city on the Seine.",
+//!     "Name the largest planet in the solar system.",
+//! ];
+//! let tests = TestSet::builder().ngram(8).min_ngram(4).build(items)?;
+//! let doc = "Quiz night! what is the capital of france - the capital of France is Paris, \
+//!            a city on the Seine. Next round.";
+//! let found = tests.find(doc);
+//! assert_eq!(found.len(), 1);
+//! assert_eq!(found[0].item, 0);
+//! assert_eq!(found[0].containment, 1.0);
+//! let span = found[0].spans[0].clone();
+//! assert_eq!(&doc[span], "what is the capital of france - the capital of France is \
+//!                          Paris, a city on the Seine");
+//! // The second item has 8 words: one 8-gram, found only whole.
+//! assert!(tests.find("name the largest planet in the solar").is_empty());
+//! # Ok::<(), neardup::decontaminate::DecontaminateError>(())
+//! ```
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use unicode_segmentation::UnicodeSegmentation;
+
+/// lm-eval-harness's n (GPT-3 used 8 to 13 by benchmark; datatrove 12).
+pub const DEFAULT_NGRAM: usize = 13;
+/// The shortest item checked, as GPT-3 and NeMo Curator (`min_ngram_size = 8`).
+pub const DEFAULT_MIN_NGRAM: usize = 8;
+/// The containment an item needs to be reported by default.
+pub const DEFAULT_MIN_OVERLAP: f64 = 0.5;
+
+/// Why a [`TestSet`] cannot be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecontaminateError {
+    /// `n` must be at least 1, and `min_ngram` in `1..=n`.
+    #[error("the n-gram size must be at least 1 and the minimum in 1..=n (got n = {n}, minimum {min_ngram})")]
+    BadNgram {
+        /// The n-gram size given.
+        n: usize,
+        /// The minimum given.
+        min_ngram: usize,
+    },
+    /// The minimum overlap must be in `0..=1`.
+    #[error("the minimum overlap must be a number in 0..=1 (got {0})")]
+    BadOverlap(f64),
+    /// More items than fit in a `u32`.
+    #[error("too many test items (at most {max})", max = u32::MAX)]
+    TooManyItems,
+}
+
+/// How a [`TestSet`] is built; [`TestSet::builder`].
+#[derive(Debug, Clone)]
+pub struct TestSetBuilder {
+    n: usize,
+    min_ngram: usize,
+    min_overlap: f64,
+}
+
+impl Default for TestSetBuilder {
+    fn default() -> Self {
+        TestSetBuilder {
+            n: DEFAULT_NGRAM,
+            min_ngram: DEFAULT_MIN_NGRAM,
+            min_overlap: DEFAULT_MIN_OVERLAP,
+        }
+    }
+}
+
+impl TestSetBuilder {
+    /// Words per n-gram (default 13).
+    pub fn ngram(mut self, n: usize) -> Self {
+        self.n = n;
+        self
+    }
+
+    /// Items with fewer words than this are not checked (default 8; at most `n`).
+    pub fn min_ngram(mut self, min: usize) -> Self {
+        self.min_ngram = min;
+        self
+    }
+
+    /// The containment an item needs to be reported (default 0.5); 0 reports an item
+    /// sharing any one n-gram, lm-eval-harness's rule.
+    pub fn min_overlap(mut self, overlap: f64) -> Self {
+        self.min_overlap = overlap;
+        self
+    }
+
+    /// The test set of `items`, numbered in order from 0.
+    pub fn build<I>(self, items: I) -> Result<TestSet, DecontaminateError>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        if self.n == 0 || self.min_ngram == 0 || self.min_ngram > self.n {
+            return Err(DecontaminateError::BadNgram {
+                n: self.n,
+                min_ngram: self.min_ngram,
+            });
+        }
+        if !(0.0..=1.0).contains(&self.min_overlap) {
+            return Err(DecontaminateError::BadOverlap(self.min_overlap));
+        }
+        let mut set = TestSet {
+            n: self.n,
+            min_ngram: self.min_ngram,
+            min_overlap: self.min_overlap,
+            items: Vec::new(),
+            grams: HashMap::default(),
+            lengths: Vec::new(),
+        };
+        for text in items {
+            let number =
+                u32::try_from(set.items.len()).map_err(|_| DecontaminateError::TooManyItems)?;
+            set.add(number, text.as_ref());
+        }
+        set.lengths.sort_unstable();
+        set.lengths.dedup();
+        Ok(set)
+    }
+}
+
+/// One test item, as words.
+#[derive(Debug, Clone)]
+struct Item {
+    words: Vec<Box<str>>,
+    /// Words per n-gram: `n`, the item's length if shorter, 0 if not checked.
+    gram: usize,
+    /// Its distinct n-grams.
+    distinct: u32,
+}
+
+/// An item's n-gram: the item and where the n-gram first starts in it.
+#[derive(Debug, Clone, Copy)]
+struct GramRef {
+    item: u32,
+    at: u32,
+}
+
+/// Benchmark items as word n-grams, searched for inside documents; see the
+/// [module](self) documentation. `Send + Sync`: documents can be searched in parallel.
+#[derive(Debug, Clone)]
+pub struct TestSet {
+    n: usize,
+    min_ngram: usize,
+    min_overlap: f64,
+    items: Vec<Item>,
+    grams: HashMap<u64, Vec<GramRef>, foldhash::fast::FixedState>,
+    /// The n-gram lengths items use, ascending (`n`, and shorter items' lengths).
+    lengths: Vec<usize>,
+}
+
+/// One item found inside a document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemMatch {
+    /// The item's number (0-based, in the order given to [`TestSetBuilder::build`]).
+    pub item: usize,
+    /// Its distinct n-grams found in the document.
+    pub matched: usize,
+    /// Its distinct n-grams.
+    pub ngrams: usize,
+    /// `matched / ngrams`.
+    pub containment: f64,
+    /// The byte ranges of the document covered by the n-grams found, in order, not
+    /// overlapping (from the first byte of a run's first word to the last of its last).
+    pub spans: Vec<Range<usize>>,
+}
+
+/// The seed of word hashes, and the base of the rolling n-gram hash (odd).
+const WORD_SEED: u64 = 0x6465_636f_6e74_616d;
+const BASE: u64 = 0x9e37_79b9_7f4a_7c15;
+
+impl TestSet {
+    /// A builder with the defaults: 13-grams, items of 8 to 12 words matched whole,
+    /// shorter ones not checked, reported at containment 0.5.
+    pub fn builder() -> TestSetBuilder {
+        TestSetBuilder::default()
+    }
+
+    /// Words per n-gram.
+    pub fn ngram(&self) -> usize {
+        self.n
+    }
+
+    /// Items.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True if there are no items.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The number of words of item `item`.
+    pub fn item_len(&self, item: usize) -> usize {
+        self.items.get(item).map_or(0, |i| i.words.len())
+    }
+
+    /// True if item `item` is checked: it has at least `min_ngram` words.
+    pub fn is_checked(&self, item: usize) -> bool {
+        self.items.get(item).is_some_and(|i| i.gram > 0)
+    }
+
+    /// Items shorter than `n` words but checked, each as one n-gram of all its words.
+    pub fn short(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|i| i.gram > 0 && i.gram < self.n)
+            .count()
+    }
+
+    /// Items with fewer than `min_ngram` words, not checked.
+    pub fn unchecked(&self) -> usize {
+        self.items.iter().filter(|i| i.gram == 0).count()
+    }
+
+    fn add(&mut self, number: u32, text: &str) {
+        let mut words = Vec::new();
+        let mut hashes = Vec::new();
+        let mut buf = String::new();
+        for (_, word) in text.unicode_word_indices() {
+            hashes.push(word_hash(word, &mut buf));
+            words.push(Box::from(buf.as_str()));
+        }
+        let gram = match words.len() {
+            m if m >= self.n => self.n,
+            m if m >= self.min_ngram => m,
+            _ => 0,
+        };
+        let mut distinct = 0;
+        if gram > 0 {
+            self.lengths.push(gram);
+            let rolling = Rolling::new(&hashes);
+            let mut seen = Vec::new();
+            for at in 0..=words.len() - gram {
+                let key = rolling.gram(at, gram);
+                let refs = self.grams.entry(key).or_default();
+                // A repeated n-gram of an item counts once, at its first place.
+                if !refs.iter().any(|r| r.item == number) {
+                    refs.push(GramRef {
+                        item: number,
+                        at: at as u32,
+                    });
+                    seen.push(key);
+                }
+            }
+            distinct = seen.len() as u32;
+        }
+        self.items.push(Item {
+            words,
+            gram,
+            distinct,
+        });
+    }
+
+    /// The items inside `text` at or above the minimum overlap, by item number.
+    pub fn find(&self, text: &str) -> Vec<ItemMatch> {
+        let mut places = Vec::new();
+        let mut hashes = Vec::new();
+        let mut buf = String::new();
+        for (start, word) in text.unicode_word_indices() {
+            hashes.push(word_hash(word, &mut buf));
+            places.push(start..start + word.len());
+        }
+        let rolling = Rolling::new(&hashes);
+        // (item, the n-gram's place in the item, its first word in the document)
+        let mut hits: Vec<(u32, u32, u32)> = Vec::new();
+        for at in 0..hashes.len() {
+            for &len in &self.lengths {
+                if at + len > hashes.len() {
+                    break;
+                }
+                let Some(refs) = self.grams.get(&rolling.gram(at, len)) else {
+                    continue;
+                };
+                for r in refs {
+                    let item = &self.items[r.item as usize];
+                    let from = r.at as usize;
+                    if item.gram == len
+                        && same_words(&item.words[from..from + len], text, &places[at..at + len])
+                    {
+                        hits.push((r.item, r.at, at as u32));
+                    }
+                }
+            }
+        }
+        hits.sort_unstable();
+        let mut found = Vec::new();
+        for group in hits.chunk_by(|a, b| a.0 == b.0) {
+            let item = &self.items[group[0].0 as usize];
+            let mut matched = 1;
+            for pair in group.windows(2) {
+                matched += usize::from(pair[0].1 != pair[1].1);
+            }
+            let ngrams = item.distinct as usize;
+            let containment = matched as f64 / ngrams as f64;
+            if containment < self.min_overlap {
+                continue;
+            }
+            let mut words: Vec<(usize, usize)> = group
+                .iter()
+                .map(|&(_, _, at)| (at as usize, at as usize + item.gram))
+                .collect();
+            words.sort_unstable();
+            found.push(ItemMatch {
+                item: group[0].0 as usize,
+                matched,
+                ngrams,
+                containment,
+                spans: merge(&words, &places),
+            });
+        }
+        found
+    }
+}
+
+/// Runs of overlapping or touching word ranges as byte ranges of the text.
+fn merge(words: &[(usize, usize)], places: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &(from, to) in words {
+        match runs.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => runs.push((from, to)),
+        }
+    }
+    runs.iter()
+        .map(|&(from, to)| places[from].start..places[to - 1].end)
+        .collect()
+}
+
+/// True if the document's words at `places` are `words` once lowercased.
+fn same_words(words: &[Box<str>], text: &str, places: &[Range<usize>]) -> bool {
+    words.iter().zip(places).all(|(w, p)| {
+        text[p.clone()]
+            .chars()
+            .flat_map(char::to_lowercase)
+            .eq(w.chars())
+    })
+}
+
+/// The hash of a word lowercased; leaves the lowercased word in `buf`.
+fn word_hash(word: &str, buf: &mut String) -> u64 {
+    buf.clear();
+    if word.is_ascii() {
+        buf.push_str(word);
+        buf.make_ascii_lowercase();
+    } else {
+        buf.extend(word.chars().flat_map(char::to_lowercase));
+    }
+    xxhash_rust::xxh3::xxh3_64_with_seed(buf.as_bytes(), WORD_SEED)
+}
+
+/// A polynomial hash of every run of words in O(1) each, from prefix sums: collisions
+/// only cost a comparison of words, never a false report.
+struct Rolling {
+    prefix: Vec<u64>,
+    powers: Vec<u64>,
+}
+
+impl Rolling {
+    fn new(hashes: &[u64]) -> Self {
+        let mut prefix = Vec::with_capacity(hashes.len() + 1);
+        let mut powers = Vec::with_capacity(hashes.len() + 1);
+        prefix.push(0u64);
+        powers.push(1u64);
+        for (i, h) in hashes.iter().enumerate() {
+            prefix.push(prefix[i].wrapping_mul(BASE).wrapping_add(*h));
+            powers.push(powers[i].wrapping_mul(BASE));
+        }
+        Rolling { prefix, powers }
+    }
+
+    /// The hash of `len` words from `at`, with the length mixed in so that runs of
+    /// different lengths differ.
+    fn gram(&self, at: usize, len: usize) -> u64 {
+        let h = self.prefix[at + len].wrapping_sub(self.prefix[at].wrapping_mul(self.powers[len]));
+        h ^ (len as u64).wrapping_mul(0xff51_afd7_ed55_8ccd)
+    }
+}
+
+#[cfg(test)]
+mod tests;

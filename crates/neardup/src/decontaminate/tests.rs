@@ -1,0 +1,123 @@
+use super::*;
+
+fn set(n: usize, min: usize, overlap: f64, items: &[&str]) -> TestSet {
+    TestSet::builder()
+        .ngram(n)
+        .min_ngram(min)
+        .min_overlap(overlap)
+        .build(items)
+        .unwrap()
+}
+
+const ITEM: &str = "one two three four five six seven eight nine ten";
+
+#[test]
+fn an_item_whole_inside_a_document_is_found_with_its_span() {
+    let tests = set(4, 4, 0.5, &[ITEM]);
+    let doc = format!("before it {ITEM} after it");
+    let found = tests.find(&doc);
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].matched, found[0].ngrams), (7, 7));
+    assert_eq!(&doc[found[0].spans[0].clone()], ITEM);
+}
+
+#[test]
+fn an_item_split_across_two_documents_is_partly_in_each() {
+    let tests = set(4, 4, 0.0, &[ITEM]);
+    let first = tests.find("intro one two three four five six");
+    let second = tests.find("five six seven eight nine ten outro");
+    // 7 distinct 4-grams: 3 in the first half, 3 in the second; none spans both.
+    assert_eq!(first[0].matched, 3);
+    assert_eq!(second[0].matched, 3);
+    assert!((first[0].containment - 3.0 / 7.0).abs() < 1e-12);
+    // At the default overlap neither half is reported.
+    let strict = set(4, 4, 0.5, &[ITEM]);
+    assert!(strict.find("intro one two three four five six").is_empty());
+}
+
+#[test]
+fn an_item_inside_another_item_is_found_in_the_document_with_both() {
+    let inner = "three four five six seven eight";
+    let tests = set(4, 4, 0.5, &[ITEM, inner]);
+    let doc = format!("x {ITEM} y");
+    let found = tests.find(&doc);
+    let items: Vec<usize> = found.iter().map(|m| m.item).collect();
+    assert_eq!(items, [0, 1]);
+    assert_eq!(&doc[found[1].spans[0].clone()], inner);
+    // The document holding only the inner item holds less than half of the outer.
+    let found = tests.find(&format!("z {inner} z"));
+    assert_eq!(found.iter().map(|m| m.item).collect::<Vec<_>>(), [1]);
+}
+
+#[test]
+fn short_items_are_matched_whole_and_shorter_ones_not_checked() {
+    let tests = set(6, 3, 0.5, &[ITEM, "alpha beta gamma delta", "too short"]);
+    assert_eq!(tests.short(), 1);
+    assert_eq!(tests.unchecked(), 1);
+    assert!(!tests.is_checked(2));
+    let found = tests.find("so alpha beta gamma delta and too short");
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].item, found[0].ngrams), (1, 1));
+    // Part of a short item is not the item.
+    assert!(tests.find("alpha beta gamma").is_empty());
+}
+
+#[test]
+fn spans_are_byte_offsets_in_multi_byte_text() {
+    let item = "Ça coûte très cher à Zürich, dit-elle en été";
+    let tests = set(4, 4, 0.5, &[item]);
+    let doc = "日本語のテキスト: ça COÛTE très cher à zürich, dit-elle en été! ✓";
+    let found = tests.find(doc);
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        &doc[found[0].spans[0].clone()],
+        "ça COÛTE très cher à zürich, dit-elle en été"
+    );
+}
+
+#[test]
+fn punctuation_and_case_do_not_matter_but_words_do() {
+    let tests = set(4, 4, 1.0, &[ITEM]);
+    assert_eq!(
+        tests
+            .find("ONE, two; three: four! five six seven eight nine ten")
+            .len(),
+        1
+    );
+    assert!(tests
+        .find("one two three four five six seven eight nine eleven")
+        .is_empty());
+}
+
+#[test]
+fn separate_occurrences_give_separate_spans_and_count_once() {
+    let tests = set(4, 4, 0.5, &[ITEM]);
+    let doc = format!("{ITEM} and again {ITEM}");
+    let found = tests.find(&doc);
+    assert_eq!(found[0].matched, 7);
+    assert_eq!(found[0].spans.len(), 2);
+    assert_eq!(&doc[found[0].spans[1].clone()], ITEM);
+}
+
+#[test]
+fn bad_settings_are_errors() {
+    assert!(matches!(
+        TestSet::builder().ngram(0).build([ITEM]),
+        Err(DecontaminateError::BadNgram { .. })
+    ));
+    assert!(matches!(
+        TestSet::builder().ngram(5).min_ngram(6).build([ITEM]),
+        Err(DecontaminateError::BadNgram { .. })
+    ));
+    assert!(matches!(
+        TestSet::builder().min_overlap(1.5).build([ITEM]),
+        Err(DecontaminateError::BadOverlap(_))
+    ));
+}
+
+#[test]
+fn a_document_without_words_finds_nothing() {
+    let tests = set(4, 4, 0.0, &[ITEM]);
+    assert!(tests.find("").is_empty());
+    assert!(tests.find("... !!! ").is_empty());
+}
