@@ -39,6 +39,7 @@
 //! ```
 
 pub mod charts;
+pub mod decontamination;
 mod containment;
 pub mod diff;
 pub mod example;
