@@ -369,12 +369,12 @@ pub struct OutputFormatArgs {
 /// dedup of Parquet inputs).
 #[derive(Args, Debug, Clone)]
 pub struct ParquetArgs {
-    /// Compression of Parquet output: zstd (the default, level 3), zstd:LEVEL (1-22),
+    /// Compression of Parquet output: zstd (the default, level 1), zstd:LEVEL (1-22),
     /// snappy, gzip, gzip:LEVEL (0-9), lz4 or none.
     #[arg(long, value_name = "CODEC", value_parser = parse_compression)]
     pub compression: Option<neardup_io::parquet::ParquetCompression>,
-    /// Rows per row group of Parquet output (at most; a row group also ends at 128 MiB)
-    /// [default: 1048576].
+    /// Rows per row group of Parquet output (at most; a row group also ends at 64 MiB of
+    /// data) [default: 131072].
     #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u64).range(1..))]
     pub row_group_size: Option<u64>,
 }

@@ -108,6 +108,8 @@ pub struct AnnotationFields {
     /// spaces: such a name can be written in JSON only as itself or with `\u` escapes, so
     /// a document line holding neither has none of the names (and is not parsed).
     literal: Option<Vec<memchr::memmem::Finder<'static>>>,
+    /// Each name as a JSON key with its colon (`"cluster":`), written once, not per line.
+    keys: Vec<Vec<u8>>,
 }
 
 impl AnnotationFields {
@@ -137,10 +139,19 @@ impl AnnotationFields {
                 .map(|(_, n)| memchr::memmem::Finder::new(n.as_bytes()).into_owned())
                 .collect()
         });
+        let keys = fields
+            .iter()
+            .map(|(_, n)| {
+                let mut key = serde_json::to_vec(n).expect("a string serializes");
+                key.push(b':');
+                key
+            })
+            .collect();
         AnnotationFields {
             fields,
             replace: false,
             literal,
+            keys,
         }
     }
 
@@ -624,17 +635,16 @@ impl<'w> InputAnnotator<'w> {
             buf.extend_from_slice(&body[..body.len() - 1]);
         }
         let mut comma = scan.keys > 0;
-        for (i, (_, name)) in self.fields.fields.iter().enumerate() {
-            if present[i] {
+        for ((key, value), present) in self.fields.keys.iter().zip(&self.values).zip(present) {
+            if present {
                 continue;
             }
             if comma {
                 buf.push(b',');
             }
             comma = true;
-            serde_json::to_writer(&mut buf, name).expect("a string serializes");
-            buf.push(b':');
-            buf.extend_from_slice(&self.values[i]);
+            buf.extend_from_slice(key);
+            buf.extend_from_slice(value);
         }
         buf.push(b'}');
         buf.extend_from_slice(&raw[bom + body.len()..]);

@@ -7,10 +7,12 @@
 //! of rows at a time within one row group, so memory follows a row group's share of the
 //! columns read, not the file.
 
+mod encode;
 pub(crate) mod read;
 mod write;
 
+pub use encode::ParquetWriter;
 pub use write::{
-    rewrite, schema_of, ExtraColumns, ParquetCompression, ParquetOutput, ParquetWriter, Rewriter,
-    Rewritten, DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS,
+    rewrite, schema_of, ExtraColumns, ParquetCompression, ParquetOutput, Rewriter, Rewritten,
+    DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS,
 };

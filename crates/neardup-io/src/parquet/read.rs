@@ -54,6 +54,9 @@ struct Prepared {
     keys: Option<Vec<usize>>,
     /// `values` as strings, if they are: told once per batch, not per row.
     strings: Strings,
+    /// Whether any array of `chain` has a null: most batches have none, and then no row
+    /// is asked.
+    nulls: bool,
 }
 
 /// A batch's string values, by their layout.
@@ -92,6 +95,7 @@ impl Prepared {
             None => (leaf, None),
         };
         Some(Prepared {
+            nulls: chain.iter().any(|a| a.null_count() > 0),
             chain,
             strings: Strings::of(values.as_ref()),
             values,
@@ -101,7 +105,7 @@ impl Prepared {
 
     /// The index into `values` of row `i`, or `None` if the row is null.
     fn index(&self, i: usize) -> Option<usize> {
-        if self.chain.iter().any(|a| a.is_null(i)) {
+        if self.nulls && self.chain.iter().any(|a| a.is_null(i)) {
             return None;
         }
         match &self.keys {
