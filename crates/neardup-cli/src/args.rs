@@ -56,6 +56,14 @@ pub enum Command {
     /// The LSH plan before a run: S-curves of the chosen and alternative band plans, and,
     /// given an input, the expected candidates, missed pairs, memory and time.
     Plan(PlanArgs),
+    /// Which test items (benchmark records) occur inside which corpus documents: word
+    /// n-grams (13 by default) confirmed word for word, with each item's containment (the
+    /// share of its n-grams in the document) and the byte spans of the text holding them.
+    /// Writes one JSON object per contaminated document ({"id", "source", "line",
+    /// "items": [{"test", "item", "containment", "matched", "ngrams", "spans"}]}), a
+    /// summary per test file on standard error, and with -o the corpus without the
+    /// contaminated documents (or annotated).
+    Decontaminate(crate::decontaminate::DecontaminateArgs),
     /// A persistent index: build it, add documents, ask which indexed documents a new one
     /// is a near-duplicate of, remove, compact, check.
     #[command(subcommand)]

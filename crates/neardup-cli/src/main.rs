@@ -3,6 +3,8 @@
 mod annotate_output;
 mod args;
 mod containment;
+mod decontaminate;
+mod decontaminate_page;
 mod dedup_output;
 mod errors;
 mod eval;
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::Annotate(a) => a.run.batch.runtime.threads,
         Command::Eval(a) => a.runtime.threads,
         Command::Sim(_) | Command::Plan(_) => Some(1),
+        Command::Decontaminate(a) => a.runtime.threads,
         Command::Index(c) => c.threads(),
         Command::Serve(_) => None,
     };
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
+        Command::Decontaminate(a) => decontaminate::run(a),
             summary::to_stderr(&format!("neardup: {}\n", errors::message(&e)));
             ExitCode::from(exit_code(&e))
         }

@@ -4,6 +4,7 @@ mod common;
 
 mod annotate;
 mod commands;
+mod decontaminate;
 mod eval;
 mod formats_in;
 mod formats_out;
