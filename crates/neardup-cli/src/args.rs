@@ -480,6 +480,8 @@ pub struct AnnotateArgs {
     pub removed: Option<PathBuf>,
     #[command(flatten)]
     pub parquet: ParquetArgs,
+    #[command(flatten)]
+    pub units: crate::units_output::UnitArgs,
 }
 
 /// What pairs, clusters and dedup all take: inputs, matching, method, outputs, runtime.
@@ -530,6 +532,8 @@ pub struct DedupArgs {
     pub parquet: ParquetArgs,
     #[command(flatten)]
     pub annotate: AnnotateFlags,
+    #[command(flatten)]
+    pub units: crate::units_output::UnitArgs,
 }
 
 impl RunSettings {

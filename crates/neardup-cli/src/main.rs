@@ -29,6 +29,7 @@ mod sim;
 mod spill;
 mod summary;
 mod trim_memory;
+mod units_output;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -75,6 +76,15 @@ fn main() -> ExitCode {
         }
         Command::Clusters(a) => {
             run::resolve(run::Mode::Clusters, a.clone().into()).and_then(|r| run::run(&r))
+        }
+        Command::Dedup(a) if a.units.unit.is_some() => {
+            let prefix = a.annotate.annotate_prefix.as_deref().unwrap_or_default();
+            let annotate = a.annotate.annotate.then_some(prefix);
+            units_output::run(&a.clone().into(), &a.units, annotate)
+        }
+        Command::Annotate(a) if a.units.unit.is_some() => {
+            let prefix = a.annotate_prefix.as_deref().unwrap_or_default();
+            units_output::run(&a.clone().into(), &a.units, Some(prefix))
         }
         Command::Dedup(a) => {
             run::resolve(run::Mode::Dedup, a.clone().into()).and_then(|r| run::run(&r))

@@ -21,4 +21,5 @@ mod report;
 mod serve;
 mod sim_plan;
 mod unicode;
+mod units;
 mod usage;

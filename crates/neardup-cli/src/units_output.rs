@@ -1,0 +1,361 @@
+//! `dedup --unit` and `annotate --unit`: units (paragraphs, lines, sentence spans) seen
+//! earlier in the corpus removed from the documents that repeat them (the core's
+//! `neardup::units`), the documents written back without them, or annotated with the
+//! removed spans.
+//!
+//! The text is rewritten inside each JSONL line: only the text field's value is replaced
+//! (JSON-encoded anew), every other byte of the line stays; `annotate` leaves the text
+//! as it is and adds a field of `[start, end, duplicate_of]` byte ranges into the text.
+
+use std::io::Write;
+use std::ops::Range;
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::Args;
+use neardup::units::{DocUnits, UnitDedup, UnitKind, UnitOutcome};
+use neardup::{KeepPolicy, Method};
+use neardup_io::documents::{DocId, Documents};
+use neardup_io::Format;
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::errors::{usage, BadRecord};
+use crate::output::{finish, open_output};
+use crate::progress::Bars;
+use crate::settings::RunSettings;
+use crate::summary::{count, secs, thousands, Summary};
+
+/// The unit options of `dedup` and `annotate`.
+#[derive(Args, Debug, Clone)]
+pub struct UnitArgs {
+    /// Remove repeated units instead of whole documents: `paragraph` (text between
+    /// blank lines), `line`, or `sentences:N` (spans of N sentences). A unit seen earlier
+    /// in the input order (normalized as documents are, compared exactly) is removed from
+    /// the later documents; a document left without units is skipped. JSONL only.
+    #[arg(long, value_name = "UNIT")]
+    pub unit: Option<UnitKind>,
+    /// Remove units that are near-duplicates of an earlier unit at this Jaccard
+    /// similarity (MinHash, LSH and exact verification, with the matching options),
+    /// instead of equal ones.
+    #[arg(long, value_name = "T", requires = "unit")]
+    pub unit_threshold: Option<f64>,
+    /// Leave units of fewer characters (once normalized) alone.
+    #[arg(long, value_name = "N", requires = "unit", default_value_t = 0)]
+    pub min_unit_chars: usize,
+    /// Remove a unit's repeats only if it is seen more than K times in all.
+    #[arg(long, value_name = "K", requires = "unit")]
+    pub max_unit_count: Option<u64>,
+}
+
+/// The name of the field `annotate --unit` adds (after the prefix).
+const SPANS_FIELD: &str = "removed_spans";
+
+/// Runs `dedup --unit` (`annotate` false) or `annotate --unit`.
+pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Result<()> {
+    let started = Instant::now();
+    let Some(kind) = units.unit else {
+        usage!("--unit is missing")
+    };
+    refuse(args, annotate.is_some())?;
+    let dedup = unit_dedup(args, units, kind)?;
+    let bars = Bars::new(args.runtime.quiet);
+    let mut input = args.input.clone();
+    input.keep_raw = true;
+    let docs = crate::ready::read_all(&input, &bars)?;
+    let read_time = started.elapsed();
+    for info in &docs.inputs {
+        if info.format != Format::Jsonl {
+            usage!(
+                "--unit rewrites the text inside JSONL records; {} is {}",
+                info.path.display(),
+                info.format
+            );
+        }
+    }
+    let match_start = Instant::now();
+    let outcome = dedup.run(&docs.texts)?;
+    let match_time = match_start.elapsed();
+    let write_start = Instant::now();
+    let text_field = input.read_options().text_field;
+    let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
+    let written = match annotate {
+        None => write_rewritten(&docs, &outcome, &text_field, &mut out)?,
+        Some(prefix) => {
+            let field = format!("{prefix}{SPANS_FIELD}");
+            write_annotated(&docs, &outcome, &field, args.force, &mut out)?
+        }
+    };
+    finish(out)?;
+    let mut summary = Summary::default();
+    summary.line(
+        "read",
+        format!(
+            "{} from {} in {}",
+            count(docs.read_count(), "record", "records"),
+            count(docs.inputs.len() as u64, "input", "inputs"),
+            secs(read_time)
+        ),
+    );
+    let s = outcome.stats;
+    summary.line(
+        "units",
+        format!(
+            "{} read ({kind}), {} removed ({} of text), {} shorter than --min-unit-chars left alone, in {}",
+            thousands(s.units),
+            thousands(s.removed),
+            count(s.bytes_removed, "byte", "bytes"),
+            thousands(s.short),
+            secs(match_time)
+        ),
+    );
+    summary.line("write", secs(write_start.elapsed()));
+    summary.line(
+        "result",
+        result_line(&docs, &outcome, written, annotate.is_some()),
+    );
+    summary.line("total", secs(started.elapsed()));
+    summary.print(args.runtime.quiet);
+    Ok(())
+}
+
+/// The accounts: every record read is kept, or skipped with its reason (no document is
+/// removed whole by a unit run): `read N = kept K + removed 0 + skipped S`, S counting the
+/// documents left empty (dedup; annotate writes them) and the readers' skips.
+fn result_line(docs: &Documents, outcome: &UnitOutcome, written: u64, annotate: bool) -> String {
+    let readers = docs.skipped_count();
+    let emptied = outcome.stats.emptied;
+    let changed = outcome
+        .docs
+        .iter()
+        .filter(|d| !d.removed.is_empty() && !d.is_emptied())
+        .count() as u64;
+    let (empty, skipped) = if annotate {
+        ("every unit a repeat, annotated", readers)
+    } else {
+        ("left empty, skipped", readers + emptied)
+    };
+    format!(
+        "{} with units removed, {} {empty} | read {} = kept {} + removed 0 + skipped {}",
+        count(changed, "document", "documents"),
+        thousands(emptied),
+        thousands(docs.read_count()),
+        thousands(written),
+        thousands(skipped),
+    )
+}
+
+/// The core's unit run for the command line's options.
+fn unit_dedup(args: &RunSettings, units: &UnitArgs, kind: UnitKind) -> Result<UnitDedup> {
+    let mut dedup = UnitDedup::new(kind)
+        .normalization(args.matching.normalize)
+        .min_unit_chars(units.min_unit_chars);
+    if let Some(k) = units.max_unit_count {
+        dedup = dedup.max_unit_count(k);
+    }
+    if let Some(t) = units.unit_threshold {
+        let config = crate::run::builder(&args.matching, args.verify, KeepPolicy::First)?
+            .threshold(t)
+            .build()?;
+        dedup = dedup.near(config);
+    }
+    Ok(dedup)
+}
+
+/// Refuses what a unit run does not do.
+fn refuse(args: &RunSettings, annotate: bool) -> Result<()> {
+    let given = [
+        ("--keep", args.keep.is_some()),
+        ("--keep-by", args.keep_by.is_some()),
+        ("--drop-all", args.drop_all),
+        ("--allow-truncated", args.allow_truncated),
+        ("--reference", !args.input.reference.is_empty()),
+        ("--removed", args.removed.is_some()),
+        ("--report", args.report.is_some()),
+        ("--skipped", args.skipped.is_some()),
+        ("--exact", args.method == Method::Exact || args.exact),
+        ("--cluster-size-field", !annotate && args.annotate.is_some()),
+        ("--compression or --row-group-size", args.parquet.is_some()),
+    ];
+    if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
+        usage!("{flag} does not apply to --unit: a unit run keeps the first of equal units in input order and writes JSONL");
+    }
+    Ok(())
+}
+
+/// Writes every document that keeps a unit, its text rewritten without the removed
+/// ones; returns how many were written.
+fn write_rewritten(
+    docs: &Documents,
+    outcome: &UnitOutcome,
+    text_field: &str,
+    out: &mut impl Write,
+) -> Result<u64> {
+    let mut raw = docs.raw_reader()?;
+    let mut written = 0;
+    for (doc, units) in outcome.docs.iter().enumerate() {
+        let doc = doc as u32;
+        let line = raw.read(doc)?;
+        let Some(text) = units.rewrite(&docs.texts[doc as usize]) else {
+            continue;
+        };
+        if units.removed.is_empty() {
+            out.write_all(line)?;
+        } else {
+            let body = body(line);
+            let spans = field_spans(&line[body.clone()], &[text_field])
+                .and_then(|s| s[0].clone())
+                .ok_or_else(|| not_an_object(docs, doc))?;
+            let encoded = serde_json::to_string(&text)?;
+            let at = body.start;
+            out.write_all(&line[..at + spans.start])?;
+            out.write_all(encoded.as_bytes())?;
+            out.write_all(&line[at + spans.end..])?;
+        }
+        written += 1;
+    }
+    Ok(written)
+}
+
+/// Writes every document with the field of its removed spans added (or replaced, with
+/// `force`); returns how many were written.
+fn write_annotated(
+    docs: &Documents,
+    outcome: &UnitOutcome,
+    field: &str,
+    force: bool,
+    out: &mut impl Write,
+) -> Result<u64> {
+    let mut raw = docs.raw_reader()?;
+    for (doc, units) in outcome.docs.iter().enumerate() {
+        let doc = doc as u32;
+        let line = raw.read(doc)?;
+        let value = spans_json(docs, units)?;
+        let body = body(line);
+        let found =
+            field_spans(&line[body.clone()], &[field]).ok_or_else(|| not_an_object(docs, doc))?;
+        let at = body.start;
+        match &found[0] {
+            Some(existing) if force => {
+                out.write_all(&line[..at + existing.start])?;
+                out.write_all(value.as_bytes())?;
+                out.write_all(&line[at + existing.end..])?;
+            }
+            Some(_) => {
+                let place = docs.place(doc);
+                return Err(BadRecord(format!(
+                    "{}:{}: the record already has a field {field:?}; --annotate-prefix \
+                     names the new one apart, --force replaces it",
+                    docs.source_of(doc),
+                    place.line
+                ))
+                .into());
+            }
+            None => {
+                // Before the closing brace, the whitespace before it kept where it was.
+                let close = at + line[body].iter().rposition(|&b| b == b'}').unwrap_or(0);
+                out.write_all(&line[..close])?;
+                write!(out, ",\"{}\":{value}", field.replace('"', "\\\""))?;
+                out.write_all(&line[close..])?;
+            }
+        }
+    }
+    Ok(outcome.docs.len() as u64)
+}
+
+/// `[[start, end, duplicate_of], ...]`, the duplicate named by its record's id.
+fn spans_json(docs: &Documents, units: &DocUnits) -> Result<String> {
+    let spans: Vec<(usize, usize, DocId)> = units
+        .removed
+        .iter()
+        .map(|r| (r.span.start, r.span.end, docs.id(r.duplicate_of.doc)))
+        .collect();
+    Ok(serde_json::to_string(&spans)?)
+}
+
+fn not_an_object(docs: &Documents, doc: u32) -> anyhow::Error {
+    let place = docs.place(doc);
+    BadRecord(format!(
+        "{}:{}: the record cannot be rewritten: not one JSON object in UTF-8",
+        docs.source_of(doc),
+        place.line
+    ))
+    .into()
+}
+
+/// The JSON object of a line: without a BOM before it and the line end after it.
+fn body(line: &[u8]) -> Range<usize> {
+    let start = if line.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let mut end = line.len();
+    while end > start && matches!(line[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    start..end
+}
+
+/// The byte range of the value of each of `names` among the top-level fields of the JSON
+/// object `body` (the last, if a name occurs twice, as the reader takes it); `None` if
+/// `body` is not one JSON object in UTF-8.
+fn field_spans(body: &[u8], names: &[&str]) -> Option<Vec<Option<Range<usize>>>> {
+    struct Fields<'n>(&'n [&'n str]);
+    impl<'de> Visitor<'de> for Fields<'_> {
+        type Value = Vec<Option<&'de RawValue>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = vec![None; self.0.len()];
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                match self.0.iter().position(|n| *n == key) {
+                    Some(i) => found[i] = Some(map.next_value::<&RawValue>()?),
+                    None => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(found)
+        }
+    }
+    let text = std::str::from_utf8(body).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let found = serde::Deserializer::deserialize_map(&mut de, Fields(names)).ok()?;
+    de.end().ok()?;
+    let base = text.as_ptr() as usize;
+    Some(
+        found
+            .into_iter()
+            .map(|raw| {
+                raw.map(|raw| {
+                    let start = raw.get().as_ptr() as usize - base;
+                    start..start + raw.get().len()
+                })
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_spans_find_the_last_value_of_each_name() {
+        let line = br#"{"text": "a\nb", "id": 3, "text":"c", "x": {"text": 1}}"#;
+        let spans = field_spans(line, &["text", "id", "none"]).unwrap();
+        assert_eq!(&line[spans[0].clone().unwrap()], br#""c""#);
+        assert_eq!(&line[spans[1].clone().unwrap()], b"3");
+        assert_eq!(spans[2], None);
+        assert_eq!(field_spans(b"[1]", &["text"]), None);
+        assert_eq!(field_spans(b"{\"a\":1} x", &["text"]), None);
+    }
+
+    #[test]
+    fn the_body_leaves_out_a_bom_and_the_line_end() {
+        assert_eq!(body(b"\xEF\xBB\xBF{}\r\n"), 3..5);
+        assert_eq!(body(b"{}"), 0..2);
+    }
+}

@@ -1,0 +1,209 @@
+//! `dedup --unit` and `annotate --unit`: repeated paragraphs, lines and sentence spans
+//! removed from the later documents, or their byte spans annotated.
+
+use crate::common::*;
+
+const PAGES: &str = "cli/shop-pages.jsonl";
+const BANNER: &str = "We use cookies to remember your basket and to count visits. By staying on this site you accept them.";
+
+#[test]
+fn dedup_unit_paragraph_golden() {
+    let o = neardup(&["dedup", "--unit", "paragraph", "--id-field", "url", PAGES]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("dedup_unit_paragraph", stdout(&o));
+    insta::assert_snapshot!(
+        "dedup_unit_paragraph_summary",
+        summary_without_times(&stderr(&o))
+    );
+    assert_eq!(accounting(&stderr(&o)), (5, 4, 0, 1));
+}
+
+#[test]
+fn annotate_unit_spans_are_byte_offsets_into_multibyte_text() {
+    let out = ok(&[
+        "annotate",
+        "--unit",
+        "paragraph",
+        "--id-field",
+        "url",
+        PAGES,
+        "-q",
+    ]);
+    insta::assert_snapshot!("annotate_unit_paragraph", out);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 5, "every record is written");
+    let ja = &lines[3];
+    let text = ja["text"].as_str().unwrap();
+    let spans = ja["removed_spans"].as_array().unwrap();
+    let (start, end) = (spans[0][0].as_u64().unwrap(), spans[0][1].as_u64().unwrap());
+    assert_eq!(&text[start as usize..end as usize], BANNER);
+    assert_eq!(spans[0][2], "home");
+    assert!(
+        start > 40,
+        "after the Japanese title: bytes, not characters"
+    );
+    // The same as dedup --annotate, prefix and all.
+    let prefixed = ok(&[
+        "dedup",
+        "--unit",
+        "paragraph",
+        "--annotate",
+        "--annotate-prefix",
+        "nd_",
+        "--id-field",
+        "url",
+        PAGES,
+        "-q",
+    ]);
+    assert_eq!(
+        prefixed,
+        out.replace("\"removed_spans\"", "\"nd_removed_spans\"")
+    );
+}
+
+#[test]
+fn lines_and_sentence_spans_are_units_too() {
+    // Lines: the footer and banner lines go; a short line is left alone with the limit.
+    let (_dir, path) = temp_file(
+        "lines.jsonl",
+        "{\"text\": \"Menu\\nFirst story line.\\nShare this\"}\n\
+         {\"text\": \"Menu\\nSecond story line.\\nShare this\"}\n",
+    );
+    let path = path.to_str().unwrap();
+    let out = ok(&["dedup", "--unit", "line", path, "-q"]);
+    assert_eq!(json_lines(&out)[1]["text"], "Second story line.");
+    let out = ok(&[
+        "dedup",
+        "--unit",
+        "line",
+        "--min-unit-chars",
+        "5",
+        path,
+        "-q",
+    ]);
+    assert_eq!(json_lines(&out)[1]["text"], "Menu\nSecond story line.");
+    // Sentences: one at a time, across the paragraph structure.
+    let (_dir, path) = temp_file(
+        "sentences.jsonl",
+        "{\"text\": \"Prices include VAT. Delivery is free. Kettles boil.\"}\n\
+         {\"text\": \"Toasters toast. Prices include VAT. Delivery is free.\"}\n",
+    );
+    let path = path.to_str().unwrap();
+    let out = ok(&["dedup", "--unit", "sentences:1", path, "-q"]);
+    assert_eq!(json_lines(&out)[1]["text"], "Toasters toast.");
+    let o = neardup(&["dedup", "--unit", "sentences:1", path]);
+    let summary = stderr(&o);
+    assert!(
+        summary.contains("units     6 read (sentences:1), 2 removed (36 bytes of text)"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn near_mode_removes_edited_units_exact_mode_keeps_them() {
+    let (_dir, path) = temp_file(
+        "near.jsonl",
+        "{\"text\": \"Page one.\\n\\nSign up for our newsletter to receive weekly updates about new products and offers\"}\n\
+         {\"text\": \"Page two.\\n\\nSign up for our newsletter to receive weekly updates about new products and deals\"}\n",
+    );
+    let path = path.to_str().unwrap();
+    let exact = ok(&["dedup", "--unit", "paragraph", path, "-q"]);
+    assert!(json_lines(&exact)[1]["text"]
+        .as_str()
+        .unwrap()
+        .contains("deals"));
+    let near = ok(&[
+        "dedup",
+        "--unit",
+        "paragraph",
+        "--unit-threshold",
+        "0.7",
+        path,
+        "-q",
+    ]);
+    assert_eq!(json_lines(&near)[1]["text"], "Page two.");
+}
+
+#[test]
+fn max_unit_count_removes_only_frequent_units() {
+    let args = |k: &'static str| {
+        [
+            "dedup",
+            "--unit",
+            "paragraph",
+            "--max-unit-count",
+            k,
+            "--id-field",
+            "url",
+            PAGES,
+            "-q",
+        ]
+    };
+    // The banner and footer are on all 5 pages: more than 4, removed; not more than 5.
+    assert_eq!(json_lines(&ok(&args("4"))).len(), 4);
+    assert_eq!(
+        ok(&args("5")),
+        std::fs::read_to_string(testdata(PAGES)).unwrap()
+    );
+}
+
+#[test]
+fn unit_accounts_count_readers_skips_and_emptied_documents() {
+    let (_dir, path) = temp_file(
+        "skips.jsonl",
+        "{\"text\": \"Same.\"}\n\nnot json\n{\"text\": \"Same.\"}\n{\"text\": \"\"}\n",
+    );
+    let o = neardup(&["dedup", "--unit", "line", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (read, kept, removed, skipped) = accounting(&stderr(&o));
+    // Kept: the first "Same." and the empty text (no units, nothing to remove); skipped:
+    // the blank line and the malformed one (the readers), the second "Same." (left empty).
+    assert_eq!((read, kept, removed, skipped), (5, 2, 0, 3));
+    assert_eq!(read, kept + removed + skipped);
+    assert_eq!(json_lines(&stdout(&o)).len(), 2);
+}
+
+#[test]
+fn an_existing_field_is_an_error_unless_forced() {
+    let (_dir, path) = temp_file(
+        "taken.jsonl",
+        "{\"text\": \"a\", \"removed_spans\": 1}\n{\"text\": \"a\"}\n",
+    );
+    let path = path.to_str().unwrap();
+    let o = neardup(&["annotate", "--unit", "line", path, "-q"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{path}:1: ")),
+        "{}",
+        stderr(&o)
+    );
+    let out = ok(&["annotate", "--unit", "line", path, "-q", "--force"]);
+    assert_eq!(
+        out,
+        "{\"text\": \"a\", \"removed_spans\": []}\n{\"text\": \"a\",\"removed_spans\":[[0,1,1]]}\n"
+    );
+}
+
+#[test]
+fn unit_runs_refuse_what_they_do_not_do() {
+    refused(
+        &["dedup", "--unit", "paragraph", "--keep", "last", PAGES],
+        &["--keep does not apply to --unit"],
+    );
+    refused(
+        &[
+            "dedup",
+            "--unit",
+            "line",
+            "cli/listings.tsv",
+            "--text-columns",
+            "Title",
+        ],
+        &["--unit rewrites the text inside JSONL records", "is tsv"],
+    );
+    refused(
+        &["dedup", "--unit", "sentences:0", PAGES],
+        &["sentences:N must be a whole number from 1"],
+    );
+    refused(&["dedup", "--unit-threshold", "0.5", PAGES], &["--unit"]);
+}
