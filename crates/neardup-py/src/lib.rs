@@ -29,6 +29,7 @@ mod arrow;
 mod blocks;
 mod buffer;
 mod config;
+mod decontaminate;
 mod errors;
 mod index;
 mod lsh;
@@ -80,5 +81,6 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spark::spark_sketch, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_clusters, m)?)?;
     m.add_class::<spark::BucketWalk>()?;
+    m.add_function(wrap_pyfunction!(decontaminate::decontaminate_texts, m)?)?;
     Ok(())
 }

@@ -15,6 +15,9 @@ longer texts with ``pairs(texts, measure="containment")``, each pair a `Containe
 >>> neardup.clusters(texts, ids=["x", "y", "z"])
 [['x', 'z']]
 
+`decontaminate` finds test items (benchmark records) inside documents, with the spans
+holding them (the command's ``decontaminate``).
+
 Building blocks for engines of your own: `shingle_sets`, `band_keys`, `jaccard`,
 `verify`. For people moving from datasketch: `MinHash` and `MinHashLSH`. A persistent
 index shared by processes: `Index`. Settings: `Config` (picklable, for Spark and Ray
@@ -43,6 +46,7 @@ from ._neardup import (
     sha1_hash32,
     sha1_hash64,
 )
+from ._decontaminate import Contamination, Decontamination, decontaminate
 from ._sketches import LeanMinHash, WeightedMinHash, WeightedMinHashGenerator, bBitMinHash
 from ._runs import (
     annotate,
@@ -60,12 +64,14 @@ __all__ = [
     "Annotation",
     "Config",
     "Contained",
+    "Contamination",
     "DEFAULT_HAMMING",
     "DEFAULT_MAX_SHINGLES",
     "DEFAULT_NUM_PERM",
     "DEFAULT_SEED",
     "DEFAULT_SHINGLE",
     "DEFAULT_THRESHOLD",
+    "Decontamination",
     "Index",
     "IndexFileError",
     "MIN_THRESHOLD",
@@ -83,6 +89,7 @@ __all__ = [
     "band_keys",
     "clusters",
     "dedup",
+    "decontaminate",
     "exact_pairs",
     "jaccard",
     "pairs",
