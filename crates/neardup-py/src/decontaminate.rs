@@ -51,6 +51,10 @@ pub fn decontaminate_texts(
                     .collect()
             })
             .collect();
-        (per_doc.into_iter().flatten().collect(), set.short(), set.unchecked())
+        (
+            per_doc.into_iter().flatten().collect(),
+            set.short(),
+            set.unchecked(),
+        )
     }))
 }
