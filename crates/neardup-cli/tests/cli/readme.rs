@@ -34,15 +34,29 @@ fn console_examples(heading: &str) -> Vec<(String, Vec<String>)> {
 
 #[test]
 fn the_readme_annotate_examples_print_what_they_show() {
-    let examples = console_examples("### Mark instead of remove");
-    assert!(examples.len() >= 4, "{examples:?}");
+    runs_as_shown("### Mark instead of remove", 4, &["pypi-summaries.jsonl"]);
+}
+
+#[test]
+fn the_readme_unit_examples_print_what_they_show() {
+    runs_as_shown(
+        "## Repeated paragraphs and lines",
+        3,
+        &["cli/shop-pages.jsonl"],
+    );
+}
+
+/// Runs the (at least `min`) examples of the section `heading` in a folder holding the
+/// test data `files` under `testdata/`, and checks each prints the lines shown under it.
+fn runs_as_shown(heading: &str, min: usize, files: &[&str]) {
+    let examples = console_examples(heading);
+    assert!(examples.len() >= min, "{examples:?}");
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("testdata")).unwrap();
-    std::fs::copy(
-        testdata("pypi-summaries.jsonl"),
-        dir.path().join("testdata/pypi-summaries.jsonl"),
-    )
-    .unwrap();
+    for file in files {
+        let to = dir.path().join("testdata").join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(testdata(file), to).unwrap();
+    }
     let bin = assert_cmd::cargo::cargo_bin("neardup");
     let path = format!(
         "{}:{}",
