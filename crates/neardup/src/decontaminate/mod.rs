@@ -8,7 +8,8 @@
 //! n-grams found in the document) and the byte spans of the document those n-grams cover.
 //! Only items at or above [`TestSetBuilder::min_overlap`] are returned.
 //!
-//! **Words.** Unicode words (UAX #29, as the shingler's `word:K`): punctuation and
+//! **Words.** Unicode words (UAX #29, split by the shingler's `word:K` code, its ASCII
+//! fast path included): punctuation and
 //! whitespace are not words, so `"Paris, France."` and `"paris france"` are the same two
 //! words. Each word is lowercased (full Unicode lowercasing); no other normalization (no
 //! NFKC), so spans are byte offsets in the document as given. lm-eval-harness lowercases
@@ -49,7 +50,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use unicode_segmentation::UnicodeSegmentation;
+use crate::text::shingle::word_spans;
 
 /// lm-eval-harness's n (GPT-3 used 8 to 13 by benchmark; datatrove 12).
 pub const DEFAULT_NGRAM: usize = 13;
@@ -249,8 +250,8 @@ impl TestSet {
         let mut words = Vec::new();
         let mut hashes = Vec::new();
         let mut buf = String::new();
-        for (_, word) in text.unicode_word_indices() {
-            hashes.push(word_hash(word, &mut buf));
+        for (start, end) in word_spans(text) {
+            hashes.push(word_hash(&text[start..end], &mut buf));
             words.push(Box::from(buf.as_str()));
         }
         let gram = match words.len() {
@@ -289,9 +290,9 @@ impl TestSet {
         let mut places = Vec::new();
         let mut hashes = Vec::new();
         let mut buf = String::new();
-        for (start, word) in text.unicode_word_indices() {
-            hashes.push(word_hash(word, &mut buf));
-            places.push(start..start + word.len());
+        for (start, end) in word_spans(text) {
+            hashes.push(word_hash(&text[start..end], &mut buf));
+            places.push(start..end);
         }
         let rolling = Rolling::new(&hashes);
         // (item, the n-gram's place in the item, its first word in the document)

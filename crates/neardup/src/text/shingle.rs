@@ -582,7 +582,7 @@ fn word_shingles(text: &str, k: usize, out: &mut Vec<u64>) -> bool {
 /// before such a run (only WB3d joins spaces, and only to spaces) and no rule after it looks
 /// back past a space, so the pieces' words are the text's words. ASCII pieces are split byte
 /// by byte ([`ascii_word_spans`]), the others by the unicode-segmentation crate.
-fn word_spans(text: &str) -> Vec<(usize, usize)> {
+pub(crate) fn word_spans(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     if text.is_ascii() {
         return ascii_word_spans(bytes);
