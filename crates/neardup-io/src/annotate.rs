@@ -353,7 +353,7 @@ impl<'w> InputAnnotator<'w> {
     pub fn document(&mut self, line: u64, raw: &[u8], annotation: &Annotation) -> Result<()> {
         self.skip_to(line)?;
         self.expect(raw)?;
-        self.next_line += memchr::memchr_iter(b'\n', raw).count() as u64;
+        self.next_line += self.lines_in(raw);
         if let Some(d) = self.delimited.as_mut() {
             d.in_quote = false; // a document starts a row
         }
@@ -376,7 +376,7 @@ impl<'w> InputAnnotator<'w> {
     pub fn leave_out(&mut self, line: u64, raw: &[u8]) -> Result<()> {
         self.skip_to(line)?;
         self.expect(raw)?;
-        self.next_line += memchr::memchr_iter(b'\n', raw).count() as u64;
+        self.next_line += self.lines_in(raw);
         Ok(())
     }
 
@@ -406,6 +406,15 @@ impl<'w> InputAnnotator<'w> {
         self.skip_to(u64::MAX)?;
         self.out.flush().map_err(|e| self.write_error(e))?;
         Ok(self.written)
+    }
+
+    /// The lines a document's bytes span: one for a JSON line (a JSON text holds no raw
+    /// line break), counted for a CSV/TSV record (quoted fields may hold some).
+    fn lines_in(&self, raw: &[u8]) -> u64 {
+        match self.delimited {
+            None => u64::from(raw.ends_with(b"\n")),
+            Some(_) => memchr::memchr_iter(b'\n', raw).count() as u64,
+        }
     }
 
     fn changed(&self, line: u64) -> AnnotateError {
