@@ -267,8 +267,9 @@ impl TestSet {
             for at in 0..=words.len() - gram {
                 let key = rolling.gram(at, gram);
                 let refs = self.grams.entry(key).or_default();
-                // A repeated n-gram of an item counts once, at its first place.
-                if !refs.iter().any(|r| r.item == number) {
+                // A repeated n-gram of an item counts once, at its first place. Items are
+                // added in order, so an earlier place of this item is the list's last.
+                if refs.last().is_none_or(|r| r.item != number) {
                     refs.push(GramRef {
                         item: number,
                         at: at as u32,

@@ -121,3 +121,18 @@ fn a_document_without_words_finds_nothing() {
     assert!(tests.find("").is_empty());
     assert!(tests.find("... !!! ").is_empty());
 }
+
+#[test]
+fn items_sharing_n_grams_and_an_item_repeating_one_are_each_counted_right() {
+    // Item 1 repeats its first 4-gram; item 2 is item 0 again.
+    let repeating = "one two three four one two three four five";
+    let tests = set(4, 4, 0.0, &[ITEM, repeating, ITEM]);
+    let found = tests.find("one two three four five");
+    let got: Vec<(usize, usize, usize)> = found
+        .iter()
+        .map(|m| (m.item, m.matched, m.ngrams))
+        .collect();
+    // Item 1's distinct 4-grams: "one two three four", "two three four one",
+    // "three four one two", "four one two three", "two three four five".
+    assert_eq!(got, [(0, 2, 7), (1, 2, 5), (2, 2, 7)]);
+}
