@@ -151,6 +151,7 @@ mod open;
 mod options;
 mod output;
 mod output_dir;
+mod output_thread;
 pub mod parquet;
 mod reader;
 mod record;

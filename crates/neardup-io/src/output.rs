@@ -11,6 +11,7 @@ use zstd::stream::write::Encoder as ZstdEncoder;
 
 use crate::error::{Error, Result};
 use crate::open::{is_gzip_name, is_zstd_name};
+use crate::output_thread::Handoff;
 
 /// Buffer size of an output.
 const BUF_SIZE: usize = 256 * 1024;
@@ -122,10 +123,17 @@ pub struct OutputFile {
     /// The path as given (`-` for standard output): what errors name.
     name: String,
     kind: OutputKind,
-    out: Sink,
+    out: Out,
     /// For [`OutputKind::Atomic`]: the file to replace (links resolved) and the
     /// temporary file's registration.
     target: Option<(PathBuf, Registered)>,
+}
+
+/// Where the bytes go: the sink on the caller's thread (standard output, where a reader
+/// may wait for each flushed line) or on a thread of its own (files).
+enum Out {
+    Here(Sink),
+    Thread(Handoff<Sink>),
 }
 
 /// The byte sink, compressed or not.
@@ -276,7 +284,7 @@ impl OutputFile {
         target: Option<(PathBuf, Registered)>,
     ) -> Result<OutputFile> {
         let buffered = BufWriter::with_capacity(BUF_SIZE, inner);
-        let out = match codec {
+        let sink = match codec {
             Codec::None => Sink::Plain(buffered),
             Codec::Gzip => Sink::Gzip(Box::new(GzEncoder::new(
                 buffered,
@@ -286,6 +294,14 @@ impl OutputFile {
                 Ok(encoder) => Sink::Zstd(Box::new(encoder)),
                 Err(error) => return Err(Error::Write { path: name, error }),
             },
+        };
+        let out = if kind == OutputKind::Stdout {
+            Out::Here(sink)
+        } else {
+            match Handoff::new(sink) {
+                Ok(handoff) => Out::Thread(handoff),
+                Err(error) => return Err(Error::Write { path: name, error }),
+            }
         };
         Ok(OutputFile {
             name,
@@ -342,7 +358,11 @@ impl OutputFile {
                 }
             }
         };
-        let buffered = match out {
+        let sink = match out {
+            Out::Here(sink) => sink,
+            Out::Thread(handoff) => handoff.finish().map_err(err)?,
+        };
+        let buffered = match sink {
             Sink::Plain(b) => b,
             Sink::Gzip(g) => g.finish().map_err(err)?,
             Sink::Zstd(z) => z.finish().map_err(err)?,
@@ -364,9 +384,9 @@ impl OutputFile {
     }
 }
 
-impl Write for OutputFile {
+impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.out {
+        match self {
             Sink::Plain(o) => o.write(buf),
             Sink::Gzip(o) => o.write(buf),
             Sink::Zstd(o) => o.write(buf),
@@ -374,7 +394,7 @@ impl Write for OutputFile {
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match &mut self.out {
+        match self {
             Sink::Plain(o) => o.write_all(buf),
             Sink::Gzip(o) => o.write_all(buf),
             Sink::Zstd(o) => o.write_all(buf),
@@ -382,10 +402,33 @@ impl Write for OutputFile {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.out {
+        match self {
             Sink::Plain(o) => o.flush(),
             Sink::Gzip(o) => o.flush(),
             Sink::Zstd(o) => o.flush(),
+        }
+    }
+}
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.out {
+            Out::Here(o) => o.write(buf),
+            Out::Thread(o) => o.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match &mut self.out {
+            Out::Here(o) => o.write_all(buf),
+            Out::Thread(o) => o.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.out {
+            Out::Here(o) => o.flush(),
+            Out::Thread(o) => o.flush(),
         }
     }
 }
