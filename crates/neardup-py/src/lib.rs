@@ -40,6 +40,7 @@ mod scheme;
 mod spark;
 mod texts;
 mod threads;
+mod units;
 
 #[pymodule]
 fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -81,6 +82,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spark::spark_sketch, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_clusters, m)?)?;
     m.add_class::<spark::BucketWalk>()?;
+    m.add_function(wrap_pyfunction!(units::units_dedup, m)?)?;
     m.add_function(wrap_pyfunction!(decontaminate::decontaminate_texts, m)?)?;
     Ok(())
 }

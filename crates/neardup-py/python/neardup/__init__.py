@@ -18,6 +18,9 @@ longer texts with ``pairs(texts, measure="containment")``, each pair a `Containe
 `decontaminate` finds test items (benchmark records) inside documents, with the spans
 holding them (the command's ``decontaminate``).
 
+Below the document (the command's ``dedup --unit``): `dedup_units` removes repeated
+paragraphs, lines or sentence spans.
+
 Building blocks for engines of your own: `shingle_sets`, `band_keys`, `jaccard`,
 `verify`. For people moving from datasketch: `MinHash` and `MinHashLSH`. A persistent
 index shared by processes: `Index`. Settings: `Config` (picklable, for Spark and Ray
@@ -47,6 +50,7 @@ from ._neardup import (
     sha1_hash64,
 )
 from ._decontaminate import Contamination, Decontamination, decontaminate
+from ._units import dedup_units
 from ._sketches import LeanMinHash, WeightedMinHash, WeightedMinHashGenerator, bBitMinHash
 from ._runs import (
     annotate,
@@ -89,6 +93,7 @@ __all__ = [
     "band_keys",
     "clusters",
     "dedup",
+    "dedup_units",
     "decontaminate",
     "exact_pairs",
     "jaccard",
