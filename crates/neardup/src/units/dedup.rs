@@ -232,9 +232,10 @@ impl UnitDedup {
             Some(config) => near_firsts(config, texts, &cut)?,
         };
         let mut outcome = UnitOutcome::default();
-        for (doc, units) in cut.into_iter().enumerate() {
+        for (doc, units) in cut.iter().enumerate() {
             let mut d = DocUnits::default();
-            for (unit, (range, hash)) in units.into_iter().enumerate() {
+            for (unit, (range, hash)) in units.iter().enumerate() {
+                let range = range.clone();
                 outcome.stats.units += 1;
                 outcome.stats.short += u64::from(hash.is_none());
                 let first = firsts[doc][unit].filter(|f| {
@@ -248,9 +249,8 @@ impl UnitDedup {
                         span: range.clone(),
                         duplicate_of: UnitRef {
                             doc: first.doc,
-                            span: self.kind.split(texts[first.doc as usize].as_ref())
-                                [first.unit as usize]
-                                .clone(),
+                            // The first unit's range as cut, not cut again.
+                            span: cut[first.doc as usize][first.unit as usize].0.clone(),
                         },
                     });
                 }
