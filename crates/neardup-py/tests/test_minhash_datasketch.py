@@ -65,6 +65,15 @@ def test_the_default_is_affine32_and_legacy_gives_the_old_values() -> None:
     assert neardup.sha1_hash64(b"Hello") == int.from_bytes(digest[:8], "little")
 
 
+def test_token_hash_is_sha1_at_every_length() -> None:
+    # Tokens up to 55 bytes are padded into one block by neardup itself: both sides of
+    # that limit, and the lengths where the padding moves to a second block.
+    for n in range(0, 200):
+        token = bytes((7 * i + n) % 256 for i in range(n))
+        digest = hashlib.sha1(token).digest()
+        assert neardup.sha1_hash32(token) == int.from_bytes(digest[:4], "little"), n
+        assert neardup.sha1_hash64(token) == int.from_bytes(digest[:8], "little"), n
+
 def test_rebuilt_from_hashvalues_and_permutations() -> None:
     c = CASES[1]
     m = built(c)
