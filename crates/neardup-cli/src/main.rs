@@ -56,8 +56,8 @@ fn main() -> ExitCode {
         Command::Dedup(a) => a.run.batch.runtime.threads,
         Command::Annotate(a) => a.run.batch.runtime.threads,
         Command::Eval(a) => a.runtime.threads,
-        Command::Sim(_) | Command::Plan(_) => Some(1),
         Command::Decontaminate(a) => a.runtime.threads,
+        Command::Sim(_) | Command::Plan(_) => Some(1),
         Command::Index(c) => c.threads(),
         Command::Serve(_) => None,
     };
@@ -104,6 +104,7 @@ fn main() -> ExitCode {
             let s = a.clone().into();
             plan_cmd::resolve(&s).and_then(|c| plan_cmd::run(&s, &c).and_then(|o| print(&o)))
         }
+        Command::Decontaminate(a) => decontaminate::run(a),
         Command::Index(c) => c.clone().resolve().and_then(|s| index_cmd::run(&s)),
         Command::Serve(a) => {
             let s = a.clone().into();
@@ -114,7 +115,6 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-        Command::Decontaminate(a) => decontaminate::run(a),
             summary::to_stderr(&format!("neardup: {}\n", errors::message(&e)));
             ExitCode::from(exit_code(&e))
         }

@@ -39,8 +39,8 @@
 //! ```
 
 pub mod charts;
-pub mod decontamination;
 mod containment;
+pub mod decontamination;
 pub mod diff;
 pub mod example;
 pub mod histogram;
