@@ -199,6 +199,57 @@ def test_executors_run_the_shipped_environment(spark: SparkSession) -> None:
     assert all(r["pid"] != os.getpid() for r in rows)
 
 
+BARE_DRIVER = """
+import sys
+from pyspark.sql import SparkSession
+import neardup
+from neardup import spark as nds
+
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.log.level", "ERROR").getOrCreate())
+df = spark.createDataFrame([(0, "a red apple on the table"), (1, "A red apple on the table!")], "id long, text string")
+try:
+    nds.dedup(df).collect()
+except neardup.NeardupError as e:
+    print("NeardupError:", e)
+else:
+    print("no error")
+"""
+
+
+def test_executors_without_the_package_get_one_clear_error(tmp_path: Path) -> None:
+    """A local session whose workers' Python lacks neardup (the driver's environment but
+    for the package): the first call fails before any heavy stage with one error that names
+    the workers' Python and says what to set, the local case (PYSPARK_PYTHON) first, then
+    the cluster's (spark.archives), not a worker's traceback."""
+    import os
+    import subprocess
+    import sys
+    import sysconfig
+
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    python = bare / "bin" / "python"
+    site = Path(subprocess.check_output(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True
+    ).strip())
+    for entry in Path(sysconfig.get_path("purelib")).iterdir():
+        if not entry.name.startswith("neardup") and not (site / entry.name).exists():
+            (site / entry.name).symlink_to(entry)
+    assert subprocess.run([str(python), "-c", "import pyarrow, numpy"]).returncode == 0
+    assert subprocess.run([str(python), "-c", "import neardup"], capture_output=True).returncode != 0
+    env = {**os.environ, "PYSPARK_PYTHON": str(python), "SPARK_LOCAL_IP": "127.0.0.1"}
+    out = subprocess.run([sys.executable, "-c", BARE_DRIVER], env=env, capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300)
+    message = out.stdout.strip()
+    assert message.startswith("NeardupError:"), (out.stdout, out.stderr[-2000:])
+    assert f"their Python ({python}) cannot import neardup" in message
+    assert "No module named 'neardup'" in message
+    assert f"PYSPARK_PYTHON={sys.executable}" in message
+    assert message.index("For a local session (local[1])") < message.index("spark.archives=")
+    assert "Traceback" not in message and "\n" not in message
+
+
 def test_the_readme_example_runs(spark: SparkSession, sample_cli: dict[str, Any], tmp_path: Path) -> None:
     """The README's cluster example, on the PyPI sample split in two files (the session is
     the suite's: `getOrCreate` returns it). Spark reads the larger file first, so the first
@@ -208,7 +259,7 @@ def test_the_readme_example_runs(spark: SparkSession, sample_cli: dict[str, Any]
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## On a cluster"):readme.index("## As a library")]
-    block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
+    block = next(b for b in re.findall(r"```python\n(.*?)```", section, flags=re.S) if "spark.archives" in b)
     # The split settings other tests set would cut the files into pieces read by size.
     for key in ("maxPartitionBytes", "openCostInBytes", "minPartitionNum"):
         spark.conf.unset(f"spark.sql.files.{key}")

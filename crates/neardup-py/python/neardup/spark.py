@@ -87,6 +87,79 @@ def _config(arguments: Mapping[str, Any]) -> Config:
     return Config._of(arguments, neighbours=False)
 
 
+# Sessions whose executors were found to import this package (`_check_executors`).
+_checked: set[str] = set()
+
+
+def _check_executors(spark: Any) -> None:
+    """A tiny job before the first heavy stage: the executors' Python must import neardup
+    at the driver's version, else one error says what to set instead of a worker's
+    traceback deep in a stage. Once per application (executors added later are not
+    probed)."""
+    from . import __version__
+
+    app = spark.conf.get("spark.app.id", None) or str(id(spark))
+    if app in _checked:
+        return
+
+    def probe(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # Defined here, so Spark ships it by value: a module-level function would be
+        # shipped as a reference to neardup.spark, which is what may be missing.
+        import sys
+
+        for _ in batches:
+            try:
+                import neardup as shipped
+
+                found, error = shipped.__version__, ""
+            except Exception as e:  # any failure to import is the answer
+                found, error = "", f"{type(e).__name__}: {e}"
+            yield pa.RecordBatch.from_pylist(
+                [{"python": sys.executable, "version": found, "error": error}],
+                schema=pa.schema([("python", pa.string()), ("version", pa.string()), ("error", pa.string())]),
+            )
+
+    try:
+        rows = (
+            spark.range(0, 1, numPartitions=1)
+            .mapInArrow(probe, "python string, version string, error string")
+            .collect()
+        )
+    except Exception as e:  # the worker did not start or could not run the probe
+        lines = [l for l in str(e).splitlines() if "Error" in l or "error" in l]
+        raise NeardupError(_executors_advice(spark, f"their Python failed: {(lines or [str(e)])[-1].strip()}")) from None
+    problems = {(r["python"], r["version"], r["error"]) for r in rows if r["version"] != __version__}
+    if problems:
+        python, version, error = sorted(problems)[0]
+        what = (
+            f"their Python ({python}) cannot import neardup ({error})"
+            if not version
+            else f"their Python ({python}) imports neardup {version}, the driver runs {__version__}"
+        )
+        raise NeardupError(_executors_advice(spark, what))
+    _checked.add(app)
+
+
+def _executors_advice(spark: Any, what: str) -> str:
+    """The error for executors without this package: what was found, then what to set,
+    the local session's case first."""
+    import sys
+
+    master = str(spark.conf.get("spark.master", ""))
+    local = (
+        f"for a local session ({master or 'local'}), set PYSPARK_PYTHON={sys.executable} (the "
+        "driver's Python) before the session starts: Spark starts its Python workers with "
+        "PYSPARK_PYTHON, else with python3 from the PATH"
+    )
+    cluster = (
+        "for a cluster, ship an environment that has the package: spark.archives="
+        "env.tar.gz#environment and PYSPARK_PYTHON=./environment/bin/python (the README's "
+        "section 'On a cluster')"
+    )
+    first, second = (local, cluster) if master.startswith("local") else (cluster, local)
+    return f"neardup.spark: the executors cannot run neardup: {what}. {first[0].upper()}{first[1:]}; {second}"
+
+
 def _column(batches: list[pa.RecordBatch], name: str) -> pa.ChunkedArray:
     return pa.chunked_array([b.column(name) for b in batches], type=batches[0].schema.field(name).type)
 
@@ -118,6 +191,7 @@ class _Run:
             if _POS in frame.columns:
                 raise NeardupError(f"the {what} already has a column {_POS!r}")
         self.spark = df.sparkSession
+        _check_executors(self.spark)
         self.config = config
         self.id_col = id_col
         self.parts = (
