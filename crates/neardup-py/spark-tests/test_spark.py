@@ -5,10 +5,11 @@ command gives on one machine with ``--no-neighbours``, whatever the partitioning
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -82,9 +83,13 @@ def test_cases(spark: SparkSession, cli: Cli, name: str, case: dict[str, Any]) -
     pairs = pair_rows(nds.pairs(df, partitions=3, **settings))
     assert sorted([a, b] for a, b, _ in pairs) == sorted(case["pairs"]), name
     assert pairs == cli_pairs(cli.run("pairs", case["docs"], *options)), name
-    clusters = cluster_rows(nds.clusters(df, partitions=3, **settings))
-    assert as_lists(clusters) == sorted(case["clusters"]), name
-    assert clusters == cli_clusters(cli.run("clusters", case["docs"], *options)), name
+    expected = cli_clusters(cli.run("clusters", case["docs"], *options))
+    # The components found on the driver (the default budget), then by Spark's rounds.
+    for budget in (None, 0):
+        extra = {} if budget is None else {"components_budget": budget}
+        clusters = cluster_rows(nds.clusters(df, partitions=3, **settings, **extra))
+        assert as_lists(clusters) == sorted(case["clusters"]), (name, budget)
+        assert clusters == expected, (name, budget)
 
 
 @pytest.fixture(scope="module")
@@ -101,21 +106,46 @@ def sample_cli(cli_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     return got
 
 
-# (input partitions, shuffle partitions): one of each, and copies split across partitions.
-LAYOUTS = [(1, 1), (4, 7)]
+# (input partitions, shuffle partitions, components' budget): one of each, copies split
+# across partitions, and the components found by the driver (default budget), by Spark's
+# rounds on the tasks' forests (0), and by the rounds because the forests outgrow a budget
+# of 100 edges.
+LAYOUTS = [(1, 1, None), (4, 7, None), (4, 7, 0), (2, 3, 1600)]
 
 
-@pytest.mark.parametrize("inputs,parts", LAYOUTS)
+@pytest.mark.parametrize("inputs,parts,budget", LAYOUTS)
 def test_pypi_sample_equals_the_command(
-    spark: SparkSession, sample_cli: dict[str, Any], inputs: int, parts: int
+    spark: SparkSession, sample_cli: dict[str, Any], inputs: int, parts: int, budget: Any
 ) -> None:
     df = read_sample(spark, inputs)
     assert (df.rdd.getNumPartitions() > 1) == (inputs > 1)
+    extra = {} if budget is None else {"components_budget": budget}
     assert pair_rows(nds.pairs(df, partitions=parts)) == cli_pairs(sample_cli["pairs"])
-    assert cluster_rows(nds.clusters(df, partitions=parts)) == cli_clusters(sample_cli["clusters"])
-    kept = nds.dedup(df, partitions=parts)
+    with stages() as seen:
+        assert cluster_rows(nds.clusters(df, partitions=parts, **extra)) == cli_clusters(sample_cli["clusters"])
+    assert ("connected components on the driver" in seen) == (budget is None), seen
+    assert ("connected components in rounds" in seen) == (budget is not None), seen
+    kept = nds.dedup(df, partitions=parts, **extra)
     assert kept.columns == ["id", "text"]
     assert sorted(r["id"] for r in kept.collect()) == sorted(o["id"] for o in sample_cli["dedup"])
+
+
+@contextlib.contextmanager
+def stages() -> Iterator[list[str]]:
+    """The names of the stages a run goes through (the benchmark's observer)."""
+    seen: list[str] = []
+    nds._observer = lambda name, df: seen.append(name)
+    try:
+        yield seen
+    finally:
+        nds._observer = None
+
+
+def test_a_bad_components_budget_is_named(spark: SparkSession) -> None:
+    df = frame(spark, ["a red apple on the table", "A red apple on the table!"])
+    for bad in (-1, 1.5, True):
+        with pytest.raises(neardup.NeardupError, match="components_budget"):
+            nds.clusters(df, components_budget=bad)
 
 
 def read_sample(spark: SparkSession, inputs: int) -> DataFrame:
