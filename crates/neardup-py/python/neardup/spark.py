@@ -94,8 +94,8 @@ _checked: set[str] = set()
 def _check_executors(spark: Any) -> None:
     """A tiny job before the first heavy stage: the executors' Python must import neardup
     at the driver's version, else one error says what to set instead of a worker's
-    traceback deep in a stage. Once per application (executors added later are not
-    probed)."""
+    traceback deep in a stage. Once per application, one task per core (executors added
+    later are not probed)."""
     from . import __version__
 
     app = spark.conf.get("spark.app.id", None) or str(id(spark))
@@ -120,8 +120,13 @@ def _check_executors(spark: Any) -> None:
             )
 
     try:
+        # A row per core the application has, so that every executor is likely to run one.
+        cores = max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # no SparkContext on Spark Connect
+        cores = 1
+    try:
         rows = (
-            spark.range(0, 1, numPartitions=1)
+            spark.range(0, cores, numPartitions=cores)
             .mapInArrow(probe, "python string, version string, error string")
             .collect()
         )
