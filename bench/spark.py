@@ -46,6 +46,46 @@ def timed(args: list[str]) -> tuple[float, float]:
     return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
 
+def tree_cpu(root: int = 0) -> float:
+    """CPU seconds of this process and all its descendants (a local session's JVM and
+    Python workers), those that exited included once reaped (cutime, cstime)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # After the name: state, ppid, ..., utime (14th field), stime, cutime, cstime.
+        stats[int(d.name)] = (int(fields[1]), sum(int(x) for x in fields[11:15]) / tick)
+    me = root or os.getpid()
+    total, todo = 0.0, [me]
+    while todo:
+        pid = todo.pop()
+        total += stats.get(pid, (0, 0.0))[1]
+        todo.extend(p for p, (parent, _) in stats.items() if parent == pid)
+    return total
+
+
+def local_session(partitions: int, memory: str):
+    """A local[2] session whose Python workers run this Python (PYSPARK_PYTHON), as the
+    README's local case sets it."""
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    return (
+        SparkSession.builder.master("local[2]").appName("neardup-bench-local")
+        .config("spark.driver.memory", memory)
+        .config("spark.sql.shuffle.partitions", str(partitions))
+        .config("spark.ui.port", "0").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.log.level", "ERROR")
+        .getOrCreate()
+    )
+
+
 def read_pairs_jsonl(path: Path) -> pa.Table:
     schema = pa.schema([("a", pa.string()), ("b", pa.string()), ("jaccard", pa.float64())])
     return pj.read_json(
@@ -86,17 +126,111 @@ def cluster_set(rows: list[dict]) -> set:
     }
 
 
+def peer(args: argparse.Namespace) -> None:
+    """neardup.spark.pairs and Spark ML's MinHashLSH (the recipe Spark users reach for:
+    char 5-grams hashed by HashingTF, approxSimilarityJoin at distance 1 - t) on the
+    corpus's first `args.peer` documents, in one local[2] session, each timed to its
+    pairs written, with recall against the exact join (`neardup pairs --exact`)."""
+    from pyspark.ml.feature import HashingTF, MinHashLSH, NGram
+    from pyspark.sql import functions as F
+
+    import neardup.spark as nds
+
+    work = Path(args.work) / "peer"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    corpus = work / f"first-{args.peer}.jsonl"
+    with Path(args.corpus).open("rb") as src, corpus.open("wb") as dst:
+        for i, line in enumerate(src):
+            if i == args.peer:
+                break
+            dst.write(line)
+    docs = sum(1 for _ in corpus.open("rb"))
+    truth_path = work / "exact.jsonl"
+    subprocess.run([args.neardup, "pairs", str(corpus), "-q", "--exact", "-o", str(truth_path)], check=True)
+    truth = read_pairs_jsonl(truth_path)
+    # Unordered: the command orders a pair by input order, MinHashLSH's join by neither.
+    truth_pairs = {tuple(sorted(p)) for p in zip(truth["a"].to_pylist(), truth["b"].to_pylist())}
+    load = os.getloadavg()
+    spark = local_session(args.partitions, "6g")
+    spark.sparkContext.setLogLevel("ERROR")
+    df = spark.read.json(str(corpus), schema="id string, text string").persist()
+    df.count()
+    rows = []
+
+    def timed_pairs(name: str, make) -> None:
+        out = work / name.replace(" ", "-")
+        start = time.perf_counter()
+        make().write.parquet(str(out))
+        wall = time.perf_counter() - start
+        got = pq.read_table(out, columns=["a", "b"])
+        pairs = {tuple(sorted(p)) for p in zip(got["a"].to_pylist(), got["b"].to_pylist())}
+        rows.append((name, wall, len(pairs), len(pairs & truth_pairs)))
+        print(f"[bench] {name}: {wall:.1f} s, {got.num_rows:,} pairs", file=sys.stderr)
+
+    # The first call in the session also starts the Python workers and compiles the
+    # plans; the second is the one compared.
+    timed_pairs("neardup.spark.pairs (first in the session)", lambda: nds.pairs(df).select("a", "b"))
+    timed_pairs("neardup.spark.pairs", lambda: nds.pairs(df).select("a", "b"))
+    # Char 5-grams as Spark ML makes them: the text split into characters, NGram(5).
+    chars = df.select("id", F.split(F.coalesce("text", F.lit("")), "").alias("chars"))
+    grams = NGram(n=5, inputCol="chars", outputCol="grams").transform(chars)
+    vectors = HashingTF(inputCol="grams", outputCol="features", numFeatures=1 << 20, binary=True).transform(grams)
+    # MinHashLSH refuses an empty vector (a text under 5 characters).
+    vectors = vectors.filter(F.size("grams") > 0).select("id", "features").persist()
+    vectors.count()
+    for tables in (args.peer_tables or [5]):
+        model = MinHashLSH(inputCol="features", outputCol="hashes", numHashTables=tables, seed=1).fit(vectors)
+
+        def join(model=model):
+            joined = model.approxSimilarityJoin(vectors, vectors, 1 - 0.8, distCol="distance")
+            return joined.select(F.col("datasetA.id").alias("a"), F.col("datasetB.id").alias("b")).filter("a < b")
+
+        timed_pairs(f"MinHashLSH numHashTables={tables}", join)
+    spark.stop()
+    lines = [
+        "# Benchmark: neardup.spark against Spark ML's MinHashLSH",
+        "",
+        f"- **date**: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average "
+        f"{' '.join(f'{x:.2f}' for x in load)} at the start (other work may share the machine)",
+        f"- **session**: local[2], {args.partitions} shuffle partitions; **corpus**: the first {docs:,} of "
+        f"{Path(args.corpus).name}; threshold 0.8, char 5-grams; truth: `neardup pairs --exact` "
+        f"({truth.num_rows:,} pairs)",
+        f"- **command**: `bench/spark {os.environ.get('BENCH_ARGS', '')}`".rstrip(),
+        "",
+        "| run | wall (pairs written) | pairs | recall | × neardup.spark |",
+        "|---|--:|--:|--:|--:|",
+    ]
+    base = rows[1][1]
+    for name, wall, n, hits in rows:
+        lines.append(f"| {name} | {wall:.1f} s | {n:,} | {hits / max(truth.num_rows, 1):.4f} | {wall / base:.1f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    Path(args.out or BENCH / "results" / "RESULTS-spark-peer.md").write_text(text, encoding="utf-8")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--corpus", default=str(BENCH / "data" / "pypi-summaries.jsonl"))
     p.add_argument("--neardup", required=True)
-    p.add_argument("--master", required=True)
-    p.add_argument("--archive", required=True)
+    p.add_argument("--master")
+    p.add_argument("--archive")
+    p.add_argument("--local", action="store_true", help="a local[2] session, no cluster")
+    p.add_argument("--only-dedup", action="store_true", help="the dedup runs alone")
+    p.add_argument("--peer", type=int, default=0, help="Spark ML's MinHashLSH on the first N documents")
+    p.add_argument("--peer-tables", type=int, action="append", help="MinHashLSH's numHashTables (repeat; 5)")
     p.add_argument("--partitions", type=int, default=8)
     p.add_argument("--executor-memory", default="3g")
     p.add_argument("--work", default=str(ROOT / "target" / "spark-bench"))
-    p.add_argument("--out", default=str(BENCH / "results" / "RESULTS-spark.md"))
+    p.add_argument("--out")
     args = p.parse_args()
+    if not args.local and not (args.master and args.archive):
+        p.error("--master and --archive, or --local")
+    if args.peer:
+        peer(args)
+        return
+    if args.out is None:
+        args.out = str(BENCH / "results" / ("RESULTS-spark-local.md" if args.local else "RESULTS-spark.md"))
     corpus, work = Path(args.corpus), Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -105,12 +239,13 @@ def main() -> None:
 
     # The command, on this machine, in the same run.
     cli: dict[str, tuple[float, float]] = {}
-    for name, command in [
+    commands = [
         ("dedup", ["dedup", "--no-neighbours"]),
         ("clusters", ["clusters", "--no-neighbours"]),
         ("pairs", ["pairs", "--no-neighbours"]),
         ("exact", ["pairs", "--exact"]),
-    ]:
+    ]
+    for name, command in commands[:1] if args.only_dedup else commands:
         out = work / f"cli-{name}.jsonl"
         cli[name] = timed([args.neardup, command[0], str(corpus), "-q", *command[1:], "-o", str(out)])
         print(f"[bench] neardup {' '.join(command)}: {cli[name][0]:.1f} s", file=sys.stderr)
@@ -119,10 +254,13 @@ def main() -> None:
     import neardup.spark as nds
 
     start = time.perf_counter()
-    spark = session(args.master, args.archive, "neardup-bench", {
-        "spark.executor.memory": args.executor_memory,
-        "spark.sql.shuffle.partitions": str(args.partitions),
-    })
+    if args.local:
+        spark = local_session(args.partitions, "6g")
+    else:
+        spark = session(args.master, args.archive, "neardup-bench", {
+            "spark.executor.memory": args.executor_memory,
+            "spark.sql.shuffle.partitions": str(args.partitions),
+        })
     spark.sparkContext.setLogLevel("ERROR")
     # Executors start with the first job: a trivial one, so its time is counted here.
     spark.sparkContext.parallelize(range(4), 4).map(lambda x: x).collect()
@@ -133,13 +271,18 @@ def main() -> None:
     def frame():
         return spark.read.json(str(corpus), schema=schema)
 
+    cpus: dict[str, float] = {}
+
     def run(name: str, action) -> float:
         # A run caches its input and intermediate results; an equal plan would reuse them.
         spark.catalog.clearCache()
+        cpu = tree_cpu()
         start = time.perf_counter()
         action()
         wall = time.perf_counter() - start
-        print(f"[bench] spark {name}: {wall:.1f} s", file=sys.stderr)
+        cpus[name] = tree_cpu() - cpu
+        print(f"[bench] spark {name}: {wall:.1f} s (CPU of the driver's process tree {cpus[name]:.1f} s)",
+              file=sys.stderr)
         return wall
 
     dedup_out = work / "spark-dedup"
@@ -179,6 +322,23 @@ def main() -> None:
     finally:
         nds._observer = None
 
+    if args.only_dedup:
+        spark.stop()
+        kept_cli = sorted(json.loads(l)["id"] for l in (work / "cli-dedup.jsonl").open(encoding="utf-8"))
+        kept_spark = sorted(pa.concat_tables(
+            [pj.read_json(f) for f in warm_out.glob("part-*.json") if f.stat().st_size]
+        )["id"].to_pylist())
+        summary = {
+            "cli_dedup_wall": cli["dedup"][0], "cli_dedup_cpu": cli["dedup"][1], "startup": startup,
+            "dedup": walls["dedup"], "dedup_again": walls["dedup again"], "cpu": cpus,
+            "same": kept_cli == kept_spark, "kept": len(kept_spark),
+            "stages": steps, "docs": docs, "load": os.getloadavg(),
+        }
+        text = json.dumps(summary, indent=1)
+        print(text)
+        Path(args.out).write_text(text, encoding="utf-8")
+        return
+
     clusters_out = work / "spark-clusters.parquet"
     walls["clusters"] = run("clusters", lambda: nds.clusters(frame()).write.parquet(str(clusters_out)))
     pairs_out = work / "spark-pairs.parquet"
@@ -208,9 +368,11 @@ def main() -> None:
         f"- **date**: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         f"- **machine**: {ms['nproc']} cores ({ms['cpu']}), {ms['memory']} memory, {ms['os']}; load average "
         f"{' '.join(f'{x:.2f}' for x in load_start)} at the start (other work may share the machine)",
-        f"- **cluster**: Spark standalone on this machine: a master and 2 workers (separate JVMs), one executor "
-        f"of 1 core and {args.executor_memory} per worker; the package shipped as a packed environment "
-        f"(spark.archives); {args.partitions} shuffle partitions",
+        (f"- **cluster**: a local[2] session (driver and executor in one JVM, 6g), the workers running the "
+         f"driver's Python (PYSPARK_PYTHON); {args.partitions} shuffle partitions" if args.local else
+         f"- **cluster**: Spark standalone on this machine: a master and 2 workers (separate JVMs), one executor "
+         f"of 1 core and {args.executor_memory} per worker; the package shipped as a packed environment "
+         f"(spark.archives); {args.partitions} shuffle partitions"),
         f"- **corpus**: {docs:,} documents ({corpus.name}); settings: the defaults (char:5, nfkc, threshold 0.8, "
         f"128 permutations, 16 x 8 bands, exact verification)",
         "- **versions**: " + ", ".join(

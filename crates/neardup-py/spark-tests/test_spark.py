@@ -5,10 +5,11 @@ command gives on one machine with ``--no-neighbours``, whatever the partitioning
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -82,9 +83,13 @@ def test_cases(spark: SparkSession, cli: Cli, name: str, case: dict[str, Any]) -
     pairs = pair_rows(nds.pairs(df, partitions=3, **settings))
     assert sorted([a, b] for a, b, _ in pairs) == sorted(case["pairs"]), name
     assert pairs == cli_pairs(cli.run("pairs", case["docs"], *options)), name
-    clusters = cluster_rows(nds.clusters(df, partitions=3, **settings))
-    assert as_lists(clusters) == sorted(case["clusters"]), name
-    assert clusters == cli_clusters(cli.run("clusters", case["docs"], *options)), name
+    expected = cli_clusters(cli.run("clusters", case["docs"], *options))
+    # The components found on the driver (the default budget), then by Spark's rounds.
+    for budget in (None, 0):
+        extra = {} if budget is None else {"components_budget": budget}
+        clusters = cluster_rows(nds.clusters(df, partitions=3, **settings, **extra))
+        assert as_lists(clusters) == sorted(case["clusters"]), (name, budget)
+        assert clusters == expected, (name, budget)
 
 
 @pytest.fixture(scope="module")
@@ -101,21 +106,46 @@ def sample_cli(cli_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     return got
 
 
-# (input partitions, shuffle partitions): one of each, and copies split across partitions.
-LAYOUTS = [(1, 1), (4, 7)]
+# (input partitions, shuffle partitions, components' budget): one of each, copies split
+# across partitions, and the components found by the driver (default budget), by Spark's
+# rounds on the tasks' forests (0), and by the rounds because the forests outgrow a budget
+# of 100 edges.
+LAYOUTS = [(1, 1, None), (4, 7, None), (4, 7, 0), (2, 3, 1600)]
 
 
-@pytest.mark.parametrize("inputs,parts", LAYOUTS)
+@pytest.mark.parametrize("inputs,parts,budget", LAYOUTS)
 def test_pypi_sample_equals_the_command(
-    spark: SparkSession, sample_cli: dict[str, Any], inputs: int, parts: int
+    spark: SparkSession, sample_cli: dict[str, Any], inputs: int, parts: int, budget: Any
 ) -> None:
     df = read_sample(spark, inputs)
     assert (df.rdd.getNumPartitions() > 1) == (inputs > 1)
+    extra = {} if budget is None else {"components_budget": budget}
     assert pair_rows(nds.pairs(df, partitions=parts)) == cli_pairs(sample_cli["pairs"])
-    assert cluster_rows(nds.clusters(df, partitions=parts)) == cli_clusters(sample_cli["clusters"])
-    kept = nds.dedup(df, partitions=parts)
+    with stages() as seen:
+        assert cluster_rows(nds.clusters(df, partitions=parts, **extra)) == cli_clusters(sample_cli["clusters"])
+    assert ("connected components on the driver" in seen) == (budget is None), seen
+    assert ("connected components in rounds" in seen) == (budget is not None), seen
+    kept = nds.dedup(df, partitions=parts, **extra)
     assert kept.columns == ["id", "text"]
     assert sorted(r["id"] for r in kept.collect()) == sorted(o["id"] for o in sample_cli["dedup"])
+
+
+@contextlib.contextmanager
+def stages() -> Iterator[list[str]]:
+    """The names of the stages a run goes through (the benchmark's observer)."""
+    seen: list[str] = []
+    nds._observer = lambda name, df: seen.append(name)
+    try:
+        yield seen
+    finally:
+        nds._observer = None
+
+
+def test_a_bad_components_budget_is_named(spark: SparkSession) -> None:
+    df = frame(spark, ["a red apple on the table", "A red apple on the table!"])
+    for bad in (-1, 1.5, True):
+        with pytest.raises(neardup.NeardupError, match="components_budget"):
+            nds.clusters(df, components_budget=bad)
 
 
 def read_sample(spark: SparkSession, inputs: int) -> DataFrame:
@@ -199,6 +229,57 @@ def test_executors_run_the_shipped_environment(spark: SparkSession) -> None:
     assert all(r["pid"] != os.getpid() for r in rows)
 
 
+BARE_DRIVER = """
+import sys
+from pyspark.sql import SparkSession
+import neardup
+from neardup import spark as nds
+
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.log.level", "ERROR").getOrCreate())
+df = spark.createDataFrame([(0, "a red apple on the table"), (1, "A red apple on the table!")], "id long, text string")
+try:
+    nds.dedup(df).collect()
+except neardup.NeardupError as e:
+    print("NeardupError:", e)
+else:
+    print("no error")
+"""
+
+
+def test_executors_without_the_package_get_one_clear_error(tmp_path: Path) -> None:
+    """A local session whose workers' Python lacks neardup (the driver's environment but
+    for the package): the first call fails before any heavy stage with one error that names
+    the workers' Python and says what to set, the local case (PYSPARK_PYTHON) first, then
+    the cluster's (spark.archives), not a worker's traceback."""
+    import os
+    import subprocess
+    import sys
+    import sysconfig
+
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    python = bare / "bin" / "python"
+    site = Path(subprocess.check_output(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True
+    ).strip())
+    for entry in Path(sysconfig.get_path("purelib")).iterdir():
+        if not entry.name.startswith("neardup") and not (site / entry.name).exists():
+            (site / entry.name).symlink_to(entry)
+    assert subprocess.run([str(python), "-c", "import pyarrow, numpy"]).returncode == 0
+    assert subprocess.run([str(python), "-c", "import neardup"], capture_output=True).returncode != 0
+    env = {**os.environ, "PYSPARK_PYTHON": str(python), "SPARK_LOCAL_IP": "127.0.0.1"}
+    out = subprocess.run([sys.executable, "-c", BARE_DRIVER], env=env, capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300)
+    message = out.stdout.strip()
+    assert message.startswith("NeardupError:"), (out.stdout, out.stderr[-2000:])
+    assert f"their Python ({python}) cannot import neardup" in message
+    assert "No module named 'neardup'" in message
+    assert f"PYSPARK_PYTHON={sys.executable}" in message
+    assert message.index("For a local session (local[1])") < message.index("spark.archives=")
+    assert "Traceback" not in message and "\n" not in message
+
+
 def test_the_readme_example_runs(spark: SparkSession, sample_cli: dict[str, Any], tmp_path: Path) -> None:
     """The README's cluster example, on the PyPI sample split in two files (the session is
     the suite's: `getOrCreate` returns it). Spark reads the larger file first, so the first
@@ -208,7 +289,7 @@ def test_the_readme_example_runs(spark: SparkSession, sample_cli: dict[str, Any]
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## On a cluster"):readme.index("## As a library")]
-    block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
+    block = next(b for b in re.findall(r"```python\n(.*?)```", section, flags=re.S) if "spark.archives" in b)
     # The split settings other tests set would cut the files into pieces read by size.
     for key in ("maxPartitionBytes", "openCostInBytes", "minPartitionNum"):
         spark.conf.unset(f"spark.sql.files.{key}")

@@ -81,6 +81,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks::verify, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_sketch, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_clusters, m)?)?;
+    m.add_function(wrap_pyfunction!(spark::spark_components, m)?)?;
     m.add_class::<spark::BucketWalk>()?;
     m.add_function(wrap_pyfunction!(units::units_dedup, m)?)?;
     m.add_function(wrap_pyfunction!(decontaminate::decontaminate_texts, m)?)?;

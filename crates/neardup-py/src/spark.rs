@@ -116,6 +116,23 @@ impl BucketWalk {
     }
 }
 
+/// The connected components of the edges `(u[i], v[i])` (int64 positions), as columns
+/// `(node, label)`: every node once, in position order, labelled with the smallest
+/// position of its component.
+#[pyfunction]
+pub fn spark_components(
+    py: Python<'_>,
+    u: &Bound<'_, PyAny>,
+    v: &Bound<'_, PyAny>,
+) -> PyResult<(Buffer, Buffer)> {
+    let (u, v) = (i64_vector(u)?, i64_vector(v)?);
+    let rows = py
+        .detach(|| shuffle::components(&u, &v))
+        .map_err(errors::core)?;
+    let (nodes, labels): (Vec<i64>, Vec<i64>) = rows.into_iter().unzip();
+    Ok((Buffer::column(nodes), Buffer::column(labels)))
+}
+
 /// Clusters of whole connected components, as a corpus run clusters them. Rows (a
 /// component, a position, a text) come in any order; each component's documents are put
 /// in input order, grouped by identical sets, and clustered in keep order with the

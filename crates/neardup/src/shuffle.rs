@@ -38,7 +38,8 @@ use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
-use crate::cluster::clusters::cluster_sets;
+use crate::cluster::clusters::{cluster_sets, UnionFind};
+use crate::corpus::slot::MAX_DOCUMENTS;
 use crate::sketch::{DocSet, DocSketch};
 use crate::{Error, Pipeline, Result, Similarity, Verification};
 
@@ -460,6 +461,43 @@ impl Iterator for BucketWalk {
     }
 }
 
+/// The connected components of an undirected graph of positions, edges `(u[i], v[i])`:
+/// every node once, in position order, with its component's label, the smallest position
+/// in it (a root is its own label). A task runs it on the edges it verified, and keeps
+/// only the rows that are not roots (a star forest with the partition's connectivity);
+/// the driver runs it on every partition's forest when they fit its budget.
+pub fn components(u: &[i64], v: &[i64]) -> Result<Vec<(i64, i64)>> {
+    if u.len() != v.len() {
+        return Err(bad(format!("{} edge ends u and {} v", u.len(), v.len())));
+    }
+    let mut nodes: Vec<i64> = u.iter().chain(v).copied().collect();
+    nodes.par_sort_unstable();
+    nodes.dedup();
+    if nodes.len() > MAX_DOCUMENTS {
+        return Err(bad(format!(
+            "{} nodes: components take at most {MAX_DOCUMENTS}",
+            nodes.len()
+        )));
+    }
+    // Every end is in `nodes`, so its index is where it sorts.
+    let index = |p: i64| nodes.partition_point(|&x| x < p) as u32;
+    let mut sets = UnionFind::new(nodes.len());
+    for (&a, &b) in u.iter().zip(v) {
+        sets.union(index(a), index(b));
+    }
+    // Nodes are sorted: the first met of each set is its smallest.
+    let mut lowest = vec![u32::MAX; nodes.len()];
+    let mut rows = Vec::with_capacity(nodes.len());
+    for (i, &node) in nodes.iter().enumerate() {
+        let root = sets.find(i as u32) as usize;
+        if lowest[root] == u32::MAX {
+            lowest[root] = i as u32;
+        }
+        rows.push((node, nodes[lowest[root] as usize]));
+    }
+    Ok(rows)
+}
+
 /// One document of a cluster, as [`cluster_components`] gives it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ComponentRow {
@@ -855,6 +893,48 @@ mod tests {
         assert_eq!(heads(rows(i64::MIN).unwrap()), [(5, 5), (6, 5), (7, 5)]);
         // Both reference documents stay; the later one heads no cluster with a new document.
         assert_eq!(heads(rows(7).unwrap()), [(5, 5), (7, 5)]);
+    }
+
+    #[test]
+    fn components_label_each_node_with_its_smallest_position() {
+        // Two chains and a star, given in no order, with a repeated edge and a loop.
+        let edges = [
+            (9, 4),
+            (4, 30),
+            (7, 7),
+            (12, 5),
+            (5, 40),
+            (40, 12),
+            (4, 9),
+            (2, 100),
+        ];
+        let (u, v): (Vec<i64>, Vec<i64>) = edges.iter().copied().unzip();
+        let got = components(&u, &v).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (2, 2),
+                (4, 4),
+                (5, 5),
+                (7, 7),
+                (9, 4),
+                (12, 5),
+                (30, 4),
+                (40, 5),
+                (100, 2)
+            ]
+        );
+        // A partition's forest (the rows that are not roots) joined with another's gives
+        // the components of the union of their edges.
+        let forest: Vec<(i64, i64)> = got.into_iter().filter(|(n, l)| n != l).collect();
+        let (mut u2, mut v2): (Vec<i64>, Vec<i64>) = forest.into_iter().unzip();
+        u2.extend([100, 30]);
+        v2.extend([40, 1]);
+        let joined: HashMap<i64, i64> = components(&u2, &v2).unwrap().into_iter().collect();
+        assert!([2, 5, 12, 40, 100].iter().all(|n| joined[n] == 2));
+        assert!([4, 9, 30].iter().all(|n| joined[n] == 1));
+        assert!(components(&[1], &[]).is_err());
+        assert!(components(&[], &[]).unwrap().is_empty());
     }
 
     #[test]

@@ -87,12 +87,102 @@ def _config(arguments: Mapping[str, Any]) -> Config:
     return Config._of(arguments, neighbours=False)
 
 
+# Sessions whose executors were found to import this package (`_check_executors`).
+_checked: set[str] = set()
+
+
+def _check_executors(spark: Any) -> None:
+    """A tiny job before the first heavy stage: the executors' Python must import neardup
+    at the driver's version, else one error says what to set instead of a worker's
+    traceback deep in a stage. Once per application, one task per core (executors added
+    later are not probed)."""
+    from . import __version__
+
+    app = spark.conf.get("spark.app.id", None) or str(id(spark))
+    if app in _checked:
+        return
+
+    def probe(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # Defined here, so Spark ships it by value: a module-level function would be
+        # shipped as a reference to neardup.spark, which is what may be missing.
+        import sys
+
+        for _ in batches:
+            try:
+                import neardup as shipped
+
+                found, error = shipped.__version__, ""
+            except Exception as e:  # any failure to import is the answer
+                found, error = "", f"{type(e).__name__}: {e}"
+            yield pa.RecordBatch.from_pylist(
+                [{"python": sys.executable, "version": found, "error": error}],
+                schema=pa.schema([("python", pa.string()), ("version", pa.string()), ("error", pa.string())]),
+            )
+
+    try:
+        # A row per core the application has, so that every executor is likely to run one.
+        cores = max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # no SparkContext on Spark Connect
+        cores = 1
+    try:
+        rows = (
+            spark.range(0, cores, numPartitions=cores)
+            .mapInArrow(probe, "python string, version string, error string")
+            .collect()
+        )
+    except Exception as e:  # the worker did not start or could not run the probe
+        lines = [l for l in str(e).splitlines() if "Error" in l or "error" in l]
+        raise NeardupError(_executors_advice(spark, f"their Python failed: {(lines or [str(e)])[-1].strip()}")) from None
+    problems = {(r["python"], r["version"], r["error"]) for r in rows if r["version"] != __version__}
+    if problems:
+        python, version, error = sorted(problems)[0]
+        what = (
+            f"their Python ({python}) cannot import neardup ({error})"
+            if not version
+            else f"their Python ({python}) imports neardup {version}, the driver runs {__version__}"
+        )
+        raise NeardupError(_executors_advice(spark, what))
+    _checked.add(app)
+
+
+def _executors_advice(spark: Any, what: str) -> str:
+    """The error for executors without this package: what was found, then what to set,
+    the local session's case first."""
+    import sys
+
+    master = str(spark.conf.get("spark.master", ""))
+    local = (
+        f"for a local session ({master or 'local'}), set PYSPARK_PYTHON={sys.executable} (the "
+        "driver's Python) before the session starts: Spark starts its Python workers with "
+        "PYSPARK_PYTHON, else with python3 from the PATH"
+    )
+    cluster = (
+        "for a cluster, ship an environment that has the package: spark.archives="
+        "env.tar.gz#environment and PYSPARK_PYTHON=./environment/bin/python (the README's "
+        "section 'On a cluster')"
+    )
+    first, second = (local, cluster) if master.startswith("local") else (cluster, local)
+    return f"neardup.spark: the executors cannot run neardup: {what}. {first[0].upper()}{first[1:]}; {second}"
+
+
 def _column(batches: list[pa.RecordBatch], name: str) -> pa.ChunkedArray:
     return pa.chunked_array([b.column(name) for b in batches], type=batches[0].schema.field(name).type)
 
 
 def _positions(batches: list[pa.RecordBatch], name: str) -> np.ndarray:
     return np.ascontiguousarray(_column(batches, name).to_numpy(), dtype=np.int64)
+
+
+def _verify_batch(config: Config, batch: pa.RecordBatch) -> tuple[np.ndarray, Mapping[str, Any]]:
+    """The rows of a batch of candidates (a, b, ta, tb) that pass verification, and their
+    columns from the package's `verify`."""
+    m = batch.num_rows
+    texts = pa.chunked_array([batch.column("ta"), batch.column("tb")], type=pa.string())
+    index = np.arange(m, dtype=np.int64)
+    cols = dict(
+        _neardup.verify(config._native, texts, np.ascontiguousarray(np.stack([index, index + m], 1)), None, 1, "columns")
+    )
+    return np.asarray(cols["a"]).astype(np.int64), cols
 
 
 class _Run:
@@ -118,6 +208,7 @@ class _Run:
             if _POS in frame.columns:
                 raise NeardupError(f"the {what} already has a column {_POS!r}")
         self.spark = df.sparkSession
+        _check_executors(self.spark)
         self.config = config
         self.id_col = id_col
         self.parts = (
@@ -136,6 +227,8 @@ class _Run:
         )
         self.reference_below: Optional[int] = None
         self.reference: Optional[DataFrame] = None
+        # How many documents are in the components, when the driver found them.
+        self.driver_nodes: Optional[int] = None
         if reference is not None:
             self.reference_below = _REFERENCE_BELOW
             self.reference = _step(
@@ -192,35 +285,32 @@ class _Run:
         shuffled = self.texts.mapInArrow(sketch, "kind int, part int, block binary")
         return shuffled.repartition(parts, "part").mapInArrow(buckets, "a long, b long, kind byte")
 
+    def candidates(self, walked: DataFrame) -> DataFrame:
+        """Stage 3's input: the candidates between first copies, once each, with both
+        texts: (a, b, ta, tb)."""
+        from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
+
+        # The texts of first copies: a candidate that names a later copy finds no text and
+        # drops out of the joins (its first copy has the same candidates). One shuffle of
+        # the texts, which both joins read (Spark reuses the exchange), where anti-joins
+        # of the candidates with the copies took two more shuffles of the candidates.
+        copies = walked.filter(F.col("kind") == _COPIES).select(F.col("b").alias("pos"))
+        firsts = self.texts.join(copies, "pos", "left_anti")
+        candidates = walked.filter(F.col("kind") == _BANDS).select("a", "b").distinct()
+        ta = firsts.select(F.col("pos").alias("a"), F.col("text").alias("ta"))
+        tb = firsts.select(F.col("pos").alias("b"), F.col("text").alias("tb"))
+        return candidates.join(ta, "a").join(tb, "b").select("a", "b", "ta", "tb")
+
     def verified(self, walked: DataFrame) -> DataFrame:
         """Stage 3: the candidates between first copies, once each, that pass
         verification: (a, b, jaccard, estimate, truncated)."""
-        from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
-
         config = self.config
-        copies = walked.filter(F.col("kind") == _COPIES).select(F.col("b").alias("copy"))
-        candidates = (
-            walked.filter(F.col("kind") == _BANDS)
-            .select("a", "b")
-            .distinct()
-            .join(copies, F.col("a") == F.col("copy"), "left_anti")
-            .join(copies, F.col("b") == F.col("copy"), "left_anti")
-        )
-        ta = self.texts.select(F.col("pos").alias("a"), F.col("text").alias("ta"))
-        tb = self.texts.select(F.col("pos").alias("b"), F.col("text").alias("tb"))
-        both = candidates.join(ta, "a").join(tb, "b").select("a", "b", "ta", "tb")
 
         def verify(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:
-                m = batch.num_rows
-                if not m:
+                if not batch.num_rows:
                     continue
-                texts = pa.chunked_array([batch.column("ta"), batch.column("tb")], type=pa.string())
-                index = np.arange(m, dtype=np.int64)
-                cols = _neardup.verify(
-                    config._native, texts, np.ascontiguousarray(np.stack([index, index + m], 1)), None, 1, "columns"
-                )
-                rows = np.asarray(cols["a"]).astype(np.int64)
+                rows, cols = _verify_batch(config, batch)
                 yield pa.RecordBatch.from_arrays(
                     [
                         pa.array(batch.column("a").to_numpy()[rows]),
@@ -232,14 +322,62 @@ class _Run:
                     names=["a", "b", "jaccard", "estimate", "truncated"],
                 )
 
-        return both.mapInArrow(
+        return self.candidates(walked).mapInArrow(
             verify, "a long, b long, jaccard double, estimate double, truncated boolean"
         )
+
+    def linked(self, walked: DataFrame) -> DataFrame:
+        """Stage 3 for clusters: the candidates verified, then, in the same pass, the
+        partition's verified edges joined by union-find (Rust) into a forest: (u, v) edges
+        from each document to the smallest position of its tree. Far fewer rows than
+        edges where documents have many near-duplicates, and the same components."""
+        config = self.config
+
+        def link(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            us, vs = [], []
+            for batch in batches:
+                if not batch.num_rows:
+                    continue
+                rows, _ = _verify_batch(config, batch)
+                us.append(batch.column("a").to_numpy()[rows])
+                vs.append(batch.column("b").to_numpy()[rows])
+            if not us:
+                return
+            node, label = (np.asarray(c) for c in _neardup.spark_components(
+                np.ascontiguousarray(np.concatenate(us), dtype=np.int64),
+                np.ascontiguousarray(np.concatenate(vs), dtype=np.int64),
+            ))
+            tree = node != label
+            yield pa.RecordBatch.from_arrays([pa.array(node[tree]), pa.array(label[tree])], names=["u", "v"])
+
+        return self.candidates(walked).mapInArrow(link, "u long, v long")
 
     def identical(self) -> tuple[Optional[float], Optional[float]]:
         """(jaccard, estimate) that identical documents are reported with, as on one machine."""
         exact = self.config.verify == "exact"
         return (1.0 if exact else None, None if exact else 1.0)
+
+
+# What the driver may take in to find the components itself (`components_budget`): the
+# reduced edges at 16 bytes each (two longs), 4 Mi edges by default.
+_COMPONENTS_BUDGET = 64 << 20
+_EDGE_BYTES = 16
+
+
+def _connected(spark: Any, edges: DataFrame, budget: int) -> tuple[DataFrame, Optional[int]]:
+    """Connected components of `edges` (u, v) as rows (node, label), and how many nodes
+    they have if they were found on the driver: when the edges fit `budget` bytes, they
+    are collected and joined by union-find in Rust (one job); else (None) Spark runs the
+    rounds of `_components`."""
+    edges = edges.persist()
+    if budget == 0 or edges.count() * _EDGE_BYTES > budget:
+        return _components(edges), None
+    table = edges.toArrow()
+    ends = [np.ascontiguousarray(table.column(c).to_numpy(), dtype=np.int64) for c in ("u", "v")]
+    node, label = (np.asarray(c) for c in _neardup.spark_components(*ends))
+    edges.unpersist()
+    found = pa.table({"node": pa.array(node, pa.int64()), "label": pa.array(label, pa.int64())})
+    return spark.createDataFrame(found), len(node)
 
 
 def _components(edges: DataFrame) -> DataFrame:
@@ -300,6 +438,10 @@ _SETTINGS_DOC = """
             ``measure="containment"`` finds contained documents on one machine.
         partitions: shuffle partitions of the band rows (default:
             ``spark.sql.shuffle.partitions``). Results do not depend on it.
+        components_budget: (clusters, dedup, annotate) bytes of edges, 16 each, that the
+            driver may collect to find the connected components itself, after each task
+            has reduced its verified edges to a forest (default 64 MiB); beyond it, or
+            with 0, Spark finds them in rounds. Results do not depend on it.
 """
 
 
@@ -393,16 +535,24 @@ def pairs(
     )
 
 
-def _cluster_rows(run: _Run) -> tuple[DataFrame, DataFrame]:
+def _cluster_rows(run: _Run, budget: int) -> tuple[DataFrame, DataFrame]:
     """One row per document in a cluster: position, the kept document's position, kept?,
-    and the similarity to the kept document; and the walk's rows (for the skipped)."""
+    and the similarity to the kept document; and the walk's rows (for the skipped).
+    `budget`: bytes of reduced edges the driver may collect (see `_connected`)."""
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise NeardupError(f"components_budget must be a whole number of bytes, 0 or more, got {budget!r}")
     walked = _step("sketch, shuffle, bucket walk", run.walk("links").persist())
-    links = _step("verify", run.verified(walked)).select(F.col("a").alias("u"), F.col("b").alias("v"))
+    links = _step("verify", run.linked(walked))
     copies = walked.filter(F.col("kind") == _COPIES).select(F.col("a").alias("u"), F.col("b").alias("v"))
-    components = _step("connected components", _components(links.union(copies)))
-    members = components.join(
+    components, run.driver_nodes = _connected(run.spark, links.union(copies), budget)
+    on_driver = run.driver_nodes is not None
+    components = _step(f"connected components {'on the driver' if on_driver else 'in rounds'}", components)
+    # Components the driver found are small (they fit its budget): sent to every task,
+    # they pick their members' texts where the texts are, and only those are shuffled.
+    nodes = F.broadcast(components) if on_driver else components
+    members = nodes.join(
         run.texts.select(F.col("pos").alias("node"), "text"), "node"
     ).repartition(run.parts, "label")
     config = run.config
@@ -463,6 +613,7 @@ def clusters(
     measure: str = "jaccard",
     partitions: Optional[int] = None,
     reference: Optional[DataFrame] = None,
+    components_budget: int = _COMPONENTS_BUDGET,
 ) -> DataFrame:
     """Clusters of near-duplicate documents: a DataFrame with one row per document in a
     cluster, ``id``, ``duplicate_of`` (the id of the cluster's kept document; its own for
@@ -478,7 +629,7 @@ def clusters(
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
     run = _Run(df, text_col, id_col, config, partitions, reference)
-    found, _ = _cluster_rows(run)
+    found, _ = _cluster_rows(run, components_budget)
     ids = run.named("doc", "id")
     kept_ids = run.named("duplicate_of", "kept_id")
     return found.join(ids, "doc").join(kept_ids, "duplicate_of").select(
@@ -513,6 +664,7 @@ def dedup(
     measure: str = "jaccard",
     partitions: Optional[int] = None,
     reference: Optional[DataFrame] = None,
+    components_budget: int = _COMPONENTS_BUDGET,
 ) -> DataFrame:
     """The rows of `df` that survive: neither removed as a near-duplicate of a kept row
     nor without shingles (an empty or missing text), with `df`'s columns: the records
@@ -529,10 +681,15 @@ def dedup(
     from pyspark.sql import functions as F  # type: ignore[import-not-found, unused-ignore]
 
     run = _Run(df, text_col, id_col, config, partitions, reference)
-    found, walked = _cluster_rows(run)
+    found, walked = _cluster_rows(run, components_budget)
     removed = found.filter(~F.col("kept")).select(F.col("doc").alias(_POS))
     skipped = walked.filter(F.col("kind") == _SKIPPED).select(F.col("a").alias(_POS))
-    return run.docs.join(removed.union(skipped), _POS, "left_anti").drop(_POS)
+    gone = removed.union(skipped)
+    # Positions to drop that fit the budget (8 bytes each; the removed are among the
+    # components' nodes) go to every task, so the documents are not shuffled to meet them.
+    if run.driver_nodes is not None and (run.driver_nodes + skipped.count()) * 8 <= components_budget:
+        gone = F.broadcast(gone)
+    return run.docs.join(gone, _POS, "left_anti").drop(_POS)
 
 
 
@@ -559,6 +716,7 @@ def annotate(
     partitions: Optional[int] = None,
     prefix: str = "",
     reference: Optional[DataFrame] = None,
+    components_budget: int = _COMPONENTS_BUDGET,
 ) -> DataFrame:
     """Every row of `df` marked instead of removed: `df`'s columns and, each named with
     `prefix`, ``cluster`` (the id of its cluster's kept row; its own in none),
@@ -582,7 +740,7 @@ def annotate(
             f"the DataFrame already has the column(s) {clash}: choose a prefix= for the annotations"
         )
     run = _Run(df, text_col, id_col, config, partitions, reference)
-    found, walked = _cluster_rows(run)
+    found, walked = _cluster_rows(run, components_budget)
     sizes = found.groupBy("duplicate_of").agg(F.count("*").cast("long").alias("_size"))
     similarity = F.coalesce(
         F.when(F.isnan("jaccard"), None).otherwise(F.col("jaccard")),

@@ -68,14 +68,14 @@ impl KeepPolicy {
 
 /// Disjoint sets over indices (path halving, union by size).
 #[derive(Clone, Debug)]
-struct UnionFind {
+pub(crate) struct UnionFind {
     parent: Vec<u32>,
     size: Vec<u32>,
 }
 
 impl UnionFind {
     /// `n` singleton sets; `n` is bounded by the document count.
-    fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         UnionFind {
             parent: doc_ids(n).collect(),
             size: vec![1; n],
@@ -83,7 +83,7 @@ impl UnionFind {
     }
 
     /// The representative of `x`'s set.
-    fn find(&mut self, mut x: u32) -> u32 {
+    pub(crate) fn find(&mut self, mut x: u32) -> u32 {
         while self.parent[x as usize] != x {
             let grand = self.parent[self.parent[x as usize] as usize];
             self.parent[x as usize] = grand;
@@ -93,7 +93,7 @@ impl UnionFind {
     }
 
     /// Joins the sets of `a` and `b`; true if they were apart.
-    fn union(&mut self, a: u32, b: u32) -> bool {
+    pub(crate) fn union(&mut self, a: u32, b: u32) -> bool {
         let (mut ra, mut rb) = (self.find(a), self.find(b));
         if ra == rb {
             return false;
