@@ -58,6 +58,7 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
         usage!("--unit is missing")
     };
     refuse(args, annotate.is_some())?;
+    crate::dedup_output::refuse_before_reading(args)?;
     let dedup = unit_dedup(args, units, kind)?;
     let bars = Bars::new(args.runtime.quiet);
     let mut input = args.input.clone();

@@ -206,4 +206,10 @@ fn unit_runs_refuse_what_they_do_not_do() {
         &["sentences:N must be a whole number from 1"],
     );
     refused(&["dedup", "--unit-threshold", "0.5", PAGES], &["--unit"]);
+    // The output is JSONL like the input: a name of another format is refused, as
+    // dedup refuses it without --unit.
+    refused(
+        &["dedup", "--unit", "paragraph", PAGES, "-o", "kept.parquet"],
+        &["dedup writes the input's own format", "named as parquet"],
+    );
 }
