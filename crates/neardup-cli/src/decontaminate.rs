@@ -314,8 +314,16 @@ pub fn run(args: &DecontaminateArgs) -> Result<()> {
             &args.input.inputs,
         )?;
     }
+    let run = Run {
+        found: &found,
+        per_item: &per_item,
+        items: &items,
+        names: &names,
+        tests: &tests,
+        args,
+    };
     if let Some(path) = &args.report {
-        let page = crate::decontaminate_page::page(&found, &per_item, &items, &names, &tests, args);
+        let page = crate::decontaminate_page::page(&run);
         let mut out = open_output(Some(path), &args.input.inputs)?;
         out.write_all(page.as_bytes()).map_err(|e| out.error(e))?;
         finish(out)?;
@@ -328,7 +336,7 @@ pub fn run(args: &DecontaminateArgs) -> Result<()> {
         }
     }
     if !args.runtime.quiet {
-        crate::summary::to_stderr(&summary(&found, &per_item, &items, &names, &tests, args));
+        crate::summary::to_stderr(&summary(&run));
     }
     Ok(())
 }
@@ -446,7 +454,7 @@ fn write_annotated(
 fn annotate_line(line: &[u8], value: &[u8], buf: &mut Vec<u8>) -> Option<()> {
     let body_end = line.iter().rposition(|b| *b == b'}').unwrap_or(line.len());
     let body = &line[..body_end];
-    if memchr_find(body, b"contamination") {
+    if memchr::memmem::find(body, b"contamination").is_some() {
         let parsed: serde_json::Map<String, serde_json::Value> =
             serde_json::from_slice(&line[..(body_end + 1).min(line.len())]).ok()?;
         if parsed.contains_key("contamination") {
@@ -466,19 +474,28 @@ fn annotate_line(line: &[u8], value: &[u8], buf: &mut Vec<u8>) -> Option<()> {
     Some(())
 }
 
-fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+/// What a run found, as the summary and the report page read it.
+pub struct Run<'a> {
+    pub found: &'a Found,
+    /// Each item's documents.
+    pub per_item: &'a [Vec<u32>],
+    pub items: &'a [TestItem],
+    /// The test files' names.
+    pub names: &'a [String],
+    pub tests: &'a TestSet,
+    pub args: &'a DecontaminateArgs,
 }
 
 /// The summary: the accounting of documents, then per test file the items contaminated.
-fn summary(
-    found: &Found,
-    per_item: &[Vec<u32>],
-    items: &[TestItem],
-    names: &[String],
-    tests: &TestSet,
-    args: &DecontaminateArgs,
-) -> String {
+fn summary(run: &Run) -> String {
+    let Run {
+        found,
+        per_item,
+        items,
+        names,
+        tests,
+        args,
+    } = *run;
     let docs = &found.docs;
     let removed = found.hits.len() as u64;
     let skipped = docs.skipped_count();

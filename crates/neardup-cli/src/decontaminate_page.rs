@@ -3,17 +3,18 @@
 use neardup::decontaminate::TestSet;
 use neardup_report::decontamination::{render, Benchmark, Data, SpanView};
 
-use crate::decontaminate::{DecontaminateArgs, Found, TestItem};
+use crate::decontaminate::{Run, TestItem};
 
 /// The page of a run.
-pub fn page(
-    found: &Found,
-    per_item: &[Vec<u32>],
-    items: &[TestItem],
-    names: &[String],
-    tests: &TestSet,
-    args: &DecontaminateArgs,
-) -> String {
+pub fn page(run: &Run) -> String {
+    let Run {
+        found,
+        per_item,
+        items,
+        names,
+        tests,
+        args,
+    } = *run;
     let benchmarks = benchmarks(per_item, items, names, tests, args.ngram);
     let views: Vec<SpanView> = found
         .views
