@@ -28,12 +28,6 @@ use crate::error::{Error, Result};
 /// One row group's encoded columns, in the schema's leaf order.
 type Chunks = std::result::Result<Vec<ArrowColumnChunk>, ParquetError>;
 
-/// A row group given to the encoders: done already, or on its way.
-enum Encoding {
-    Done(Chunks),
-    Running(mpsc::Receiver<Chunks>),
-}
-
 /// A Parquet file written batch by batch to any writer (an
 /// [`OutputFile`](crate::OutputFile), say), with errors naming the output.
 ///
@@ -54,7 +48,7 @@ pub struct ParquetWriter<W: Write + Send> {
     row_group_rows: usize,
     row_group_bytes: usize,
     /// Row groups being encoded, oldest first, and how many were started.
-    encoding: VecDeque<Encoding>,
+    encoding: VecDeque<mpsc::Receiver<Chunks>>,
     started: usize,
 }
 
@@ -144,26 +138,24 @@ impl<W: Write + Send> ParquetWriter<W> {
         let schema = self.schema.clone();
         let in_pool = rayon::current_thread_index().is_some();
         if in_pool || rayon::current_num_threads() < 2 {
-            self.encoding
-                .push_back(Encoding::Done(encode(writers, &schema, &batches)));
-        } else {
-            let (done, result) = mpsc::sync_channel(1);
-            rayon::spawn(move || {
-                // A panic in the encoder is an error of this file, not an abort of the
-                // pool (rayon aborts on a panic in a spawned task).
-                let chunks = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    encode(writers, &schema, &batches)
-                }))
-                .unwrap_or_else(|_| {
-                    Err(ParquetError::General(
-                        "the row group's encoder panicked".into(),
-                    ))
-                });
-                // The writer may have given up on an earlier error: nobody listens.
-                let _ = done.send(chunks);
-            });
-            self.encoding.push_back(Encoding::Running(result));
+            // Encoded here, so written at once: nothing is held for later.
+            return self.write_group(encode(writers, &schema, &batches));
         }
+        let (done, result) = mpsc::sync_channel(1);
+        rayon::spawn(move || {
+            // A panic in the encoder is an error of this file, not an abort of the
+            // pool (rayon aborts on a panic in a spawned task).
+            let chunks =
+                std::panic::catch_unwind(AssertUnwindSafe(|| encode(writers, &schema, &batches)))
+                    .unwrap_or_else(|_| {
+                        Err(ParquetError::General(
+                            "the row group's encoder panicked".into(),
+                        ))
+                    });
+            // The writer may have given up on an earlier error: nobody listens.
+            let _ = done.send(chunks);
+        });
+        self.encoding.push_back(result);
         while self.encoding.len() > rayon::current_num_threads().max(1) {
             self.write_oldest()?;
         }
@@ -172,15 +164,19 @@ impl<W: Write + Send> ParquetWriter<W> {
 
     /// Waits for the oldest row group in flight and writes it to the file.
     fn write_oldest(&mut self) -> Result<()> {
-        let chunks = match self.encoding.pop_front() {
-            Some(Encoding::Done(chunks)) => chunks,
-            Some(Encoding::Running(result)) => result.recv().unwrap_or_else(|_| {
-                Err(ParquetError::General(
-                    "the row group's encoder stopped".into(),
-                ))
-            }),
-            None => return Ok(()),
+        let Some(result) = self.encoding.pop_front() else {
+            return Ok(());
         };
+        let chunks = result.recv().unwrap_or_else(|_| {
+            Err(ParquetError::General(
+                "the row group's encoder stopped".into(),
+            ))
+        });
+        self.write_group(chunks)
+    }
+
+    /// Appends an encoded row group to the file.
+    fn write_group(&mut self, chunks: Chunks) -> Result<()> {
         let bad = |e: ParquetError| write_error(&self.name, &e);
         let mut group = self.file.next_row_group().map_err(bad)?;
         for chunk in chunks.map_err(bad)? {
