@@ -11,8 +11,9 @@
 //! **Words.** Unicode words (UAX #29, split by the shingler's `word:K` code, its ASCII
 //! fast path included): punctuation and
 //! whitespace are not words, so `"Paris, France."` and `"paris france"` are the same two
-//! words. Each word is lowercased (full Unicode lowercasing); no other normalization (no
-//! NFKC), so spans are byte offsets in the document as given. lm-eval-harness lowercases
+//! words. Each word is folded alone, NFKC then lowercased (full Unicode lowercasing), so a
+//! copy in decomposed accents or full-width letters is the same words while spans stay
+//! byte offsets in the document as given. lm-eval-harness lowercases
 //! and strips punctuation before splitting on whitespace; datatrove tokenizes and
 //! lowercases: the same words on ordinary text.
 //!
@@ -51,6 +52,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::text::shingle::word_spans;
+use unicode_normalization::UnicodeNormalization;
 
 /// lm-eval-harness's n (GPT-3 used 8 to 13 by benchmark; datatrove 12).
 pub const DEFAULT_NGRAM: usize = 13;
@@ -361,25 +363,29 @@ fn merge(words: &[(usize, usize)], places: &[Range<usize>]) -> Vec<Range<usize>>
         .collect()
 }
 
-/// True if the document's words at `places` are `words` once lowercased.
+/// True if the document's words at `places` are `words` once folded.
 fn same_words(words: &[Box<str>], text: &str, places: &[Range<usize>]) -> bool {
+    let mut buf = String::new();
     words.iter().zip(places).all(|(w, p)| {
-        text[p.clone()]
-            .chars()
-            .flat_map(char::to_lowercase)
-            .eq(w.chars())
+        fold(&text[p.clone()], &mut buf);
+        buf == **w
     })
 }
 
-/// The hash of a word lowercased; leaves the lowercased word in `buf`.
-fn word_hash(word: &str, buf: &mut String) -> u64 {
+/// A word as it is compared: NFKC, then lowercased, into `buf`.
+fn fold(word: &str, buf: &mut String) {
     buf.clear();
     if word.is_ascii() {
         buf.push_str(word);
         buf.make_ascii_lowercase();
     } else {
-        buf.extend(word.chars().flat_map(char::to_lowercase));
+        buf.extend(word.nfkc().flat_map(char::to_lowercase));
     }
+}
+
+/// The hash of a word folded; leaves the folded word in `buf`.
+fn word_hash(word: &str, buf: &mut String) -> u64 {
+    fold(word, buf);
     xxhash_rust::xxh3::xxh3_64_with_seed(buf.as_bytes(), WORD_SEED)
 }
 

@@ -76,6 +76,24 @@ fn spans_are_byte_offsets_in_multi_byte_text() {
 }
 
 #[test]
+fn decomposed_accents_and_full_width_letters_are_the_same_words() {
+    let item = "the café on the corner serves the best coffee in the whole old town";
+    let tests = set(13, 8, 1.0, &[item]);
+    // NFD: "é" as "e" and a combining acute accent; full-width "ｃｏｆｆｅｅ".
+    let nfd = "Intro. the cafe\u{301} on the corner serves the best coffee in the whole old town.";
+    let wide = "the café on the corner serves the best ｃｏｆｆｅｅ in the whole old town";
+    for doc in [nfd, wide] {
+        let found = tests.find(doc);
+        assert_eq!(found.len(), 1, "{doc}");
+        let span = &doc[found[0].spans[0].clone()];
+        assert!(
+            span.starts_with("the caf") && span.ends_with("old town"),
+            "{span}"
+        );
+    }
+}
+
+#[test]
 fn punctuation_and_case_do_not_matter_but_words_do() {
     let tests = set(4, 4, 1.0, &[ITEM]);
     assert_eq!(
