@@ -50,6 +50,12 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
+    /// Bytes of the memory budget the requests in flight hold now.
+    pub fn memory_held(&self) -> u64 {
+        let total = budget_kib(self.config.memory);
+        (total.saturating_sub(self.memory.available_permits()) as u64) << 10
+    }
+
     /// Makes the writer's last commit the state new requests read; answers its number.
     pub fn publish(&self, writer: &IndexWriter) -> u64 {
         if let Some(why) = writer.merge_failure() {
@@ -157,6 +163,11 @@ impl axum::body::HttpBody for Metered {
     }
 }
 
+/// The memory budget in KiB, the unit of its semaphore's permits.
+fn budget_kib(memory: usize) -> usize {
+    (memory >> 10).clamp(1, u32::MAX as usize)
+}
+
 /// An index served over HTTP.
 ///
 /// ```
@@ -226,8 +237,7 @@ impl Server {
         let metrics = Metrics::new();
         metrics.documents(searcher.len());
         let slots = Arc::new(Semaphore::new(config.max_concurrent));
-        let kib = (config.memory >> 10).clamp(1, u32::MAX as usize);
-        let memory = Arc::new(Semaphore::new(kib));
+        let memory = Arc::new(Semaphore::new(budget_kib(config.memory)));
         Ok(Server {
             state: Arc::new(AppState {
                 config,

@@ -292,6 +292,7 @@ pub(crate) async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 
 /// `GET /metrics`.
 pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    state.metrics.memory_held(state.memory_held());
     (
         [(
             header::CONTENT_TYPE,

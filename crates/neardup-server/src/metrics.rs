@@ -36,6 +36,7 @@ pub(crate) struct Metrics {
     latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
     errors: Family<ErrorLabels, Counter>,
     documents: Gauge,
+    memory_held: Gauge,
 }
 
 impl Metrics {
@@ -47,6 +48,7 @@ impl Metrics {
         );
         let errors = Family::<ErrorLabels, Counter>::default();
         let documents = Gauge::default();
+        let memory_held = Gauge::default();
         registry.register(
             "http_requests",
             "HTTP requests answered, by route, method and status",
@@ -67,12 +69,18 @@ impl Metrics {
             "Live documents in the index",
             documents.clone(),
         );
+        registry.register(
+            "request_memory_bytes",
+            "Bytes of the memory budget held by the requests in flight",
+            memory_held.clone(),
+        );
         Metrics {
             registry,
             requests,
             latency,
             errors,
             documents,
+            memory_held,
         }
     }
 
@@ -101,6 +109,13 @@ impl Metrics {
 
     pub(crate) fn documents(&self, live: u64) {
         self.documents.set(i64::try_from(live).unwrap_or(i64::MAX));
+    }
+
+    /// Read when scraped: the budget is a semaphore, its permits taken and given back
+    /// by every request, with no hook of its own.
+    pub(crate) fn memory_held(&self, bytes: u64) {
+        self.memory_held
+            .set(i64::try_from(bytes).unwrap_or(i64::MAX));
     }
 
     pub(crate) fn text(&self) -> String {
