@@ -59,33 +59,39 @@ pub fn read<'p>(
     // the later stages hardly allocate from.
     crate::trim_memory::trim();
     if let Some(keep_by) = keep_by {
-        let values: Vec<Option<&str>> = docs.keys.iter().map(Option::as_deref).collect();
-        let ranks = keep_by.ranks(&values);
-        if ranks.missing == values.len() as u64 && !values.is_empty() {
-            return Err(BadRecord(format!(
-                "no record has a value for --keep-by {:?}{}",
-                keep_by.field,
-                docs.fields_hint()
-            ))
-            .into());
-        }
-        if ranks.missing > 0 {
-            docs.warnings.push(format!(
-                "{} of {} {} no {:?}; a cluster keeps {} only when no member has one",
-                thousands(ranks.missing),
-                summary::count(values.len() as u64, "record", "records"),
-                if ranks.missing == 1 { "has" } else { "have" },
-                keep_by.field,
-                if ranks.missing == 1 { "it" } else { "them" }
-            ));
-        }
-        held.set_keep_ranks(ranks.ranks)?;
+        held.set_keep_ranks(keep_by_ranks(&mut docs, keep_by)?)?;
     }
     Ok(Read {
         docs,
         held,
         read_time,
     })
+}
+
+/// One keep rank per document from the `--keep-by` values read (`InputOptions::key_field`):
+/// an error if no record has one, a warning if some have none.
+pub fn keep_by_ranks(docs: &mut Documents, keep_by: &KeepBy) -> Result<Vec<u32>> {
+    let values: Vec<Option<&str>> = docs.keys.iter().map(Option::as_deref).collect();
+    let ranks = keep_by.ranks(&values);
+    if ranks.missing == values.len() as u64 && !values.is_empty() {
+        return Err(BadRecord(format!(
+            "no record has a value for --keep-by {:?}{}",
+            keep_by.field,
+            docs.fields_hint()
+        ))
+        .into());
+    }
+    if ranks.missing > 0 {
+        docs.warnings.push(format!(
+            "{} of {} {} no {:?}; a cluster keeps {} only when no member has one",
+            thousands(ranks.missing),
+            summary::count(values.len() as u64, "record", "records"),
+            if ranks.missing == 1 { "has" } else { "have" },
+            keep_by.field,
+            if ranks.missing == 1 { "it" } else { "them" }
+        ));
+    }
+    Ok(ranks.ranks)
 }
 
 /// Chooses the engine once, prints the plan (unless quiet) and brings the corpus to the

@@ -21,6 +21,7 @@ use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::errors::{usage, BadRecord};
+use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
 use crate::settings::RunSettings;
@@ -31,8 +32,9 @@ use crate::summary::{count, secs, thousands, Summary};
 pub struct UnitArgs {
     /// Remove repeated units instead of whole documents: `paragraph` (text between
     /// blank lines), `line`, or `sentences:N` (spans of N sentences). A unit seen earlier
-    /// in the input order (normalized as documents are, compared exactly) is removed from
-    /// the later documents; a document left without units is skipped. JSONL only.
+    /// (normalized as documents are, compared exactly) is removed from the later
+    /// documents, "earlier" in the order of --keep or --keep-by (input order by default),
+    /// a --reference before all; a document left without units is skipped. JSONL only.
     #[arg(long, value_name = "UNIT")]
     pub unit: Option<UnitKind>,
     /// Remove units that are near-duplicates of an earlier unit at this Jaccard
@@ -59,13 +61,20 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
     };
     refuse(args, annotate.is_some())?;
     crate::dedup_output::refuse_before_reading(args)?;
-    let dedup = unit_dedup(args, units, kind)?;
+    let keep_by = args.keep_by.as_deref().map(KeepBy::parse).transpose()?;
+    let mut dedup = unit_dedup(args, units, kind)?;
     let bars = Bars::new(args.runtime.quiet);
     let mut input = args.input.clone();
     input.keep_raw = true;
-    let docs = crate::ready::read_all(&input, &bars)?;
+    input.key_field = keep_by.as_ref().map(|k| k.field.clone());
+    let mut docs = crate::ready::read_all(&input, &bars)?;
     let read_time = started.elapsed();
-    for info in &docs.inputs {
+    if let Some(keep_by) = &keep_by {
+        dedup = dedup.keep_ranks(crate::ready::keep_by_ranks(&mut docs, keep_by)?);
+    }
+    dedup = dedup.reference(docs.reference_docs());
+    // The reference is never written: its format does not matter.
+    for info in &docs.inputs[docs.reference_inputs()..] {
         if info.format != Format::Jsonl {
             usage!(
                 "--unit rewrites the text inside JSONL records; {} is {}",
@@ -113,8 +122,11 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
     summary.line("write", secs(write_start.elapsed()));
     summary.line(
         "result",
-        result_line(&docs, &outcome, written, annotate.is_some()),
+        result_line(&docs, &outcome, written, annotate.is_some())?,
     );
+    for w in &docs.warnings {
+        summary.warning(w);
+    }
     summary.line("total", secs(started.elapsed()));
     summary.print(args.runtime.quiet);
     Ok(())
@@ -122,35 +134,55 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
 
 /// The accounts: every record read is kept, or skipped with its reason (no document is
 /// removed whole by a unit run): `read N = kept K + removed 0 + skipped S`, S counting the
-/// documents left empty (dedup; annotate writes them) and the readers' skips.
-fn result_line(docs: &Documents, outcome: &UnitOutcome, written: u64, annotate: bool) -> String {
-    let readers = docs.skipped_count();
+/// documents left empty (dedup; annotate writes them) and the readers' skips; the
+/// reference's records are counted apart. An error if the records written are not the
+/// records counted as kept.
+fn result_line(
+    docs: &Documents,
+    outcome: &UnitOutcome,
+    written: u64,
+    annotate: bool,
+) -> Result<String> {
     let emptied = outcome.stats.emptied;
     let changed = outcome
         .docs
         .iter()
         .filter(|d| !d.removed.is_empty() && !d.is_emptied())
         .count() as u64;
-    let (empty, skipped) = if annotate {
-        ("every unit a repeat, annotated", readers)
+    let (empty, accounts) = if annotate {
+        ("every unit a repeat, annotated", docs.accounts(0, 0))
     } else {
-        ("left empty, skipped", readers + emptied)
+        ("left empty, skipped", docs.accounts(0, emptied))
     };
-    format!(
+    if written != accounts.kept {
+        anyhow::bail!(
+            "--unit wrote {written} records but counts {} as kept",
+            accounts.kept
+        );
+    }
+    let mut line = format!(
         "{} with units removed, {} {empty} | read {} = kept {} + removed 0 + skipped {}",
         count(changed, "document", "documents"),
         thousands(emptied),
-        thousands(docs.read_count()),
-        thousands(written),
-        thousands(skipped),
-    )
+        thousands(accounts.read),
+        thousands(accounts.kept),
+        thousands(accounts.skipped),
+    );
+    if docs.reference_docs() > 0 || docs.reference_read() > 0 {
+        line += &format!(
+            " | reference: {}, never written",
+            count(docs.reference_read(), "record", "records")
+        );
+    }
+    Ok(line)
 }
 
 /// The core's unit run for the command line's options.
 fn unit_dedup(args: &RunSettings, units: &UnitArgs, kind: UnitKind) -> Result<UnitDedup> {
     let mut dedup = UnitDedup::new(kind)
         .normalization(args.matching.normalize)
-        .min_unit_chars(units.min_unit_chars);
+        .min_unit_chars(units.min_unit_chars)
+        .keep(args.keep.unwrap_or_default());
     if let Some(k) = units.max_unit_count {
         dedup = dedup.max_unit_count(k);
     }
@@ -166,11 +198,8 @@ fn unit_dedup(args: &RunSettings, units: &UnitArgs, kind: UnitKind) -> Result<Un
 /// Refuses what a unit run does not do.
 fn refuse(args: &RunSettings, annotate: bool) -> Result<()> {
     let given = [
-        ("--keep", args.keep.is_some()),
-        ("--keep-by", args.keep_by.is_some()),
         ("--drop-all", args.drop_all),
         ("--allow-truncated", args.allow_truncated),
-        ("--reference", !args.input.reference.is_empty()),
         ("--removed", args.removed.is_some()),
         ("--report", args.report.is_some()),
         ("--skipped", args.skipped.is_some()),
@@ -179,7 +208,7 @@ fn refuse(args: &RunSettings, annotate: bool) -> Result<()> {
         ("--compression or --row-group-size", args.parquet.is_some()),
     ];
     if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
-        usage!("{flag} does not apply to --unit: a unit run keeps the first of equal units in input order and writes JSONL");
+        usage!("{flag} does not apply to --unit: a unit run removes units, not documents, and writes them as they are rewritten");
     }
     Ok(())
 }
@@ -194,7 +223,9 @@ fn write_rewritten(
 ) -> Result<u64> {
     let mut raw = docs.raw_reader()?;
     let mut written = 0;
-    for (doc, units) in outcome.docs.iter().enumerate() {
+    // The reference (read first) is never written.
+    let reference = docs.reference_docs() as usize;
+    for (doc, units) in outcome.docs.iter().enumerate().skip(reference) {
         let doc = doc as u32;
         let line = raw.read(doc)?;
         let Some(text) = units.rewrite(&docs.texts[doc as usize]) else {
@@ -228,7 +259,8 @@ fn write_annotated(
     out: &mut impl Write,
 ) -> Result<u64> {
     let mut raw = docs.raw_reader()?;
-    for (doc, units) in outcome.docs.iter().enumerate() {
+    let reference = docs.reference_docs() as usize;
+    for (doc, units) in outcome.docs.iter().enumerate().skip(reference) {
         let doc = doc as u32;
         let line = raw.read(doc)?;
         let value = spans_json(docs, units)?;
@@ -261,7 +293,7 @@ fn write_annotated(
             }
         }
     }
-    Ok(outcome.docs.len() as u64)
+    Ok((outcome.docs.len() - reference) as u64)
 }
 
 /// `[[start, end, duplicate_of], ...]`, the duplicate named by its record's id.

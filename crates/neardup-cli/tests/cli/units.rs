@@ -187,8 +187,8 @@ fn an_existing_field_is_an_error_unless_forced() {
 #[test]
 fn unit_runs_refuse_what_they_do_not_do() {
     refused(
-        &["dedup", "--unit", "paragraph", "--keep", "last", PAGES],
-        &["--keep does not apply to --unit"],
+        &["dedup", "--unit", "paragraph", "--drop-all", PAGES],
+        &["--drop-all does not apply to --unit"],
     );
     refused(
         &[
@@ -212,4 +212,138 @@ fn unit_runs_refuse_what_they_do_not_do() {
         &["dedup", "--unit", "paragraph", PAGES, "-o", "kept.parquet"],
         &["dedup writes the input's own format", "named as parquet"],
     );
+}
+
+/// Three pages sharing a licence line; `ts` and the lengths rank them differently.
+const RANKED: &str = "{\"id\": \"a\", \"ts\": 2, \"text\": \"A.\\nShared licence line.\"}\n\
+    {\"id\": \"b\", \"ts\": 3, \"text\": \"Shared licence line.\\nThe longest page of the three.\"}\n\
+    {\"id\": \"c\", \"ts\": 1, \"text\": \"Shared licence line.\"}\n";
+
+/// The id of the page that keeps the licence line, and the ids written.
+fn keeper(extra: &[&str]) -> (String, Vec<String>) {
+    let (_dir, path) = temp_file("ranked.jsonl", RANKED);
+    let mut args = vec!["dedup", "--unit", "line", path.to_str().unwrap(), "-q"];
+    args.extend(extra);
+    let lines = json_lines(&ok(&args));
+    let ids = lines
+        .iter()
+        .map(|l| l["id"].as_str().unwrap().to_string())
+        .collect();
+    let keeper = lines
+        .iter()
+        .find(|l| l["text"].as_str().unwrap().contains("Shared licence line."))
+        .map(|l| l["id"].as_str().unwrap().to_string())
+        .unwrap();
+    (keeper, ids)
+}
+
+#[test]
+fn keep_rules_choose_the_document_that_keeps_a_repeated_unit() {
+    assert_eq!(keeper(&[]), ("a".into(), vec!["a".into(), "b".into()]));
+    assert_eq!(
+        keeper(&["--keep", "last"]),
+        ("c".into(), vec!["a".into(), "b".into(), "c".into()])
+    );
+    assert_eq!(keeper(&["--keep", "longest"]).0, "b");
+    assert_eq!(keeper(&["--keep", "shortest"]).0, "c");
+    assert_eq!(keeper(&["--keep-by", "ts:desc"]).0, "b");
+    assert_eq!(keeper(&["--keep-by", "ts"]).0, "c");
+    // annotate names the kept page in the others' spans.
+    let (_dir, path) = temp_file("ranked.jsonl", RANKED);
+    let out = ok(&[
+        "annotate",
+        "--unit",
+        "line",
+        "--keep-by",
+        "ts:desc",
+        "--id-field",
+        "id",
+        path.to_str().unwrap(),
+        "-q",
+    ]);
+    let spans: Vec<String> = json_lines(&out)
+        .iter()
+        .map(|l| l["removed_spans"].to_string())
+        .collect();
+    assert_eq!(spans, ["[[3,23,\"b\"]]", "[]", "[[0,20,\"b\"]]"]);
+    // No value anywhere: the data's error, as dedup gives it.
+    let o = neardup(&[
+        "dedup",
+        "--unit",
+        "line",
+        "--keep-by",
+        "none",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(stderr(&o).contains("no record has a value for --keep-by \"none\""));
+}
+
+#[test]
+fn units_of_a_reference_are_removed_from_the_inputs_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.jsonl");
+    let new = dir.path().join("new.jsonl");
+    std::fs::write(
+        &old,
+        "{\"id\": \"old-1\", \"text\": \"Licence paragraph from last year.\\n\\nOld news.\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &new,
+        "{\"id\": \"new-1\", \"text\": \"Fresh news.\\n\\nLicence paragraph from last year.\"}\n\
+         {\"id\": \"new-2\", \"text\": \"Old news.\"}\n",
+    )
+    .unwrap();
+    let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
+    let o = neardup(&[
+        "dedup",
+        "--unit",
+        "paragraph",
+        "--reference",
+        old,
+        "--id-field",
+        "id",
+        new,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = json_lines(&stdout(&o));
+    assert_eq!(
+        lines.len(),
+        1,
+        "the reference is not written, new-2 is left empty"
+    );
+    assert_eq!(
+        (lines[0]["id"].as_str(), lines[0]["text"].as_str()),
+        (Some("new-1"), Some("Fresh news."))
+    );
+    let summary = stderr(&o);
+    assert_eq!(accounting(&summary), (2, 1, 0, 1));
+    assert!(
+        summary.contains("reference: 1 record, never written"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("units     3 read (paragraph), 2 removed"),
+        "{summary}"
+    );
+    // annotate names the reference record; --keep last does not reach into the reference.
+    let out = ok(&[
+        "annotate",
+        "--unit",
+        "paragraph",
+        "--reference",
+        old,
+        "--keep",
+        "last",
+        "--id-field",
+        "id",
+        new,
+        "-q",
+    ]);
+    let spans: Vec<String> = json_lines(&out)
+        .iter()
+        .map(|l| l["removed_spans"].to_string())
+        .collect();
+    assert_eq!(spans, ["[[13,46,\"old-1\"]]", "[[0,9,\"old-1\"]]"]);
 }

@@ -8,10 +8,16 @@ use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::UnitKind;
-use crate::{Config, Normalization, Pipeline, Quiet, Result};
+use crate::{Config, Error, KeepPolicy, Normalization, Pipeline, Quiet, Result};
 
 /// Removes units (paragraphs, lines, sentence spans) that occurred earlier in the corpus,
 /// in input order, from the documents that repeat them.
+///
+/// "Earlier" is the keep order of whole-document dedup: documents are visited in the
+/// order of their [`KeepPolicy`] ranks (input order by default) or of given keep ranks
+/// ([`UnitDedup::keep_ranks`], as `--keep-by` gives them), so the document the rules rank
+/// first keeps a repeated unit and the others lose it; inside a document the first copy
+/// in the text is kept. A reference corpus ([`UnitDedup::reference`]) comes before all.
 ///
 /// Exact mode (the default) compares units after [`Normalization`], as documents are
 /// compared: units whose normalized texts hash alike are compared in full, so a unit is
@@ -42,6 +48,9 @@ pub struct UnitDedup {
     min_unit_chars: usize,
     max_unit_count: Option<u64>,
     near: Option<Config>,
+    keep: KeepPolicy,
+    keep_ranks: Option<Vec<u32>>,
+    reference: u32,
 }
 
 /// A unit of a document: the document's number and the unit's byte range in its text.
@@ -71,7 +80,7 @@ pub struct DocUnits {
     pub removed: Vec<RemovedUnit>,
 }
 
-/// What a unit run counted.
+/// What a unit run counted, over the documents that are not a reference.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UnitStats {
     /// Units read.
@@ -166,7 +175,36 @@ impl UnitDedup {
             min_unit_chars: 0,
             max_unit_count: None,
             near: None,
+            keep: KeepPolicy::First,
+            keep_ranks: None,
+            reference: 0,
         }
+    }
+
+    /// Which document keeps a unit that several repeat: the one this policy ranks first
+    /// (as it picks the document a cluster keeps); `first`, input order, by default.
+    pub fn keep(mut self, keep: KeepPolicy) -> Self {
+        self.keep = keep;
+        self
+    }
+
+    /// Documents ranked for keeping (smaller first, ties in input order) in place of the
+    /// keep policy, one rank per document, as
+    /// [`Shingled::set_keep_ranks`](crate::corpus::Shingled::set_keep_ranks) takes them
+    /// (see [`KeepRanks`](crate::cluster::KeepRanks)). [`UnitDedup::run`] fails unless it
+    /// gets one text per rank.
+    pub fn keep_ranks(mut self, ranks: Vec<u32>) -> Self {
+        self.keep_ranks = Some(ranks);
+        self
+    }
+
+    /// Makes the first `n` texts a reference corpus: their units come before every other
+    /// document's and are never removed, so a unit of a later document equal (or, in near
+    /// mode, similar) to one of theirs is removed; their units are not counted in
+    /// [`UnitStats`]. [`UnitDedup::run`] fails if fewer than `n` texts are given.
+    pub fn reference(mut self, n: u32) -> Self {
+        self.reference = n;
+        self
     }
 
     /// How units are normalized before they are compared (exact mode; in near mode the
@@ -204,9 +242,11 @@ impl UnitDedup {
         self.kind
     }
 
-    /// Cuts every text into units and decides which are removed. Fails only as the
-    /// pipeline does in near mode (more units than a corpus holds).
+    /// Cuts every text into units and decides which are removed. Fails if the keep ranks
+    /// or the reference do not fit the texts, or as the pipeline does in near mode (more
+    /// units than a corpus holds).
     pub fn run<T: AsRef<str> + Sync>(&self, texts: &[T]) -> Result<UnitOutcome> {
+        let order = self.order(texts)?;
         // Each unit with its hash, or `None` if it is left alone.
         let cut: Vec<Vec<(Range<usize>, Option<u64>)>> = texts
             .par_iter()
@@ -228,12 +268,18 @@ impl UnitDedup {
         // For each unit, the unit it repeats (`None`: none, or left alone), and how many
         // times each distinct unit occurs.
         let (firsts, counts) = match &self.near {
-            None => self.exact_firsts(texts, &cut),
-            Some(config) => near_firsts(config, texts, &cut)?,
+            None => self.exact_firsts(texts, &cut, &order),
+            Some(config) => self.near_firsts(config, texts, &cut, &order)?,
         };
         let mut outcome = UnitOutcome::default();
         for (doc, units) in cut.iter().enumerate() {
             let mut d = DocUnits::default();
+            if doc < self.reference as usize {
+                // A reference document: its units are what others repeat, never removed.
+                d.units = units.iter().map(|(r, _)| r.clone()).collect();
+                outcome.docs.push(d);
+                continue;
+            }
             for (unit, (range, hash)) in units.iter().enumerate() {
                 let range = range.clone();
                 outcome.stats.units += 1;
@@ -262,8 +308,36 @@ impl UnitDedup {
         Ok(outcome)
     }
 
-    /// Exact mode: each unit's first equal unit (by hash, then by normalized text).
-    fn exact_firsts<T: AsRef<str>>(&self, texts: &[T], cut: &Cut) -> Firsts {
+    /// The documents in keep order: the reference first, in input order; then the others
+    /// by their keep ranks if given, else by the keep policy's rank of their length in
+    /// bytes (as a cluster picks its kept document).
+    fn order<T: AsRef<str>>(&self, texts: &[T]) -> Result<Vec<u32>> {
+        if self.reference as usize > texts.len() {
+            return Err(Error::Reference {
+                reference: self.reference,
+                documents: texts.len(),
+            });
+        }
+        let ranks = self.keep_ranks.as_deref();
+        if let Some(ranks) = ranks.filter(|r| r.len() != texts.len()) {
+            return Err(Error::KeepRanks {
+                ranks: ranks.len(),
+                documents: texts.len(),
+            });
+        }
+        let key = |d: u32| match ranks {
+            _ if d < self.reference => (i128::MIN, d),
+            Some(ranks) => (i128::from(ranks[d as usize]), d),
+            None => self.keep.rank(d, texts[d as usize].as_ref().len()),
+        };
+        let mut order: Vec<u32> = (0..texts.len() as u32).collect();
+        order.sort_by_key(|&d| key(d));
+        Ok(order)
+    }
+
+    /// Exact mode: each unit's first equal unit in keep order (by hash, then by
+    /// normalized text).
+    fn exact_firsts<T: AsRef<str>>(&self, texts: &[T], cut: &Cut, order: &[u32]) -> Firsts {
         let normalized = |p: Place| {
             let range = cut[p.doc as usize][p.unit as usize].0.clone();
             self.normalization
@@ -273,12 +347,13 @@ impl UnitDedup {
         // The first units seen, by hash; units of one hash that differ are kept apart.
         let mut seen: HashMap<u64, Vec<Place>, foldhash::fast::FixedState> = HashMap::default();
         let mut counts: Vec<Vec<u64>> = cut.iter().map(|u| vec![0; u.len()]).collect();
-        let mut firsts = Vec::with_capacity(cut.len());
-        for (doc, units) in cut.iter().enumerate() {
+        let mut firsts = vec![Vec::new(); cut.len()];
+        for &doc in order {
+            let units = &cut[doc as usize];
             let mut doc_firsts = Vec::with_capacity(units.len());
             for (unit, (_, hash)) in units.iter().enumerate() {
                 let here = Place {
-                    doc: doc as u32,
+                    doc,
                     unit: unit as u32,
                 };
                 let Some(hash) = hash else {
@@ -303,45 +378,56 @@ impl UnitDedup {
                 counts[counted.doc as usize][counted.unit as usize] += 1;
                 doc_firsts.push(first);
             }
-            firsts.push(doc_firsts);
+            firsts[doc as usize] = doc_firsts;
         }
         (firsts, counts)
     }
-}
 
-/// Near mode: the units left for comparison run as one corpus of documents; each unit of
-/// a cluster but the kept one repeats the kept one.
-fn near_firsts<T: AsRef<str>>(config: &Config, texts: &[T], cut: &Cut) -> Result<Firsts> {
-    let mut places = Vec::new();
-    let mut unit_texts = Vec::new();
-    for (doc, units) in cut.iter().enumerate() {
-        for (unit, (range, hash)) in units.iter().enumerate() {
-            if hash.is_some() {
-                places.push(Place {
-                    doc: doc as u32,
-                    unit: unit as u32,
-                });
-                unit_texts.push(&texts[doc].as_ref()[range.clone()]);
+    /// Near mode: the units left for comparison run as one corpus of documents, in keep
+    /// order (the reference's units a reference of the pipeline's own); each unit of a
+    /// cluster but the kept one repeats the kept one.
+    fn near_firsts<T: AsRef<str>>(
+        &self,
+        config: &Config,
+        texts: &[T],
+        cut: &Cut,
+        order: &[u32],
+    ) -> Result<Firsts> {
+        let mut places = Vec::new();
+        let mut unit_texts = Vec::new();
+        let mut reference_units = 0u32;
+        for &doc in order {
+            for (unit, (range, hash)) in cut[doc as usize].iter().enumerate() {
+                if hash.is_some() {
+                    places.push(Place {
+                        doc,
+                        unit: unit as u32,
+                    });
+                    unit_texts.push(&texts[doc as usize].as_ref()[range.clone()]);
+                    reference_units += u32::from(doc < self.reference);
+                }
             }
         }
-    }
-    let mut firsts: Vec<Vec<Option<Place>>> = cut.iter().map(|u| vec![None; u.len()]).collect();
-    let mut counts: Vec<Vec<u64>> = cut.iter().map(|u| vec![0; u.len()]).collect();
-    if unit_texts.is_empty() {
-        return Ok((firsts, counts));
-    }
-    let pipeline = Pipeline::new(config.clone())?;
-    let sketched = pipeline.sketch_texts(&unit_texts)?;
-    let (clusters, _) = pipeline.clusters(&sketched, &mut Quiet);
-    for cluster in clusters {
-        let kept = places[cluster.kept as usize];
-        counts[kept.doc as usize][kept.unit as usize] = cluster.len() as u64;
-        for dup in &cluster.duplicates {
-            let p = places[dup.doc as usize];
-            firsts[p.doc as usize][p.unit as usize] = Some(kept);
+        let mut firsts: Vec<Vec<Option<Place>>> = cut.iter().map(|u| vec![None; u.len()]).collect();
+        let mut counts: Vec<Vec<u64>> = cut.iter().map(|u| vec![0; u.len()]).collect();
+        if unit_texts.is_empty() {
+            return Ok((firsts, counts));
         }
+        let pipeline = Pipeline::new(config.clone())?;
+        let mut shingled = pipeline.shingle(&unit_texts)?;
+        shingled.set_reference(reference_units)?;
+        let sketched = pipeline.sketch(shingled, &mut Quiet);
+        let (clusters, _) = pipeline.clusters(&sketched, &mut Quiet);
+        for cluster in clusters {
+            let kept = places[cluster.kept as usize];
+            counts[kept.doc as usize][kept.unit as usize] = cluster.len() as u64;
+            for dup in &cluster.duplicates {
+                let p = places[dup.doc as usize];
+                firsts[p.doc as usize][p.unit as usize] = Some(kept);
+            }
+        }
+        Ok((firsts, counts))
     }
-    Ok((firsts, counts))
 }
 
 #[cfg(test)]
@@ -470,6 +556,94 @@ mod tests {
         );
         let exact = UnitDedup::new(UnitKind::Paragraph).run(&texts).unwrap();
         assert_eq!(exact.stats.removed, 0);
+    }
+
+    #[test]
+    fn the_document_the_keep_rules_rank_first_keeps_the_unit() {
+        let texts = [
+            "short\nshared line",
+            "shared line\nlonger text here",
+            "shared line",
+        ];
+        let removed_from = |dedup: UnitDedup| -> Vec<(usize, u32)> {
+            let outcome = dedup.run(&texts).unwrap();
+            (0..texts.len())
+                .flat_map(|d| spans(&outcome, d).into_iter().map(move |(_, of)| (d, of)))
+                .collect()
+        };
+        let line = || UnitDedup::new(UnitKind::Line);
+        assert_eq!(removed_from(line()), [(1, 0), (2, 0)]);
+        assert_eq!(
+            removed_from(line().keep(KeepPolicy::Last)),
+            [(0, 2), (1, 2)]
+        );
+        assert_eq!(
+            removed_from(line().keep(KeepPolicy::Longest)),
+            [(0, 1), (2, 1)]
+        );
+        assert_eq!(
+            removed_from(line().keep(KeepPolicy::Shortest)),
+            [(0, 2), (1, 2)]
+        );
+        // Ranks as --keep-by gives them win over the policy.
+        let ranks =
+            crate::cluster::KeepRanks::from_values(&[Some("1"), Some("3"), Some("2")], true);
+        assert_eq!(
+            removed_from(line().keep(KeepPolicy::Last).keep_ranks(ranks.ranks)),
+            [(0, 1), (2, 1)]
+        );
+        // The same order in near mode.
+        let config = Config::builder().threshold(0.9).build().unwrap();
+        assert_eq!(
+            removed_from(line().near(config).keep(KeepPolicy::Longest)),
+            [(0, 1), (2, 1)]
+        );
+        assert!(matches!(
+            line().keep_ranks(vec![0]).run(&texts),
+            Err(Error::KeepRanks {
+                ranks: 1,
+                documents: 3
+            })
+        ));
+    }
+
+    #[test]
+    fn reference_units_remove_repeats_and_are_never_removed_or_counted() {
+        let texts = [
+            "licence block\nold only",
+            "licence block\nold only",
+            "new\nlicence block",
+            "new",
+        ];
+        for dedup in [
+            UnitDedup::new(UnitKind::Line).reference(2),
+            UnitDedup::new(UnitKind::Line)
+                .reference(2)
+                .keep(KeepPolicy::Last)
+                .near(Config::builder().threshold(0.9).build().unwrap()),
+        ] {
+            let outcome = dedup.run(&texts).unwrap();
+            assert!(outcome.docs[0].removed.is_empty() && outcome.docs[1].removed.is_empty());
+            assert_eq!(outcome.docs[1].units.len(), 2);
+            // "new" is kept in the first new document even under --keep last: the keep
+            // rules order the new documents only.
+            let keeps_new = dedup.keep == KeepPolicy::First;
+            assert!(spans(&outcome, 2).contains(&(4..17, 0)));
+            assert_eq!(spans(&outcome, 2).len(), usize::from(!keeps_new) + 1);
+            assert_eq!(spans(&outcome, 3).len(), usize::from(keeps_new));
+            let stats = outcome.stats;
+            assert_eq!(
+                (stats.units, stats.removed, stats.bytes_removed),
+                (3, 2, 16)
+            );
+        }
+        assert!(matches!(
+            UnitDedup::new(UnitKind::Line).reference(5).run(&texts),
+            Err(Error::Reference {
+                reference: 5,
+                documents: 4
+            })
+        ));
     }
 
     #[test]
