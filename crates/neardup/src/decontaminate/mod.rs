@@ -141,6 +141,8 @@ impl TestSetBuilder {
             items: Vec::new(),
             grams: HashMap::default(),
             lengths: Vec::new(),
+            filter: Vec::new(),
+            shift: 64,
         };
         for text in items {
             let number =
@@ -149,6 +151,7 @@ impl TestSetBuilder {
         }
         set.lengths.sort_unstable();
         set.lengths.dedup();
+        set.fill_filter();
         Ok(set)
     }
 }
@@ -179,8 +182,15 @@ pub struct TestSet {
     min_overlap: f64,
     items: Vec<Item>,
     grams: HashMap<u64, Vec<GramRef>, foldhash::fast::FixedState>,
-    /// The n-gram lengths items use, ascending (`n`, and shorter items' lengths).
-    lengths: Vec<usize>,
+    /// The n-gram lengths items use, ascending (`n`, and shorter items' lengths), each
+    /// with `BASE` to its power for the rolling hash.
+    lengths: Vec<(usize, u64)>,
+    /// One bit per slot of the n-gram hashes' top bits, set for the items' n-grams: nearly
+    /// every n-gram of a document is in no item, and is turned away by one bit in a few
+    /// kilobytes instead of a probe of `grams`.
+    filter: Vec<u64>,
+    /// `64 - log2(filter bits)`.
+    shift: u32,
 }
 
 /// One item found inside a document.
@@ -253,7 +263,8 @@ impl TestSet {
         let mut hashes = Vec::new();
         let mut buf = String::new();
         for (start, end) in word_spans(text) {
-            hashes.push(word_hash(&text[start..end], &mut buf));
+            fold(&text[start..end], &mut buf);
+            hashes.push(hash_folded(&buf));
             words.push(Box::from(buf.as_str()));
         }
         let gram = match words.len() {
@@ -263,11 +274,12 @@ impl TestSet {
         };
         let mut distinct = 0;
         if gram > 0 {
-            self.lengths.push(gram);
-            let rolling = Rolling::new(&hashes);
+            self.lengths.push((gram, power(gram)));
+            let prefix = prefix_hashes(hashes.into_iter());
+            let pow = power(gram);
             let mut seen = Vec::new();
             for at in 0..=words.len() - gram {
-                let key = rolling.gram(at, gram);
+                let key = gram_hash(prefix[at], prefix[at + gram], gram, pow);
                 let refs = self.grams.entry(key).or_default();
                 // A repeated n-gram of an item counts once, at its first place. Items are
                 // added in order, so an earlier place of this item is the list's last.
@@ -288,24 +300,48 @@ impl TestSet {
         });
     }
 
+    /// Sets the filter's bit of every n-gram of the items: 16 bits an n-gram, so about
+    /// one n-gram in 16 that no item has passes to the exact lookup.
+    fn fill_filter(&mut self) {
+        let bits = (self.grams.len().max(1) * 16).next_power_of_two().max(64);
+        self.shift = 64 - bits.trailing_zeros();
+        self.filter = vec![0; bits / 64];
+        for key in self.grams.keys() {
+            let slot = (key >> self.shift) as usize;
+            self.filter[slot / 64] |= 1 << (slot % 64);
+        }
+    }
+
+    /// False if no item has an n-gram of hash `key`.
+    fn may_hold(&self, key: u64) -> bool {
+        let slot = (key >> self.shift) as usize;
+        self.filter[slot / 64] >> (slot % 64) & 1 == 1
+    }
+
     /// The items inside `text` at or above the minimum overlap, by item number.
     pub fn find(&self, text: &str) -> Vec<ItemMatch> {
-        let mut places = Vec::new();
-        let mut hashes = Vec::new();
-        let mut buf = String::new();
-        for (start, end) in word_spans(text) {
-            hashes.push(word_hash(&text[start..end], &mut buf));
-            places.push(start..end);
+        let places = word_spans(text);
+        let Some(&(shortest, _)) = self.lengths.first() else {
+            return Vec::new();
+        };
+        if places.len() < shortest {
+            return Vec::new();
         }
-        let rolling = Rolling::new(&hashes);
+        let mut buf = String::new();
+        let prefix = prefix_hashes(
+            places
+                .iter()
+                .map(|&(start, end)| word_hash(text, start, end, &mut buf)),
+        );
         // (item, the n-gram's place in the item, its first word in the document)
         let mut hits: Vec<(u32, u32, u32)> = Vec::new();
-        for at in 0..hashes.len() {
-            for &len in &self.lengths {
-                if at + len > hashes.len() {
-                    break;
+        for &(len, pow) in &self.lengths {
+            for (at, (lo, hi)) in prefix.iter().zip(prefix.iter().skip(len)).enumerate() {
+                let key = gram_hash(*lo, *hi, len, pow);
+                if !self.may_hold(key) {
+                    continue;
                 }
-                let Some(refs) = self.grams.get(&rolling.gram(at, len)) else {
+                let Some(refs) = self.grams.get(&key) else {
                     continue;
                 };
                 for r in refs {
@@ -350,7 +386,7 @@ impl TestSet {
 }
 
 /// Runs of overlapping or touching word ranges as byte ranges of the text.
-fn merge(words: &[(usize, usize)], places: &[Range<usize>]) -> Vec<Range<usize>> {
+fn merge(words: &[(usize, usize)], places: &[(usize, usize)]) -> Vec<Range<usize>> {
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for &(from, to) in words {
         match runs.last_mut() {
@@ -359,15 +395,15 @@ fn merge(words: &[(usize, usize)], places: &[Range<usize>]) -> Vec<Range<usize>>
         }
     }
     runs.iter()
-        .map(|&(from, to)| places[from].start..places[to - 1].end)
+        .map(|&(from, to)| places[from].0..places[to - 1].1)
         .collect()
 }
 
 /// True if the document's words at `places` are `words` once folded.
-fn same_words(words: &[Box<str>], text: &str, places: &[Range<usize>]) -> bool {
+fn same_words(words: &[Box<str>], text: &str, places: &[(usize, usize)]) -> bool {
     let mut buf = String::new();
-    words.iter().zip(places).all(|(w, p)| {
-        fold(&text[p.clone()], &mut buf);
+    words.iter().zip(places).all(|(w, &(start, end))| {
+        fold(&text[start..end], &mut buf);
         buf == **w
     })
 }
@@ -383,38 +419,103 @@ fn fold(word: &str, buf: &mut String) {
     }
 }
 
-/// The hash of a word folded; leaves the folded word in `buf`.
-fn word_hash(word: &str, buf: &mut String) -> u64 {
-    fold(word, buf);
-    xxhash_rust::xxh3::xxh3_64_with_seed(buf.as_bytes(), WORD_SEED)
+/// The hash of a folded word: a word of up to 16 bytes (nearly every word) as two
+/// zero-padded little-endian `u64`s mixed by [`short_hash`], a longer one by xxh3.
+fn hash_folded(word: &str) -> u64 {
+    let bytes = word.as_bytes();
+    if bytes.len() <= SHORT_WORD {
+        let mut padded = [0u8; SHORT_WORD];
+        padded[..bytes.len()].copy_from_slice(bytes);
+        let (lo, hi) = halves(&padded);
+        return short_hash(lo, hi, bytes.len());
+    }
+    xxhash_rust::xxh3::xxh3_64_with_seed(bytes, WORD_SEED)
 }
 
-/// A polynomial hash of every run of words in O(1) each, from prefix sums: collisions
-/// only cost a comparison of words, never a false report.
-struct Rolling {
-    prefix: Vec<u64>,
-    powers: Vec<u64>,
-}
+/// The longest word hashed as two `u64`s.
+const SHORT_WORD: usize = 16;
 
-impl Rolling {
-    fn new(hashes: &[u64]) -> Self {
-        let mut prefix = Vec::with_capacity(hashes.len() + 1);
-        let mut powers = Vec::with_capacity(hashes.len() + 1);
-        prefix.push(0u64);
-        powers.push(1u64);
-        for (i, h) in hashes.iter().enumerate() {
-            prefix.push(prefix[i].wrapping_mul(BASE).wrapping_add(*h));
-            powers.push(powers[i].wrapping_mul(BASE));
+/// The hash of the word `text[start..end]` folded ([`hash_folded`] of [`fold`]). An
+/// ASCII word of up to 16 bytes with 16 bytes of text from its start is read as two
+/// `u64`s, masked to its length and lowercased eight bytes at a time, without a copy;
+/// any other is folded into `buf`.
+fn word_hash(text: &str, start: usize, end: usize, buf: &mut String) -> u64 {
+    let len = end - start;
+    if len <= SHORT_WORD {
+        if let Some(chunk) = text.as_bytes()[start..].first_chunk::<SHORT_WORD>() {
+            let (lo, hi) = halves(chunk);
+            let (lo, hi) = (lo & low_bytes(len), hi & low_bytes(len.saturating_sub(8)));
+            if (lo | hi) & 0x8080_8080_8080_8080 == 0 {
+                return short_hash(ascii_lower(lo), ascii_lower(hi), len);
+            }
         }
-        Rolling { prefix, powers }
     }
+    fold(&text[start..end], buf);
+    hash_folded(buf)
+}
 
-    /// The hash of `len` words from `at`, with the length mixed in so that runs of
-    /// different lengths differ.
-    fn gram(&self, at: usize, len: usize) -> u64 {
-        let h = self.prefix[at + len].wrapping_sub(self.prefix[at].wrapping_mul(self.powers[len]));
-        h ^ (len as u64).wrapping_mul(0xff51_afd7_ed55_8ccd)
+fn halves(bytes: &[u8; SHORT_WORD]) -> (u64, u64) {
+    let (lo, hi) = bytes.split_at(8);
+    let word = |b: &[u8]| b.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x));
+    (word(lo), word(hi))
+}
+
+/// A mask of the low `n` bytes (all of them from 8).
+fn low_bytes(n: usize) -> u64 {
+    if n >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (n * 8)) - 1
     }
+}
+
+/// ASCII bytes `A`..=`Z` of `x` lowercased, 8 at a time: a byte is upper case when
+/// adding 0x3f sets its top bit (>= 0x41) and adding 0x25 does not (<= 0x5a); no byte
+/// carries into the next, all being below 0x80.
+fn ascii_lower(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let upper = x.wrapping_add(0x3f * ONES) & !x.wrapping_add(0x25 * ONES) & (0x80 * ONES);
+    x | upper >> 2
+}
+
+/// Two 64-bit halves of a word and its length mixed by folded multiplies (as foldhash).
+fn short_hash(lo: u64, hi: u64, len: usize) -> u64 {
+    let fold = |a: u64, b: u64| {
+        let m = u128::from(a) * u128::from(b);
+        (m as u64) ^ (m >> 64) as u64
+    };
+    // The constants have bytes >= 0x80, which ASCII words never have: no factor is 0.
+    let h = fold(
+        lo ^ 0xe703_7ed1_a0b4_28db,
+        hi ^ 0xa076_1d64_78bd_642f ^ len as u64,
+    );
+    fold(h ^ WORD_SEED, BASE)
+}
+
+/// Prefix sums of a polynomial hash of the words' hashes (`prefix[i]` covers the first
+/// `i` words), so that every run of words has its hash in O(1): collisions only cost a
+/// comparison of words, never a false report.
+fn prefix_hashes(hashes: impl ExactSizeIterator<Item = u64>) -> Vec<u64> {
+    let mut prefix = Vec::with_capacity(hashes.len() + 1);
+    let mut h = 0u64;
+    prefix.push(h);
+    for word in hashes {
+        h = h.wrapping_mul(BASE).wrapping_add(word);
+        prefix.push(h);
+    }
+    prefix
+}
+
+/// `BASE` to the power `len`.
+fn power(len: usize) -> u64 {
+    (0..len).fold(1u64, |p, _| p.wrapping_mul(BASE))
+}
+
+/// The hash of the `len` words between prefix hashes `lo` and `hi` (`pow` is
+/// [`power`]`(len)`), with the length mixed in so that runs of different lengths differ.
+fn gram_hash(lo: u64, hi: u64, len: usize, pow: u64) -> u64 {
+    let h = hi.wrapping_sub(lo.wrapping_mul(pow));
+    h ^ (len as u64).wrapping_mul(0xff51_afd7_ed55_8ccd)
 }
 
 #[cfg(test)]

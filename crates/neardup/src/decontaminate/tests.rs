@@ -154,3 +154,35 @@ fn items_sharing_n_grams_and_an_item_repeating_one_are_each_counted_right() {
     // "three four one two", "four one two three", "two three four five".
     assert_eq!(got, [(0, 2, 7), (1, 2, 5), (2, 2, 7)]);
 }
+
+#[test]
+fn ascii_lower_lowercases_every_ascii_byte_at_every_place() {
+    for b in 0u8..0x80 {
+        for at in 0..8 {
+            let word = u64::from(b) << (at * 8) | 0x41 << ((at + 1) % 8 * 8);
+            let mut bytes = word.to_le_bytes();
+            bytes.make_ascii_lowercase();
+            assert_eq!(
+                ascii_lower(word),
+                u64::from_le_bytes(bytes),
+                "{b:#x} at {at}"
+            );
+        }
+    }
+}
+
+proptest::proptest! {
+    /// A document's word hashed in place is the hash of the word folded, whatever its
+    /// length, case, script and place in the text (the fast path reads 16 bytes ahead).
+    #[test]
+    fn a_word_hashed_in_place_is_its_folded_hash(
+        text in "([A-Za-z0-9_]{1,20}|[ .,'é\u{212b}\u{ff21}ß]){0,12}"
+    ) {
+        let mut buf = String::new();
+        for (start, end) in word_spans(&text) {
+            let fast = word_hash(&text, start, end, &mut buf);
+            fold(&text[start..end], &mut buf);
+            proptest::prop_assert_eq!(fast, hash_folded(&buf), "{:?}", &text[start..end]);
+        }
+    }
+}

@@ -599,11 +599,7 @@ pub(crate) fn word_spans(text: &str) -> Vec<(usize, usize)> {
         }
         let piece = &text[start..end];
         if piece.is_ascii() {
-            spans.extend(
-                ascii_word_spans(piece.as_bytes())
-                    .into_iter()
-                    .map(|(s, e)| (start + s, start + e)),
-            );
+            push_ascii_word_spans(piece.as_bytes(), start, &mut spans);
         } else {
             spans.extend(
                 piece
@@ -621,8 +617,15 @@ pub(crate) fn word_spans(text: &str) -> Vec<(usize, usize)> {
 /// two digits `,` `;` `.` `'` (WB11, WB12); everything else breaks. A segment is a word if
 /// it holds a letter or a digit (so `__` is not).
 fn ascii_word_spans(bytes: &[u8]) -> Vec<(usize, usize)> {
-    let joins = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut spans = Vec::with_capacity(bytes.len() / 6 + 1);
+    push_ascii_word_spans(bytes, 0, &mut spans);
+    spans
+}
+
+/// [`ascii_word_spans`] of `bytes`, each moved by `offset`, onto `spans` (a piece of a
+/// longer text split without a vector of its own).
+fn push_ascii_word_spans(bytes: &[u8], offset: usize, spans: &mut Vec<(usize, usize)>) {
+    let joins = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut i = 0;
     while i < bytes.len() {
         if !joins(bytes[i]) {
@@ -652,10 +655,9 @@ fn ascii_word_spans(bytes: &[u8]) -> Vec<(usize, usize)> {
             break;
         }
         if alnum {
-            spans.push((start, i));
+            spans.push((offset + start, offset + i));
         }
     }
-    spans
 }
 
 #[cfg(test)]
