@@ -38,6 +38,7 @@ use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
+use crate::candidates::band_index::bucket_key;
 use crate::cluster::clusters::{cluster_sets, UnionFind};
 use crate::corpus::slot::MAX_DOCUMENTS;
 use crate::sketch::{DocSet, DocSketch};
@@ -97,10 +98,23 @@ pub fn part_of(key: u64, parts: usize) -> usize {
     (((key >> 32) * parts as u64) >> 32) as usize
 }
 
-/// A band key made distinct per band (family · bands + band): buckets of different bands
-/// never merge when the shuffle brings them to one partition.
+/// The shuffle's key of a band's bucket (`band` = family · bands + band): the bucket a
+/// corpus run puts the document in, the band and the top 32 bits of its key (the corpus's
+/// bucket key), not the whole key, so that the same documents share a bucket. A chance
+/// match of those 32 bits is one more candidate, rejected by verification, but in a walk
+/// of links it can head the bucket and take its links: with the whole key, a distributed
+/// run found links a corpus run does not (the PyPI summaries'
+/// `types-aiobotocore-s3vectors`, issue 37). The high half is the bucket's key mixed with
+/// the band (it chooses the partition, [`part_of`]), the low half the band, so buckets of
+/// different bands never merge when the shuffle brings them to one partition.
 pub fn band_key(key: u64, band: usize) -> u64 {
-    key ^ (band as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    let band = band as u32;
+    (u64::from(bucket_key(key) ^ spread(u64::from(band))) << 32) | u64::from(band)
+}
+
+/// 32 well-mixed bits of `x` (Fibonacci hashing).
+fn spread(x: u64) -> u32 {
+    ((x + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32
 }
 
 /// Writes rows sorted by key as varints: the key's delta from the previous row, then
@@ -307,7 +321,7 @@ pub fn sketch_blocks(
         })
         .collect();
     if let Some(&(_, _, first)) = skipped.rows.first() {
-        let part = part_of(band_key(first, 0), parts);
+        let part = part_of(u64::from(spread(first)) << 32, parts);
         blocks.push(Block {
             kind: BlockKind::Skipped,
             part,
@@ -943,6 +957,40 @@ mod tests {
         assert!(sketch_blocks(&pipeline, &[0], &["a", "b"], 1).is_err());
         assert!(sketch_blocks(&pipeline, &[0], &["a"], 0).is_err());
         assert!(cluster_components(&pipeline, &[0], &[0, 1], &["a", "b"]).is_err());
+    }
+
+    /// Five PyPI summaries where the first's band key matches two others' in its top 32
+    /// bits, by chance, in a band where they share a bucket.
+    const CHANCE: [&str; 5] = [
+        "Generate OKF knowledge bundles from codebases — Claude skill + OpenCode integration",
+        "Type annotations for aiobotocore AccessAnalyzer 3.10.0 service generated with mypy-boto3-builder 8.12.0",
+        "Type annotations for aiobotocore S3Control 3.10.0 service generated with mypy-boto3-builder 8.12.0",
+        "Type annotations for aiobotocore S3Outposts 3.10.0 service generated with mypy-boto3-builder 8.12.0",
+        "Type annotations for aiobotocore S3Tables 3.10.0 service generated with mypy-boto3-builder 8.12.0",
+    ];
+
+    #[test]
+    fn buckets_are_the_corpus_buckets_chance_matches_included() {
+        let config = Config::builder().neighbours(false).build().unwrap();
+        let pipeline = Pipeline::new(config).unwrap();
+        let blocks = sketch_blocks(&pipeline, &[0, 1, 2, 3, 4], &CHANCE, 1).unwrap();
+        let received: Vec<(BlockKind, &[u8])> =
+            blocks.iter().map(|b| (b.kind, &b.bytes[..])).collect();
+        let links: HashSet<(i64, i64)> = BucketWalk::new(&received, Walk::Links)
+            .unwrap()
+            .flat_map(|c| c.rows().map(|(a, b, _)| (a, b)).collect::<Vec<_>>())
+            .collect();
+        // The chance match heads the bucket of 3 and 4, as in a corpus run, where their
+        // other buckets are headed by 1 and 2, neither similar enough: the run finds no
+        // cluster (3 and 4 have Jaccard 0.81), and the distributed one must not either.
+        assert!(
+            links.contains(&(0, 3)) && links.contains(&(0, 4)),
+            "{links:?}"
+        );
+        assert!(!links.contains(&(3, 4)), "{links:?}");
+        let corpus = pipeline.sketch_texts(&CHANCE).unwrap();
+        let (clusters, _) = pipeline.clusters(&corpus, &mut Quiet);
+        assert!(clusters.is_empty(), "{clusters:?}");
     }
 
     #[test]
