@@ -307,6 +307,7 @@ def main() -> None:
             "name": name,
             "wall": now - mark[0],
             "run_ms": sum(s["executor_run_time_ms"] for s in stages),
+            "jvm_cpu_ms": sum(s["executor_cpu_time_ms"] for s in stages),
             "shuffle_write": sum(s["shuffle_write_bytes"] for s in stages),
             "shuffle_read": sum(s["shuffle_read_bytes"] for s in stages),
         })
@@ -314,6 +315,7 @@ def main() -> None:
 
     nds._observer = observe
     spark.catalog.clearCache()
+    staged_cpu = tree_cpu()
     try:
         mark[0] = time.perf_counter()
         staged_out = work / "spark-dedup-staged"
@@ -321,6 +323,7 @@ def main() -> None:
         observe("dedup output", spark.createDataFrame([], "x int"))
     finally:
         nds._observer = None
+    cpus["staged"] = tree_cpu() - staged_cpu
 
     if args.only_dedup:
         spark.stop()

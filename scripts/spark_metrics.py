@@ -34,7 +34,7 @@ def _duration(stage: dict[str, Any]) -> Optional[float]:
 def stage_metrics(spark: Any, timeout: float = 10.0) -> list[dict[str, Any]]:
     """Every stage attempt of the application so far, in stage order: id, attempt, name,
     status, duration (seconds from submission to completion, None while it runs), tasks,
-    executor run time (ms, summed over tasks), input bytes and records, shuffle write and
+    executor run time and the JVM's CPU time in it (ms, summed over tasks), input bytes and records, shuffle write and
     read bytes and records, bytes spilled to disk.
 
     The driver's listeners record a stage's end after the action that ran it has returned,
@@ -61,6 +61,8 @@ def stage_metrics(spark: Any, timeout: float = 10.0) -> list[dict[str, Any]]:
             "duration": _duration(s),
             "tasks": s["numTasks"],
             "executor_run_time_ms": s["executorRunTime"],
+            # The JVM's task threads only: a Python worker's CPU is its own process's.
+            "executor_cpu_time_ms": s.get("executorCpuTime", 0) / 1e6,
             "input_bytes": s["inputBytes"],
             "input_records": s["inputRecords"],
             "shuffle_write_bytes": s["shuffleWriteBytes"],

@@ -118,6 +118,41 @@ def test_buckets_are_the_commands_chance_matches_included(spark: SparkSession, c
     assert (3, 4) in {(a, b) for a, b, _ in pair_rows(nds.pairs(df, partitions=3))}
 
 
+def test_the_walk_reads_the_blocks_in_place_and_names_a_bad_table() -> None:
+    """The blocks go from a task's sketch to the walk as Arrow columns (no Python object
+    per block): the walk reads `binary` and `large_binary` alike, and a table without
+    the columns it needs is refused with their names, not a crash. No Spark needed."""
+    import numpy as np
+    import pyarrow as pa
+    from neardup import _neardup
+
+    config = nds._config({})._native
+    texts = pa.chunked_array([pa.array(CHANCE_MATCH)])
+    kinds, _, ends, data = (
+        np.asarray(c) for c in _neardup.spark_sketch(config, np.arange(5, dtype=np.int64), texts, 1, 1)
+    )
+    starts = [0, *ends[:-1].tolist()]
+    blocks = [data[s:e].tobytes() for s, e in zip(starts, ends.tolist())]
+    table = pa.table({"kind": pa.array(kinds, pa.int32()), "block": pa.array(blocks, pa.binary())})
+
+    def links(t: Any) -> set[tuple[int, int]]:
+        found: set[tuple[int, int]] = set()
+        for a, b, kind in _neardup._BucketWalk(t, "links"):
+            found |= {(x, y) for x, y, k in zip(*(np.asarray(c).tolist() for c in (a, b, kind))) if k == 0}
+        return found
+
+    assert (0, 3) in links(table) and (3, 4) not in links(table)
+    assert links(table.cast(pa.schema([("kind", pa.int32()), ("block", pa.large_binary())]))) == links(table)
+    for bad, message in [
+        (table.drop_columns(["block"]), "no column block"),
+        (table.set_column(1, "block", pa.array(["x"] * len(blocks))), "block that is not binary"),
+        (table.set_column(0, "kind", pa.array(kinds, pa.int64())), "no int32 column kind"),
+        (table.set_column(0, "kind", pa.array([7] * len(blocks), pa.int32())), "unknown block kind 7"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            _neardup._BucketWalk(bad, "links")
+
+
 @pytest.fixture(scope="module")
 def sample_cli(cli_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The command's pairs, clusters and dedup of the PyPI sample."""

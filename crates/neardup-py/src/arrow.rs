@@ -58,16 +58,21 @@ pub struct TextStream {
     rows: usize,
 }
 
+/// The arrays of an object with `__arrow_c_stream__`, imported as they are (a table's
+/// are struct arrays); `what` names it in errors.
+pub fn stream(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ArrayStreamReader> {
+    let capsule = obj.call_method0("__arrow_c_stream__")?;
+    let pointer = capsule_pointer(&capsule, c"arrow_array_stream")?;
+    // SAFETY: a capsule named "arrow_array_stream" holds an ArrowArrayStream; the struct
+    // is moved out and the capsule's left released, so it is read once.
+    let stream = unsafe { FFI_ArrowArrayStream::from_raw(pointer.cast()) };
+    ArrayStreamReader::try_new(stream).map_err(|e| refused(format!("{what}: {e}")))
+}
+
 /// Opens the texts of `obj` (see [`exports`]): its column `column` when it is a table.
 pub fn open(obj: &Bound<'_, PyAny>, column: Option<&str>, what: &str) -> PyResult<TextStream> {
     let (arrays, field) = if obj.hasattr("__arrow_c_stream__")? {
-        let capsule = obj.call_method0("__arrow_c_stream__")?;
-        let pointer = capsule_pointer(&capsule, c"arrow_array_stream")?;
-        // SAFETY: a capsule named "arrow_array_stream" holds an ArrowArrayStream; the
-        // struct is moved out and the capsule's left released, so it is read once.
-        let stream = unsafe { FFI_ArrowArrayStream::from_raw(pointer.cast()) };
-        let reader =
-            ArrayStreamReader::try_new(stream).map_err(|e| refused(format!("{what}: {e}")))?;
+        let reader = stream(obj, what)?;
         let field = Arc::clone(arrow_array::ArrayReader::field(&reader));
         (Arrays::Stream(reader), field)
     } else {

@@ -2,11 +2,14 @@
 //! the core's [`neardup::shuffle`] (band-row blocks, the bucket walk, the clustering of
 //! components), with NumPy and Arrow columns in and out.
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
+use arrow_array::{Array, ArrayRef, BinaryArray, Int32Array, LargeBinaryArray};
 use neardup::shuffle::{self, BlockKind, Walk};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 
+use crate::arrow;
 use crate::blocks::array_data;
 use crate::buffer::Buffer;
 use crate::config::NativeConfig;
@@ -24,19 +27,21 @@ fn i64_vector(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     Ok(unsafe { std::slice::from_raw_parts(address as *const i64, shape[0]) }.to_vec())
 }
 
-/// One partition's shuffle blocks `[(kind, part, block), ...]`: a block of band rows
-/// (kind 0) and one of fingerprint rows (kind 1) per destination partition that gets
-/// rows, and one block (kind 2) of the documents with no shingles, which are skipped.
+/// One partition's shuffle blocks, as columns: each block's kind (0: band rows, 1:
+/// fingerprint rows, one each per destination partition that gets rows; 2: the documents
+/// with no shingles, which are skipped), its destination partition, and where it ends
+/// in `data`, which holds the blocks one after the other. Three vectors and one buffer
+/// however many blocks, which the caller hands to Arrow without a copy.
 #[pyfunction]
 #[pyo3(signature = (config, positions, texts, parts, threads))]
-pub fn spark_sketch<'py>(
-    py: Python<'py>,
+pub fn spark_sketch(
+    py: Python<'_>,
     config: &NativeConfig,
-    positions: &Bound<'py, PyAny>,
-    texts: &Bound<'py, PyAny>,
+    positions: &Bound<'_, PyAny>,
+    texts: &Bound<'_, PyAny>,
     parts: usize,
     threads: Option<i64>,
-) -> PyResult<Vec<(i32, i32, Bound<'py, PyBytes>)>> {
+) -> PyResult<(Buffer, Buffer, Buffer, Buffer)> {
     config.refuse_containment("neardup.spark")?;
     let threads = threads::parse(threads)?;
     let positions = i64_vector(positions)?;
@@ -55,13 +60,20 @@ pub fn spark_sketch<'py>(
             })
         })?
         .map_err(errors::core)?;
-    Ok(blocks
-        .into_iter()
-        .map(|b| {
-            let kind = i32::from(b.kind.code());
-            (kind, b.part as i32, PyBytes::new(py, &b.bytes))
-        })
-        .collect())
+    let mut data = Vec::with_capacity(blocks.iter().map(|b| b.bytes.len()).sum());
+    let (mut kinds, mut destinations, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+    for b in blocks {
+        data.extend_from_slice(&b.bytes);
+        kinds.push(i64::from(b.kind.code()));
+        destinations.push(b.part as i64);
+        ends.push(data.len() as i64);
+    }
+    Ok((
+        Buffer::column(kinds),
+        Buffer::column(destinations),
+        Buffer::column(ends),
+        Buffer::column(data),
+    ))
 }
 
 /// The buckets of one shuffle partition, walked in chunks: each chunk `(a, b, kind)`, int64
@@ -77,10 +89,11 @@ pub struct BucketWalk {
 
 #[pymethods]
 impl BucketWalk {
-    /// Reads the blocks (`[(kind, block), ...]`) of one partition; `mode` is `links` or
-    /// `pairs`.
+    /// Reads the blocks one partition received, in place: an Arrow stream (a pyarrow
+    /// Table of the partition's batches) with an int32 column `kind` and a binary column
+    /// `block`. `mode` is `links` or `pairs`.
     #[new]
-    fn new(py: Python<'_>, blocks: Vec<(i32, Vec<u8>)>, mode: &str) -> PyResult<Self> {
+    fn new(py: Python<'_>, blocks: &Bound<'_, PyAny>, mode: &str) -> PyResult<Self> {
         let walk = match mode {
             "pairs" => Walk::Pairs,
             "links" => Walk::Links,
@@ -90,12 +103,19 @@ impl BucketWalk {
                 )))
             }
         };
+        let batches = arrow::stream(blocks, "blocks")?
+            .collect::<Result<Vec<ArrayRef>, _>>()
+            .map_err(|e| PyValueError::new_err(format!("blocks: {e}")))?;
         py.detach(|| {
-            let blocks = blocks
-                .iter()
-                .map(|(kind, block)| Ok((BlockKind::from_code(i64::from(*kind))?, &block[..])))
-                .collect::<neardup::Result<Vec<_>>>()?;
-            shuffle::BucketWalk::new(&blocks, walk)
+            let mut received = Vec::new();
+            for batch in &batches {
+                let (kinds, bytes) = block_columns(batch.as_ref())?;
+                for (kind, block) in kinds.iter().zip(bytes) {
+                    let kind = BlockKind::from_code(i64::from(kind.unwrap_or(-1)))?;
+                    received.push((kind, block.unwrap_or_default()));
+                }
+            }
+            shuffle::BucketWalk::new(&received, walk)
         })
         .map(|walk| BucketWalk { walk })
         .map_err(|e| PyValueError::new_err(e.to_string()))
@@ -113,6 +133,42 @@ impl BucketWalk {
             Buffer::column(chunk.b),
             Buffer::column(chunk.kind),
         ))
+    }
+}
+
+/// The `kind` (int32) and `block` (binary) columns of a batch of blocks.
+fn block_columns(batch: &dyn Array) -> neardup::Result<(&Int32Array, BinaryIter<'_>)> {
+    let bad = |what: &str| neardup::Error::ShuffleBlock(format!("a batch of blocks {what}"));
+    let table = batch.as_struct_opt().ok_or_else(|| bad("is not a table"))?;
+    let kinds = table
+        .column_by_name("kind")
+        .and_then(|c| c.as_primitive_opt::<Int32Type>())
+        .ok_or_else(|| bad("has no int32 column kind"))?;
+    let blocks = table
+        .column_by_name("block")
+        .ok_or_else(|| bad("has no column block"))?;
+    let bytes = match (blocks.as_binary_opt::<i32>(), blocks.as_binary_opt::<i64>()) {
+        (Some(b), _) => BinaryIter::Small(b.iter()),
+        (_, Some(b)) => BinaryIter::Large(b.iter()),
+        _ => return Err(bad("has a column block that is not binary")),
+    };
+    Ok((kinds, bytes))
+}
+
+/// The values of a `binary` or `large_binary` column.
+enum BinaryIter<'a> {
+    Small(arrow_array::iterator::ArrayIter<&'a BinaryArray>),
+    Large(arrow_array::iterator::ArrayIter<&'a LargeBinaryArray>),
+}
+
+impl<'a> Iterator for BinaryIter<'a> {
+    type Item = Option<&'a [u8]>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            BinaryIter::Small(i) => i.next(),
+            BinaryIter::Large(i) => i.next(),
+        }
     }
 }
 

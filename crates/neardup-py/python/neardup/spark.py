@@ -260,23 +260,28 @@ class _Run:
             held = [b for b in batches if b.num_rows]
             if not held:
                 return
-            blocks = _neardup.spark_sketch(
-                config._native, _positions(held, "pos"), _column(held, "text"), parts, 1
+            kinds, dests, ends, data = (
+                np.asarray(c)
+                for c in _neardup.spark_sketch(config._native, _positions(held, "pos"), _column(held, "text"), parts, 1)
             )
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array([k for k, _, _ in blocks], pa.int32()),
-                    pa.array([p for _, p, _ in blocks], pa.int32()),
-                    pa.array([b for _, _, b in blocks], pa.binary()),
-                ],
-                names=["kind", "part", "block"],
-            )
+            # A row per block over Rust's buffer (no copy; a block is far below 2 GiB).
+            start = 0
+            for i, end in enumerate(ends.tolist()):
+                block = pa.Array.from_buffers(
+                    pa.binary(), 1, [None, pa.py_buffer(np.array([0, end - start], np.int32)), pa.py_buffer(data[start:end])]
+                )
+                start = end
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(kinds[i : i + 1], pa.int32()), pa.array(dests[i : i + 1], pa.int32()), block],
+                    names=["kind", "part", "block"],
+                )
 
         def buckets(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            blocks: list[tuple[int, bytes]] = []
-            for b in batches:
-                blocks.extend(zip(b.column("kind").to_pylist(), b.column("block").to_pylist()))
-            for a, b, kind in _neardup._BucketWalk(blocks, mode):
+            held = [b for b in batches if b.num_rows]
+            if not held:
+                return
+            # Rust reads the blocks where Arrow holds them.
+            for a, b, kind in _neardup._BucketWalk(pa.Table.from_batches(held), mode):
                 yield pa.RecordBatch.from_arrays(
                     [pa.array(np.asarray(a)), pa.array(np.asarray(b)), pa.array(np.asarray(kind).astype(np.int8))],
                     names=["a", "b", "kind"],
