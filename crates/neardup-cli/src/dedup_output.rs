@@ -195,27 +195,7 @@ pub fn write_survivors(
         }
         return Ok(written);
     }
-    let output = args
-        .output
-        .as_deref()
-        .filter(|p| *p != std::path::Path::new("-"));
-    let header = first.header.as_deref();
-    let options = neardup_io::OutputOptions::new()
-        .refuse_inputs(&args.input.inputs)
-        .replace_directory(args.force);
-    let mut writer = match DedupWriter::create_with_options(output, first.format, header, &options)
-    {
-        Err(neardup_io::Error::OutputDirNotEmpty { path }) => usage!(
-            "output directory {path} exists and is not empty; --force replaces it, or name a new directory"
-        ),
-        Err(
-            e @ (neardup_io::Error::OutputIsInput { .. }
-            | neardup_io::Error::OutputIsDirectory { .. }
-            | neardup_io::Error::DanglingSymlink { .. }
-            | neardup_io::Error::UnsupportedOutput { .. }),
-        ) => usage!("{e}"),
-        other => other?,
-    };
+    let mut writer = create_writer(args, first.format, first.header.as_deref())?;
     // Several directories: one subfolder per root, so equal relative paths stay apart.
     let roots: Vec<&Path> = docs.inputs.iter().map(|i| i.path.as_path()).collect();
     writer = writer.with_roots(&roots);
@@ -234,6 +214,36 @@ pub fn write_survivors(
         write_removed(path, docs, clusters, &args.input.inputs)?;
     }
     Ok(written)
+}
+
+/// dedup's one output (`-o`, or standard output) in `format`, with `header` for CSV/TSV;
+/// what the command line named wrongly is a usage error.
+pub fn create_writer(
+    args: &RunSettings,
+    format: Format,
+    header: Option<&[u8]>,
+) -> Result<DedupWriter> {
+    let output = args
+        .output
+        .as_deref()
+        .filter(|p| *p != std::path::Path::new("-"));
+    let options = neardup_io::OutputOptions::new()
+        .refuse_inputs(&args.input.inputs)
+        .replace_directory(args.force);
+    Ok(
+        match DedupWriter::create_with_options(output, format, header, &options) {
+            Err(neardup_io::Error::OutputDirNotEmpty { path }) => usage!(
+                "output directory {path} exists and is not empty; --force replaces it, or name a new directory"
+            ),
+            Err(
+                e @ (neardup_io::Error::OutputIsInput { .. }
+                | neardup_io::Error::OutputIsDirectory { .. }
+                | neardup_io::Error::DanglingSymlink { .. }
+                | neardup_io::Error::UnsupportedOutput { .. }),
+            ) => usage!("{e}"),
+            other => other?,
+        },
+    )
 }
 
 /// One removed record of `dedup --removed`.

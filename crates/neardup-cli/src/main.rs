@@ -30,6 +30,7 @@ mod spill;
 mod summary;
 mod trim_memory;
 mod units_output;
+mod units_write;
 
 use std::io::Write;
 use std::process::ExitCode;

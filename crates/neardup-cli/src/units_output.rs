@@ -73,30 +73,15 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
         dedup = dedup.keep_ranks(crate::ready::keep_by_ranks(&mut docs, keep_by)?);
     }
     dedup = dedup.reference(docs.reference_docs());
-    // The reference is never written: its format does not matter.
-    for info in &docs.inputs[docs.reference_inputs()..] {
-        if info.format != Format::Jsonl {
-            usage!(
-                "--unit rewrites the text inside JSONL records; {} is {}",
-                info.path.display(),
-                info.format
-            );
-        }
-    }
+    crate::units_write::refuse_inputs(&docs, args, kind, annotate.is_some())?;
     let match_start = Instant::now();
     let outcome = dedup.run(&docs.texts)?;
     let match_time = match_start.elapsed();
     let write_start = Instant::now();
-    let text_field = input.read_options().text_field;
-    let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
     let written = match annotate {
-        None => write_rewritten(&docs, &outcome, &text_field, &mut out)?,
-        Some(prefix) => {
-            let field = format!("{prefix}{SPANS_FIELD}");
-            write_annotated(&docs, &outcome, &field, args.force, &mut out)?
-        }
+        None => crate::units_write::write_rewritten(&docs, &outcome, args)?,
+        Some(prefix) => write_spans(&docs, &outcome, args, &format!("{prefix}{SPANS_FIELD}"))?,
     };
-    finish(out)?;
     let mut summary = Summary::default();
     summary.line(
         "read",
@@ -213,40 +198,47 @@ fn refuse(args: &RunSettings, annotate: bool) -> Result<()> {
     Ok(())
 }
 
-/// Writes every document that keeps a unit, its text rewritten without the removed
-/// ones; returns how many were written.
-fn write_rewritten(
+/// `annotate --unit`: every non-reference document with its removed spans added in a
+/// field or column `field`, in its input's format; returns how many were written.
+fn write_spans(
     docs: &Documents,
     outcome: &UnitOutcome,
-    text_field: &str,
-    out: &mut impl Write,
+    args: &RunSettings,
+    field: &str,
 ) -> Result<u64> {
-    let mut raw = docs.raw_reader()?;
-    let mut written = 0;
-    // The reference (read first) is never written.
-    let reference = docs.reference_docs() as usize;
-    for (doc, units) in outcome.docs.iter().enumerate().skip(reference) {
-        let doc = doc as u32;
-        let line = raw.read(doc)?;
-        let Some(text) = units.rewrite(&docs.texts[doc as usize]) else {
-            continue;
-        };
-        if units.removed.is_empty() {
-            out.write_all(line)?;
-        } else {
-            let body = body(line);
-            let spans = field_spans(&line[body.clone()], &[text_field])
-                .and_then(|s| s[0].clone())
-                .ok_or_else(|| not_an_object(docs, doc))?;
-            let encoded = serde_json::to_string(&text)?;
-            let at = body.start;
-            out.write_all(&line[..at + spans.start])?;
-            out.write_all(encoded.as_bytes())?;
-            out.write_all(&line[at + spans.end..])?;
-        }
-        written += 1;
+    let spans = |doc: u32| spans_json(docs, &outcome.docs[doc as usize]);
+    let format = docs.inputs.get(docs.reference_inputs()).map(|i| i.format);
+    if format == Some(Format::Parquet) {
+        return crate::units_write::write_parquet(docs, outcome, args, Some((field, &spans)));
     }
+    let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
+    let written = match format {
+        Some(Format::Csv | Format::Tsv) => {
+            crate::units_write::annotate_delimited(docs, args, field, &spans, &mut out)?
+        }
+        _ => write_annotated(docs, outcome, field, args.force, &mut out)?,
+    };
+    finish(out)?;
     Ok(written)
+}
+
+/// The JSON object `line` (a BOM before it kept, no line end after it) with the value of
+/// its text field `field` replaced by `text`, every other byte kept; `None` if it is not
+/// one JSON object in UTF-8 with that field.
+pub fn replace_json_field(line: &[u8], field: &str, text: &str) -> Option<Vec<u8>> {
+    let body = body(line);
+    let spans = field_spans(&line[body.clone()], &[field])?;
+    let span = spans[0].clone()?;
+    let encoded = serde_json::to_string(text).ok()?;
+    let at = body.start;
+    Some(
+        [
+            &line[..at + span.start],
+            encoded.as_bytes(),
+            &line[at + span.end..],
+        ]
+        .concat(),
+    )
 }
 
 /// Writes every document with the field of its removed spans added (or replaced, with

@@ -419,3 +419,14 @@ pub fn mutual_near_copies(n: usize) -> String {
     }
     out
 }
+
+/// The rows of a Parquet file, in one batch.
+pub fn parquet_batch(path: &Path) -> arrow_array::RecordBatch {
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(path).unwrap(),
+    )
+    .unwrap();
+    let schema = builder.schema().clone();
+    let batches: Vec<_> = builder.build().unwrap().map(Result::unwrap).collect();
+    arrow_select::concat::concat_batches(&schema, &batches).unwrap()
+}

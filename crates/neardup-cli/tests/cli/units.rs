@@ -197,9 +197,9 @@ fn unit_runs_refuse_what_they_do_not_do() {
             "line",
             "cli/listings.tsv",
             "--text-columns",
-            "Title",
+            "Title,Short Description",
         ],
-        &["--unit rewrites the text inside JSONL records", "is tsv"],
+        &["--unit rewrites one text column", "is 2 columns joined"],
     );
     refused(
         &["dedup", "--unit", "sentences:0", PAGES],
@@ -346,4 +346,245 @@ fn units_of_a_reference_are_removed_from_the_inputs_and_never_written() {
         .map(|l| l["removed_spans"].to_string())
         .collect();
     assert_eq!(spans, ["[[13,46,\"old-1\"]]", "[[0,9,\"old-1\"]]"]);
+}
+
+/// Two shop pages sharing the banner paragraph, as CSV: the text quoted over lines, a
+/// comma and a quote in the other values.
+const CSV: &str = "id,text,note\r\n\
+    p1,\"Kettles.\n\nWe use cookies here.\",\"plain\"\r\n\
+    p2,\"Toasters, cheap.\n\nWe use cookies here.\",\"say \"\"hi\"\"\"\r\n";
+
+#[test]
+fn csv_and_tsv_get_their_text_column_rewritten_and_every_other_value_kept() {
+    let (_dir, path) = temp_file("pages.csv", CSV);
+    let path = path.to_str().unwrap();
+    let out = ok(&["dedup", "--unit", "paragraph", path, "-q"]);
+    assert_eq!(
+        out,
+        "id,text,note\r\np1,\"Kettles.\n\nWe use cookies here.\",\"plain\"\r\n\
+         p2,\"Toasters, cheap.\",\"say \"\"hi\"\"\"\r\n"
+    );
+    // annotate: a column of the spans as JSON, every row written.
+    let out = ok(&["annotate", "--unit", "paragraph", path, "-q"]);
+    let mut reader = csv::Reader::from_reader(out.as_bytes());
+    assert_eq!(
+        reader.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["id", "text", "note", "removed_spans"]
+    );
+    let spans: Vec<String> = reader
+        .records()
+        .map(|r| r.unwrap()[3].to_string())
+        .collect();
+    assert_eq!(spans, ["[]", "[[18,38,\"p1\"]]"]);
+    // TSV, unquoted: a sentence at a time.
+    let (_dir, tsv) = temp_file(
+        "pages.tsv",
+        "text\tid\nFree delivery. Kettles boil.\t1\nToasters toast. Free delivery.\t2\n",
+    );
+    let out = ok(&[
+        "dedup",
+        "--unit",
+        "sentences:1",
+        tsv.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(
+        out,
+        "text\tid\nFree delivery. Kettles boil.\t1\nToasters toast.\t2\n"
+    );
+}
+
+#[test]
+fn lines_take_sentence_spans_and_refuse_lines_and_paragraphs() {
+    let (_dir, path) = temp_file(
+        "pages.txt",
+        "a\tFree delivery. Kettles boil.\nb\tToasters toast. Free delivery.\r\nFree delivery.\n",
+    );
+    let path = path.to_str().unwrap();
+    let o = neardup(&["dedup", "--unit", "sentences:1", path]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "a\tFree delivery. Kettles boil.\nb\tToasters toast.\r\n"
+    );
+    assert_eq!(accounting(&stderr(&o)), (3, 2, 0, 1));
+    refused(
+        &["dedup", "--unit", "line", path],
+        &["is one document, so its only line is the whole line"],
+    );
+    refused(
+        &["annotate", "--unit", "sentences:1", path],
+        &["annotate --unit adds a field or column", "is lines"],
+    );
+}
+
+#[test]
+fn compressed_inputs_are_read_and_outputs_compressed_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = std::fs::read(testdata(PAGES)).unwrap();
+    let gz = dir.path().join("pages.jsonl.gz");
+    std::fs::write(&gz, gzip_bytes(&plain)).unwrap();
+    let zst = dir.path().join("pages.csv.zst");
+    std::fs::write(&zst, zstd::encode_all(CSV.as_bytes(), 3).unwrap()).unwrap();
+    let expected = ok(&[
+        "dedup",
+        "--unit",
+        "paragraph",
+        "--id-field",
+        "url",
+        PAGES,
+        "-q",
+    ]);
+    let from_gz = ok(&[
+        "dedup",
+        "--unit",
+        "paragraph",
+        "--id-field",
+        "url",
+        gz.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(from_gz, expected);
+    let out = dir.path().join("kept.csv.zst");
+    ok(&[
+        "dedup",
+        "--unit",
+        "paragraph",
+        zst.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let back =
+        String::from_utf8(zstd::decode_all(std::fs::File::open(&out).unwrap()).unwrap()).unwrap();
+    assert!(
+        back.ends_with("p2,\"Toasters, cheap.\",\"say \"\"hi\"\"\"\r\n"),
+        "{back}"
+    );
+    // annotate reads the compressed CSV a second time.
+    let out = ok(&[
+        "annotate",
+        "--unit",
+        "paragraph",
+        zst.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(out.contains("[[18,38,\"\"p1\"\"]]"), "{out}");
+}
+
+/// A Parquet file of pages: `id`, a `large_string` text and a number.
+fn pages_parquet(path: &Path, texts: &[Option<&str>]) {
+    use arrow_array::{ArrayRef, Int64Array, LargeStringArray, RecordBatch, StringArray};
+    let ids: Vec<String> = (1..=texts.len()).map(|i| format!("p{i}")).collect();
+    let batch = RecordBatch::try_from_iter([
+        (
+            "id",
+            std::sync::Arc::new(StringArray::from(ids)) as ArrayRef,
+        ),
+        (
+            "text",
+            std::sync::Arc::new(LargeStringArray::from(texts.to_vec())) as ArrayRef,
+        ),
+        (
+            "n",
+            std::sync::Arc::new(Int64Array::from_iter_values(0..texts.len() as i64)) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(path).unwrap(),
+        batch.schema(),
+        None,
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+#[test]
+fn parquet_rows_keep_the_schema_with_the_text_rewritten_or_spans_added() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::Array;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("pages.parquet");
+    pages_parquet(
+        &input,
+        &[
+            Some("Kettles.\n\nWe use cookies here."),
+            None,
+            Some("Toasters.\n\nWe use cookies here."),
+            Some("We use cookies here."),
+        ],
+    );
+    let out = dir.path().join("kept.parquet");
+    let o = neardup(&[
+        "dedup",
+        "--unit",
+        "paragraph",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Read 4 rows: the null text skipped by the reader, p4 left empty.
+    assert_eq!(accounting(&stderr(&o)), (4, 2, 0, 2));
+    let back = parquet_batch(&out);
+    assert_eq!(
+        back.schema(),
+        parquet_batch(&input).schema(),
+        "the input's schema"
+    );
+    let texts = back.column_by_name("text").unwrap().as_string::<i64>();
+    assert_eq!(
+        (0..texts.len()).map(|i| texts.value(i)).collect::<Vec<_>>(),
+        ["Kettles.\n\nWe use cookies here.", "Toasters."]
+    );
+    let n = back
+        .column_by_name("n")
+        .unwrap()
+        .as_primitive::<arrow_array::types::Int64Type>();
+    assert_eq!(n.values().to_vec(), [0, 2]);
+    // annotate: every row, a string column of the spans as JSON, null where no document.
+    let annotated = dir.path().join("annotated.parquet");
+    ok(&[
+        "annotate",
+        "--unit",
+        "paragraph",
+        input.to_str().unwrap(),
+        "-o",
+        annotated.to_str().unwrap(),
+        "-q",
+    ]);
+    let back = parquet_batch(&annotated);
+    let spans = back
+        .column_by_name("removed_spans")
+        .unwrap()
+        .as_string::<i32>();
+    let spans: Vec<Option<&str>> = (0..spans.len())
+        .map(|i| spans.is_valid(i).then(|| spans.value(i)))
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            Some("[]"),
+            None,
+            Some("[[11,31,\"p1\"]]"),
+            Some("[[0,20,\"p1\"]]")
+        ]
+    );
+    // The column is there now: refused unless --force.
+    let o = neardup(&[
+        "annotate",
+        "--unit",
+        "paragraph",
+        annotated.to_str().unwrap(),
+        "-o",
+        dir.path().join("again.parquet").to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("already has a column \"removed_spans\""),
+        "{}",
+        stderr(&o)
+    );
 }
