@@ -2,13 +2,13 @@
 //! does), on one thread, and prints one JSON line per file: records, bytes of text and
 //! ids, and MB of text per second, the best and the median of `--passes N` readings (default
 //! 5: on a shared machine the best is the least disturbed). Every record is taken out of
-//! the reader as a run takes it; nothing else is done with it, so the figure is the
+//! the reader as a run takes it (`Reader::read_into`, one record's buffers reused); nothing else is done with it, so the figure is the
 //! reader's alone.
 
 use std::path::Path;
 use std::time::Instant;
 
-use neardup_io::{Entry, ReadOptions};
+use neardup_io::{Filled, ReadOptions, Record};
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -59,17 +59,19 @@ fn read(file: &str) -> Counts {
         keep_raw: false,
         ..ReadOptions::default()
     };
-    let reader =
+    let mut reader =
         neardup_io::open(Path::new(file), &opts).unwrap_or_else(|e| fail(&format!("{file}: {e}")));
     let mut c = Counts::default();
-    for entry in reader {
-        match entry {
-            Ok(Entry::Record(r)) => {
+    // As a run reads (`Documents`): each record written into one `Record`.
+    let mut r = Record::default();
+    while let Some(filled) = reader.read_into(&mut r) {
+        match filled {
+            Ok(Filled::Record) => {
                 c.records += 1;
                 c.text += r.text.len() as u64;
                 c.ids += r.id.as_ref().map_or(0, |id| id.len() as u64);
             }
-            Ok(Entry::Skipped(_)) => c.skipped += 1,
+            Ok(Filled::Skipped(_)) => c.skipped += 1,
             Err(e) => fail(&format!("{file}: {e}")),
         }
     }

@@ -167,5 +167,5 @@ pub use options::{ReadOptions, DEFAULT_ID_COLUMN, DEFAULT_MAX_RECORD_BYTES};
 pub use output::{abandon_outputs, same_file, OutputFile, OutputKind, OutputOptions};
 pub use output_dir::OutputDir;
 pub use reader::{open, Reader};
-pub use record::{Entry, Location, Record, SkipReason, Skipped};
+pub use record::{Entry, Filled, Location, Record, SkipReason, Skipped};
 pub use warning::{Warning, WarningKind, LONG_QUOTED_FIELD_LINES};

@@ -13,7 +13,7 @@ use crate::lines::LinesReader;
 use crate::open::{open_file, open_stdin, Input};
 use crate::options::ReadOptions;
 use crate::parquet::read::ParquetReader;
-use crate::record::Entry;
+use crate::record::{Entry, Filled, Record};
 use crate::warning::Warning;
 
 /// Opens `input` for reading documents; `-` is standard input.
@@ -294,20 +294,61 @@ impl Reader {
     }
 }
 
-impl Iterator for Reader {
-    type Item = Result<Entry>;
-
-    fn next(&mut self) -> Option<Result<Entry>> {
+impl Reader {
+    /// The next entry as [`Iterator::next`] gives it, with a record written into `record`
+    /// instead of returned: a reader that can reuses the record's buffers (Parquet: the
+    /// text and id are copied from the decoded column into them), so a loop over one
+    /// record allocates nothing per record and moves none. `None` at the end, and after
+    /// an error.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("in.jsonl");
+    /// # std::fs::write(&path, "{\"id\": \"a\", \"text\": \"one\"}\n{\"id\": \"b\", \"text\": \"two\"}\n")?;
+    /// use neardup_io::{Filled, ReadOptions, Record};
+    /// let mut reader = neardup_io::open(&path, &ReadOptions::default())?;
+    /// let mut record = Record::default();
+    /// let mut texts = Vec::new();
+    /// while let Some(filled) = reader.read_into(&mut record) {
+    ///     if let Filled::Record = filled? {
+    ///         texts.push(record.text.clone());
+    ///     }
+    /// }
+    /// assert_eq!(texts, ["one", "two"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_into(&mut self, record: &mut Record) -> Option<Result<Filled>> {
         if self.failed {
             return None;
         }
         let next = match &mut self.inner {
+            Inner::Parquet(r) => r.read_into(record),
+            _ => self.next_entry().map(|entry| {
+                entry.map(|entry| match entry {
+                    Entry::Record(r) => {
+                        *record = r;
+                        Filled::Record
+                    }
+                    Entry::Skipped(s) => Filled::Skipped(s),
+                })
+            }),
+        };
+        self.failing(next)
+    }
+
+    /// The next entry of the reader's format.
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
+        match &mut self.inner {
             Inner::Jsonl(r) => r.next_entry(),
             Inner::Lines(r) => r.next_entry(),
             Inner::Delimited(r) => r.next_entry(),
             Inner::Dir(r) => r.next_entry(),
             Inner::Parquet(r) => r.next_entry(),
-        };
+        }
+    }
+
+    /// `next` as an iterator's item; after an error the reader yields nothing more.
+    fn failing<T>(&mut self, next: Result<Option<T>>) -> Option<Result<T>> {
         match next {
             Ok(entry) => entry.map(Ok),
             Err(e) => {
@@ -315,6 +356,18 @@ impl Iterator for Reader {
                 Some(Err(e))
             }
         }
+    }
+}
+
+impl Iterator for Reader {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Result<Entry>> {
+        if self.failed {
+            return None;
+        }
+        let next = self.next_entry();
+        self.failing(next)
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// One document read from an input.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Record {
     /// The user's id: the JSON id field (a string as is, a number as its source text),
     /// the CSV/TSV id column, the `ID` of an `ID<TAB>TEXT` line, or the path relative
@@ -43,7 +43,7 @@ pub struct Record {
 }
 
 /// Where a record (or skipped record) is in its input.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Location {
     /// The input as given, or `-` for standard input; for a file of a directory tree,
     /// the file's full path (the directory as given joined with the relative path).
@@ -107,6 +107,17 @@ impl Entry {
             Entry::Skipped(_) => None,
         }
     }
+}
+
+/// What [`Reader::read_into`](crate::Reader::read_into) read: a record, written into the
+/// caller's [`Record`], or a skipped record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filled {
+    /// The caller's record now holds the next record.
+    Record,
+    /// A record that cannot be a document, with the reason (the caller's record is left
+    /// in an unspecified state).
+    Skipped(Skipped),
 }
 
 /// A record of the input that is not a document.

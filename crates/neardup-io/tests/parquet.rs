@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use neardup_io::{open, Entry, Error, ReadOptions, SkipReason};
+use neardup_io::{open, Entry, Error, Filled, ReadOptions, Record, SkipReason};
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 use proptest::prelude::*;
@@ -317,5 +317,72 @@ proptest! {
                 }
             }
         }
+        if let Ok(mut reader) = open(&path, &opts) {
+            let mut record = Record::default();
+            while let Some(filled) = reader.read_into(&mut record) {
+                if filled.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// A row's id, text and key, each maybe null.
+type Row = (Option<String>, Option<String>, Option<String>);
+
+/// Every entry of `path` as `Reader::read_into` gives them into one reused record.
+fn entries_read_into(path: &Path, opts: &ReadOptions) -> Vec<Entry> {
+    let mut reader = open(path, opts).unwrap();
+    let mut record = Record::default();
+    let mut out = Vec::new();
+    while let Some(filled) = reader.read_into(&mut record) {
+        out.push(match filled.unwrap() {
+            Filled::Record => Entry::Record(record.clone()),
+            Filled::Skipped(s) => Entry::Skipped(s),
+        });
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A record filled in place (its buffers reused from the row before) is the record
+    /// the iterator gives: a null id, text or key after a value leaves nothing of it behind.
+    #[test]
+    fn records_read_into_one_record_are_the_records_read_one_by_one(
+        rows in prop::collection::vec(
+            (
+                prop::option::weighted(0.7, "\\PC{0,6}"),
+                prop::option::weighted(0.8, "\\PC{0,12}"),
+                prop::option::weighted(0.6, "[a-z]{0,4}"),
+            ),
+            0..40,
+        ),
+        group in 1usize..9,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let column = |f: fn(&Row) -> &Option<String>| -> ArrayRef {
+            Arc::new(StringArray::from_iter(rows.iter().map(|r| f(r).clone())))
+        };
+        let batch = RecordBatch::try_from_iter([
+            ("id", column(|r| &r.0)),
+            ("text", column(|r| &r.1)),
+            ("key", column(|r| &r.2)),
+        ])
+        .unwrap();
+        let path = dir.path().join("rows.parquet");
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(group))
+            .build();
+        let file = std::fs::File::create(&path).unwrap();
+        let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let opts = ReadOptions::default().with_key_field("key").with_max_record_bytes(10);
+        let one_by_one: Vec<Entry> = open(&path, &opts).unwrap().map(Result::unwrap).collect();
+        prop_assert_eq!(one_by_one.len(), rows.len());
+        prop_assert_eq!(entries_read_into(&path, &opts), one_by_one);
     }
 }

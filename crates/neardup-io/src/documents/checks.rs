@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::{Entry, Format, SkipReason, Skipped};
+use crate::{Entry, Format, Record, SkipReason, Skipped};
 
 use super::error::DocumentsError;
 use super::options::InputOptions;
@@ -23,21 +23,18 @@ pub(super) struct InputTally {
 }
 
 impl InputTally {
-    pub(super) fn count(&mut self, entry: &Entry) {
-        match entry {
-            Entry::Record(r) => {
-                self.records += 1;
-                self.with_id += r.id.is_some() as u64;
-                self.unnamed_blank += (r.id.is_none() && r.text.trim().is_empty()) as u64;
-            }
-            Entry::Skipped(s) => {
-                let e = self
-                    .skipped
-                    .entry(s.reason.code())
-                    .or_insert_with(|| (0, s.clone()));
-                e.0 += 1;
-            }
-        }
+    pub(super) fn record(&mut self, r: &Record) {
+        self.records += 1;
+        self.with_id += r.id.is_some() as u64;
+        self.unnamed_blank += (r.id.is_none() && r.text.trim().is_empty()) as u64;
+    }
+
+    pub(super) fn skipped(&mut self, s: &Skipped) {
+        let e = self
+            .skipped
+            .entry(s.reason.code())
+            .or_insert_with(|| (0, s.clone()));
+        e.0 += 1;
     }
 
     /// Fails when every record of the input was skipped for one reason (a wrong field
@@ -170,15 +167,31 @@ fn are<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
 /// Under `--on-error fail`: an error for a malformed record (blank lines are not errors).
 pub fn fail_on_bad(entry: &Entry) -> Result<(), DocumentsError> {
     match entry {
-        Entry::Skipped(s) if s.reason != SkipReason::BlankLine => Err(DocumentsError::BadRecord(
-            format!("{}: {}", s.location, s.reason),
-        )),
-        Entry::Record(r) if r.lossy => Err(DocumentsError::BadRecord(format!(
-            "{}: invalid UTF-8 (decoded lossily under --on-error skip)",
-            r.location
-        ))),
-        _ => Ok(()),
+        Entry::Skipped(s) => fail_on_skipped(s),
+        Entry::Record(r) => fail_on_lossy(r),
     }
+}
+
+/// [`fail_on_bad`] of a skipped record.
+pub(super) fn fail_on_skipped(s: &Skipped) -> Result<(), DocumentsError> {
+    if s.reason == SkipReason::BlankLine {
+        return Ok(());
+    }
+    Err(DocumentsError::BadRecord(format!(
+        "{}: {}",
+        s.location, s.reason
+    )))
+}
+
+/// [`fail_on_bad`] of a record.
+pub(super) fn fail_on_lossy(r: &Record) -> Result<(), DocumentsError> {
+    if !r.lossy {
+        return Ok(());
+    }
+    Err(DocumentsError::BadRecord(format!(
+        "{}: invalid UTF-8 (decoded lossily under --on-error skip)",
+        r.location
+    )))
 }
 
 /// `n` and the noun that agrees with it, digits grouped by thousands: "1,234 records".

@@ -69,7 +69,7 @@ use std::path::{Path, PathBuf};
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 
-use crate::{Entry, Excluded, Format, Location, Record, SkipReason, Skipped};
+use crate::{Excluded, Filled, Format, Location, Record, SkipReason, Skipped};
 
 pub use checks::fail_on_bad;
 use checks::InputTally;
@@ -400,28 +400,40 @@ impl Documents {
         let input = self.inputs.len() - 1;
         self.input_start.push(self.count);
         let mut tally = InputTally::default();
-        for entry in reader.by_ref() {
+        // One record, its buffers reused by the readers that can (Parquet).
+        let mut record = Record::default();
+        while let Some(filled) = reader.read_into(&mut record) {
             on_entry();
-            let entry = entry.map_err(DocumentsError::from)?;
-            if options.fail_on_error {
-                fail_on_bad(&entry)?;
-            }
-            tally.count(&entry);
-            // A record with nothing to compare is skipped here rather than by a later
-            // stage: so it costs what a blank line costs (a count, and a line of the
-            // skipped list's file), not a document's place in every table.
-            let entry = match entry {
-                Entry::Record(r) if options.skips_as_empty(&r.text) => Entry::Skipped(Skipped {
-                    location: r.location,
-                    id: r.id,
-                    reason: SkipReason::Empty,
-                }),
-                entry => entry,
+            let filled = filled.map_err(DocumentsError::from)?;
+            let skipped = match filled {
+                Filled::Record => {
+                    if options.fail_on_error {
+                        checks::fail_on_lossy(&record)?;
+                    }
+                    tally.record(&record);
+                    // A record with nothing to compare is skipped here rather than by a
+                    // later stage: so it costs what a blank line costs (a count, and a
+                    // line of the skipped list's file), not a document's place in every
+                    // table.
+                    if !options.skips_as_empty(&record.text) {
+                        self.add(&mut record, format, reading, send)?;
+                        continue;
+                    }
+                    Skipped {
+                        location: record.location.clone(),
+                        id: record.id.take(),
+                        reason: SkipReason::Empty,
+                    }
+                }
+                Filled::Skipped(s) => {
+                    if options.fail_on_error {
+                        checks::fail_on_skipped(&s)?;
+                    }
+                    tally.skipped(&s);
+                    s
+                }
             };
-            match entry {
-                Entry::Record(record) => self.add(record, format, reading, send)?,
-                Entry::Skipped(s) => self.skip(&s, input)?,
-            }
+            self.skip(&skipped, input)?;
         }
         self.note_reader(path, &mut reader);
         let fields = &self
@@ -437,7 +449,7 @@ impl Documents {
     /// Adds a record of the input being read as the next document.
     fn add<E>(
         &mut self,
-        mut record: Record,
+        record: &mut Record,
         format: Format,
         reading: &mut Reading,
         send: &mut impl FnMut(Vec<String>) -> Result<(), Stop<E>>,
@@ -477,7 +489,7 @@ impl Documents {
             })?;
         }
         if format == Format::Dir {
-            self.files.push((doc, record));
+            self.files.push((doc, std::mem::take(record)));
         }
         Ok(())
     }

@@ -21,7 +21,7 @@ use parquet::arrow::ProjectionMask;
 
 use crate::error::{Error, Result};
 use crate::options::ReadOptions;
-use crate::record::{Entry, Location, Record, SkipReason, Skipped};
+use crate::record::{Entry, Filled, Record, SkipReason, Skipped};
 
 /// Rows decoded at a time: enough to amortise the decoder's per-batch work, few enough
 /// that a batch of long documents stays far below a row group.
@@ -83,24 +83,51 @@ impl Strings {
 }
 
 impl Prepared {
-    fn new(batch: &RecordBatch, column: &Column) -> Option<Prepared> {
-        let mut chain: Vec<ArrayRef> = vec![batch.column_by_name(&column.path[0])?.clone()];
+    /// The column of `batch`, `Ok(None)` if the batch lacks it; an error if its arrays
+    /// could not be read row by row without a panic (a row past an array's end, a
+    /// dictionary key past its values): checked once here, so reading a row cannot fail.
+    fn new(batch: &RecordBatch, column: &Column) -> std::result::Result<Option<Prepared>, String> {
+        let Some(first) = batch.column_by_name(&column.path[0]) else {
+            return Ok(None);
+        };
+        let mut chain: Vec<ArrayRef> = vec![first.clone()];
         for name in &column.path[1..] {
-            let child = chain.last()?.as_struct_opt()?.column_by_name(name)?.clone();
-            chain.push(child);
+            let child = chain
+                .last()
+                .and_then(|a| a.as_struct_opt()?.column_by_name(name));
+            let Some(child) = child else {
+                return Ok(None);
+            };
+            chain.push(child.clone());
         }
-        let leaf = chain.last()?.clone();
+        let rows = batch.num_rows();
+        if chain.iter().any(|a| a.len() < rows) {
+            return Err(format!(
+                "column {:?} has fewer values than rows",
+                column.name
+            ));
+        }
+        let leaf = chain[chain.len() - 1].clone();
         let (values, keys) = match leaf.as_any_dictionary_opt() {
             Some(dict) => (dict.values().clone(), Some(dict.normalized_keys())),
             None => (leaf, None),
         };
-        Some(Prepared {
+        if keys
+            .as_ref()
+            .is_some_and(|k| k.iter().any(|&k| k >= values.len()))
+        {
+            return Err(format!(
+                "column {:?} has a dictionary key past its values",
+                column.name
+            ));
+        }
+        Ok(Some(Prepared {
             nulls: chain.iter().any(|a| a.null_count() > 0),
             chain,
             strings: Strings::of(values.as_ref()),
             values,
             keys,
-        })
+        }))
     }
 
     /// The index into `values` of row `i`, or `None` if the row is null.
@@ -125,17 +152,23 @@ impl Prepared {
         }
     }
 
-    /// Row `i` as text, and whether it is a number (written back as one); `None` if null.
-    fn value(&self, i: usize) -> Option<(String, bool)> {
+    /// Row `i` as text written into `out` (cleared first), and whether it is a number
+    /// (written back as one); `None` if null.
+    fn value_into(&self, i: usize, out: &mut String) -> Option<bool> {
+        use std::fmt::Write;
+        out.clear();
         if let Some(text) = self.text(i) {
-            return Some((text.to_string(), false));
+            out.push_str(text);
+            return Some(false);
         }
         let i = self.index(i)?;
         let v = self.values.as_ref();
+        // Writing to a String cannot fail.
         macro_rules! number {
             ($($t:ty),*) => {
                 $(if let Some(a) = v.as_primitive_opt::<$t>() {
-                    return Some((a.value(i).to_string(), true));
+                    let _ = write!(out, "{}", a.value(i));
+                    return Some(true);
                 })*
             };
         }
@@ -147,14 +180,16 @@ impl Prepared {
             ($($t:ty),*) => {
                 $(if let Some(a) = v.as_primitive_opt::<$t>() {
                     let x = a.value(i);
+                    let _ = write!(out, "{x}");
                     // NaN and the infinities are no JSON numbers: written as text.
-                    return Some((x.to_string(), x.is_finite()));
+                    return Some(x.is_finite());
                 })*
             };
         }
         float!(Float16Type, Float32Type, Float64Type);
         if let Some(a) = v.as_boolean_opt() {
-            return Some((a.value(i).to_string(), false));
+            let _ = write!(out, "{}", a.value(i));
+            return Some(false);
         }
         let bytes = if let Some(a) = v.as_binary_opt::<i32>() {
             a.value(i)
@@ -163,7 +198,16 @@ impl Prepared {
         } else {
             v.as_binary_view_opt()?.value(i)
         };
-        Some((String::from_utf8_lossy(bytes).into_owned(), false))
+        out.push_str(&String::from_utf8_lossy(bytes));
+        Some(false)
+    }
+
+    /// Row `i` into `field`: `None` if null, the field's buffer kept for the next row.
+    fn field_into(&self, i: usize, field: &mut Option<String>) -> Option<bool> {
+        let mut buffer = field.take().unwrap_or_default();
+        let numeric = self.value_into(i, &mut buffer)?;
+        *field = Some(buffer);
+        Some(numeric)
     }
 }
 
@@ -312,16 +356,19 @@ impl ParquetReader {
                 continue;
             }
             let prepare = |column: &Option<Column>| -> Result<Option<Prepared>> {
-                match column {
-                    None => Ok(None),
-                    Some(c) => Prepared::new(&batch, c)
-                        .map(Some)
-                        .ok_or_else(|| Error::Parquet {
-                            path: self.source.to_string(),
-                            row: Some(self.row + 1),
-                            reason: format!("column {:?} is missing from a row group", c.name),
-                        }),
-                }
+                let Some(c) = column else {
+                    return Ok(None);
+                };
+                let reason = match Prepared::new(&batch, c) {
+                    Ok(Some(prepared)) => return Ok(Some(prepared)),
+                    Ok(None) => format!("column {:?} is missing from a row group", c.name),
+                    Err(damage) => format!("damaged Parquet data: {damage}"),
+                };
+                Err(Error::Parquet {
+                    path: self.source.to_string(),
+                    row: Some(self.row + 1),
+                    reason,
+                })
             };
             return Ok(Some(Batch {
                 rows: batch.num_rows(),
@@ -335,20 +382,27 @@ impl ParquetReader {
 
     /// The next row as an entry, `None` at the end of the file.
     pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
-        let row = self.row + 1;
-        guarded(|| self.entry()).unwrap_or_else(|panic| {
-            Err(Error::Parquet {
-                path: self.source.to_string(),
-                row: Some(row),
-                reason: format!("damaged Parquet data: {panic}"),
-            })
-        })
+        let mut record = Record::default();
+        Ok(self.read_into(&mut record)?.map(|filled| match filled {
+            Filled::Record => Entry::Record(record),
+            Filled::Skipped(skipped) => Entry::Skipped(skipped),
+        }))
     }
 
-    /// [`ParquetReader::next_entry`], unguarded.
-    fn entry(&mut self) -> Result<Option<Entry>> {
+    /// The next row written into `record`, its buffers reused (see
+    /// [`Reader::read_into`](crate::Reader::read_into)); `None` at the end of the file.
+    pub(crate) fn read_into(&mut self, record: &mut Record) -> Result<Option<Filled>> {
         if self.batch.as_ref().is_none_or(|b| b.next == b.rows) {
-            self.batch = self.next_batch()?;
+            // The decoder runs here, guarded; a row of a decoded batch is read without
+            // a panic (`Prepared::new` checked its arrays).
+            let row = self.row + 1;
+            self.batch = guarded(|| self.next_batch()).unwrap_or_else(|panic| {
+                Err(Error::Parquet {
+                    path: self.source.to_string(),
+                    row: Some(row),
+                    reason: format!("damaged Parquet data: {panic}"),
+                })
+            })?;
         }
         let Some(batch) = &mut self.batch else {
             return Ok(None);
@@ -356,47 +410,54 @@ impl ParquetReader {
         let i = batch.next;
         batch.next += 1;
         self.row += 1;
-        let location = Location {
-            source: self.source.clone(),
-            line: self.row,
-            record: self.row,
+        let location = &mut record.location;
+        // Every row of the file names it: the name is shared, not counted again per row.
+        if !Arc::ptr_eq(&location.source, &self.source) {
+            location.source = self.source.clone();
+        }
+        location.line = self.row;
+        location.record = self.row;
+        record.numeric_id = match &batch.id {
+            // A null leaves `None`.
+            Some(column) => column.field_into(i, &mut record.id).unwrap_or(false),
+            None => {
+                record.id = None;
+                false
+            }
         };
-        let (id, numeric_id) = match batch.id.as_ref().and_then(|c| c.value(i)) {
-            Some((id, numeric)) => (Some(id), numeric),
-            None => (None, false),
-        };
-        let skipped = |reason| {
-            Entry::Skipped(Skipped {
-                location: location.clone(),
-                id: id.clone(),
+        let skipped = |reason, record: &Record| {
+            Filled::Skipped(Skipped {
+                location: record.location.clone(),
+                id: record.id.clone(),
                 reason,
             })
         };
-        let text = match (&batch.text, &self.text) {
-            (Some(prepared), Some(column)) => match prepared.text(i) {
+        record.text.clear();
+        if let (Some(prepared), Some(column)) = (&batch.text, &self.text) {
+            match prepared.text(i) {
                 // A null is no string, as `"text": null` is not in JSONL.
-                None => return Ok(Some(skipped(SkipReason::FieldNotText(column.name.clone())))),
+                None => {
+                    let reason = SkipReason::FieldNotText(column.name.clone());
+                    return Ok(Some(skipped(reason, record)));
+                }
                 Some(text) if text.len() > self.limit => {
-                    return Ok(Some(skipped(SkipReason::TooLarge {
+                    let reason = SkipReason::TooLarge {
                         size: text.len() as u64,
                         limit: self.limit as u64,
-                    })))
+                    };
+                    return Ok(Some(skipped(reason, record)));
                 }
-                Some(text) => text.to_string(),
-            },
-            _ => String::new(),
-        };
-        let key = batch.key.as_ref().and_then(|c| c.value(i)).map(|(k, _)| k);
-        Ok(Some(Entry::Record(Record {
-            id,
-            text,
-            raw: Vec::new(),
-            location,
-            lossy: false,
-            key,
-            numeric_id,
-            path: None,
-        })))
+                Some(text) => record.text.push_str(text),
+            }
+        }
+        match &batch.key {
+            Some(column) => _ = column.field_into(i, &mut record.key),
+            None => record.key = None,
+        }
+        record.raw.clear();
+        record.lossy = false;
+        record.path = None;
+        Ok(Some(Filled::Record))
     }
 }
 
