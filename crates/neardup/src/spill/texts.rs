@@ -73,9 +73,14 @@ impl TextFile {
 
     /// A document's text, read now.
     pub(crate) fn get(&self, doc: u32) -> Result<String> {
+        self.get_span(doc, 0..self.text_len(doc))
+    }
+
+    /// The bytes `span` of a document's text (on character boundaries), read now.
+    pub(crate) fn get_span(&self, doc: u32, span: std::ops::Range<usize>) -> Result<String> {
         let d = doc as usize;
-        let mut bytes = vec![0u8; self.text_len(doc)];
-        read_exact_at(&self.file, &mut bytes, self.starts[d])
+        let mut bytes = vec![0u8; span.len()];
+        read_exact_at(&self.file, &mut bytes, self.starts[d] + span.start as u64)
             .map_err(|e| spill_error(&self.dir, e))?;
         // Written from a `&str` above: only a broken disk gives other bytes.
         String::from_utf8(bytes).map_err(|e| {

@@ -43,14 +43,14 @@ use crate::{Config, Error, KeepPolicy, Normalization, Pipeline, Quiet, Result};
 /// ```
 #[derive(Clone, Debug)]
 pub struct UnitDedup {
-    kind: UnitKind,
+    pub(super) kind: UnitKind,
     normalization: Normalization,
     min_unit_chars: usize,
-    max_unit_count: Option<u64>,
-    near: Option<Config>,
+    pub(super) max_unit_count: Option<u64>,
+    pub(super) near: Option<Config>,
     keep: KeepPolicy,
     keep_ranks: Option<Vec<u32>>,
-    reference: u32,
+    pub(super) reference: u32,
 }
 
 /// A unit of a document: the document's number and the unit's byte range in its text.
@@ -246,24 +246,11 @@ impl UnitDedup {
     /// or the reference do not fit the texts, or as the pipeline does in near mode (more
     /// units than a corpus holds).
     pub fn run<T: AsRef<str> + Sync>(&self, texts: &[T]) -> Result<UnitOutcome> {
-        let order = self.order(texts)?;
+        let order = self.order(texts.len(), |d| texts[d as usize].as_ref().len())?;
         // Each unit with its hash, or `None` if it is left alone.
         let cut: Vec<Vec<(Range<usize>, Option<u64>)>> = texts
             .par_iter()
-            .map(|t| {
-                let t = t.as_ref();
-                self.kind
-                    .split(t)
-                    .into_iter()
-                    .map(|r| {
-                        let normalized = self.normalization.apply(&t[r.clone()]);
-                        let long = !normalized.is_empty()
-                            && normalized.chars().count() >= self.min_unit_chars;
-                        let hash = long.then(|| xxh3_64(normalized.as_bytes()));
-                        (r, hash)
-                    })
-                    .collect()
-            })
+            .map(|t| self.cut(t.as_ref(), |n| xxh3_64(n.as_bytes())))
             .collect();
         // For each unit, the unit it repeats (`None`: none, or left alone), and how many
         // times each distinct unit occurs.
@@ -308,29 +295,53 @@ impl UnitDedup {
         Ok(outcome)
     }
 
-    /// The documents in keep order: the reference first, in input order; then the others
-    /// by their keep ranks if given, else by the keep policy's rank of their length in
-    /// bytes (as a cluster picks its kept document).
-    fn order<T: AsRef<str>>(&self, texts: &[T]) -> Result<Vec<u32>> {
-        if self.reference as usize > texts.len() {
+    /// A text's units, each with the hash (by `hash`) of its normalized text, or `None`
+    /// if it is left alone (empty once normalized, or shorter than the minimum).
+    pub(super) fn cut<H>(
+        &self,
+        text: &str,
+        hash: impl Fn(&str) -> H,
+    ) -> Vec<(Range<usize>, Option<H>)> {
+        self.kind
+            .split(text)
+            .into_iter()
+            .map(|r| {
+                let normalized = self.normalization.apply(&text[r.clone()]);
+                let long =
+                    !normalized.is_empty() && normalized.chars().count() >= self.min_unit_chars;
+                (r, long.then(|| hash(&normalized)))
+            })
+            .collect()
+    }
+
+    /// A unit's text as it is compared.
+    pub(super) fn normalized(&self, unit: &str) -> String {
+        self.normalization.apply(unit).into_owned()
+    }
+
+    /// The `n` documents in keep order: the reference first, in input order; then the
+    /// others by their keep ranks if given, else by the keep policy's rank of their length
+    /// in bytes (`len`), as a cluster picks its kept document.
+    pub(super) fn order(&self, n: usize, len: impl Fn(u32) -> usize) -> Result<Vec<u32>> {
+        if self.reference as usize > n {
             return Err(Error::Reference {
                 reference: self.reference,
-                documents: texts.len(),
+                documents: n,
             });
         }
         let ranks = self.keep_ranks.as_deref();
-        if let Some(ranks) = ranks.filter(|r| r.len() != texts.len()) {
+        if let Some(ranks) = ranks.filter(|r| r.len() != n) {
             return Err(Error::KeepRanks {
                 ranks: ranks.len(),
-                documents: texts.len(),
+                documents: n,
             });
         }
         let key = |d: u32| match ranks {
             _ if d < self.reference => (i128::MIN, d),
             Some(ranks) => (i128::from(ranks[d as usize]), d),
-            None => self.keep.rank(d, texts[d as usize].as_ref().len()),
+            None => self.keep.rank(d, len(d)),
         };
-        let mut order: Vec<u32> = (0..texts.len() as u32).collect();
+        let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_by_key(|&d| key(d));
         Ok(order)
     }

@@ -8,7 +8,9 @@
 //! ranges into the texts as given.
 
 mod dedup;
+mod spill;
 mod split;
 
 pub use dedup::{DocUnits, RemovedUnit, UnitDedup, UnitOutcome, UnitRef, UnitStats};
+pub use spill::{SpilledUnits, UnitDoc, UnitSpill};
 pub use split::{UnitKind, UnitKindError};
