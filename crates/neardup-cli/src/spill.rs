@@ -88,22 +88,10 @@ pub fn decide(args: &RunSettings, config: &Config) -> Result<Option<Spill>> {
     if args.method() == Method::Exact {
         return Ok(None);
     }
-    // The reference is held as the inputs are.
-    let given: Vec<&std::path::PathBuf> = args
-        .input
-        .reference
-        .iter()
-        .chain(&args.input.inputs)
-        .collect();
-    let Some(over) = over_limit(&given, &args.input.read_options(), args.matching.memory) else {
+    let Some(over) = over_limit_of(args) else {
         return Ok(None);
     };
-    let Over {
-        input,
-        need,
-        limit,
-        named,
-    } = over;
+    let (input, need, named) = (over.input, over.need, &over.named);
     let in_memory = if !config.sketch().is_minhash() {
         Some("a simhash run holds every set in memory: use a MinHash sketch (which spills to disk)")
     } else if config.measure().from_smaller() {
@@ -127,6 +115,30 @@ pub fn decide(args: &RunSettings, config: &Config) -> Result<Option<Spill>> {
             config.verification().name()
         );
     }
+    spill_at(args, over).map(Some)
+}
+
+/// [`over_limit`] for a run's inputs and its reference (held as the inputs are), at
+/// its `--memory`.
+pub fn over_limit_of(args: &RunSettings) -> Option<Over> {
+    let given: Vec<&std::path::PathBuf> = args
+        .input
+        .reference
+        .iter()
+        .chain(&args.input.inputs)
+        .collect();
+    over_limit(&given, &args.input.read_options(), args.matching.memory)
+}
+
+/// The spill of a run over the limit: into --tmp (or the system's folder), sorting a
+/// quarter of the limit at a time.
+pub fn spill_at(args: &RunSettings, over: Over) -> Result<Spill> {
+    let Over {
+        input,
+        need,
+        limit,
+        named,
+    } = over;
     let dir = args.tmp.clone().unwrap_or_else(std::env::temp_dir);
     if !dir.is_dir() {
         usage!("--tmp {}: not a folder", dir.display());
@@ -143,5 +155,5 @@ pub fn decide(args: &RunSettings, config: &Config) -> Result<Option<Spill>> {
         bytes(need),
         bytes(sorting)
     );
-    Ok(Some(Spill { options, line }))
+    Ok(Spill { options, line })
 }

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use neardup::units::{DocUnits, UnitDedup, UnitKind, UnitOutcome};
+use neardup::units::{DocUnits, UnitDedup, UnitKind, UnitSpill, UnitStats};
 use neardup::{KeepPolicy, Method};
 use neardup_io::documents::{DocId, Documents};
 use neardup_io::Format;
@@ -25,7 +25,9 @@ use crate::keep_by::KeepBy;
 use crate::output::{finish, open_output};
 use crate::progress::Bars;
 use crate::settings::RunSettings;
+use crate::spill::Spill;
 use crate::summary::{count, secs, thousands, Summary};
+use crate::units_write::{InMemory, Spilled, UnitDocs};
 
 /// The unit options of `dedup` and `annotate`.
 #[derive(Args, Debug, Clone)]
@@ -63,26 +65,61 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
     crate::dedup_output::refuse_before_reading(args)?;
     let keep_by = args.keep_by.as_deref().map(KeepBy::parse).transpose()?;
     let mut dedup = unit_dedup(args, units, kind)?;
+    let spill = spill_for(args, units)?;
     let bars = Bars::new(args.runtime.quiet);
     let mut input = args.input.clone();
     input.keep_raw = true;
     input.key_field = keep_by.as_ref().map(|k| k.field.clone());
-    let mut docs = crate::ready::read_all(&input, &bars)?;
+    let mut spilling = match &spill {
+        Some(s) => Some(dedup.spill(s.options.clone())?),
+        None => None,
+    };
+    let mut docs = read(&input, &bars, spilling.as_mut())?;
     let read_time = started.elapsed();
-    if let Some(keep_by) = &keep_by {
-        dedup = dedup.keep_ranks(crate::ready::keep_by_ranks(&mut docs, keep_by)?);
-    }
-    dedup = dedup.reference(docs.reference_docs());
+    let ranks = match &keep_by {
+        Some(keep_by) => Some(crate::ready::keep_by_ranks(&mut docs, keep_by)?),
+        None => None,
+    };
     crate::units_write::refuse_inputs(&docs, args, kind, annotate.is_some())?;
     let match_start = Instant::now();
-    let outcome = dedup.run(&docs.texts)?;
+    let outcome;
+    let (stats, changed, mut source): (UnitStats, u64, Box<dyn UnitDocs + '_>) = match spilling {
+        None => {
+            if let Some(ranks) = ranks {
+                dedup = dedup.keep_ranks(ranks);
+            }
+            outcome = dedup.reference(docs.reference_docs()).run(&docs.texts)?;
+            let changed = outcome
+                .docs
+                .iter()
+                .filter(|d| !d.removed.is_empty() && !d.is_emptied())
+                .count() as u64;
+            let source = InMemory {
+                texts: &docs.texts,
+                outcome: &outcome,
+            };
+            (outcome.stats, changed, Box::new(source))
+        }
+        Some(mut spilling) => {
+            if let Some(ranks) = ranks {
+                spilling.set_keep_ranks(ranks);
+            }
+            spilling.set_reference(docs.reference_docs());
+            let units = spilling.finish()?;
+            let (stats, changed) = (units.stats(), units.changed());
+            (stats, changed, Box::new(Spilled { units, next: 0 }))
+        }
+    };
     let match_time = match_start.elapsed();
     let write_start = Instant::now();
     let written = match annotate {
-        None => crate::units_write::write_rewritten(&docs, &outcome, args)?,
-        Some(prefix) => write_spans(&docs, &outcome, args, &format!("{prefix}{SPANS_FIELD}"))?,
+        None => crate::units_write::write_rewritten(&docs, &mut *source, args)?,
+        Some(prefix) => write_spans(&docs, &mut *source, args, &format!("{prefix}{SPANS_FIELD}"))?,
     };
     let mut summary = Summary::default();
+    if let Some(s) = &spill {
+        summary.line("memory", &s.line);
+    }
     summary.line(
         "read",
         format!(
@@ -92,22 +129,21 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
             secs(read_time)
         ),
     );
-    let s = outcome.stats;
     summary.line(
         "units",
         format!(
             "{} read ({kind}), {} removed ({} of text), {} shorter than --min-unit-chars left alone, in {}",
-            thousands(s.units),
-            thousands(s.removed),
-            count(s.bytes_removed, "byte", "bytes"),
-            thousands(s.short),
+            thousands(stats.units),
+            thousands(stats.removed),
+            count(stats.bytes_removed, "byte", "bytes"),
+            thousands(stats.short),
             secs(match_time)
         ),
     );
     summary.line("write", secs(write_start.elapsed()));
     summary.line(
         "result",
-        result_line(&docs, &outcome, written, annotate.is_some())?,
+        result_line(&docs, stats.emptied, changed, written, annotate.is_some())?,
     );
     for w in &docs.warnings {
         summary.warning(w);
@@ -117,6 +153,48 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
     Ok(())
 }
 
+/// Documents handed from reading to a spilled run at a time.
+const READ_BATCH: usize = 1 << 14;
+
+/// Reads every input: the texts held (in memory), or handed on to `spilling`.
+fn read(
+    input: &neardup_io::documents::InputOptions,
+    bars: &Bars,
+    spilling: Option<&mut UnitSpill>,
+) -> Result<Documents> {
+    let Some(spilling) = spilling else {
+        return crate::ready::read_all(input, bars);
+    };
+    bars.spinner("read");
+    let docs = Documents::read_batches(
+        input,
+        READ_BATCH,
+        || bars.tick(),
+        |batch| spilling.add(&batch).map_err(anyhow::Error::from),
+    )?;
+    bars.done();
+    Ok(docs)
+}
+
+/// The spill of a unit run whose input is predicted not to fit in `--memory` (as
+/// dedup predicts it); exact mode only.
+fn spill_for(args: &RunSettings, units: &UnitArgs) -> Result<Option<Spill>> {
+    let Some(over) = crate::spill::over_limit_of(args) else {
+        return Ok(None);
+    };
+    if units.unit_threshold.is_some() {
+        usage!(
+            "the input ({}) may need up to {} in memory, more than {}; near mode \
+             (--unit-threshold) holds every unit in memory: raise --memory, or drop \
+             --unit-threshold (exact units spill to disk)",
+            crate::plan::bytes(over.input),
+            crate::plan::bytes(over.need),
+            over.named
+        );
+    }
+    crate::spill::spill_at(args, over).map(Some)
+}
+
 /// The accounts: every record read is kept, or skipped with its reason (no document is
 /// removed whole by a unit run): `read N = kept K + removed 0 + skipped S`, S counting the
 /// documents left empty (dedup; annotate writes them) and the readers' skips; the
@@ -124,16 +202,11 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
 /// records counted as kept.
 fn result_line(
     docs: &Documents,
-    outcome: &UnitOutcome,
+    emptied: u64,
+    changed: u64,
     written: u64,
     annotate: bool,
 ) -> Result<String> {
-    let emptied = outcome.stats.emptied;
-    let changed = outcome
-        .docs
-        .iter()
-        .filter(|d| !d.removed.is_empty() && !d.is_emptied())
-        .count() as u64;
     let (empty, accounts) = if annotate {
         ("every unit a repeat, annotated", docs.accounts(0, 0))
     } else {
@@ -202,21 +275,21 @@ fn refuse(args: &RunSettings, annotate: bool) -> Result<()> {
 /// field or column `field`, in its input's format; returns how many were written.
 fn write_spans(
     docs: &Documents,
-    outcome: &UnitOutcome,
+    source: &mut dyn UnitDocs,
     args: &RunSettings,
     field: &str,
 ) -> Result<u64> {
-    let spans = |doc: u32| spans_json(docs, &outcome.docs[doc as usize]);
+    let spans = |units: &DocUnits| spans_json(docs, units);
     let format = docs.inputs.get(docs.reference_inputs()).map(|i| i.format);
     if format == Some(Format::Parquet) {
-        return crate::units_write::write_parquet(docs, outcome, args, Some((field, &spans)));
+        return crate::units_write::write_parquet(docs, source, args, Some((field, &spans)));
     }
     let mut out = open_output(args.output.as_deref(), &args.input.inputs)?;
     let written = match format {
         Some(Format::Csv | Format::Tsv) => {
-            crate::units_write::annotate_delimited(docs, args, field, &spans, &mut out)?
+            crate::units_write::annotate_delimited(docs, args, field, source, &spans, &mut out)?
         }
-        _ => write_annotated(docs, outcome, field, args.force, &mut out)?,
+        _ => write_annotated(docs, source, field, args.force, &mut out)?,
     };
     finish(out)?;
     Ok(written)
@@ -245,17 +318,16 @@ pub fn replace_json_field(line: &[u8], field: &str, text: &str) -> Option<Vec<u8
 /// `force`); returns how many were written.
 fn write_annotated(
     docs: &Documents,
-    outcome: &UnitOutcome,
+    source: &mut dyn UnitDocs,
     field: &str,
     force: bool,
     out: &mut impl Write,
 ) -> Result<u64> {
     let mut raw = docs.raw_reader()?;
-    let reference = docs.reference_docs() as usize;
-    for (doc, units) in outcome.docs.iter().enumerate().skip(reference) {
-        let doc = doc as u32;
+    let reference = docs.reference_docs();
+    for doc in reference..docs.len() as u32 {
         let line = raw.read(doc)?;
-        let value = spans_json(docs, units)?;
+        let value = spans_json(docs, &source.doc(doc)?.1)?;
         let body = body(line);
         let found =
             field_spans(&line[body.clone()], &[field]).ok_or_else(|| not_an_object(docs, doc))?;
@@ -285,7 +357,7 @@ fn write_annotated(
             }
         }
     }
-    Ok((outcome.docs.len() - reference) as u64)
+    Ok(u64::from(docs.len() as u32 - reference))
 }
 
 /// `[[start, end, duplicate_of], ...]`, the duplicate named by its record's id.

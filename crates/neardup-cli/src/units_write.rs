@@ -8,13 +8,15 @@
 //! input's schema, the text column's values replaced in place. A record that lost no unit
 //! is written as its exact bytes.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
 use arrow_array::{ArrayRef, LargeStringArray, StringArray, StringViewArray};
 use arrow_schema::{DataType, Field, FieldRef};
-use neardup::units::{UnitKind, UnitOutcome};
+use neardup::units::{DocUnits, SpilledUnits, UnitKind, UnitOutcome};
 use neardup_io::annotate::{
     AnnotatedInput, AnnotationField, AnnotationFields, Delimiting, InputAnnotator,
 };
@@ -84,8 +86,64 @@ pub fn refuse_inputs(
     Ok(())
 }
 
-/// A document's removed spans as JSON, by document number.
-pub type Spans<'a> = dyn Fn(u32) -> Result<String> + 'a;
+/// A document's removed spans as JSON, from its units.
+pub type Spans<'a> = dyn Fn(&DocUnits) -> Result<String> + 'a;
+
+/// A unit run's documents, each asked for once, in ascending order: held in memory, or
+/// read back from a spilled run.
+pub trait UnitDocs {
+    /// True if document `doc` had units and lost every one (any order).
+    fn is_emptied(&self, doc: u32) -> bool;
+    /// Document `doc`'s text and units; `doc` after the last one asked for.
+    fn doc(&mut self, doc: u32) -> Result<(Cow<'_, str>, Cow<'_, DocUnits>)>;
+}
+
+/// An in-memory run's documents.
+pub struct InMemory<'a> {
+    pub texts: &'a [String],
+    pub outcome: &'a UnitOutcome,
+}
+
+impl UnitDocs for InMemory<'_> {
+    fn is_emptied(&self, doc: u32) -> bool {
+        self.outcome.docs[doc as usize].is_emptied()
+    }
+
+    fn doc(&mut self, doc: u32) -> Result<(Cow<'_, str>, Cow<'_, DocUnits>)> {
+        let d = doc as usize;
+        Ok((
+            Cow::Borrowed(&self.texts[d]),
+            Cow::Borrowed(&self.outcome.docs[d]),
+        ))
+    }
+}
+
+/// A spilled run's documents, read back in order (those not asked for are passed over).
+pub struct Spilled {
+    pub units: SpilledUnits,
+    pub next: u32,
+}
+
+impl UnitDocs for Spilled {
+    fn is_emptied(&self, doc: u32) -> bool {
+        self.units.is_emptied(doc)
+    }
+
+    fn doc(&mut self, doc: u32) -> Result<(Cow<'_, str>, Cow<'_, DocUnits>)> {
+        loop {
+            let got = self.units.next();
+            self.next += 1;
+            match got {
+                Some(read) if self.next == doc + 1 => {
+                    let (text, units) = read?;
+                    return Ok((Cow::Owned(text), Cow::Owned(units)));
+                }
+                Some(read) => drop(read?),
+                None => anyhow::bail!("the spilled unit run has no document {doc}"),
+            }
+        }
+    }
+}
 
 /// Where a record's text is, to put a rewritten one in its place.
 enum TextPlace {
@@ -193,28 +251,32 @@ fn csv_row(fields: &[Vec<u8>], d: Delimiting) -> Option<Vec<u8>> {
 
 /// Writes every non-reference document that keeps a unit, its text rewritten without
 /// the removed ones, in its input's format; returns how many were written.
-pub fn write_rewritten(docs: &Documents, outcome: &UnitOutcome, args: &RunSettings) -> Result<u64> {
+pub fn write_rewritten(
+    docs: &Documents,
+    source: &mut dyn UnitDocs,
+    args: &RunSettings,
+) -> Result<u64> {
     let reference = docs.reference_docs();
     let Some(first) = docs.inputs.get(docs.reference_inputs()) else {
         return Ok(0);
     };
     if first.format == Format::Parquet {
-        return write_parquet(docs, outcome, args, None);
+        return write_parquet(docs, source, args, None);
     }
     let place = TextPlace::new(first, args)?;
     let mut writer =
         crate::dedup_output::create_writer(args, first.format, first.header.as_deref())?;
     let mut raw = docs.raw_reader()?;
     for doc in reference..docs.len() as u32 {
-        let units = &outcome.docs[doc as usize];
-        let old = &docs.texts[doc as usize];
-        let Some(text) = units.rewrite(old) else {
+        let (old, units) = source.doc(doc)?;
+        let Some(text) = units.rewrite(&old) else {
+            raw.read(doc)?; // read in order: passed over
             continue;
         };
         let mut record = docs.record(doc, &mut raw)?.into_owned();
         if !units.removed.is_empty() {
             record.raw = place
-                .rewrite(&record.raw, old, &text)
+                .rewrite(&record.raw, &old, &text)
                 .ok_or_else(|| cannot_rewrite(docs, doc))?;
         }
         writer.write(&record)?;
@@ -241,6 +303,7 @@ pub fn annotate_delimited(
     docs: &Documents,
     args: &RunSettings,
     field: &str,
+    source: &mut dyn UnitDocs,
     spans: &Spans,
     out: &mut OutputFile,
 ) -> Result<u64> {
@@ -263,7 +326,7 @@ pub fn annotate_delimited(
         header_written = true;
         let mut annotator = InputAnnotator::open(&spec, &fields, out).map_err(failed)?;
         for doc in docs.input_docs(i) {
-            let value = spans(doc)?;
+            let value = spans(&source.doc(doc)?.1)?;
             annotator
                 .document_json(docs.place(doc).line, raw.read(doc)?, &[value.as_bytes()])
                 .map_err(failed)?;
@@ -279,7 +342,7 @@ pub fn annotate_delimited(
 /// of the spans added (null for a row the reader skipped); returns the documents written.
 pub fn write_parquet(
     docs: &Documents,
-    outcome: &UnitOutcome,
+    source: &mut dyn UnitDocs,
     args: &RunSettings,
     annotate: Option<(&str, &Spans)>,
 ) -> Result<u64> {
@@ -289,6 +352,8 @@ pub fn write_parquet(
     let mut rewriter = neardup_io::parquet::Rewriter::new(&mut out, &name, &options);
     let text_field = args.input.read_options().text_field;
     let mut written = 0;
+    // Asked whether a row is kept, then for the kept rows' texts, batch by batch.
+    let source = RefCell::new(source);
     for input in docs.reference_inputs()..docs.inputs.len() {
         let path = &docs.inputs[input].path;
         let column = match annotate {
@@ -296,7 +361,7 @@ pub fn write_parquet(
             Some((field, _)) => spans_column(path, field, args.force)?,
         };
         let docs_of = docs.input_docs(input);
-        let is_kept = |d: u32| annotate.is_some() || !outcome.docs[d as usize].is_emptied();
+        let is_kept = |d: u32| annotate.is_some() || !source.borrow().is_emptied(d);
         let mut rows_kept = crate::parquet_output::kept_rows(docs, input, &is_kept);
         // Annotate writes every row, documents or not.
         let mut keep = |row: u64| annotate.is_some() || rows_kept(row);
@@ -311,10 +376,15 @@ pub fn write_parquet(
                     .peek()
                     .copied()
                     .filter(|&d| docs.place(d).record == row);
-                values.push(match (doc, annotate) {
-                    (Some(d), Some((_, spans))) => Some(spans(d).map_err(io_error(row))?),
-                    (Some(d), None) => outcome.docs[d as usize].rewrite(&docs.texts[d as usize]),
-                    (None, _) => None,
+                let Some(d) = doc else {
+                    values.push(None);
+                    continue;
+                };
+                let mut source = source.borrow_mut();
+                let (text, units) = source.doc(d).map_err(io_error(row))?;
+                values.push(match annotate {
+                    Some((_, spans)) => Some(spans(&units).map_err(io_error(row))?),
+                    None => units.rewrite(&text),
                 });
             }
             written += values.iter().filter(|v| v.is_some()).count() as u64;

@@ -588,3 +588,78 @@ fn parquet_rows_keep_the_schema_with_the_text_rewritten_or_spans_added() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_unit_run_over_the_memory_limit_spills_with_the_same_output() {
+    // 20,000 pages of PyPI summaries (each summary on four pages), a licence line of four
+    // kinds and a shared footer: 80,000 units, several sorted runs of the 1 MiB a run
+    // sorts at the least.
+    let summaries = std::fs::read_to_string(testdata("pypi-summaries.jsonl")).unwrap();
+    let texts: Vec<String> = json_lines(&summaries)
+        .iter()
+        .map(|v| v["text"].as_str().unwrap().to_string())
+        .collect();
+    let mut corpus = String::new();
+    for i in 0..20_000 {
+        let page = format!(
+            "Page {i}.\n{}\n\nLicence kind {}.\nHosted on the index.",
+            texts[i % texts.len()],
+            i % 4
+        );
+        corpus += &serde_json::json!({"id": i, "text": page, "ts": i % 7}).to_string();
+        corpus.push('\n');
+    }
+    let (dir, path) = temp_file("pages.jsonl", &corpus);
+    let (p, tmp) = (path.to_str().unwrap(), dir.path().to_str().unwrap());
+    for extra in [
+        &["--unit", "line"][..],
+        &["--unit", "paragraph", "--keep-by", "ts:desc"],
+        &[
+            "--unit",
+            "sentences:1",
+            "--max-unit-count",
+            "3",
+            "--min-unit-chars",
+            "10",
+        ],
+    ] {
+        for command in ["dedup", "annotate"] {
+            let args = [&[command, p, "-q"][..], extra].concat();
+            let in_memory = ok(&args);
+            let spilled = neardup(&[&args[..], &["--memory", "1K", "--tmp", tmp]].concat());
+            assert!(spilled.status.success(), "{}", stderr(&spilled));
+            assert_eq!(stdout(&spilled), in_memory, "{command} {extra:?}");
+        }
+    }
+    // The summary says it spilled, and counts as in memory.
+    let o = neardup(&["dedup", "--unit", "line", p, "--memory", "1K", "--tmp", tmp]);
+    let summary = stderr(&o);
+    assert!(summary.contains("memory    spills to"), "{summary}");
+    let in_memory = stderr(&neardup(&["dedup", "--unit", "line", p]));
+    let units = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("units"))
+            .unwrap()
+            .split(", in")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(units(&summary), units(&in_memory));
+    assert!(units(&summary).contains("removed"), "{summary}");
+    // Near mode holds every unit: refused over the limit.
+    refused(
+        &[
+            "dedup",
+            "--unit",
+            "line",
+            "--unit-threshold",
+            "0.8",
+            p,
+            "--memory",
+            "1K",
+        ],
+        &["near mode (--unit-threshold) holds every unit in memory"],
+    );
+    assert!(litter(dir.path()).is_empty());
+}

@@ -368,6 +368,14 @@ impl SpilledUnits {
         self.units.is_empty()
     }
 
+    /// Documents that lost some of their units but not all.
+    pub fn changed(&self) -> u64 {
+        let reference = self.dedup.reference as usize;
+        (reference..self.units.len())
+            .filter(|&d| self.removed[d] > 0 && self.removed[d] < self.units[d])
+            .count() as u64
+    }
+
     /// True if document `doc` had units and lost every one ([`DocUnits::is_emptied`]),
     /// known before it is handed back.
     pub fn is_emptied(&self, doc: u32) -> bool {
