@@ -153,8 +153,9 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
     Ok(())
 }
 
-/// Documents handed from reading to a spilled run at a time.
-const READ_BATCH: usize = 1 << 14;
+/// Documents handed from reading to a spilled run at a time: few, so that a batch of
+/// long documents stays small beside the limit.
+const READ_BATCH: usize = 256;
 
 /// Reads every input: the texts held (in memory), or handed on to `spilling`.
 fn read(

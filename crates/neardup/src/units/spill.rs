@@ -23,8 +23,8 @@ use crate::{Error, Result};
 /// A document's units, each with its 128-bit hash unless left alone.
 type Cut = Vec<(Range<usize>, Option<u128>)>;
 
-/// Documents cut into units at a time, side by side.
-const CHUNK: usize = 1 << 12;
+/// Documents cut into units at a time, side by side: their texts are held at once.
+const CHUNK: usize = 256;
 
 /// A unit left for comparison, as sorted: by hash, then by its document's place in keep
 /// order, then by its number in the document (the field order is the sort order).
