@@ -69,6 +69,19 @@ def tree_cpu(root: int = 0) -> float:
     return total
 
 
+def executors_cpu() -> float:
+    """CPU seconds of a cluster's executors (their JVMs and Python workers, each a process
+    tree of its own on this machine); 0 in a local session, whose executor is the driver."""
+    total = 0.0
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and b"CoarseGrainedExecutorBackend" in (d / "cmdline").read_bytes():
+                total += tree_cpu(int(d.name))
+        except OSError:
+            continue
+    return total
+
+
 def local_session(partitions: int, memory: str):
     """A local[2] session whose Python workers run this Python (PYSPARK_PYTHON), as the
     README's local case sets it."""
@@ -315,7 +328,7 @@ def main() -> None:
 
     nds._observer = observe
     spark.catalog.clearCache()
-    staged_cpu = tree_cpu()
+    staged_cpu, staged_executors = tree_cpu(), executors_cpu()
     try:
         mark[0] = time.perf_counter()
         staged_out = work / "spark-dedup-staged"
@@ -324,6 +337,7 @@ def main() -> None:
     finally:
         nds._observer = None
     cpus["staged"] = tree_cpu() - staged_cpu
+    cpus["staged executors"] = executors_cpu() - staged_executors
 
     if args.only_dedup:
         spark.stop()
