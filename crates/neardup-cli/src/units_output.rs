@@ -1,11 +1,12 @@
 //! `dedup --unit` and `annotate --unit`: units (paragraphs, lines, sentence spans) seen
-//! earlier in the corpus removed from the documents that repeat them (the core's
-//! `neardup::units`), the documents written back without them, or annotated with the
-//! removed spans.
+//! earlier in the corpus (in keep order, a reference first) removed from the documents
+//! that repeat them (the core's `neardup::units`), in memory or spilled to disk over
+//! `--memory`; the documents written back without them, or annotated with the removed
+//! spans, in their own format (`units_write.rs`).
 //!
-//! The text is rewritten inside each JSONL line: only the text field's value is replaced
-//! (JSON-encoded anew), every other byte of the line stays; `annotate` leaves the text
-//! as it is and adds a field of `[start, end, duplicate_of]` byte ranges into the text.
+//! In a JSON line only the text field's value is replaced (JSON-encoded anew), every other
+//! byte of the line stays; `annotate` leaves the text as it is and adds a field of
+//! `[start, end, duplicate_of]` byte ranges into the text.
 
 use std::io::Write;
 use std::ops::Range;
@@ -36,7 +37,8 @@ pub struct UnitArgs {
     /// blank lines), `line`, or `sentences:N` (spans of N sentences). A unit seen earlier
     /// (normalized as documents are, compared exactly) is removed from the later
     /// documents, "earlier" in the order of --keep or --keep-by (input order by default),
-    /// a --reference before all; a document left without units is skipped. JSONL only.
+    /// a --reference before all; a document left without units is skipped. Spills to
+    /// --tmp over --memory.
     #[arg(long, value_name = "UNIT")]
     pub unit: Option<UnitKind>,
     /// Remove units that are near-duplicates of an earlier unit at this Jaccard
