@@ -15,7 +15,9 @@ use neardup_io::annotate::{
     AnnotateError, AnnotatedInput, Annotation, AnnotationField, AnnotationFields, Delimiting,
     InputAnnotator,
 };
-use neardup_io::documents::{known_format, skipped_by_pipeline, DocId, Documents, RawReader};
+use neardup_io::documents::{
+    known_format, skipped_by_pipeline, DocId, Documents, InputOptions, RawReader,
+};
 use neardup_io::{Format, OutputFile};
 
 use crate::errors::{usage, BadRecord};
@@ -301,7 +303,7 @@ impl Writing<'_> {
                 path: &input.path,
                 format: input.format,
                 header: input.header.as_deref(),
-                delimiting: delimiting(input.format, args),
+                delimiting: delimiting(input.format, &args.input),
                 limit: args.input.max_record_bytes,
                 output: &output,
                 header_written: header.is_some(),
@@ -410,14 +412,14 @@ fn write_parquet(
 }
 
 /// How the reader split a CSV/TSV input's fields.
-fn delimiting(format: Format, args: &RunSettings) -> Delimiting {
+pub(crate) fn delimiting(format: Format, input: &InputOptions) -> Delimiting {
     match format {
         Format::Tsv => Delimiting {
             delimiter: b'\t',
-            quote: args.input.quote,
+            quote: input.quote,
         },
         _ => Delimiting {
-            delimiter: args.input.delimiter.unwrap_or(b','),
+            delimiter: input.delimiter.unwrap_or(b','),
             quote: Some(b'"'),
         },
     }
@@ -425,7 +427,7 @@ fn delimiting(format: Format, args: &RunSettings) -> Delimiting {
 
 /// An annotating error as the command reports it: a name taken is a bad record (exit
 /// code 3), as is a record whose value cannot be replaced.
-fn failed(e: AnnotateError) -> anyhow::Error {
+pub(crate) fn failed(e: AnnotateError) -> anyhow::Error {
     match e {
         e @ (AnnotateError::Clash { .. } | AnnotateError::CannotReplace { .. }) => {
             BadRecord(e.to_string()).into()

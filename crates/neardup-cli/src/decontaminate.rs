@@ -9,12 +9,12 @@ use anyhow::{Context, Result};
 use clap::Args;
 use neardup::decontaminate::{ItemMatch, TestSet};
 use neardup_io::documents::{DocId, Documents, InputOptions};
-use neardup_io::{open, DedupWriter, Entry, Format, ReadOptions};
+use neardup_io::{open, Entry, ReadOptions};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::args::{InputFlags, RuntimeArgs};
-use crate::errors::{usage, BadRecord};
+use crate::errors::BadRecord;
 use crate::output::{finish, open_output, round};
 
 /// `decontaminate`.
@@ -47,8 +47,10 @@ pub struct DecontaminateArgs {
     /// goes to --report-json only.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// JSONL corpus: write every document to -o with a field `contamination` added: the
-    /// items it holds, [{"test", "item", "containment", "spans"}] ([] when clean).
+    /// Write every document to -o with a field (JSONL), column (CSV/TSV: JSON text) or
+    /// string column (Parquet: JSON text) `contamination` added: the items it holds,
+    /// [{"test", "item", "containment", "spans"}] ([] when clean). CSV, TSV and Parquet
+    /// inputs are read twice: files, not standard input.
     #[arg(long, requires = "output")]
     pub annotate: bool,
     /// The per-document report, one JSON object per contaminated document (default:
@@ -219,7 +221,7 @@ fn search(tests: &TestSet, options: &InputOptions) -> Result<Found> {
 
 /// One item found in a document, as reported.
 #[derive(Serialize)]
-struct ItemHit<'a> {
+pub(crate) struct ItemHit<'a> {
     test: &'a str,
     item: &'a str,
     containment: Option<f64>,
@@ -248,7 +250,7 @@ struct ItemReport<'a> {
     documents: Vec<DocId>,
 }
 
-fn hits_of<'a>(
+pub(crate) fn hits_of<'a>(
     matches: &[ItemMatch],
     items: &'a [TestItem],
     names: &'a [String],
@@ -270,8 +272,8 @@ fn hits_of<'a>(
 }
 
 pub fn run(args: &DecontaminateArgs) -> Result<()> {
-    if args.annotate && args.input.format.is_some_and(|f| f != Format::Jsonl) {
-        usage!("--annotate writes JSONL corpora only");
+    if args.annotate {
+        crate::decontaminate_output::refuse_before_reading(&args.input)?;
     }
     let items = read_tests(&args.tests, &args.test_fields)?;
     let tests = TestSet::builder()
@@ -283,13 +285,7 @@ pub fn run(args: &DecontaminateArgs) -> Result<()> {
     let options = input_options(&args.input, args.output.is_some());
     let found = search(&tests, &options)?;
     if args.output.is_some() {
-        let formats: Vec<Format> = found.docs.inputs.iter().map(|i| i.format).collect();
-        if args.annotate && formats.iter().any(|f| *f != Format::Jsonl) {
-            usage!("--annotate writes JSONL corpora only");
-        }
-        if formats.contains(&Format::Parquet) {
-            usage!("-o writes JSONL, CSV, TSV, lines and directories; not Parquet");
-        }
+        crate::decontaminate_output::refuse(&found.docs, args.annotate)?;
     }
     let names: Vec<String> = args.tests.iter().map(|p| p.display().to_string()).collect();
     let doc_lines = if args.report_json.is_some() || args.output.is_none() {
@@ -329,11 +325,14 @@ pub fn run(args: &DecontaminateArgs) -> Result<()> {
         finish(out)?;
     }
     if let Some(path) = &args.output {
-        if args.annotate {
-            write_annotated(path, &found, &items, &names, &args.input.inputs)?;
-        } else {
-            write_clean(path, &found, &args.input.inputs)?;
-        }
+        let out = crate::decontaminate_output::Out {
+            path,
+            found: &found,
+            items: &items,
+            names: &names,
+            options: &options,
+        };
+        out.write(args.annotate)?;
     }
     if !args.runtime.quiet {
         crate::summary::to_stderr(&summary(&run));
@@ -395,83 +394,6 @@ fn write_items(
         out.write_all(&buf).map_err(|e| out.error(e))?;
     }
     finish(out)
-}
-
-/// `-o`: every document not holding an item, its bytes as read, in input order.
-fn write_clean(path: &Path, found: &Found, inputs: &[PathBuf]) -> Result<()> {
-    let docs = &found.docs;
-    let first = docs.inputs.first().context("no input")?;
-    let options = neardup_io::OutputOptions::new().refuse_inputs(inputs);
-    let output = Some(path).filter(|p| *p != Path::new("-"));
-    let mut writer =
-        DedupWriter::create_with_options(output, first.format, first.header.as_deref(), &options)?;
-    let roots: Vec<&Path> = docs.inputs.iter().map(|i| i.path.as_path()).collect();
-    writer = writer.with_roots(&roots);
-    let mut raw = docs.raw_reader()?;
-    let mut hits = found.hits.iter().map(|(d, _)| *d).peekable();
-    for doc in 0..docs.len() as u32 {
-        if hits.next_if_eq(&doc).is_none() {
-            writer.write(&*docs.record(doc, &mut raw)?)?;
-        }
-    }
-    writer.finish()?;
-    Ok(())
-}
-
-/// `-o --annotate`: every document with the field `contamination` before its closing
-/// brace; records the reader skipped are counted, not written.
-fn write_annotated(
-    path: &Path,
-    found: &Found,
-    items: &[TestItem],
-    names: &[String],
-    inputs: &[PathBuf],
-) -> Result<()> {
-    let docs = &found.docs;
-    let mut out = open_output(Some(path), inputs)?;
-    let mut raw = docs.raw_reader()?;
-    let mut hits = found.hits.iter().peekable();
-    let mut buf = Vec::new();
-    for doc in 0..docs.len() as u32 {
-        let record = docs.record(doc, &mut raw)?;
-        let matches = hits.next_if(|(d, _)| *d == doc).map(|(_, m)| m.as_slice());
-        let value = serde_json::to_vec(&hits_of(matches.unwrap_or_default(), items, names))?;
-        buf.clear();
-        annotate_line(&record.raw, &value, &mut buf).ok_or_else(|| {
-            BadRecord(format!(
-                "{}:{}: the record already has a field \"contamination\"",
-                docs.source_of(doc),
-                record.location.line
-            ))
-        })?;
-        out.write_all(&buf).map_err(|e| out.error(e))?;
-    }
-    finish(out)
-}
-
-/// `line` (a JSON object and its line end) with `"contamination": value` before its
-/// closing brace, into `buf`; `None` if the object has that key already.
-fn annotate_line(line: &[u8], value: &[u8], buf: &mut Vec<u8>) -> Option<()> {
-    let body_end = line.iter().rposition(|b| *b == b'}').unwrap_or(line.len());
-    let body = &line[..body_end];
-    if memchr::memmem::find(body, b"contamination").is_some() {
-        let parsed: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(&line[..(body_end + 1).min(line.len())]).ok()?;
-        if parsed.contains_key("contamination") {
-            return None;
-        }
-    }
-    let empty = body
-        .iter()
-        .rev()
-        .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|b| *b == b'{');
-    buf.extend_from_slice(body);
-    buf.extend_from_slice(if empty { b"\"" } else { b", \"" });
-    buf.extend_from_slice(b"contamination\": ");
-    buf.extend_from_slice(value);
-    buf.extend_from_slice(&line[body_end..]);
-    Some(())
 }
 
 /// What a run found, as the summary and the report page read it.

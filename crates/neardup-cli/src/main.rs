@@ -4,6 +4,7 @@ mod annotate_output;
 mod args;
 mod containment;
 mod decontaminate;
+mod decontaminate_output;
 mod decontaminate_page;
 mod dedup_output;
 mod errors;

@@ -332,7 +332,7 @@ pub fn write_input(
 
 /// Whether a row of input `input` is kept, asked in ascending row order: its documents'
 /// rows walked alongside (a skipped row is no document, so never kept).
-fn kept_rows<'a>(
+pub(crate) fn kept_rows<'a>(
     docs: &'a Documents,
     input: usize,
     is_kept: &'a dyn Fn(u32) -> bool,

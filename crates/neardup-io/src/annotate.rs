@@ -75,6 +75,10 @@ pub enum AnnotationField {
     DuplicateOf,
     /// [`Annotation::jaccard`].
     Jaccard,
+    /// A value the caller gives as JSON with [`InputAnnotator::document_json`] (not one
+    /// of [`Annotation`]'s; `decontaminate --annotate`'s items); null on the records the
+    /// readers skipped. Not in [`AnnotationField::ALL`].
+    Json,
 }
 
 impl AnnotationField {
@@ -95,6 +99,7 @@ impl AnnotationField {
             AnnotationField::Kept => "kept",
             AnnotationField::DuplicateOf => "duplicate_of",
             AnnotationField::Jaccard => "jaccard",
+            AnnotationField::Json => "json",
         }
     }
 }
@@ -351,13 +356,41 @@ impl<'w> InputAnnotator<'w> {
     /// Writes the records skipped before line `line`, then the document whose exact bytes
     /// are `raw` (starting at that line), annotated.
     pub fn document(&mut self, line: u64, raw: &[u8], annotation: &Annotation) -> Result<()> {
+        self.start_document(line, raw)?;
+        self.set_values(annotation);
+        self.write_document(line, raw)
+    }
+
+    /// [`document`](Self::document) with each field's value given as a JSON text, in the
+    /// fields' order ([`AnnotationField::Json`]): a JSON line gets it as it is, a CSV/TSV
+    /// row as one field (quoted as needed; null empty).
+    pub fn document_json(&mut self, line: u64, raw: &[u8], values: &[&[u8]]) -> Result<()> {
+        self.start_document(line, raw)?;
+        let csv = self.delimited.as_ref().map(|d| d.delimiting);
+        for (value, given) in self.values.iter_mut().zip(values) {
+            value.clear();
+            match csv {
+                Some(_) if *given == b"null" => {}
+                Some(d) => csv_field(value, given, d),
+                None => value.extend_from_slice(given),
+            }
+        }
+        self.write_document(line, raw)
+    }
+
+    /// Writes the records skipped before line `line` and consumes the document `raw`.
+    fn start_document(&mut self, line: u64, raw: &[u8]) -> Result<()> {
         self.skip_to(line)?;
         self.expect(raw)?;
         self.next_line += self.lines_in(raw);
         if let Some(d) = self.delimited.as_mut() {
             d.in_quote = false; // a document starts a row
         }
-        self.set_values(annotation);
+        Ok(())
+    }
+
+    /// Writes the document `raw` at `line` with `self.values`.
+    fn write_document(&mut self, line: u64, raw: &[u8]) -> Result<()> {
         let line_no = line;
         if self.delimited.is_some() {
             self.annotate_row(raw, line_no)?;
@@ -578,6 +611,7 @@ impl<'w> InputAnnotator<'w> {
                     (id, _) => json_or_null(value, id),
                 },
                 AnnotationField::Jaccard => json_or_null(value, a.jaccard),
+                AnnotationField::Json => value.extend_from_slice(b"null"),
             }
             if csv.is_some() && value == b"null" {
                 value.clear();
@@ -799,6 +833,11 @@ pub fn arrow_columns(
                 AnnotationField::Jaccard => (
                     DataType::Float64,
                     std::sync::Arc::new(rows.iter().map(|a| a.jaccard).collect::<Float64Array>()),
+                ),
+                // Given by the caller, not by an annotation.
+                AnnotationField::Json => (
+                    DataType::Utf8,
+                    std::sync::Arc::new(StringArray::new_null(rows.len())),
                 ),
             };
             let nullable = *field != AnnotationField::Kept;
