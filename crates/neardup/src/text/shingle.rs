@@ -578,36 +578,45 @@ fn word_shingles(text: &str, k: usize, out: &mut Vec<u64>) -> bool {
 
 /// Byte spans of the words of `text` (UAX #29 word segments holding a letter or a digit).
 ///
-/// The text is cut into pieces, each starting at a run of spaces: UAX #29 always breaks
-/// before such a run (only WB3d joins spaces, and only to spaces) and no rule after it looks
-/// back past a space, so the pieces' words are the text's words. ASCII pieces are split byte
-/// by byte ([`ascii_word_spans`]), the others by the unicode-segmentation crate.
+/// The text is cut at spaces: UAX #29 always breaks before a space (only WB3d joins
+/// spaces, and only to spaces) and no rule after it looks back past a space, so the
+/// pieces' words are the text's words. The pieces holding a non-ASCII byte (from the space
+/// run of spaces before it to the space after) are split by the unicode-segmentation crate; the ASCII
+/// runs between them, however many words long, byte by byte ([`ascii_word_spans`]).
 pub(crate) fn word_spans(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     if text.is_ascii() {
         return ascii_word_spans(bytes);
     }
     let mut spans = Vec::with_capacity(text.len() / 6 + 1);
+    // `start` is 0 or at a space.
     let mut start = 0;
     while start < bytes.len() {
-        let mut end = start;
-        while end < bytes.len() && bytes[end] == b' ' {
-            end += 1;
+        let Some(wide) = bytes[start..].iter().position(|b| !b.is_ascii()) else {
+            push_ascii_word_spans(&bytes[start..], start, &mut spans);
+            break;
+        };
+        let wide = start + wide;
+        // The whole run of spaces: WB3d keeps it one segment, which a mark after it
+        // (WB4) can make a word.
+        let mut from = bytes[start..wide]
+            .iter()
+            .rposition(|&b| b == b' ')
+            .map_or(start, |i| start + i);
+        while from > start && bytes[from - 1] == b' ' {
+            from -= 1;
         }
-        while end < bytes.len() && bytes[end] != b' ' {
-            end += 1;
-        }
-        let piece = &text[start..end];
-        if piece.is_ascii() {
-            push_ascii_word_spans(piece.as_bytes(), start, &mut spans);
-        } else {
-            spans.extend(
-                piece
-                    .unicode_word_indices()
-                    .map(|(i, w)| (start + i, start + i + w.len())),
-            );
-        }
-        start = end;
+        push_ascii_word_spans(&bytes[start..from], start, &mut spans);
+        let to = bytes[wide..]
+            .iter()
+            .position(|&b| b == b' ')
+            .map_or(bytes.len(), |i| wide + i);
+        spans.extend(
+            text[from..to]
+                .unicode_word_indices()
+                .map(|(i, w)| (from + i, from + i + w.len())),
+        );
+        start = to;
     }
     spans
 }
@@ -625,21 +634,27 @@ fn ascii_word_spans(bytes: &[u8]) -> Vec<(usize, usize)> {
 /// [`ascii_word_spans`] of `bytes`, each moved by `offset`, onto `spans` (a piece of a
 /// longer text split without a vector of its own).
 fn push_ascii_word_spans(bytes: &[u8], offset: usize, spans: &mut Vec<(usize, usize)>) {
-    let joins = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let class = |b: u8| CLASSES[usize::from(b)];
     let mut i = 0;
     while i < bytes.len() {
-        if !joins(bytes[i]) {
+        if class(bytes[i]) & JOINS == 0 {
             i += 1;
             continue;
         }
         let start = i;
-        let mut alnum = false;
+        let mut seen = 0;
         loop {
-            while i < bytes.len() && joins(bytes[i]) {
-                alnum |= bytes[i] != b'_';
+            while let Some(&b) = bytes.get(i) {
+                let c = class(b);
+                if c & JOINS == 0 {
+                    break;
+                }
+                seen |= c;
                 i += 1;
             }
-            if i + 1 < bytes.len() {
+            // Most words end at a space: the rules between two letters or two digits are
+            // looked at only after a byte that one of them joins by.
+            if i + 1 < bytes.len() && class(bytes[i]) & MIDDLE != 0 {
                 let (x, mid, y) = (bytes[i - 1], bytes[i], bytes[i + 1]);
                 let letters = x.is_ascii_alphabetic()
                     && y.is_ascii_alphabetic()
@@ -654,11 +669,38 @@ fn push_ascii_word_spans(bytes: &[u8], offset: usize, spans: &mut Vec<(usize, us
             }
             break;
         }
-        if alnum {
+        if seen & ALNUM != 0 {
             spans.push((offset + start, offset + i));
         }
     }
 }
+
+/// [`CLASSES`]: a byte that joins a word (letters, digits, `_`).
+const JOINS: u8 = 1;
+/// A letter or a digit: a segment holding one is a word.
+const ALNUM: u8 = 2;
+/// A byte that joins two letters or two digits (`:` `.` `'` `,` `;`).
+const MIDDLE: u8 = 4;
+
+/// What each byte is to [`push_ascii_word_spans`], looked up rather than compared.
+const CLASSES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 128 {
+        let byte = b as u8;
+        t[b] = if byte.is_ascii_alphanumeric() {
+            JOINS | ALNUM
+        } else if byte == b'_' {
+            JOINS
+        } else if matches!(byte, b':' | b'.' | b'\'' | b',' | b';') {
+            MIDDLE
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {
