@@ -231,7 +231,9 @@ impl UnitDedup {
 
     /// Near mode: units are removed if they are near-duplicates of an earlier unit by
     /// this configuration (its threshold, shingles, normalization), verified as documents
-    /// are. Its keep policy should stay `first`, so the unit kept is the earliest.
+    /// are. Its keep policy should stay `first`: the units enter the pipeline in keep
+    /// order ([`UnitDedup::keep`], [`UnitDedup::keep_ranks`]), so the first is the one to
+    /// keep.
     pub fn near(mut self, config: Config) -> Self {
         self.near = Some(config);
         self
