@@ -663,3 +663,51 @@ fn a_unit_run_over_the_memory_limit_spills_with_the_same_output() {
     );
     assert!(litter(dir.path()).is_empty());
 }
+
+#[test]
+fn spilled_runs_write_csv_and_parquet_as_in_memory_runs_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().to_str().unwrap();
+    let parquet = dir.path().join("pages.parquet");
+    pages_parquet(
+        &parquet,
+        &[
+            Some("Kettles.\n\nWe use cookies here."),
+            None,
+            Some("Toasters.\n\nWe use cookies here."),
+            Some("We use cookies here."),
+        ],
+    );
+    let csv = dir.path().join("pages.csv");
+    std::fs::write(&csv, CSV).unwrap();
+    for (input, ext) in [(&parquet, "parquet"), (&csv, "csv")] {
+        let o = neardup(&[
+            "dedup",
+            "--unit",
+            "line",
+            input.to_str().unwrap(),
+            "--memory",
+            "100",
+        ]);
+        assert!(stderr(&o).contains("memory    spills to"), "{}", stderr(&o));
+        for command in ["dedup", "annotate"] {
+            let run = |name: &str, extra: &[&str]| {
+                let out = dir.path().join(format!("{name}.{ext}"));
+                let args = [
+                    command,
+                    "--unit",
+                    "paragraph",
+                    input.to_str().unwrap(),
+                    "-q",
+                ];
+                let o = neardup(&[&args[..], &["-o", out.to_str().unwrap()], extra].concat());
+                assert!(o.status.success(), "{}", stderr(&o));
+                std::fs::read(out).unwrap()
+            };
+            let in_memory = run("memory", &[]);
+            // 100 bytes: under either input's predicted need.
+            let spilled = run("spilled", &["--memory", "100", "--tmp", tmp]);
+            assert_eq!(spilled, in_memory, "{command} {ext}");
+        }
+    }
+}
