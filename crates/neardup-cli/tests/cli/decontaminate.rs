@@ -496,16 +496,6 @@ fn corpus_parquet(path: &Path) {
     w.close().unwrap();
 }
 
-fn parquet_batch(path: &Path) -> arrow_array::RecordBatch {
-    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
-        std::fs::File::open(path).unwrap(),
-    )
-    .unwrap();
-    let schema = builder.schema().clone();
-    let batches: Vec<_> = builder.build().unwrap().map(Result::unwrap).collect();
-    arrow_select::concat::concat_batches(&schema, &batches).unwrap()
-}
-
 #[test]
 fn parquet_is_written_clean_or_annotated_and_read_back() {
     use arrow_array::cast::AsArray;
