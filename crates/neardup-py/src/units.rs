@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 use neardup::units::{UnitDedup, UnitKind};
+use neardup::KeepPolicy;
 
 use crate::config::NativeConfig;
 use crate::errors::{core, refused};
@@ -15,7 +16,8 @@ type DocResult = (Option<String>, Vec<(usize, usize, u32)>);
 /// Each text without its units seen earlier (exactly after the configuration's
 /// normalization, or with `near` as near-duplicates by the whole configuration).
 #[pyfunction]
-#[pyo3(signature = (config, texts, unit, near, min_unit_chars, max_unit_count=None))]
+#[pyo3(signature = (config, texts, unit, near, min_unit_chars, max_unit_count=None, keep="first", reference=0))]
+#[allow(clippy::too_many_arguments)]
 pub fn units_dedup(
     py: Python<'_>,
     config: &NativeConfig,
@@ -24,12 +26,17 @@ pub fn units_dedup(
     near: bool,
     min_unit_chars: usize,
     max_unit_count: Option<u64>,
+    keep: &str,
+    reference: u32,
 ) -> PyResult<Vec<DocResult>> {
     let kind: UnitKind = unit.parse().map_err(|e| refused(format!("{e}")))?;
+    let keep: KeepPolicy = keep.parse().map_err(core)?;
     let core_config = config.config().clone();
     let mut dedup = UnitDedup::new(kind)
         .normalization(core_config.shingler().normalization_level())
-        .min_unit_chars(min_unit_chars);
+        .min_unit_chars(min_unit_chars)
+        .keep(keep)
+        .reference(reference);
     if let Some(k) = max_unit_count {
         dedup = dedup.max_unit_count(k);
     }

@@ -71,3 +71,27 @@ def test_same_as_the_command(tmp_path):
     ).stdout
     from_cli = [json.loads(line)["text"] for line in cli.splitlines()]
     assert from_cli == [t for t, _ in neardup.dedup_units(texts) if t is not None]
+
+
+def test_the_text_the_keep_policy_ranks_first_keeps_the_unit():
+    texts = ["a\nshared line", "shared line\nlonger text here", "shared line"]
+
+    def keeper(**kw):
+        out = neardup.dedup_units(texts, unit="line", **kw)
+        return {doc for _, spans in out for (_, _, doc) in spans}
+
+    assert keeper() == {0}
+    assert keeper(keep="last") == {2}
+    assert keeper(keep="longest") == {1}
+    assert keeper(keep="shortest") == {2}
+    assert keeper(keep="longest", threshold=0.9) == {1}
+    with pytest.raises(ValueError):
+        neardup.dedup_units(texts, keep="biggest")
+
+
+def test_a_reference_loses_nothing_and_its_units_are_removed_from_the_others():
+    texts = ["licence\nold", "new\nlicence", "old"]
+    out = neardup.dedup_units(texts, unit="line", reference=1, keep="last")
+    assert out[0] == (texts[0], [])
+    assert out[1] == ("new", [(4, 11, 0)])
+    assert out[2] == (None, [(0, 3, 0)])

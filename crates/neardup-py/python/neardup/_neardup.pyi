@@ -103,6 +103,8 @@ def units_dedup(
     near: bool,
     min_unit_chars: int,
     max_unit_count: Optional[int] = None,
+    keep: str = "first",
+    reference: int = 0,
 ) -> list[tuple[Optional[str], list[tuple[int, int, int]]]]: ...
 def decontaminate_texts(
     tests: list[str], texts: list[str], ngram: int, min_ngram: int, min_overlap: float

@@ -19,6 +19,8 @@ def dedup_units(
     shingle: str = DEFAULT_SHINGLE,
     min_unit_chars: int = 0,
     max_unit_count: Optional[int] = None,
+    keep: str = "first",
+    reference: int = 0,
 ) -> list[tuple[Optional[str], list[tuple[int, int, int]]]]:
     """Each text without the units (``"paragraph"``: text between blank lines,
     ``"line"``, or ``"sentences:N"``: spans of N sentences) seen earlier in `texts`.
@@ -27,7 +29,11 @@ def dedup_units(
     false positives); with `threshold`, as a near-duplicate at that Jaccard similarity
     of its `shingle` shingles, verified exactly. Units of fewer than `min_unit_chars`
     characters are left alone; with `max_unit_count` K, a unit's repeats are removed only
-    if it occurs more than K times. The first occurrence always stays.
+    if it occurs more than K times. The first occurrence always stays: first in the
+    order of `keep` (``"first"``, ``"last"``, ``"longest"``, ``"shortest"``: the text that
+    policy ranks first keeps a repeated unit, as a cluster keeps its document). The first
+    `reference` texts are a reference corpus: they come before all, lose nothing, and
+    every unit they hold is removed from the others.
 
     Returns, per text in order, its new text (every kept unit's characters unchanged,
     with the separator after it; ``None`` if every unit was removed) and its removed
@@ -45,5 +51,12 @@ def dedup_units(
         normalize=normalize,
     )
     return _units_dedup(
-        config._native, list(texts), unit, threshold is not None, min_unit_chars, max_unit_count
+        config._native,
+        list(texts),
+        unit,
+        threshold is not None,
+        min_unit_chars,
+        max_unit_count,
+        keep,
+        reference,
     )
