@@ -149,10 +149,6 @@ pub enum Error {
     /// memory. Holds the verification asked for.
     #[error("a run that spills to disk verifies exactly, not by {0}")]
     SpillNeedsExact(String),
-    /// A unit run spills to disk in exact mode only
-    /// ([`UnitDedup::spill`](crate::units::UnitDedup::spill)).
-    #[error("a unit run spills to disk in exact mode only: near mode (a unit threshold) holds every unit in memory")]
-    UnitSpillNeedsExact,
     /// A run that spills to disk could not write or read one of its temporary files
     /// (the folder is missing or full, say).
     #[error("cannot use the temporary folder {dir}: {message}")]

@@ -9,6 +9,7 @@
 
 mod dedup;
 mod spill;
+mod spill_near;
 mod split;
 
 pub use dedup::{DocUnits, RemovedUnit, UnitDedup, UnitOutcome, UnitRef, UnitStats};

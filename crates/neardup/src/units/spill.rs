@@ -1,5 +1,5 @@
-//! Exact unit runs larger than memory: the texts go to a temporary file as they are read;
-//! every unit left for comparison becomes a 40-byte record (its 128-bit hash, its
+//! Unit runs larger than memory: the texts go to a temporary file as they are read.
+//! Exact mode: every unit left for comparison becomes a 40-byte record (its 128-bit hash, its
 //! document's place in keep order, its number and byte range) sorted on disk, so the
 //! units of one hash come together, the one kept first; the removals found go through a
 //! second sort back into document order, and the documents are handed back one by one
@@ -8,6 +8,9 @@
 //! No false positives, as in memory: the units of one hash are compared by their
 //! normalized texts, read back from the texts' file by their byte ranges, so two units
 //! that share a hash but differ are kept apart.
+//!
+//! Near mode (`spill_near.rs`) runs the units through the pipeline's own spilled run
+//! instead of the sort by hash; its removals take the same way back.
 
 use std::ops::Range;
 
@@ -18,13 +21,13 @@ use super::dedup::{DocUnits, RemovedUnit, UnitDedup, UnitRef, UnitStats};
 use crate::spill::runs::{Fixed, Merged, Sorter};
 use crate::spill::texts::TextFile;
 use crate::spill::SpillOptions;
-use crate::{Error, Result};
+use crate::Result;
 
 /// A document's units, each with its 128-bit hash unless left alone.
 type Cut = Vec<(Range<usize>, Option<u128>)>;
 
 /// Documents cut into units at a time, side by side: their texts are held at once.
-const CHUNK: usize = 256;
+pub(super) const CHUNK: usize = 256;
 
 /// A unit left for comparison, as sorted: by hash, then by its document's place in keep
 /// order, then by its number in the document (the field order is the sort order).
@@ -61,12 +64,12 @@ impl Fixed for Occurrence {
 /// A removed unit, sorted back into document order: its document and number, and the
 /// kept unit's document and byte range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Removal {
-    doc: u32,
-    unit: u32,
-    kept_doc: u32,
-    kept_start: u64,
-    kept_end: u64,
+pub(super) struct Removal {
+    pub(super) doc: u32,
+    pub(super) unit: u32,
+    pub(super) kept_doc: u32,
+    pub(super) kept_start: u64,
+    pub(super) kept_end: u64,
 }
 
 impl Fixed for Removal {
@@ -91,12 +94,22 @@ impl Fixed for Removal {
     }
 }
 
-/// An exact unit run that spills to disk, taking the texts batch by batch
+/// A unit run that spills to disk, taking the texts batch by batch
 /// ([`UnitDedup::spill`]); [`UnitSpill::finish`] decides.
 pub struct UnitSpill {
-    dedup: UnitDedup,
-    options: SpillOptions,
-    texts: TextFile,
+    pub(super) dedup: UnitDedup,
+    pub(super) options: SpillOptions,
+    pub(super) texts: TextFile,
+}
+
+/// What a spilled run decided: the removals (sorted into document order as they are
+/// read), each document's number of units and of removed units, and the counts (all
+/// but `emptied`).
+pub(super) struct Decided {
+    pub(super) removals: Sorter<Removal>,
+    pub(super) units: Vec<u32>,
+    pub(super) removed: Vec<u32>,
+    pub(super) stats: UnitStats,
 }
 
 /// A spilled unit run's result: the counts, and each document's text and units in
@@ -117,8 +130,10 @@ pub type UnitDoc = (String, DocUnits);
 
 impl UnitDedup {
     /// The same run, larger than memory: the texts and the units' records go to
-    /// temporary files in `options`' folder, sorted `options`' memory at a time. Exact
-    /// mode only ([`Error::UnitSpillNeedsExact`] with [`UnitDedup::near`]).
+    /// temporary files in `options`' folder, sorted `options`' memory at a time. In near
+    /// mode the units run through [`Pipeline::spill_batches`](crate::Pipeline::spill_batches),
+    /// whose refusals (a configuration that does not spill: estimated verification, a
+    /// SimHash sketch) come here, before any text is taken.
     ///
     /// ```
     /// use neardup::units::{UnitDedup, UnitKind};
@@ -135,8 +150,8 @@ impl UnitDedup {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn spill(&self, options: SpillOptions) -> Result<UnitSpill> {
-        if self.near.is_some() {
-            return Err(Error::UnitSpillNeedsExact);
+        if let Some(config) = &self.near {
+            crate::Pipeline::new(config.clone())?.spill_batches(options.clone())?;
         }
         Ok(UnitSpill {
             dedup: self.clone(),
@@ -173,18 +188,46 @@ impl UnitSpill {
         self.dedup = self.dedup.clone().reference(n);
     }
 
-    /// Decides which units are removed: the units sorted by hash on disk, each group
-    /// compared in keep order, the removals sorted back into document order. Fails as
-    /// [`UnitDedup::run`] does, or if a temporary file cannot be written or read.
+    /// Decides which units are removed: in exact mode the units sorted by hash on disk,
+    /// each group compared in keep order; in near mode the units clustered by the
+    /// pipeline's spilled run in keep order. The removals are sorted back into document
+    /// order. Fails as [`UnitDedup::run`] does, or if a temporary file cannot be written
+    /// or read.
     pub fn finish(mut self) -> Result<SpilledUnits> {
         self.texts.seal()?;
         let n = self.texts.len();
         let order = self.dedup.order(n, |d| self.texts.text_len(d))?;
-        let (occurrences, units, stats) = self.occurrences(&order)?;
+        let Decided {
+            removals,
+            units,
+            removed,
+            mut stats,
+        } = match self.dedup.near.clone() {
+            None => self.exact(&order)?,
+            Some(config) => self.near(&config, &order)?,
+        };
+        stats.emptied = (self.dedup.reference as usize..n)
+            .filter(|&d| units[d] > 0 && removed[d] == units[d])
+            .count() as u64;
+        Ok(SpilledUnits {
+            dedup: self.dedup,
+            texts: self.texts,
+            removals: removals.finish()?.peekable(),
+            units,
+            removed,
+            next: 0,
+            stats,
+        })
+    }
+
+    /// Exact mode: the units sorted by hash, each hash's units compared in keep order.
+    fn exact(&self, order: &[u32]) -> Result<Decided> {
+        let n = self.texts.len();
+        let (occurrences, units, stats) = self.occurrences(order)?;
         let mut found = Found {
             dedup: &self.dedup,
             texts: &self.texts,
-            order: &order,
+            order,
             removals: Sorter::new(self.options.dir(), self.options.memory_bytes()),
             removed: vec![0u32; n],
             stats,
@@ -202,19 +245,13 @@ impl UnitSpill {
         let Found {
             removals,
             removed,
-            mut stats,
+            stats,
             ..
         } = found;
-        stats.emptied = (self.dedup.reference as usize..n)
-            .filter(|&d| units[d] > 0 && removed[d] == units[d])
-            .count() as u64;
-        Ok(SpilledUnits {
-            dedup: self.dedup,
-            texts: self.texts,
-            removals: removals.finish()?.peekable(),
+        Ok(Decided {
+            removals,
             units,
             removed,
-            next: 0,
             stats,
         })
     }
@@ -468,6 +505,56 @@ mod tests {
     }
 
     #[test]
+    fn a_spilled_near_run_gives_the_in_memory_near_result() {
+        // Lines that differ in a word or a number (near, not equal), repeated far apart.
+        let texts: Vec<String> = (0..2000)
+            .map(|i| {
+                format!(
+                    "Catalogue line {} of the shop\nWe use cookies on this site to improve \
+                     your experience, edition {}\nline {}\n\nÜber {} und mehr Text. Ende.\n\nDoc {i}.",
+                    i % 577,
+                    i % 7,
+                    i % 13,
+                    i % 5,
+                )
+            })
+            .collect();
+        let near = |t: f64| crate::Config::builder().threshold(t).build().unwrap();
+        let ranks: Vec<u32> = (0..texts.len() as u32).map(|i| (i * 7919) % 1000).collect();
+        for (i, dedup) in [
+            UnitDedup::new(UnitKind::Line).near(near(0.6)),
+            UnitDedup::new(UnitKind::Paragraph)
+                .keep(KeepPolicy::Last)
+                .near(near(0.5)),
+            UnitDedup::new(UnitKind::Line)
+                .keep_ranks(ranks)
+                .min_unit_chars(8)
+                .near(near(0.6)),
+            UnitDedup::new(UnitKind::Sentences(std::num::NonZeroU32::MIN))
+                .min_unit_chars(8)
+                .max_unit_count(150)
+                .reference(100)
+                .near(near(0.6)),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let memory = dedup.run(&texts).unwrap();
+            let (docs, stats) = spilled(&dedup, &texts);
+            assert_eq!(stats, memory.stats);
+            assert_eq!(docs, memory.docs);
+            let mut exact = dedup.clone();
+            exact.near = None;
+            let exact = exact.run(&texts).unwrap().stats.removed;
+            assert!(stats.removed >= exact && stats.removed > 0, "{i}");
+            if i == 0 {
+                // Lines equal but for a number are removed too: near, not exact.
+                assert!(stats.removed > exact, "{} against {exact}", stats.removed);
+            }
+        }
+    }
+
+    #[test]
     fn units_of_one_hash_that_differ_stay_apart() {
         // Two units forced into one group: the walk compares their texts.
         let dedup = UnitDedup::new(UnitKind::Line);
@@ -514,15 +601,5 @@ mod tests {
                 .collect::<Vec<_>>(),
             [(1, 0, 6), (1, 1, 0)]
         );
-    }
-
-    #[test]
-    fn near_mode_does_not_spill() {
-        let dir = tempfile::tempdir().unwrap();
-        let near = UnitDedup::new(UnitKind::Line).near(crate::Config::builder().build().unwrap());
-        assert!(matches!(
-            near.spill(SpillOptions::new(dir.path())),
-            Err(Error::UnitSpillNeedsExact)
-        ));
     }
 }
