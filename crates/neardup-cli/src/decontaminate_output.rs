@@ -58,16 +58,11 @@ pub fn refuse(docs: &Documents, annotate: bool) -> Result<()> {
     let Some(first) = docs.inputs.first() else {
         return Ok(());
     };
-    if let Some(other) = docs.inputs.iter().find(|i| i.format != first.format) {
-        usage!(
-            "decontaminate writes one output in one format, but {} is {} and {} is {}; \
-             decontaminate them apart",
-            first.path.display(),
-            first.format.name(),
-            other.path.display(),
-            other.format.name()
-        );
-    }
+    crate::dedup_output::one_format(
+        "decontaminate",
+        "decontaminate",
+        docs.inputs.iter().map(|i| (&*i.path, i.format)),
+    )?;
     if annotate {
         refuse_annotate(first.format)?;
         if first.format != Format::Jsonl && first.path == Path::new("-") {

@@ -110,22 +110,37 @@ fn header_line(path: &Path, format: Format, opts: &neardup_io::ReadOptions) -> O
     reader.header_raw().map(<[u8]>::to_vec)
 }
 
+/// Refuses inputs of different formats: `command` writes one output in one format.
+pub(crate) fn one_format<'a>(
+    command: &str,
+    verb: &str,
+    mut inputs: impl Iterator<Item = (&'a Path, Format)>,
+) -> Result<()> {
+    let Some((first, format)) = inputs.next() else {
+        return Ok(());
+    };
+    if let Some((other, other_format)) = inputs.find(|(_, f)| *f != format) {
+        usage!(
+            "{command} writes one output in one format, but {} is {} and {} is {}; \
+             {verb} them apart",
+            first.display(),
+            format.name(),
+            other.display(),
+            other_format.name()
+        );
+    }
+    Ok(())
+}
+
 fn refuse_mixed(shapes: &[Shape], output: Option<&Path>) -> Result<()> {
     let Some(first) = shapes.first() else {
         return Ok(());
     };
-    for other in &shapes[1..] {
-        if other.format != first.format {
-            usage!(
-                "dedup writes one output in one format, but {} is {} and {} is {}; \
-                 deduplicate them apart",
-                first.path.display(),
-                first.format.name(),
-                other.path.display(),
-                other.format.name()
-            );
-        }
-    }
+    one_format(
+        "dedup",
+        "deduplicate",
+        shapes.iter().map(|s| (s.path, s.format)),
+    )?;
     let known_headers: Vec<&Shape> = shapes.iter().filter(|s| s.header.is_some()).collect();
     if let [one, rest @ ..] = &known_headers[..] {
         if let Some(other) = rest.iter().find(|s| s.header != one.header) {
