@@ -15,7 +15,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 use neardup::units::{DocUnits, UnitDedup, UnitKind, UnitSpill, UnitStats};
-use neardup::{KeepPolicy, Method};
+use neardup::{Config, KeepPolicy, Method};
 use neardup_io::documents::{DocId, Documents};
 use neardup_io::Format;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
@@ -66,8 +66,9 @@ pub fn run(args: &RunSettings, units: &UnitArgs, annotate: Option<&str>) -> Resu
     refuse(args, annotate.is_some())?;
     crate::dedup_output::refuse_before_reading(args)?;
     let keep_by = args.keep_by.as_deref().map(KeepBy::parse).transpose()?;
-    let mut dedup = unit_dedup(args, units, kind)?;
-    let spill = spill_for(args, units)?;
+    let near = near_config(args, units)?;
+    let mut dedup = unit_dedup(args, units, kind, near.clone());
+    let spill = spill_for(args, near.as_ref())?;
     let bars = Bars::new(args.runtime.quiet);
     let mut input = args.input.clone();
     input.keep_raw = true;
@@ -180,21 +181,15 @@ fn read(
 }
 
 /// The spill of a unit run whose input is predicted not to fit in `--memory` (as
-/// dedup predicts it); exact mode only.
-fn spill_for(args: &RunSettings, units: &UnitArgs) -> Result<Option<Spill>> {
+/// dedup predicts it); in near mode, with dedup's refusals of what does not spill (its
+/// units are the documents of a spilled pipeline run).
+fn spill_for(args: &RunSettings, near: Option<&Config>) -> Result<Option<Spill>> {
+    if let Some(config) = near {
+        return crate::spill::decide(args, config);
+    }
     let Some(over) = crate::spill::over_limit_of(args) else {
         return Ok(None);
     };
-    if units.unit_threshold.is_some() {
-        usage!(
-            "the input ({}) may need up to {} in memory, more than {}; near mode \
-             (--unit-threshold) holds every unit in memory: raise --memory, or drop \
-             --unit-threshold (exact units spill to disk)",
-            crate::plan::bytes(over.input),
-            crate::plan::bytes(over.need),
-            over.named
-        );
-    }
     crate::spill::spill_at(args, over).map(Some)
 }
 
@@ -238,8 +233,13 @@ fn result_line(
     Ok(line)
 }
 
-/// The core's unit run for the command line's options.
-fn unit_dedup(args: &RunSettings, units: &UnitArgs, kind: UnitKind) -> Result<UnitDedup> {
+/// The core's unit run for the command line's options (near mode with `near`).
+fn unit_dedup(
+    args: &RunSettings,
+    units: &UnitArgs,
+    kind: UnitKind,
+    near: Option<Config>,
+) -> UnitDedup {
     let mut dedup = UnitDedup::new(kind)
         .normalization(args.matching.normalize)
         .min_unit_chars(units.min_unit_chars)
@@ -247,13 +247,22 @@ fn unit_dedup(args: &RunSettings, units: &UnitArgs, kind: UnitKind) -> Result<Un
     if let Some(k) = units.max_unit_count {
         dedup = dedup.max_unit_count(k);
     }
-    if let Some(t) = units.unit_threshold {
-        let config = crate::run::builder(&args.matching, args.verify, KeepPolicy::First)?
-            .threshold(t)
-            .build()?;
+    if let Some(config) = near {
         dedup = dedup.near(config);
     }
-    Ok(dedup)
+    dedup
+}
+
+/// Near mode's configuration (`--unit-threshold` and the matching options), keeping
+/// first: the units enter in keep order.
+fn near_config(args: &RunSettings, units: &UnitArgs) -> Result<Option<Config>> {
+    let Some(t) = units.unit_threshold else {
+        return Ok(None);
+    };
+    let config = crate::run::builder(&args.matching, args.verify, KeepPolicy::First)?
+        .threshold(t)
+        .build()?;
+    Ok(Some(config))
 }
 
 /// Refuses what a unit run does not do.

@@ -589,16 +589,33 @@ fn parquet_rows_keep_the_schema_with_the_text_rewritten_or_spans_added() {
     );
 }
 
+/// The texts of the PyPI package summaries of testdata.
+fn pypi_summaries() -> Vec<String> {
+    let summaries = std::fs::read_to_string(testdata("pypi-summaries.jsonl")).unwrap();
+    json_lines(&summaries)
+        .iter()
+        .map(|v| v["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The summary's line of unit counts, without its time.
+fn units_line(summary: &str) -> String {
+    summary
+        .lines()
+        .find(|l| l.starts_with("units"))
+        .unwrap()
+        .split(", in")
+        .next()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
 fn a_unit_run_over_the_memory_limit_spills_with_the_same_output() {
     // 20,000 pages of PyPI summaries (each summary on four pages), a licence line of four
     // kinds and a shared footer: 80,000 units, several sorted runs of the 1 MiB a run
     // sorts at the least.
-    let summaries = std::fs::read_to_string(testdata("pypi-summaries.jsonl")).unwrap();
-    let texts: Vec<String> = json_lines(&summaries)
-        .iter()
-        .map(|v| v["text"].as_str().unwrap().to_string())
-        .collect();
+    let texts = pypi_summaries();
     let mut corpus = String::new();
     for i in 0..20_000 {
         let page = format!(
@@ -636,30 +653,79 @@ fn a_unit_run_over_the_memory_limit_spills_with_the_same_output() {
     let summary = stderr(&o);
     assert!(summary.contains("memory    spills to"), "{summary}");
     let in_memory = stderr(&neardup(&["dedup", "--unit", "line", p]));
-    let units = |s: &str| {
-        s.lines()
-            .find(|l| l.starts_with("units"))
-            .unwrap()
-            .split(", in")
+    assert_eq!(units_line(&summary), units_line(&in_memory));
+    assert!(units_line(&summary).contains("removed"), "{summary}");
+    assert!(litter(dir.path()).is_empty());
+}
+
+#[test]
+fn a_near_unit_run_over_the_memory_limit_spills_with_the_same_output() {
+    // 6,000 pages of PyPI summaries (each summary on three pages, in another part: near,
+    // not equal, paragraphs), a licence paragraph of four kinds that differ
+    // in one character, a shared footer.
+    let texts = pypi_summaries();
+    let mut corpus = String::new();
+    for i in 0..6_000 {
+        let page = format!(
+            "Part {} of the index: {}\n\nLicence kind {}, hosted on the index.\n\nFooter.",
+            i / 2_000,
+            texts[i % 2_000],
+            i % 4
+        );
+        corpus += &serde_json::json!({"id": i, "text": page, "ts": i % 7}).to_string();
+        corpus.push('\n');
+    }
+    let (dir, path) = temp_file("pages.jsonl", &corpus);
+    let (p, tmp) = (path.to_str().unwrap(), dir.path().to_str().unwrap());
+    let near = ["--unit-threshold", "0.8"];
+    for extra in [
+        &["--unit", "paragraph"][..],
+        &[
+            "--unit",
+            "paragraph",
+            "--keep-by",
+            "ts:desc",
+            "--min-unit-chars",
+            "10",
+        ],
+        &["--unit", "line", "--max-unit-count", "3"],
+    ] {
+        for command in ["dedup", "annotate"] {
+            let args = [&[command, p, "-q"][..], &near, extra].concat();
+            let in_memory = ok(&args);
+            let spilled = neardup(&[&args[..], &["--memory", "1K", "--tmp", tmp]].concat());
+            assert!(spilled.status.success(), "{}", stderr(&spilled));
+            assert_eq!(stdout(&spilled), in_memory, "{command} {extra:?}");
+        }
+    }
+    // The summary says it spilled, and counts as in memory: more than exact mode removes.
+    let args = [&["dedup", p, "--unit", "paragraph"][..], &near].concat();
+    let summary = stderr(&neardup(
+        &[&args[..], &["--memory", "1K", "--tmp", tmp]].concat(),
+    ));
+    assert!(summary.contains("memory    spills to"), "{summary}");
+    let removed = |s: &str| -> u64 {
+        let line = units_line(s);
+        let n = line.split(" read (paragraph), ").nth(1).unwrap();
+        n.split(' ')
             .next()
             .unwrap()
-            .to_string()
+            .replace(',', "")
+            .parse()
+            .unwrap()
     };
-    assert_eq!(units(&summary), units(&in_memory));
-    assert!(units(&summary).contains("removed"), "{summary}");
-    // Near mode holds every unit: refused over the limit.
+    let in_memory = stderr(&neardup(&args));
+    assert_eq!(units_line(&summary), units_line(&in_memory));
+    let exact = stderr(&neardup(&["dedup", p, "--unit", "paragraph"]));
+    assert!(removed(&summary) > removed(&exact), "{summary}\n{exact}");
+    // What the pipeline does not spill is refused before reading, as dedup refuses it.
     refused(
         &[
-            "dedup",
-            "--unit",
-            "line",
-            "--unit-threshold",
-            "0.8",
-            p,
-            "--memory",
-            "1K",
-        ],
-        &["near mode (--unit-threshold) holds every unit in memory"],
+            &args[..],
+            &["--verify", "estimate", "--memory", "1K", "--tmp", tmp],
+        ]
+        .concat(),
+        &["verifies exactly: drop --verify estimate"],
     );
     assert!(litter(dir.path()).is_empty());
 }
