@@ -35,7 +35,7 @@ pub enum Annotate {
 }
 
 impl Annotate {
-    fn flag(&self) -> &'static str {
+    pub(crate) fn flag(&self) -> &'static str {
         match self {
             Annotate::All { .. } => "annotate",
             Annotate::ClusterSize { .. } => "--cluster-size-field",
@@ -291,7 +291,14 @@ impl Writing<'_> {
         let survivors_only = matches!(annotate, Annotate::ClusterSize { .. });
         let output = out.name().to_string();
         let mut written = 0;
-        let mut header: Option<&[u8]> = None;
+        let mut specs = AnnotatedInputs {
+            options: &args.input,
+            output: &output,
+            command: annotate.flag(),
+            verb: "annotate",
+            survivors_only,
+            header: None,
+        };
         for (i, input) in docs
             .inputs
             .iter()
@@ -299,26 +306,7 @@ impl Writing<'_> {
             .take(inputs.end)
             .skip(inputs.start)
         {
-            let spec = AnnotatedInput {
-                path: &input.path,
-                format: input.format,
-                header: input.header.as_deref(),
-                delimiting: delimiting(input.format, &args.input),
-                limit: args.input.max_record_bytes,
-                output: &output,
-                header_written: header.is_some(),
-                survivors_only,
-            };
-            if let (Some(first), Some(this)) = (header, spec.header) {
-                if first != this {
-                    usage!(
-                    "{} writes one output with one header, but {} has another; annotate them apart",
-                    annotate.flag(),
-                    input.path.display()
-                );
-                }
-            }
-            header = header.or(spec.header);
+            let spec = specs.next(input)?;
             let mut annotator = InputAnnotator::open(&spec, fields, out).map_err(failed)?;
             for doc in docs.input_docs(i) {
                 let line = docs.place(doc).line;
@@ -409,6 +397,53 @@ fn write_parquet(
     }
     rewriter.finish()?;
     Ok(written)
+}
+
+/// The inputs written again into one output, one after another: each input's
+/// description for [`InputAnnotator::open`], an input whose CSV/TSV header differs from the
+/// first one's refused (one output has one header).
+pub(crate) struct AnnotatedInputs<'a> {
+    pub options: &'a InputOptions,
+    /// The output's name, for errors.
+    pub output: &'a str,
+    /// What writes the output and what the user should do instead, for the refusal:
+    /// "`{command}` writes one output with one header ...; `{verb}` them apart".
+    pub command: &'a str,
+    pub verb: &'a str,
+    pub survivors_only: bool,
+    /// The first header seen.
+    pub header: Option<&'a [u8]>,
+}
+
+impl<'a> AnnotatedInputs<'a> {
+    /// The description of the next input.
+    pub(crate) fn next(
+        &mut self,
+        input: &'a neardup_io::documents::InputInfo,
+    ) -> Result<AnnotatedInput<'a>> {
+        let spec = AnnotatedInput {
+            path: &input.path,
+            format: input.format,
+            header: input.header.as_deref(),
+            delimiting: delimiting(input.format, self.options),
+            limit: self.options.max_record_bytes,
+            output: self.output,
+            header_written: self.header.is_some(),
+            survivors_only: self.survivors_only,
+        };
+        if let (Some(first), Some(this)) = (self.header, spec.header) {
+            if first != this {
+                usage!(
+                    "{} writes one output with one header, but {} has another; {} them apart",
+                    self.command,
+                    input.path.display(),
+                    self.verb
+                );
+            }
+        }
+        self.header = self.header.or(spec.header);
+        Ok(spec)
+    }
 }
 
 /// How the reader split a CSV/TSV input's fields.

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use arrow_array::{ArrayRef, StringArray};
 use arrow_schema::{DataType, Field};
 use neardup::decontaminate::ItemMatch;
-use neardup_io::annotate::{AnnotateError, AnnotatedInput, AnnotationField, AnnotationFields};
+use neardup_io::annotate::{AnnotateError, AnnotationField, AnnotationFields};
 use neardup_io::documents::{Documents, InputOptions};
 use neardup_io::{DedupWriter, Format};
 
@@ -169,28 +169,16 @@ impl Out<'_> {
         let mut out = open_output(Some(self.path), &self.options.inputs)?;
         let output = out.name().to_string();
         let mut raw = docs.raw_reader()?;
-        let mut header: Option<&[u8]> = None;
+        let mut specs = crate::annotate_output::AnnotatedInputs {
+            options: self.options,
+            output: &output,
+            command: "--annotate",
+            verb: "decontaminate",
+            survivors_only: false,
+            header: None,
+        };
         for (i, input) in docs.inputs.iter().enumerate() {
-            let spec = AnnotatedInput {
-                path: &input.path,
-                format: input.format,
-                header: input.header.as_deref(),
-                delimiting: crate::annotate_output::delimiting(input.format, self.options),
-                limit: self.options.max_record_bytes,
-                output: &output,
-                header_written: header.is_some(),
-                survivors_only: false,
-            };
-            if let (Some(first), Some(this)) = (header, spec.header) {
-                if first != this {
-                    usage!(
-                        "--annotate writes one output with one header, but {} has another; \
-                         decontaminate them apart",
-                        input.path.display()
-                    );
-                }
-            }
-            header = header.or(spec.header);
+            let spec = specs.next(input)?;
             let mut annotator =
                 neardup_io::annotate::InputAnnotator::open(&spec, &fields, &mut out)
                     .map_err(failed)?;

@@ -68,7 +68,7 @@ pub fn refuse_before_reading(args: &RunSettings) -> Result<()> {
             header: header.as_deref().map(Some),
         })
         .collect();
-    refuse_mixed(&shapes, args.output.as_deref())
+    refuse_mixed(&shapes, args)
 }
 
 /// The same refusals as [`refuse_before_reading`] on what reading told: the formats of
@@ -96,7 +96,7 @@ pub fn refuse_after_reading(docs: &Documents, args: &RunSettings) -> Result<()> 
             header: Some(i.header.as_deref()),
         })
         .collect();
-    refuse_mixed(&shapes, args.output.as_deref())
+    refuse_mixed(&shapes, args)
 }
 
 /// The header line of a CSV/TSV regular file, read alone; `None` for anything else (a
@@ -132,20 +132,23 @@ pub(crate) fn one_format<'a>(
     Ok(())
 }
 
-fn refuse_mixed(shapes: &[Shape], output: Option<&Path>) -> Result<()> {
+fn refuse_mixed(shapes: &[Shape], args: &RunSettings) -> Result<()> {
+    let output = args.output.as_deref();
     let Some(first) = shapes.first() else {
         return Ok(());
     };
-    one_format(
-        "dedup",
-        "deduplicate",
-        shapes.iter().map(|s| (s.path, s.format)),
-    )?;
+    // The refusals name what the user ran: `annotate` reads its inputs through here too.
+    let (command, verb) = match &args.annotate {
+        Some(annotate) => (annotate.flag(), "annotate"),
+        None => ("dedup", "deduplicate"),
+    };
+    one_format(command, verb, shapes.iter().map(|s| (s.path, s.format)))?;
     let known_headers: Vec<&Shape> = shapes.iter().filter(|s| s.header.is_some()).collect();
     if let [one, rest @ ..] = &known_headers[..] {
         if let Some(other) = rest.iter().find(|s| s.header != one.header) {
             usage!(
-                "dedup writes one header, but {} and {} have different headers",
+                "{command} writes one output with one header, but {} and {} have different \
+                 headers; {verb} them apart",
                 one.path.display(),
                 other.path.display()
             );

@@ -17,13 +17,11 @@ use anyhow::Result;
 use arrow_array::{ArrayRef, LargeStringArray, StringArray, StringViewArray};
 use arrow_schema::{DataType, Field, FieldRef};
 use neardup::units::{DocUnits, SpilledUnits, UnitKind, UnitOutcome};
-use neardup_io::annotate::{
-    AnnotatedInput, AnnotationField, AnnotationFields, Delimiting, InputAnnotator,
-};
+use neardup_io::annotate::{AnnotationField, AnnotationFields, Delimiting, InputAnnotator};
 use neardup_io::documents::{Documents, InputInfo};
 use neardup_io::{Format, OutputFile};
 
-use crate::annotate_output::{delimiting, failed};
+use crate::annotate_output::{delimiting, failed, AnnotatedInputs};
 use crate::errors::{usage, BadRecord};
 use crate::settings::RunSettings;
 
@@ -310,20 +308,17 @@ pub fn annotate_delimited(
     let fields = AnnotationFields::one(AnnotationField::Json, field).replace(args.force);
     let output = out.name().to_string();
     let mut raw = docs.raw_reader()?;
-    let mut header_written = false;
+    let mut specs = AnnotatedInputs {
+        options: &args.input,
+        output: &output,
+        command: "annotate --unit",
+        verb: "annotate",
+        survivors_only: false,
+        header: None,
+    };
     let mut written = 0;
     for (i, input) in docs.inputs.iter().enumerate().skip(docs.reference_inputs()) {
-        let spec = AnnotatedInput {
-            path: &input.path,
-            format: input.format,
-            header: input.header.as_deref(),
-            delimiting: delimiting(input.format, &args.input),
-            limit: args.input.max_record_bytes,
-            output: &output,
-            header_written,
-            survivors_only: false,
-        };
-        header_written = true;
+        let spec = specs.next(input)?;
         let mut annotator = InputAnnotator::open(&spec, &fields, out).map_err(failed)?;
         for doc in docs.input_docs(i) {
             let value = spans(&source.doc(doc)?.1)?;

@@ -417,3 +417,52 @@ fn several_parquet_files_go_one_per_file_to_a_directory() {
     assert_eq!(read_parquet(&out.join("pyarrow.parquet")).0.num_rows(), 6);
     assert_eq!(read_parquet(&out.join("polars.parquet")).0.num_rows(), 0);
 }
+
+/// One output has one header: each command that writes CSV inputs back with a column
+/// added refuses a second input whose header differs, naming it, and writes inputs of one
+/// header under it once.
+#[test]
+fn csv_inputs_annotated_into_one_output_share_their_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, content: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let a = write(
+        "a.csv",
+        "id,text\na1,\"Kettles boil.\n\nWe use cookies.\"\n",
+    );
+    let b = write(
+        "b.csv",
+        "text,id\n\"Toasters toast.\n\nWe use cookies.\",b1\n",
+    );
+    let c = write(
+        "c.csv",
+        "id,text\nc1,\"Toasters toast.\n\nWe use cookies.\"\n",
+    );
+    let tests = write(
+        "tests.jsonl",
+        "{\"text\": \"one two three four five six seven eight nine ten eleven twelve thirteen\"}\n",
+    );
+    let out = dir.path().join("out.csv");
+    let out = out.to_str().unwrap();
+    refused(
+        &["annotate", &a, &b, "-o", out],
+        &["annotate writes one output with one header", "b.csv"],
+    );
+    let apart = ["one output with one header", "b.csv"];
+    refused(
+        &["annotate", "--unit", "paragraph", &a, &b, "-o", out],
+        &apart,
+    );
+    let decontaminate = ["decontaminate", "--tests", &tests, "--annotate", "-o", out];
+    refused(&[&decontaminate[..], &[&a, &b]].concat(), &apart);
+    ok(&["annotate", "--unit", "paragraph", &a, &c, "-o", out, "-q"]);
+    assert_eq!(
+        std::fs::read_to_string(out).unwrap(),
+        "id,text,removed_spans\n\
+         a1,\"Kettles boil.\n\nWe use cookies.\",[]\n\
+         c1,\"Toasters toast.\n\nWe use cookies.\",\"[[17,32,\"\"a1\"\"]]\"\n"
+    );
+}
