@@ -420,6 +420,14 @@ pub fn mutual_near_copies(n: usize) -> String {
     out
 }
 
+/// Writes `batch` as a Parquet file (arrow-rs's defaults).
+pub fn write_parquet(path: &Path, batch: &arrow_array::RecordBatch) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
 /// The rows of a Parquet file, in one batch.
 pub fn parquet_batch(path: &Path) -> arrow_array::RecordBatch {
     let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(

@@ -486,14 +486,7 @@ fn corpus_parquet(path: &Path) {
         ),
     ])
     .unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(
-        std::fs::File::create(path).unwrap(),
-        batch.schema(),
-        None,
-    )
-    .unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(path, &batch);
 }
 
 #[test]

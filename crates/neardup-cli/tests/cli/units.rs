@@ -491,14 +491,7 @@ fn pages_parquet(path: &Path, texts: &[Option<&str>]) {
         ),
     ])
     .unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(
-        std::fs::File::create(path).unwrap(),
-        batch.schema(),
-        None,
-    )
-    .unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(path, &batch);
 }
 
 #[test]
