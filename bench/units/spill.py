@@ -8,7 +8,7 @@ licence paragraphs), written N times over with the ids made distinct: a re-crawl
 same pages, so every unit of a later copy repeats one of the first.
 
     python bench/units/spill.py CORPUS_DIR [--times 4] [--memory 64M] [--rounds 2]
-        [--unit paragraph] [--neardup target/debug/neardup]
+        [--unit paragraph] [--unit-threshold T] [--neardup target/debug/neardup]
 """
 
 import argparse
@@ -42,6 +42,7 @@ def main():
     ap.add_argument("--memory", default="64M")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--unit", default="paragraph")
+    ap.add_argument("--unit-threshold", help="near mode at this threshold")
     ap.add_argument("--neardup", default="target/debug/neardup")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="units-spill-", dir=a.corpus)
@@ -63,6 +64,8 @@ def main():
         for how in order:
             out = os.path.join(work, f"out-{how}.jsonl")
             cmd = [a.neardup, "dedup", "--unit", a.unit, big, "-o", out, "--force"]
+            if a.unit_threshold:
+                cmd += ["--unit-threshold", a.unit_threshold]
             if how == "spilled":
                 cmd += ["--memory", a.memory, "--tmp", work]
             rss, cpu, wall, err = timed(cmd)
