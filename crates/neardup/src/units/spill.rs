@@ -555,6 +555,27 @@ mod tests {
     }
 
     #[test]
+    fn a_near_spill_without_units_to_compare_removes_nothing_and_refuses_early() {
+        let near = |b: crate::ConfigBuilder| {
+            UnitDedup::new(UnitKind::Line)
+                .min_unit_chars(5)
+                .near(b.build().unwrap())
+        };
+        let texts: Vec<String> = ["", "ab\ncd", " \n "].map(String::from).into();
+        let dedup = near(crate::Config::builder());
+        let (docs, stats) = spilled(&dedup, &texts);
+        assert_eq!(docs, dedup.run(&texts).unwrap().docs);
+        assert_eq!((stats.units, stats.short, stats.removed), (2, 2, 0));
+        // A configuration the pipeline does not spill is refused before any text.
+        let dir = tempfile::tempdir().unwrap();
+        let estimate = near(crate::Config::builder().verification(crate::Verification::Estimate));
+        assert!(matches!(
+            estimate.spill(SpillOptions::new(dir.path())),
+            Err(crate::Error::SpillNeedsExact(_))
+        ));
+    }
+
+    #[test]
     fn units_of_one_hash_that_differ_stay_apart() {
         // Two units forced into one group: the walk compares their texts.
         let dedup = UnitDedup::new(UnitKind::Line);
